@@ -1,0 +1,38 @@
+// zerosim command line: subcommands registered from cmd_*.cpp; exit 0 ok, 2 bad input, 1 anything else.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
+  app.require_subcommand(1);
+  zerosim::cli::register_simulate(app);
+  zerosim::cli::register_collective(app);
+  zerosim::cli::register_sweep(app);
+  zerosim::cli::register_plan(app);
+  zerosim::cli::register_report(app);
+  zerosim::cli::register_topology(app);
+  zerosim::cli::register_calibrate(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "zerosim: <command line>: %s\n", e.what());
+    return 2;
+  } catch (const zerosim::InputError& e) {
+    std::fprintf(stderr, "zerosim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zerosim: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,175 @@
+#include "sim/core/json_io.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "sim/core/error.hpp"
+
+namespace zerosim {
+
+namespace fs = std::filesystem;
+
+json parse_json_text(std::string_view text, const std::string& file) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw InputError(file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
+  }
+}
+
+json load_json_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw InputError(path, "", "file does not exist or is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "file cannot be opened for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), path);
+}
+
+JsonReader::JsonReader(const json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+void JsonReader::fail(const std::string& rule) const { throw InputError(file_, path_, rule); }
+
+void JsonReader::require_object(std::initializer_list<std::string_view> allowed) const {
+  if (!value_->is_object()) fail(fmt::format("must be an object, not {}", value_->type_name()));
+  for (const auto& [key, _] : value_->items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      throw InputError(file_, path_ + "/" + key, fmt::format("unknown key '{}' (allowed: {})", key, list));
+    }
+  }
+}
+
+bool JsonReader::has(std::string_view key) const {
+  return value_->is_object() && value_->contains(std::string(key));
+}
+
+JsonReader JsonReader::at(std::string_view key) const {
+  if (!value_->is_object()) fail(fmt::format("must be an object, not {}", value_->type_name()));
+  auto it = value_->find(std::string(key));
+  if (it == value_->end()) fail(fmt::format("missing required key '{}'", key));
+  return JsonReader(*it, file_, path_ + "/" + std::string(key));
+}
+
+JsonReader JsonReader::at(std::size_t index) const {
+  if (!value_->is_array()) fail(fmt::format("must be an array, not {}", value_->type_name()));
+  if (index >= value_->size()) fail(fmt::format("index {} out of range", index));
+  return JsonReader((*value_)[index], file_, path_ + "/" + std::to_string(index));
+}
+
+std::size_t JsonReader::array_size() const {
+  if (!value_->is_array()) fail(fmt::format("must be an array, not {}", value_->type_name()));
+  return value_->size();
+}
+
+std::string JsonReader::get_string() const {
+  if (!value_->is_string()) fail(fmt::format("must be a string, not {}", value_->type_name()));
+  return value_->get<std::string>();
+}
+
+double JsonReader::get_number() const {
+  if (!value_->is_number()) fail(fmt::format("must be a number, not {}", value_->type_name()));
+  double v = value_->get<double>();
+  if (!std::isfinite(v)) fail("must be a finite number");
+  return v;
+}
+
+double JsonReader::get_positive() const {
+  double v = get_number();
+  if (!(v > 0)) fail(fmt::format("must be positive (got {})", v));
+  return v;
+}
+
+double JsonReader::get_nonnegative() const {
+  double v = get_number();
+  if (v < 0) fail(fmt::format("must not be negative (got {})", v));
+  return v;
+}
+
+std::int64_t JsonReader::get_int() const {
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_float()) {
+    double v = value_->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
+  }
+  fail(fmt::format("must be an integer, not {}", value_->dump()));
+}
+
+std::int64_t JsonReader::get_int_at_least(std::int64_t min) const {
+  auto v = get_int();
+  if (v < min) fail(fmt::format("must be at least {} (got {})", min, v));
+  return v;
+}
+
+bool JsonReader::get_bool() const {
+  if (!value_->is_boolean()) fail(fmt::format("must be true or false, not {}", value_->type_name()));
+  return value_->get<bool>();
+}
+
+std::string JsonReader::string_or(std::string_view key, std::string fallback) const {
+  return has(key) ? at(key).get_string() : fallback;
+}
+double JsonReader::number_or(std::string_view key, double fallback) const {
+  return has(key) ? at(key).get_number() : fallback;
+}
+std::int64_t JsonReader::int_or(std::string_view key, std::int64_t fallback) const {
+  return has(key) ? at(key).get_int() : fallback;
+}
+bool JsonReader::bool_or(std::string_view key, bool fallback) const {
+  return has(key) ? at(key).get_bool() : fallback;
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(path, "", "output folder does not exist");
+  std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "", "output path is not writable");
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      throw InputError(path, "", "writing the output failed (disk full?)");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(path, "", "cannot move the finished file into place: " + ec.message());
+  }
+}
+
+std::string resolve_data_file(const std::string& dir, const std::string& name, const std::string& flag) {
+  std::error_code ec;
+  if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+    if (fs::is_regular_file(name, ec)) return name;
+    throw InputError(name, flag, "file does not exist");
+  }
+  fs::path base = fs::path(ZEROSIM_DATA_DIR) / dir;
+  fs::path candidate = base / (name + ".json");
+  if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(base, ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw InputError("<command line>", flag, fmt::format("unknown preset '{}' (presets: {})", name, list));
+}
+
+}  // namespace zerosim

@@ -1,0 +1,64 @@
+// Strict JSON reading and atomic file writing shared by every parser and writer.
+// Parsers reject unknown keys and wrong types with InputError(file, JSON path, rule): no silent defaults.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace zerosim {
+
+using json = nlohmann::json;
+
+// Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file
+// (and the byte offset of the syntax error).
+json load_json_file(const std::string& path);
+// Parses JSON text that came from `file` (used by fuzzers and tests).
+json parse_json_text(std::string_view text, const std::string& file);
+
+// A cursor into a JSON document that knows its file and path, for error messages.
+class JsonReader {
+ public:
+  JsonReader(const json& value, std::string file, std::string path = "");
+  const json& value() const { return *value_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+  // Throws unless value is an object whose keys are all in `allowed`.
+  void require_object(std::initializer_list<std::string_view> allowed) const;
+  bool has(std::string_view key) const;
+  JsonReader at(std::string_view key) const;  // throws "missing required key"
+  JsonReader at(std::size_t index) const;     // for arrays
+  std::size_t array_size() const;             // throws unless array
+
+  std::string get_string() const;
+  double get_number() const;               // finite number
+  double get_positive() const;             // finite and > 0
+  double get_nonnegative() const;          // finite and >= 0
+  std::int64_t get_int() const;            // integral number
+  std::int64_t get_int_at_least(std::int64_t min) const;
+  bool get_bool() const;
+
+  // Optional keys with defaults that are documented at the call site.
+  std::string string_or(std::string_view key, std::string fallback) const;
+  double number_or(std::string_view key, double fallback) const;
+  std::int64_t int_or(std::string_view key, std::int64_t fallback) const;
+  bool bool_or(std::string_view key, bool fallback) const;
+
+  [[noreturn]] void fail(const std::string& rule) const;
+
+ private:
+  const json* value_;
+  std::string file_, path_;
+};
+
+// Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed.
+// A failure (unwritable folder) is an InputError naming the path; no partial file is left behind.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+// Resolves a shipped data file: `dir` is "topologies", "workloads" or "calibrate/profiles";
+// `name` is a preset name ("dgx-h100") or a path. Returns the path of an existing file or throws
+// InputError listing the presets available.
+std::string resolve_data_file(const std::string& dir, const std::string& name, const std::string& flag);
+
+}  // namespace zerosim

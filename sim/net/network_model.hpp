@@ -1,0 +1,35 @@
+// Network models behind one interface: given a CollectiveOp at the engine's current time, call
+// on_done when it completes. "flow": collectives lowered to phases of flows that share links max-min
+// fair (flow_network.hpp); "analytic": alpha + bytes/beta per collective, no contention.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/engine/engine.hpp"
+
+namespace zerosim {
+
+struct NetStats {
+  double inter_node_bytes = 0;  // payload bytes of flows whose route crosses a node boundary
+  double intra_node_bytes = 0;  // payload bytes of flows that stay inside a node
+  std::uint64_t flows = 0;      // flows simulated (after any aggregation)
+};
+
+class NetworkModel : public Model {
+ public:
+  virtual const char* name() const = 0;
+  virtual void start(const CollectiveOp& op, std::function<void()> on_done) = 0;
+  virtual const NetStats& stats() const = 0;
+};
+
+// tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the engine.
+std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
+                                                 const Topology& topo, const CostProfile& profile);
+
+// Time of one collective alone on an idle network (runs a private engine for the flow tier).
+double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+                       const CostProfile& profile);
+
+}  // namespace zerosim

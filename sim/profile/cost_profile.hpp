@@ -1,0 +1,80 @@
+// CostProfile: the machine's cost parameters, one versioned JSON file per machine under
+// calibrate/profiles/. Every number is either measured (by zerosim-calibrate + `zerosim calibrate fit`)
+// or derived from datasheets / NCCL's published model; `provenance.status` says which.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace zerosim {
+
+constexpr int kCostProfileVersion = 1;
+
+// Achieved cost of one link class inside collectives.
+struct LinkClassCost {
+  double hop_latency_s = 0;  // per-hop latency α of a collective step over this class (NCCL's per-hop)
+  double efficiency = 1.0;   // achieved bus bandwidth / line rate, in (0, 1]
+};
+
+// A fitted collective curve: time(bytes) = alpha_s + bytes_factor*bytes / busbw_Bps (nccl-tests busbw).
+// Piecewise: segment i applies from min_bytes[i]. Used by the analytic tier when present.
+struct CollectiveCurve {
+  struct Segment {
+    std::uint64_t min_bytes = 0;
+    double alpha_s = 0;
+    double busbw_Bps = 0;
+  };
+  std::vector<Segment> segments;
+};
+
+struct KernelCost {
+  double throughput_Bps = 0;  // bytes read + written per second
+  double launch_s = 0;        // fixed overhead per launch
+};
+
+struct CostProfile {
+  int version = kCostProfileVersion;
+  std::string name;        // "dgx2-v100"
+  std::string gpu_model;   // matches Topology::gpu_model()
+  std::string status;      // "derived" | "measured"
+  json provenance;         // free-form: sources, dates, versions, command
+
+  // GPU
+  double peak_flops = 0;           // dense FP16/BF16 tensor-core peak, FLOP/s
+  std::uint64_t memory_bytes = 0;  // HBM capacity
+  double hbm_Bps = 0;              // HBM bandwidth
+
+  // GEMM efficiency curve: achieved/peak as a function of the GEMM's FLOP count, piecewise linear in
+  // log10(flops) between points sorted by flops; clamped at both ends.
+  std::vector<std::pair<double, double>> gemm_efficiency;
+  double attention_efficiency = 0;  // achieved/peak for the attention score/context matmuls
+
+  // Kernels by name: "quantize_int8", "dequantize_int8", "quantize_int4", "dequantize_int4",
+  // "swizzle_quantize_int4", "dequant_reduce_quant_int4", "dequant_reduce_int4", "copy".
+  std::map<std::string, KernelCost> kernels;
+  double optimizer_Bps = 0;  // bytes of optimizer state streamed per second by the Adam step
+  double memory_reserved_bytes = 0;  // framework/CUDA context overhead not available to the model
+
+  // Network
+  std::map<LinkClass, LinkClassCost> link_classes;
+  // Optional fitted curves for the analytic tier, keyed "<op>/<tier>" e.g. "all_gather/intra_node".
+  std::map<std::string, CollectiveCurve> collectives;
+
+  double gemm_efficiency_at(double flops) const;
+  const KernelCost& kernel(const std::string& name) const;  // throws std::out_of_range naming it
+  double kernel_time(const std::string& name, double bytes) const { auto& k = kernel(name); return k.launch_s + bytes / k.throughput_Bps; }
+  const LinkClassCost& link_class(LinkClass c) const;
+};
+
+// Strict parse (unknown keys, wrong types, non-positive rates -> InputError with file and JSON path).
+CostProfile parse_cost_profile(const json& j, const std::string& file);
+CostProfile load_cost_profile(const std::string& path);
+json to_json(const CostProfile& p);
+// --profile NAME|FILE, or "" to select the shipped profile whose gpu_model matches the topology.
+CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo);
+
+}  // namespace zerosim

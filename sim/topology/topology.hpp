@@ -1,0 +1,122 @@
+// Topology: a cluster as a graph of GPUs, NVSwitches, NICs, PCIe/leaf/spine switches and directed links.
+// The Boost.Graph adjacency_list lives in topology_graph.hpp (only topology code includes it); everyone
+// else sees flat link arrays and route(src, dst): a shortest path (by hop count, then latency) with ECMP
+// among equal-cost paths chosen deterministically per (src, dst), cached.
+// A duplex link is two directed links, one per direction, each with the full bandwidth.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zerosim {
+
+using LinkId = std::int32_t;
+
+enum class NodeKind { Gpu, NvSwitch, Nic, PcieSwitch, LeafSwitch, SpineSwitch };
+// Link class picks the per-hop latency and efficiency from the cost profile.
+enum class LinkClass { NvLink, Pcie, Network };
+
+const char* to_string(NodeKind k);
+const char* to_string(LinkClass c);
+
+struct LinkInfo {
+  int from = -1, to = -1;      // vertex indices
+  double bandwidth_Bps = 0;    // one direction
+  double latency_s = 0;
+  LinkClass cls = LinkClass::Network;
+};
+
+struct VertexInfo {
+  NodeKind kind = NodeKind::Gpu;
+  std::string name;  // unique, e.g. "n3.gpu7", "n3.nic1", "leaf2", "spine0"
+  int node = -1;     // server index for in-server vertices, -1 for fabric switches
+  int local = -1;    // local index within the server (GPU or NIC), -1 otherwise
+};
+
+struct Route {
+  std::vector<LinkId> links;  // in order from src to dst
+  double latency_s = 0;       // sum of link latencies
+  bool crosses_nodes = false;
+};
+
+class TopologyGraph;  // wraps the boost::adjacency_list; see topology_graph.hpp
+
+class Topology {
+ public:
+  Topology();
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  // --- description
+  const std::string& name() const { return name_; }          // preset or file name
+  const std::string& node_type() const { return node_type_; }  // "dgx2-v100", "dgx-a100", "dgx-h100", ...
+  const std::string& gpu_model() const { return gpu_model_; }  // "V100-SXM3-32GB", "H100-SXM5-80GB", ...
+  int gpu_count() const { return static_cast<int>(gpu_vertex_.size()); }
+  int node_count() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int nics_per_node() const { return nics_per_node_; }
+  double nic_Bps() const { return nic_Bps_; }
+  int node_of(int gpu) const { return gpu / gpus_per_node_; }  // GPUs are numbered node-major
+  int local_of(int gpu) const { return gpu % gpus_per_node_; }
+
+  // --- graph
+  int vertex_count() const { return static_cast<int>(vertices_.size()); }
+  const VertexInfo& vertex(int v) const { return vertices_[v]; }
+  int gpu_vertex(int gpu) const { return gpu_vertex_[gpu]; }
+  int link_count() const { return static_cast<int>(links_.size()); }
+  const LinkInfo& link(LinkId id) const { return links_[id]; }
+  const std::vector<LinkInfo>& links() const { return links_; }
+
+  // --- routing: GPU index to GPU index (not vertex). src != dst. Cached; thread-compatible (const
+  // calls from one thread at a time per Topology object).
+  const Route& route(int src_gpu, int dst_gpu) const;
+
+  // Graphviz DOT via boost::write_graphviz.
+  std::string to_dot() const;
+  // One-paragraph human summary (counts per kind, link classes and bandwidths).
+  std::string summary() const;
+
+ private:
+  friend class TopologyBuilder;
+  std::string name_, node_type_, gpu_model_;
+  int nodes_ = 0, gpus_per_node_ = 0, nics_per_node_ = 0;
+  double nic_Bps_ = 0;
+  std::vector<VertexInfo> vertices_;
+  std::vector<LinkInfo> links_;
+  std::vector<int> gpu_vertex_;
+  std::unique_ptr<TopologyGraph> graph_;
+  mutable std::unique_ptr<struct RouteCache> cache_;
+};
+
+// Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming it).
+struct ClusterSpec {
+  std::string name;                 // for messages and reports
+  std::string node_type;            // "dgx2-v100" | "dgx-a100" | "dgx-h100" | "dgx-h200"
+  int nodes = 1;
+  int nics_per_node = -1;           // -1: the node type's default
+  double nic_gbps = -1;             // -1: the node type's default line rate per NIC (Gbit/s)
+  std::string fabric = "rail";      // "rail" (rail-optimized) | "fat-tree" (two-level leaf/spine)
+  double oversubscription = 1.0;    // leaf down:up bandwidth ratio, >= 1
+};
+
+// Builds a validated cluster graph. Throws InputError(file, field, rule) on bad parameters.
+Topology build_cluster(const ClusterSpec& spec, const std::string& source_file = "<command line>");
+
+// Loads a topology file: either {"builder": {...ClusterSpec fields...}} or an explicit graph
+// {"name", "gpu_model", "gpus_per_node", "nodes": [...], "links": [...]}; validated (unknown nodes,
+// disconnected GPUs, non-positive bandwidth -> InputError with file and JSON path).
+Topology load_topology_file(const std::string& path);
+
+// --cluster NAME|FILE plus optional command-line overrides (<=0 / empty = keep the preset's value).
+struct ClusterOverrides {
+  int nodes = 0;
+  int nics_per_node = 0;
+  double nic_gbps = 0;
+  std::string fabric;
+  double oversubscription = 0;
+};
+Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {});
+
+}  // namespace zerosim
