@@ -1,0 +1,24 @@
+// Cluster selection flags shared by every subcommand that needs a cluster (topology, simulate,
+// collective, sweep, plan): --cluster NAME|FILE plus builder overrides. Flag values are range-checked
+// by CLI11 (exit 2 naming the flag); node-type limits (e.g. NICs per node) are checked by the builder.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "sim/topology/topology.hpp"
+
+namespace zerosim::cli {
+
+struct ClusterFlags {
+  std::string cluster;           // preset name (topologies/<name>.json) or a path to a topology file
+  ClusterOverrides overrides;    // 0 / empty = keep the preset's value
+};
+
+// Adds --cluster (required unless `required` is false) and --nodes, --nics-per-node, --nic-gbps,
+// --fabric, --oversubscription to `app`, writing into `flags` (which must outlive parsing).
+void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required = true);
+
+// Loads the selected cluster with its overrides applied (InputError on bad input).
+Topology load_from(const ClusterFlags& flags);
+
+}  // namespace zerosim::cli
