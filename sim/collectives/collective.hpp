@@ -27,6 +27,7 @@ enum class Algorithm {
 const char* to_string(CollKind k);
 const char* to_string(Algorithm a);
 CollKind parse_coll_kind(const std::string& s, const std::string& where);  // InputError if unknown
+Algorithm parse_algorithm(const std::string& s, const std::string& where);  // InputError if unknown
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor(n).
 double busbw_factor(CollKind k, int n);

@@ -1,0 +1,175 @@
+// Ring and direct-exchange emitters shared by the collective lowerings.
+//
+// Ring model (NCCL's pipelined ring): the buffer is cut into chunks that stream around the ring, so
+// every ring edge is one long-lived flow for the whole operation carrying (n-1)/n of the buffer
+// (all-reduce 2(n-1)/n), and the start-up cost is (n-1) (all-reduce 2(n-1)) per-hop latencies.
+//
+// Across nodes, NCCL builds one ring per channel and uses as many channels as there are NICs, each
+// channel entering and leaving every node through "its" NIC (NCCL_CROSS_NIC=0 with PXN). We model
+// channel c as: in each node, a loop over NVLink that starts at the GPU owning NIC c, visits the
+// node's other GPUs and comes back to the owner (the last hop is PXN's relay of the last GPU's data
+// into the NIC owner), then one network flow from the owner to the same-rail GPU of the next node.
+// Each channel carries 1/C of the bytes, so every NIC carries (n-1)/n*S/C and every GPU's NVLink
+// carries (n-1)/n*S in each direction, as in NCCL.
+#include "sim/collectives/lowering_detail.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace zerosim::coll_detail {
+
+Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
+  const Route& r = topo.route(src, dst);
+  LinkClass cls = LinkClass::NvLink;
+  if (r.crosses_nodes) {
+    cls = LinkClass::Network;
+  } else {
+    for (LinkId id : r.links)
+      if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
+  }
+  return {cls, profile.link_class(cls).hop_latency_s + r.latency_s};
+}
+
+void PhaseBuilder::add(int src, int dst, double bytes) {
+  const auto key = std::make_pair(src, dst);
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    flows_[it->second].bytes += bytes;
+    return;
+  }
+  index_.emplace(key, flows_.size());
+  flows_.push_back(Flow{src, dst, bytes});
+}
+
+Phase PhaseBuilder::take() {
+  Phase p{latency_s_, std::move(flows_)};
+  flows_.clear();
+  index_.clear();
+  latency_s_ = 0;
+  return p;
+}
+
+GroupLayout layout_of(const std::vector<int>& group, const Topology& topo) {
+  GroupLayout lay;
+  std::map<int, std::size_t> slot;
+  for (int g : group) {
+    const int node = topo.node_of(g);
+    auto [it, fresh] = slot.emplace(node, lay.nodes.size());
+    if (fresh) {
+      lay.nodes.push_back(node);
+      lay.members.emplace_back();
+    }
+    lay.members[it->second].push_back(g);
+  }
+  for (const auto& m : lay.members) {
+    if (m.size() != lay.members[0].size()) {
+      lay.regular = false;
+      break;
+    }
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (topo.local_of(m[i]) != topo.local_of(lay.members[0][i])) lay.regular = false;
+  }
+  return lay;
+}
+
+double ring_edge_fraction(CollKind kind, int n) {
+  const double frac = static_cast<double>(n - 1) / n;
+  return kind == CollKind::AllReduce ? 2 * frac : frac;
+}
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+// NIC index the route from src leaves its node through, or -1.
+int exit_nic(const Topology& topo, int src, int dst) {
+  for (LinkId id : topo.route(src, dst).links) {
+    const VertexInfo& v = topo.vertex(topo.link(id).to);
+    if (v.kind == NodeKind::Nic) return v.local;
+  }
+  return -1;
+}
+
+// Channel owners of a regular multi-node group: for every NIC used by some member, the position
+// (within a node's member list) of the first member whose route to its same-rail peer in the next
+// node leaves through that NIC. Ordered by NIC index.
+std::vector<int> channel_owners(const GroupLayout& lay, const Topology& topo) {
+  std::map<int, int> owner_of_nic;
+  for (int p = 0; p < lay.per_node(); ++p) {
+    const int nic = exit_nic(topo, lay.members[0][p], lay.members[1][p]);
+    owner_of_nic.emplace(nic, p);  // keeps the first member per NIC
+  }
+  std::vector<int> owners;
+  for (const auto& [nic, p] : owner_of_nic) owners.push_back(p);
+  return owners;
+}
+
+}  // namespace
+
+void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
+              const Topology& topo, const CostProfile& profile) {
+  const int n = static_cast<int>(group.size());
+  if (n < 2) return;
+  const double edge_bytes = ring_edge_fraction(kind, n) * bytes;
+  const GroupLayout lay = layout_of(group, topo);
+  const int nodes = static_cast<int>(lay.nodes.size());
+  const int m = lay.per_node();
+
+  // Latency hops: NVLink (intra-node) edges of the ring, and the network edges actually used.
+  std::vector<double> intra, inter;
+  for (const auto& members : lay.members)
+    for (std::size_t j = 0; j + 1 < members.size(); ++j)
+      intra.push_back(hop(topo, profile, members[j], members[j + 1]).latency_s);
+
+  if (nodes > 1 && lay.regular && m > 1) {
+    const std::vector<int> owners = channel_owners(lay, topo);
+    const double per_channel = edge_bytes / static_cast<double>(owners.size());
+    for (int pos : owners) {
+      for (int k = 0; k < nodes; ++k) {
+        const auto& here = lay.members[static_cast<std::size_t>(k)];
+        for (int j = 0; j < m; ++j)  // NVLink loop: owner, the others, back to the owner (PXN relay)
+          pb.add(here[static_cast<std::size_t>((pos + j) % m)],
+                 here[static_cast<std::size_t>((pos + j + 1) % m)], per_channel);
+        const int src = here[static_cast<std::size_t>(pos)];
+        const int dst = lay.members[static_cast<std::size_t>((k + 1) % nodes)][static_cast<std::size_t>(pos)];
+        pb.add(src, dst, per_channel);
+        inter.push_back(hop(topo, profile, src, dst).latency_s);
+      }
+    }
+  } else {
+    // One ring in node-major order (one node, one GPU per node, or nodes holding different GPUs).
+    std::vector<int> order;
+    for (const auto& members : lay.members) order.insert(order.end(), members.begin(), members.end());
+    for (int i = 0; i < n; ++i) {
+      const int src = order[static_cast<std::size_t>(i)];
+      const int dst = order[static_cast<std::size_t>((i + 1) % n)];
+      pb.add(src, dst, edge_bytes);
+      if (topo.node_of(src) != topo.node_of(dst)) inter.push_back(hop(topo, profile, src, dst).latency_s);
+    }
+  }
+
+  // NCCL's ring latency model: steps = (n-1) (all-reduce 2(n-1)), of which (nodes-1) (all-reduce
+  // 2(nodes-1)) cross the network and the rest are intra-node hops.
+  const int mult = kind == CollKind::AllReduce ? 2 : 1;
+  const int steps = mult * (n - 1);
+  const int inter_steps = mult * (nodes - 1);
+  pb.raise_latency((steps - inter_steps) * mean(intra) + inter_steps * mean(inter));
+}
+
+void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
+                         const Topology& topo, const CostProfile& profile) {
+  double latency = 0;
+  for (int src : group)
+    for (int dst : group) {
+      if (src == dst) continue;
+      pb.add(src, dst, bytes_per_pair);
+      latency = std::max(latency, hop(topo, profile, src, dst).latency_s);
+    }
+  pb.raise_latency(latency);
+}
+
+}  // namespace zerosim::coll_detail

@@ -1,0 +1,60 @@
+// Building blocks shared by the collective lowerings (internal to sim/collectives): per-hop latency,
+// a phase builder that merges flows with the same (src, dst), a group's layout over nodes, and the
+// pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+
+namespace zerosim::coll_detail {
+
+// Latency of one collective step from src to dst: the profile's per-hop alpha of the link class the
+// hop uses (Network when the route leaves the node) plus the route's wire latency.
+struct Hop {
+  LinkClass cls = LinkClass::NvLink;
+  double latency_s = 0;
+};
+Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst);
+
+// Accumulates one phase. Flows with the same (src, dst) are merged (equal-path flows that start
+// together finish together under max-min sharing, so the merge changes no completion time).
+class PhaseBuilder {
+ public:
+  void add(int src, int dst, double bytes);
+  void raise_latency(double s) { latency_s_ = std::max(latency_s_, s); }
+  bool empty() const { return flows_.empty(); }
+  Phase take();
+
+ private:
+  double latency_s_ = 0;
+  std::vector<Flow> flows_;
+  std::map<std::pair<int, int>, std::size_t> index_;
+};
+
+// A group seen node by node: distinct nodes in order of first appearance, and per node its members
+// in group order. Regular = every node holds the same local GPU indices in the same order.
+struct GroupLayout {
+  std::vector<int> nodes;
+  std::vector<std::vector<int>> members;
+  bool regular = true;
+  int per_node() const { return members.empty() ? 0 : static_cast<int>(members[0].size()); }
+};
+GroupLayout layout_of(const std::vector<int>& group, const Topology& topo);
+
+// Bytes each ring edge carries, per byte of the op's size: (n-1)/n, all-reduce 2(n-1)/n.
+double ring_edge_fraction(CollKind kind, int n);
+
+// Emits one group's pipelined ring into pb (all edges concurrent, one long-lived flow each) and
+// raises pb's latency by the ring's (n-1) (all-reduce 2(n-1)) per-hop alphas.
+void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
+              const Topology& topo, const CostProfile& profile);
+
+// Emits a direct exchange: every ordered pair (i != j) of the group gets bytes_per_pair; latency is
+// the slowest pair's hop.
+void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
+                         const Topology& topo, const CostProfile& profile);
+
+}  // namespace zerosim::coll_detail
