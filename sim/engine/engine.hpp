@@ -33,12 +33,16 @@ class Engine {
   // Runs until no event is pending and every model is idle. Returns the final time.
   double run();
   std::uint64_t events_processed() const { return events_; }
+  // Events scheduled but not yet run.
+  std::size_t pending() const { return heap_.size(); }
 
  private:
+  // The heap holds small trivially-copyable entries; callbacks live in a slot pool that is reused, so
+  // the steady state neither allocates nor moves std::function objects while the heap is reshuffled.
   struct Event {
     double time;
     std::uint64_t seq;
-    Callback cb;
+    std::uint32_t slot;
   };
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
@@ -46,6 +50,8 @@ class Engine {
     }
   };
   std::vector<Event> heap_;
+  std::vector<Callback> slots_;
+  std::vector<std::uint32_t> free_slots_;
   std::vector<Model*> models_;
   double now_ = 0;
   std::uint64_t seq_ = 0, events_ = 0;
