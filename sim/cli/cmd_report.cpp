@@ -1,8 +1,82 @@
-// Placeholder registration for 'report'; replaced by its real implementation.
+// `zerosim report RESULTS.json --format html|md|csv --out PATH` and `zerosim compare a.json b.json`.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
 #include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_io.hpp"
+#include "sim/report/compare.hpp"
+#include "sim/report/html.hpp"
+#include "sim/report/result_view.hpp"
+#include "sim/report/tables.hpp"
 
 namespace zerosim::cli {
 
-void register_report(CLI::App& app) { app.add_subcommand("report", "(not yet implemented)"); }
+namespace {
+
+struct ReportArgs {
+  std::string input, format, out;
+};
+
+std::string infer_format(const std::string& out) {
+  auto ext = std::filesystem::path(out).extension().string();
+  if (ext == ".html" || ext == ".htm") return "html";
+  if (ext == ".md") return "md";
+  if (ext == ".csv") return "csv";
+  return "";
+}
+
+void run_report(const ReportArgs& a) {
+  std::string format = a.format.empty() ? infer_format(a.out) : a.format;
+  if (format.empty())
+    throw flag_error("--format", "give --format html|md|csv (it cannot be inferred from the --out extension)");
+  auto results = report::load_results(a.input);
+  std::string source = std::filesystem::path(a.input).filename().string();
+  std::string text = format == "html" ? report::render_html(results, source)
+                     : format == "md" ? report::render_markdown(results, source)
+                                      : report::render_csv(results);
+  if (a.out.empty() || a.out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    write_file_atomic(a.out, text);
+    std::fprintf(stderr, "zerosim report: wrote %s (%zu scenarios)\n", a.out.c_str(), results.size());
+  }
+}
+
+struct CompareArgs {
+  std::string a, b, out;
+};
+
+void run_compare(const CompareArgs& c) {
+  auto ra = report::load_results(c.a);
+  auto rb = report::load_results(c.b);
+  auto rows = report::compare_results(ra, rb);
+  std::string text = report::render_compare(rows, c.a, c.b);
+  if (c.out.empty() || c.out == "-")
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  else
+    write_file_atomic(c.out, text);
+}
+
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  auto* rep = app.add_subcommand("report", "Render a results file (sweep, plan or simulate JSON) as HTML, Markdown or CSV");
+  rep->add_option("results", args->input, "results JSON file")->required();
+  rep->add_option("--format", args->format, "html | md | csv (default: from the --out extension)")
+      ->check(CLI::IsMember({"html", "md", "csv"}));
+  rep->add_option("--out", args->out, "output file (written atomically); '-' or absent: stdout");
+  rep->callback([args] { run_report(*args); });
+
+  auto cargs = std::make_shared<CompareArgs>();
+  auto* cmp = app.add_subcommand("compare", "Diff two results files: step time and TFLOPs per scenario, delta %");
+  cmp->add_option("a", cargs->a, "first results JSON (A)")->required();
+  cmp->add_option("b", cargs->b, "second results JSON (B)")->required();
+  cmp->add_option("--out", cargs->out, "write the table to a file instead of stdout");
+  cmp->callback([cargs] { run_compare(*cargs); });
+}
 
 }  // namespace zerosim::cli

@@ -1,0 +1,261 @@
+#include "sim/report/html.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "sim/core/units.hpp"
+#include "sim/report/svg_chart.hpp"
+#include "sim/report/tables.hpp"
+
+namespace zerosim::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Group {
+  std::string title;
+  std::vector<const ResultView*> rows;
+};
+
+std::vector<Group> make_groups(const std::vector<ResultView>& results) {
+  std::vector<Group> groups;
+  std::map<std::string, std::size_t> index;
+  for (const auto& r : results) {
+    auto key = group_key(r);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, groups.size()).first;
+      groups.push_back({group_title(r), {}});
+    }
+    groups[it->second].rows.push_back(&r);
+  }
+  return groups;
+}
+
+// Network bandwidth categories of a set of rows, ascending; 0 stands for "the preset's".
+std::vector<double> bandwidths(const std::vector<const ResultView*>& rows) {
+  std::set<double> bw;
+  for (auto* r : rows) bw.insert(r->network_gbps_per_node());
+  return {bw.begin(), bw.end()};
+}
+
+std::string bw_label(double gbps) { return gbps > 0 ? fmt::format("{:g}", gbps) : "preset"; }
+
+// Strategies of a set of rows, ZeRO-3 first and ZeRO++ last.
+std::vector<std::string> strategies(const std::vector<const ResultView*>& rows) {
+  std::vector<std::string> s;
+  for (auto* r : rows)
+    if (std::find(s.begin(), s.end(), r->strategy) == s.end()) s.push_back(r->strategy);
+  std::stable_sort(s.begin(), s.end(),
+                   [](const std::string& a, const std::string& b) { return strategy_rank(a) < strategy_rank(b); });
+  return s;
+}
+
+std::string strategy_color(const std::string& s) {
+  int rank = strategy_rank(s);
+  return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
+}
+
+const ResultView* find(const std::vector<const ResultView*>& rows, double bw, const std::string& strategy) {
+  for (auto* r : rows)
+    if (r->network_gbps_per_node() == bw && r->strategy == strategy) return r;
+  return nullptr;
+}
+
+std::string short_strategy(const std::string& s) {
+  std::string d = strategy_display(s);
+  if (d == "ZeRO++") return "Z++";
+  if (d.starts_with("ZeRO-3")) {
+    std::string rest = d.substr(6);
+    return rest.empty() ? "Z3" : rest.substr(3);  // " + qwZ + hpZ" -> "qwZ + hpZ"
+  }
+  return d;
+}
+
+std::string throughput_chart(const Group& g) {
+  ChartSpec c;
+  c.title = "Throughput vs network bandwidth: " + g.title;
+  c.x_label = "Network bandwidth per node (Gbps)";
+  c.y_label = "Throughput (TFLOPs per GPU)";
+  auto bws = bandwidths(g.rows);
+  for (double bw : bws) c.categories.push_back(bw_label(bw));
+  for (const auto& s : strategies(g.rows)) {
+    Series ser{strategy_display(s), strategy_color(s), {}};
+    for (double bw : bws) {
+      auto* r = find(g.rows, bw, s);
+      ser.values.push_back(r ? r->tflops_per_gpu : kNaN);
+    }
+    c.series.push_back(std::move(ser));
+  }
+  return bar_chart(c);
+}
+
+// One line per group holding both ZeRO-3 and ZeRO++; empty string if no group does.
+std::string speedup_chart(const std::vector<Group>& groups) {
+  ChartSpec c;
+  c.title = "Speedup of ZeRO++ over ZeRO-3";
+  c.x_label = "Network bandwidth per node (Gbps)";
+  c.y_label = "Speedup (x, TFLOPs ratio)";
+  std::set<double> all_bw;
+  for (const auto& g : groups)
+    for (double bw : bandwidths(g.rows))
+      if (find(g.rows, bw, "zero3") && find(g.rows, bw, "zeropp")) all_bw.insert(bw);
+  if (all_bw.empty()) return "";
+  for (double bw : all_bw) c.categories.push_back(bw_label(bw));
+  std::size_t k = 0;
+  for (const auto& g : groups) {
+    Series s{g.title, palette(k), {}};
+    bool any = false;
+    for (double bw : all_bw) {
+      auto *a = find(g.rows, bw, "zero3"), *b = find(g.rows, bw, "zeropp");
+      bool ok = a && b && a->tflops_per_gpu > 0;
+      s.values.push_back(ok ? b->tflops_per_gpu / a->tflops_per_gpu : kNaN);
+      any |= ok;
+    }
+    if (any) {
+      c.series.push_back(std::move(s));
+      ++k;
+    }
+  }
+  c.ref_lines.push_back({1.0, "ZeRO-3 = 1x", "#555555"});
+  return line_chart(c);
+}
+
+std::string breakdown_chart(const Group& g) {
+  ChartSpec c;
+  c.title = "Step-time breakdown: " + g.title;
+  c.x_label = "Strategy and network bandwidth per node (Gbps)";
+  c.y_label = "Time per step (ms)";
+  c.stacked = true;
+  const char* names[] = {"compute",           "recompute",           "optimizer",          "quantization kernels",
+                         "exposed all-gather", "exposed reduce-scatter", "exposed all-to-all", "other (dependencies)"};
+  const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#C44E52", "#DD8452", "#937860", "#DA8BC3", "#B0B0B0"};
+  std::vector<Series> ser;
+  for (int k = 0; k < 8; ++k) ser.push_back({names[k], colors[k], {}});
+  for (double bw : bandwidths(g.rows))
+    for (const auto& s : strategies(g.rows)) {
+      auto* r = find(g.rows, bw, s);
+      if (!r) continue;
+      c.categories.push_back(short_strategy(s) + "\n" + bw_label(bw));
+      double parts[] = {r->compute_s,          r->recompute_s,           r->optimizer_s,
+                        r->quant_kernels_s,    r->exposed_all_gather_s, r->exposed_reduce_scatter_s,
+                        r->exposed_all_to_all_s};
+      double sum = 0;
+      for (int k = 0; k < 7; ++k) {
+        ser[k].values.push_back(parts[k] * 1e3);
+        sum += parts[k];
+      }
+      ser[7].values.push_back(std::max(0.0, r->step_time_s - sum) * 1e3);
+    }
+  // Drop components that are zero everywhere so the legend lists only what is drawn.
+  for (auto& s : ser)
+    if (std::any_of(s.values.begin(), s.values.end(), [](double v) { return v > 1e-9; })) c.series.push_back(s);
+  c.width = std::max(760, 72 + 190 + 46 * static_cast<int>(c.categories.size()));
+  return bar_chart(c);
+}
+
+std::string memory_chart(const std::vector<Group>& groups) {
+  ChartSpec c;
+  c.title = "Peak memory per GPU against capacity";
+  c.x_label = "Strategy";
+  c.y_label = "Peak memory per GPU (GiB)";
+  std::vector<const ResultView*> all;
+  for (const auto& g : groups) all.insert(all.end(), g.rows.begin(), g.rows.end());
+  auto strats = strategies(all);
+  for (const auto& s : strats) c.categories.push_back(strategy_display(s));
+  std::set<double> capacities;
+  std::size_t k = 0;
+  for (const auto& g : groups) {
+    Series ser{g.title, palette(k++), {}};
+    for (const auto& s : strats) {
+      double peak = kNaN;  // the largest over bandwidths (memory rarely depends on the network)
+      for (auto* r : g.rows)
+        if (r->strategy == s) {
+          peak = std::isnan(peak) ? r->peak_bytes_per_gpu : std::max(peak, r->peak_bytes_per_gpu);
+          if (r->capacity_bytes > 0) capacities.insert(r->capacity_bytes);
+        }
+      ser.values.push_back(std::isnan(peak) ? kNaN : peak / static_cast<double>(kGiB));
+    }
+    c.series.push_back(std::move(ser));
+  }
+  for (double cap : capacities)
+    c.ref_lines.push_back({cap / static_cast<double>(kGiB), fmt::format("capacity {}", format_bytes(cap)), "#c0392b"});
+  return bar_chart(c);
+}
+
+std::string results_table(const std::vector<ResultView>& results) {
+  std::string o =
+      "<table><thead><tr><th>scenario</th><th>step time</th><th>TFLOPs/GPU</th><th>tokens/s</th>"
+      "<th>speedup vs ZeRO-3</th><th>exposed comm</th><th>inter-node bytes</th><th>peak memory/GPU</th>"
+      "<th>fits</th></tr></thead><tbody>\n";
+  for (const auto& r : results) {
+    const ResultView* base = zero3_baseline(results, r);
+    o += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td class=\"{}\">{}</td></tr>\n",
+        html_escape(r.label()), format_time(r.step_time_s), r.tflops_per_gpu, r.tokens_per_s,
+        base ? fmt::format("{:.2f}x", r.tflops_per_gpu / base->tflops_per_gpu) : "&ndash;",
+        format_time(r.exposed_comm_s()), format_bytes(r.inter_node_bytes), format_bytes(r.peak_bytes_per_gpu),
+        r.fits ? "ok" : "bad", r.fits ? "yes" : "no");
+  }
+  return o + "</tbody></table>\n";
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<ResultView>& results, const std::string& source) {
+  auto groups = make_groups(results);
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>zerosim report</title>\n<style>\n"
+      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1200px;color:#222}\n"
+      "h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid #ddd}\n"
+      "figure{margin:16px 0;overflow-x:auto}table{border-collapse:collapse;font-size:13px}\n"
+      "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:left}\n"
+      "td.bad{color:#c0392b;font-weight:bold}.note{color:#555;font-size:13px}\n"
+      "</style></head><body>\n";
+  o += "<h1>zerosim report</h1>\n";
+  o += fmt::format(
+      "<p class=\"note\">Source: <code>{}</code>, {} scenario{}. Throughput is the Megatron-LM model-FLOPs "
+      "formula (with activation checkpointing) per GPU; network bandwidth is the sum of the NICs of one node. "
+      "Simulated, not measured.</p>\n",
+      html_escape(source), results.size(), results.size() == 1 ? "" : "s");
+
+  // Headline: the best configuration of each group.
+  o += "<h2>Best configuration per experiment</h2>\n<ul>\n";
+  for (const auto& g : groups) {
+    const ResultView* best = nullptr;
+    for (auto* r : g.rows)
+      if (r->fits && (!best || r->tflops_per_gpu > best->tflops_per_gpu)) best = r;
+    if (best)
+      o += fmt::format("<li>{}: <b>{}</b> at {} Gbps per node, {:.1f} TFLOPs/GPU, step {}</li>\n",
+                       html_escape(g.title), html_escape(strategy_display(best->strategy)),
+                       bw_label(best->network_gbps_per_node()), best->tflops_per_gpu, format_time(best->step_time_s));
+    else
+      o += fmt::format("<li>{}: nothing fits in GPU memory</li>\n", html_escape(g.title));
+  }
+  o += "</ul>\n";
+
+  o += "<h2>Throughput vs network bandwidth</h2>\n";
+  for (const auto& g : groups) o += "<figure>" + throughput_chart(g) + "</figure>\n";
+  std::string speedup = speedup_chart(groups);
+  if (!speedup.empty()) o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
+  o += "<h2>Where the step time goes</h2>\n<p class=\"note\">Exposed communication is the part not hidden "
+       "behind compute; \"other\" is step time not attributed to a component (waiting on dependencies).</p>\n";
+  for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
+  o += "<h2>Memory per GPU</h2>\n<figure>" + memory_chart(groups) + "</figure>\n";
+  o += "<h2>All results</h2>\n" + results_table(results);
+  std::string warn;
+  for (const auto& r : results)
+    for (const auto& w : r.warnings) warn += "<li>" + html_escape(r.label()) + ": " + html_escape(w) + "</li>\n";
+  if (!warn.empty()) o += "<h2>Warnings</h2>\n<ul>\n" + warn + "</ul>\n";
+  o += "</body></html>\n";
+  return o;
+}
+
+}  // namespace zerosim::report

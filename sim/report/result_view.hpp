@@ -1,0 +1,46 @@
+// A typed view of one simulate() result JSON, read strictly (missing or mistyped metrics are InputErrors
+// naming the file and JSON path), so every renderer (CSV, Markdown, HTML, compare) sees the same fields.
+// Scenario fields are optional in the input (older or hand-written files) and default to empty/zero.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+
+namespace zerosim::report {
+
+struct ResultView {
+  // scenario
+  std::string cluster, model, strategy, tier, profile;
+  int nodes = 0, gpus = 0, nics_per_node = 0, tokens_per_gpu = 0, seq_len = 0, grad_accum = 1;
+  double nic_gbps = 0;
+  // metrics
+  double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
+  double compute_s = 0, recompute_s = 0, optimizer_s = 0, quant_kernels_s = 0;
+  double exposed_all_gather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
+  double inter_node_bytes = 0, intra_node_bytes = 0;
+  double peak_bytes_per_gpu = 0, capacity_bytes = 0;
+  bool fits = true;
+  std::vector<std::string> warnings;
+  json scenario;  // the result's scenario object as given (identity for compare)
+
+  double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
+  double exposed_comm_s() const {
+    return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s;
+  }
+  std::string label() const;  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tok/GPU"
+};
+
+ResultView read_result(const JsonReader& r);
+
+// Reads a results file: a sweep document ({kind: "sweep", results: [...]}), a plan document
+// ({kind: "plan", candidates: [...]}), a bare array of results, or one simulate result.
+std::vector<ResultView> read_results(const json& doc, const std::string& file);
+std::vector<ResultView> load_results(const std::string& path);
+
+// "ZeRO-3", "ZeRO++", "ZeRO-3 + qwZ + hpZ" from a strategy string like "zero3+qwz+hpz".
+std::string strategy_display(const std::string& strategy);
+// Sort rank of a strategy: ZeRO-3 first, single techniques, pairs, ZeRO++ last; unknown ones after.
+int strategy_rank(const std::string& strategy);
+
+}  // namespace zerosim::report

@@ -1,0 +1,135 @@
+#include "sim/report/tables.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "sim/core/units.hpp"
+
+namespace zerosim::report {
+
+std::string csv_field(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && (t[0] == '=' || t[0] == '+' || t[0] == '-' || t[0] == '@')) {
+    // Numbers may start with '-' legitimately; only prefix non-numeric text.
+    bool numeric = t.find_first_not_of("-+0123456789.eE") == std::string::npos;
+    if (!numeric) t = "'" + t;
+  }
+  if (t.find_first_of(",\"\n\r") == std::string::npos) return t;
+  std::string out = "\"";
+  for (char c : t) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "\\`"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string group_key(const ResultView& r) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes, r.model, r.tokens_per_gpu,
+                     r.seq_len, r.grad_accum, r.tier, r.profile);
+}
+
+std::string group_title(const ResultView& r) {
+  std::string out = r.model.empty() ? "?" : r.model;
+  if (!r.cluster.empty()) out += " on " + r.cluster;
+  if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
+  if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
+  if (r.tokens_per_gpu > 0) out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
+  if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
+  if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
+  return out;
+}
+
+const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r) {
+  std::string key = group_key(r);
+  for (const auto& o : all)
+    if (o.strategy == "zero3" && group_key(o) == key && o.nics_per_node == r.nics_per_node &&
+        o.nic_gbps == r.nic_gbps)
+      return &o;
+  return nullptr;
+}
+
+std::string render_csv(const std::vector<ResultView>& results) {
+  std::string out =
+      "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,model,strategy,tokens_per_gpu,seq_len,"
+      "grad_accum,tier,step_time_s,tflops_per_gpu,tokens_per_s,compute_s,recompute_s,optimizer_s,"
+      "quant_kernels_s,exposed_all_gather_s,exposed_reduce_scatter_s,exposed_all_to_all_s,inter_node_bytes,"
+      "intra_node_bytes,peak_bytes_per_gpu,capacity_bytes,fits,warnings\n";
+  for (const auto& r : results) {
+    std::string warnings;
+    for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                       csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
+                       r.network_gbps_per_node(), csv_field(r.model), csv_field(r.strategy), r.tokens_per_gpu,
+                       r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s, r.tflops_per_gpu,
+                       r.tokens_per_s, r.compute_s, r.recompute_s, r.optimizer_s, r.quant_kernels_s,
+                       r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
+                       r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
+                       r.fits ? "true" : "false", csv_field(warnings));
+  }
+  return out;
+}
+
+std::string render_markdown(const std::vector<ResultView>& results, const std::string& source) {
+  std::string out = "# zerosim report\n\n";
+  out += fmt::format("Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
+                     "(with activation checkpointing); speedup is against ZeRO-3 in the same group and "
+                     "network.\n\n",
+                     md_cell(source), results.size(), results.size() == 1 ? "" : "s");
+  // Groups in order of first appearance (input order is deterministic).
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ResultView*>> groups;
+  for (const auto& r : results) {
+    auto key = group_key(r);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  for (const auto& key : order) {
+    const auto& rows = groups[key];
+    out += "## " + md_cell(group_title(*rows.front())) + "\n\n";
+    out += "| network per node | strategy | step time | TFLOPs/GPU | tokens/s | speedup vs ZeRO-3 | exposed comm | "
+           "peak memory/GPU | fits |\n";
+    out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+    for (const ResultView* r : rows) {
+      const ResultView* base = zero3_baseline(results, *r);
+      std::string net = r->network_gbps_per_node() > 0
+                            ? fmt::format("{}x{:g} Gbps", r->nics_per_node, r->nic_gbps)
+                            : "preset";
+      out += fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |\n", net,
+                         md_cell(strategy_display(r->strategy)), format_time(r->step_time_s), r->tflops_per_gpu,
+                         r->tokens_per_s, base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
+                         format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
+                         r->fits ? "yes" : "**no**");
+    }
+    out += "\n";
+  }
+  std::string warn;
+  for (const auto& r : results)
+    for (const auto& w : r.warnings) warn += "- " + md_cell(r.label()) + ": " + md_cell(w) + "\n";
+  if (!warn.empty()) out += "## Warnings\n\n" + warn + "\n";
+  return out;
+}
+
+}  // namespace zerosim::report

@@ -1,0 +1,26 @@
+// Tabular renderers of results: CSV (one row per scenario, every metric, machine-readable) and Markdown
+// (readable tables with speedups over ZeRO-3). Strings from input files are escaped for each format.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/report/result_view.hpp"
+
+namespace zerosim::report {
+
+std::string render_csv(const std::vector<ResultView>& results);
+std::string render_markdown(const std::vector<ResultView>& results, const std::string& source);
+
+// One CSV field: quoted when it holds a comma, quote or newline; a leading = + - @ is prefixed with '
+// so spreadsheets do not evaluate it as a formula.
+std::string csv_field(const std::string& text);
+// Markdown table cell: | and \ escaped, HTML specials as entities, newlines as spaces.
+std::string md_cell(const std::string& text);
+
+// Key of the experiment group a result belongs to: everything except bandwidth and strategy.
+std::string group_key(const ResultView& r);
+std::string group_title(const ResultView& r);
+// The ZeRO-3 result of the same group and bandwidth, or nullptr.
+const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r);
+
+}  // namespace zerosim::report

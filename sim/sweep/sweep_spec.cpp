@@ -1,0 +1,195 @@
+#include "sim/sweep/sweep_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "sim/core/error.hpp"
+
+namespace zerosim::sweep {
+
+const std::vector<std::string>& sweep_flags() {
+  // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy vary
+  // fastest so that one group's bandwidth/strategy grid is contiguous in the output.
+  static const std::vector<std::string> flags = {
+      "--cluster",   "--nodes",         "--fabric",   "--oversubscription", "--model",
+      "--seq-len",   "--tokens-per-gpu", "--grad-accum", "--nics-per-node",   "--nic-gbps",
+      "--strategy",  "--deepspeed",     "--hpz-size", "--qwz-bits",         "--qgz-bits",
+      "--profile",   "--tier",          "--activation-checkpointing"};
+  return flags;
+}
+
+namespace {
+
+std::string trim(std::string_view s) {
+  auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return "";
+  auto e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+long parse_int(const std::string& flag, const std::string& value, long min) {
+  long v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size())
+    throw flag_error(flag, fmt::format("'{}' is not an integer", value));
+  if (v < min) throw flag_error(flag, fmt::format("must be at least {} (got {})", min, v));
+  if (v > 1'000'000'000L) throw flag_error(flag, fmt::format("{} is unreasonably large", v));
+  return v;
+}
+
+double parse_positive(const std::string& flag, const std::string& value) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || !std::isfinite(v))
+    throw flag_error(flag, fmt::format("'{}' is not a number", value));
+  if (!(v > 0)) throw flag_error(flag, fmt::format("must be positive (got {})", value));
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& text, const std::string& flag) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item = trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
+                                                                                              : comma - start));
+    if (item.empty())
+      throw flag_error(flag, fmt::format("empty item in list '{}' (give comma-separated values)", text));
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void apply_flag(Scenario& s, const std::string& flag, const std::string& v) {
+  if (flag == "--cluster") {
+    s.cluster = v;
+  } else if (flag == "--nodes") {
+    s.nodes = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--fabric") {
+    s.fabric = v;
+  } else if (flag == "--oversubscription") {
+    s.oversubscription = parse_positive(flag, v);
+  } else if (flag == "--model") {
+    s.model = v;
+  } else if (flag == "--seq-len") {
+    s.seq_len = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--tokens-per-gpu") {
+    s.tokens_per_gpu = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--grad-accum") {
+    s.grad_accum = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--nics-per-node") {
+    s.nics_per_node = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--nic-gbps") {
+    s.nic_gbps = parse_positive(flag, v);
+  } else if (flag == "--strategy") {
+    s.strategy = v;
+  } else if (flag == "--deepspeed") {
+    s.deepspeed = v;
+  } else if (flag == "--hpz-size") {
+    s.hpz_partition = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--qwz-bits") {
+    s.quant_bits_weights = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--qgz-bits") {
+    s.quant_bits_grads = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--profile") {
+    s.profile = v;
+  } else if (flag == "--tier") {
+    if (v != "flow" && v != "analytic") throw flag_error(flag, fmt::format("'{}' is not flow or analytic", v));
+    s.tier = v;
+  } else if (flag == "--activation-checkpointing") {
+    if (v != "true" && v != "false") throw flag_error(flag, fmt::format("'{}' is not true or false", v));
+    s.activation_checkpointing = v == "true";
+  } else {
+    throw flag_error(flag, "not a sweepable flag");
+  }
+}
+
+std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes) {
+  const auto& order = sweep_flags();
+  std::vector<const Axis*> sorted;
+  std::set<std::string> seen;
+  for (const auto& a : axes) {
+    if (std::find(order.begin(), order.end(), a.flag) == order.end())
+      throw flag_error(a.flag, "not a sweepable flag");
+    if (!seen.insert(a.flag).second) throw flag_error(a.flag, "given more than once");
+    if (a.values.empty()) throw flag_error(a.flag, "empty list");
+    sorted.push_back(&a);
+  }
+  if (seen.count("--deepspeed")) {
+    // A DeepSpeed config fixes the strategy and the batch shape; a second source would be ambiguous.
+    for (const char* other : {"--strategy", "--grad-accum", "--hpz-size", "--qwz-bits", "--qgz-bits"})
+      if (seen.count(other))
+        throw flag_error(other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");
+  }
+  std::sort(sorted.begin(), sorted.end(), [&](const Axis* a, const Axis* b) {
+    return std::find(order.begin(), order.end(), a->flag) < std::find(order.begin(), order.end(), b->flag);
+  });
+  // Validate every value once up front so a bad item fails before any scenario runs.
+  for (const Axis* a : sorted)
+    for (const auto& v : a->values) {
+      Scenario probe = base;
+      apply_flag(probe, a->flag, v);
+    }
+  std::size_t total = 1;
+  for (const Axis* a : sorted) {
+    if (total > 10'000'000 / a->values.size()) throw flag_error(a->flag, "sweep exceeds 10 million scenarios");
+    total *= a->values.size();
+  }
+  std::vector<Scenario> out;
+  out.reserve(total);
+  std::vector<std::size_t> digit(sorted.size(), 0);  // mixed-radix counter, last axis fastest
+  for (std::size_t n = 0; n < total; ++n) {
+    Scenario s = base;
+    for (std::size_t k = 0; k < sorted.size(); ++k) apply_flag(s, sorted[k]->flag, sorted[k]->values[digit[k]]);
+    out.push_back(std::move(s));
+    for (std::size_t k = sorted.size(); k-- > 0;) {
+      if (++digit[k] < sorted[k]->values.size()) break;
+      digit[k] = 0;
+    }
+  }
+  return out;
+}
+
+json scenario_to_json(const Scenario& s) {
+  return json{{"cluster", s.cluster},
+              {"nodes", s.nodes},
+              {"nics_per_node", s.nics_per_node},
+              {"nic_gbps", s.nic_gbps},
+              {"fabric", s.fabric},
+              {"oversubscription", s.oversubscription},
+              {"model", s.model},
+              {"strategy", s.strategy},
+              {"deepspeed", s.deepspeed},
+              {"hpz_partition", s.hpz_partition},
+              {"quant_bits_weights", s.quant_bits_weights},
+              {"quant_bits_grads", s.quant_bits_grads},
+              {"tokens_per_gpu", s.tokens_per_gpu},
+              {"seq_len", s.seq_len},
+              {"grad_accum", s.grad_accum},
+              {"profile", s.profile},
+              {"tier", s.tier},
+              {"activation_checkpointing", s.activation_checkpointing}};
+}
+
+std::string scenario_label(const Scenario& s) {
+  std::string out = s.cluster;
+  if (s.nodes > 0) out += fmt::format(" x{}", s.nodes);
+  if (s.nics_per_node > 0 || s.nic_gbps > 0)
+    out += fmt::format(", {}x{} Gbps", s.nics_per_node > 0 ? std::to_string(s.nics_per_node) : "preset",
+                       s.nic_gbps > 0 ? fmt::format("{:g}", s.nic_gbps) : "preset");
+  out += ", " + s.model + ", " + (s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed);
+  out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);
+  if (s.grad_accum > 1) out += fmt::format(", ga {}", s.grad_accum);
+  if (s.tier != "flow") out += ", " + s.tier;
+  return out;
+}
+
+}  // namespace zerosim::sweep
