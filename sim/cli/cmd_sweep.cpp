@@ -1,8 +1,151 @@
-// Placeholder registration for 'sweep'; replaced by its real implementation.
+// `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on a
+// thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV atomically.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+
 #include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_io.hpp"
+#include "sim/report/result_view.hpp"
+#include "sim/report/tables.hpp"
+#include "sim/sweep/distributed.hpp"
+#include "sim/sweep/run_sweep.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 namespace zerosim::cli {
 
-void register_sweep(CLI::App& app) { app.add_subcommand("sweep", "(not yet implemented)"); }
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepArgs {
+  std::map<std::string, std::string> lists;  // flag -> raw comma list
+  std::map<std::string, CLI::Option*> options;
+  std::string out, csv;
+  int threads = 0;
+  bool resume = false;
+};
+
+// Fails before any work when an output cannot be written (no half-run sweep for a typo in a path).
+void check_writable(const std::string& path, const std::string& flag) {
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(path, flag, "output folder does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) throw InputError(path, flag, "output folder is not writable");
+  if (fs::is_directory(p, ec)) throw InputError(path, flag, "output path is a folder, not a file");
+}
+
+void progress_bar(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 40;
+  int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu scenarios", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total);
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+void run_sweep_command(SweepArgs& a) {
+  std::vector<sweep::Axis> axes;
+  json axes_json = json::object();
+  for (const auto& flag : sweep::sweep_flags()) {
+    if (a.options.at(flag)->count() == 0) continue;
+    axes.push_back({flag, sweep::split_list(a.lists.at(flag), flag)});
+  }
+  auto scenarios = sweep::expand(Scenario{}, axes);
+  for (const auto& flag : sweep::sweep_flags())
+    for (const auto& ax : axes)
+      if (ax.flag == flag) axes_json[flag.substr(2)] = ax.values;
+  if (a.threads < 0) throw flag_error("--threads", "must be at least 1 (or 0 for all cores)");
+  if (a.resume && a.out.empty()) throw flag_error("--resume", "needs --out (the partial file is OUT.partial)");
+  if (!a.out.empty()) check_writable(a.out, "--out");
+  if (!a.csv.empty()) check_writable(a.csv, "--csv");
+  if (!a.out.empty() && a.out == a.csv) throw flag_error("--csv", "must differ from --out");
+
+  sweep::MpiSession session;
+  const sweep::World& world = session.world();
+  sweep::RunOptions opt;
+  opt.threads = sweep::resolve_threads(a.threads, world.local_size);
+  if (!a.out.empty()) {
+    opt.partial_path = world.size > 1 ? fmt::format("{}.partial.r{}", a.out, world.rank) : a.out + ".partial";
+    if (a.resume) opt.resume_from = sweep::partial_files_for(a.out);
+  }
+  if (world.rank == 0 && ::isatty(STDERR_FILENO)) opt.progress = progress_bar;
+
+  sweep::RankOutcome mine;
+  try {
+    mine.results = sweep::run_scenarios(scenarios, sweep::indices_for_rank(scenarios.size(), world),
+                                        sweep::simulate_runner(), opt);
+  } catch (const InputError& e) {
+    if (!world.mpi) throw;
+    mine = {{}, 2, e.what(), e.file(), e.path(), e.rule()};
+  } catch (const std::exception& e) {
+    if (!world.mpi) throw;
+    mine = {{}, 1, e.what(), "", "", ""};
+  }
+  auto all = sweep::gather_outcomes(mine, scenarios.size(), world);
+  if (world.rank != 0) return;  // rank 0 reports and writes
+  if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
+  if (all.error_code != 0) throw std::runtime_error(all.error_message);
+
+  std::vector<json> results;
+  results.reserve(scenarios.size());
+  for (auto& r : all.results) {
+    if (!r) throw std::runtime_error("internal: a sweep result is missing after the gather");
+    results.push_back(std::move(*r));
+  }
+  json doc = sweep::sweep_document(axes_json, results);
+  std::string text = doc.dump(1) + "\n";
+  if (!a.csv.empty()) write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
+  if (!a.out.empty()) write_file_atomic(a.out, text);
+  if (a.out.empty() && a.csv.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!a.out.empty()) {
+    std::error_code ec;
+    for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);
+  }
+  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", scenarios.size(), a.out.empty() ? "" : ", JSON ",
+               a.out.c_str(), a.csv.empty() ? "" : ", CSV ", a.csv.c_str());
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand(
+      "sweep", "Run the cartesian product of comma-separated lists of simulate flags (threads, MPI ranks)");
+  const std::map<std::string, std::string> help = {
+      {"--cluster", "cluster presets or topology files"},
+      {"--nodes", "node counts"},
+      {"--fabric", "fabrics (rail | fat-tree)"},
+      {"--oversubscription", "fabric oversubscription ratios"},
+      {"--model", "model presets, workload files or HF config.json files"},
+      {"--seq-len", "sequence lengths (default: the model's)"},
+      {"--tokens-per-gpu", "tokens per GPU per micro-step (default 2048)"},
+      {"--grad-accum", "gradient accumulation steps"},
+      {"--nics-per-node", "NICs per node"},
+      {"--nic-gbps", "NIC line rates in Gbit/s"},
+      {"--strategy", "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ... (default zeropp)"},
+      {"--deepspeed", "DeepSpeed config files (instead of --strategy/--grad-accum)"},
+      {"--hpz-size", "hpZ secondary partition sizes (default: GPUs per node)"},
+      {"--qwz-bits", "qwZ weight quantization bits (default 8)"},
+      {"--qgz-bits", "qgZ gradient quantization bits (default 4)"},
+      {"--profile", "cost profiles (default: the cluster's)"},
+      {"--tier", "flow | analytic"},
+      {"--activation-checkpointing", "true | false (default true)"}};
+  for (const auto& flag : sweep::sweep_flags()) {
+    args->lists[flag];
+    args->options[flag] = cmd->add_option(flag, args->lists[flag], "list of " + help.at(flag));
+  }
+  cmd->add_option("--out", args->out, "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");
+  cmd->add_option("--csv", args->csv, "CSV output (atomic)");
+  cmd->add_option("--threads", args->threads, "worker threads per process (default: all cores / ranks per host)");
+  cmd->add_flag("--resume", args->resume, "reuse the finished results of an interrupted sweep (OUT.partial)");
+  cmd->callback([args] { run_sweep_command(*args); });
+}
 
 }  // namespace zerosim::cli

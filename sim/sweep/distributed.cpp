@@ -18,7 +18,8 @@ int env_int(const char* name) {
 
 // The wire format: one JSON text per rank, {error_code, error_message, results: [[index, result], ...]}.
 std::string encode(const RankOutcome& o) {
-  json j{{"error_code", o.error_code}, {"error_message", o.error_message}, {"results", json::array()}};
+  json j{{"error_code", o.error_code}, {"error_message", o.error_message}, {"error_file", o.error_file},
+         {"error_path", o.error_path},   {"error_rule", o.error_rule},       {"results", json::array()}};
   for (std::size_t i = 0; i < o.results.size(); ++i)
     if (o.results[i]) j["results"].push_back(json::array({i, *o.results[i]}));
   return j.dump();
@@ -93,6 +94,9 @@ RankOutcome gather_outcomes(const RankOutcome& mine, std::size_t total, const Wo
     if (code != 0 && all.error_code == 0) {
       all.error_code = code;
       all.error_message = j.at("error_message").get<std::string>();
+      all.error_file = j.at("error_file").get<std::string>();
+      all.error_path = j.at("error_path").get<std::string>();
+      all.error_rule = j.at("error_rule").get<std::string>();
     }
     for (auto& entry : j.at("results")) all.results[entry.at(0).get<std::size_t>()] = entry.at(1);
   }

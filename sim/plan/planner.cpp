@@ -1,0 +1,296 @@
+#include "sim/plan/planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/report/result_view.hpp"
+#include "sim/sweep/run_sweep.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+namespace zerosim::plan {
+
+namespace {
+
+std::string strategy_string(bool qwz, bool hpz, bool qgz) {
+  if (qwz && hpz && qgz) return "zeropp";
+  std::string s = "zero3";
+  if (qwz) s += "+qwz";
+  if (hpz) s += "+hpz";
+  if (qgz) s += "+qgz";
+  return s;
+}
+
+void fill_metrics(Candidate& c) {
+  const json& r = c.result;
+  c.tokens_per_s = r.at("tokens_per_s").get<double>();
+  c.step_time_s = r.at("step_time_s").get<double>();
+  c.peak_bytes = r.at("memory").at("peak_bytes_per_gpu").get<double>();
+}
+
+bool fits(const json& r) { return r.at("memory").at("fits").get<bool>(); }
+
+// Strict weak order: confirmed first, higher throughput, fewer techniques, less memory.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.confirmed != b.confirmed) return a.confirmed;
+  double tol = 1e-9 * std::max(a.tokens_per_s, b.tokens_per_s);
+  if (std::fabs(a.tokens_per_s - b.tokens_per_s) > tol) return a.tokens_per_s > b.tokens_per_s;
+  if (a.techniques != b.techniques) return a.techniques < b.techniques;
+  return a.peak_bytes < b.peak_bytes;
+}
+
+std::vector<json> run_all(const std::vector<Scenario>& scenarios, const sweep::ScenarioRunner& runner, int threads) {
+  std::vector<std::size_t> idx(scenarios.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  sweep::RunOptions opt;
+  opt.threads = threads;
+  auto out = sweep::run_scenarios(scenarios, idx, runner, opt);
+  std::vector<json> results;
+  for (auto& r : out) results.push_back(std::move(*r));
+  return results;
+}
+
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterShape& shape,
+                                            std::vector<std::string>* notes) {
+  const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
+  if (q.micro_batches.empty()) throw flag_error("--micro-batches", "empty list");
+  if (q.global_batch < 0) throw flag_error("--global-batch", "must be positive");
+  std::vector<int> hpz_sizes;
+  for (int k = 2; k <= shape.gpus_per_node; ++k)
+    if (shape.gpus_per_node % k == 0 && world % k == 0) hpz_sizes.push_back(k);
+  const bool multi_node = shape.nodes > 1;
+  if (!multi_node && notes)
+    notes->push_back("qgZ not searched: it only applies on more than one node (on one node DeepSpeed falls "
+                     "back to a reduce-scatter)");
+  if (notes && q.qwz_bits == std::vector<int>{8})
+    notes->push_back("qwZ searched with INT8 weights only (the paper's setting; INT4 weights: --qwz-bits 4,8)");
+  std::vector<Candidate> out;
+  for (int m : q.micro_batches) {
+    if (m <= 0) throw flag_error("--micro-batches", fmt::format("must be positive (got {})", m));
+    int ga = 1;
+    if (q.global_batch > 0) {
+      if (q.global_batch % (world * m) != 0) continue;
+      ga = static_cast<int>(q.global_batch / (world * m));
+    }
+    for (int mask = 0; mask < 8; ++mask) {
+      bool qwz = mask & 1, hpz = mask & 2, qgz = mask & 4;
+      if (qgz && !multi_node) continue;
+      std::vector<int> ks = hpz ? hpz_sizes : std::vector<int>{0};
+      if (hpz && ks.empty()) continue;
+      for (int k : ks)
+        for (int wb : qwz ? q.qwz_bits : std::vector<int>{8})
+          for (int gb : qgz ? q.qgz_bits : std::vector<int>{4}) {
+            Candidate c;
+            c.scenario = q.base;
+            c.scenario.strategy = strategy_string(qwz, hpz, qgz);
+            c.scenario.deepspeed.clear();
+            c.scenario.hpz_partition = k;
+            c.scenario.quant_bits_weights = wb;
+            c.scenario.quant_bits_grads = gb;
+            c.scenario.tokens_per_gpu = m * shape.seq_len;
+            c.scenario.seq_len = shape.seq_len;
+            c.scenario.grad_accum = ga;
+            c.micro_batch = m;
+            c.techniques = qwz + hpz + qgz;
+            out.push_back(std::move(c));
+          }
+    }
+  }
+  if (out.empty())
+    throw flag_error("--global-batch",
+                     fmt::format("{} sequences cannot be split as {} GPUs x micro-batch x accumulation for any "
+                                 "micro-batch in the search (give a multiple of {})",
+                                 q.global_batch, world, world));
+  return out;
+}
+
+PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape, const sweep::ScenarioRunner& runner) {
+  PlanResult plan;
+  auto cands = enumerate_candidates(q, shape, &plan.notes);
+  plan.enumerated = cands.size();
+  // Analytic tier over everything: cheap, prunes what does not fit and what is clearly slow.
+  std::vector<Scenario> analytic;
+  for (auto& c : cands) {
+    c.scenario.tier = "analytic";
+    analytic.push_back(c.scenario);
+  }
+  auto results = run_all(analytic, runner, q.threads);
+  std::vector<Candidate> feasible;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    if (!fits(results[i])) {
+      ++plan.infeasible;
+      continue;
+    }
+    cands[i].result = std::move(results[i]);
+    fill_metrics(cands[i]);
+    feasible.push_back(std::move(cands[i]));
+  }
+  std::stable_sort(feasible.begin(), feasible.end(), better);
+  // Flow tier on the best: contention and overlap details can reorder close candidates.
+  std::size_t n = std::min<std::size_t>(feasible.size(), static_cast<std::size_t>(std::max(0, q.confirm_top)));
+  std::vector<Scenario> flow;
+  for (std::size_t i = 0; i < n; ++i) {
+    feasible[i].scenario.tier = "flow";
+    flow.push_back(feasible[i].scenario);
+  }
+  auto confirmed = run_all(flow, runner, q.threads);
+  std::vector<Candidate> ranked;
+  for (std::size_t i = 0; i < feasible.size(); ++i) {
+    if (i < n) {
+      if (!fits(confirmed[i])) {
+        ++plan.infeasible;
+        continue;
+      }
+      feasible[i].result = std::move(confirmed[i]);
+      feasible[i].confirmed = true;
+      fill_metrics(feasible[i]);
+    }
+    ranked.push_back(std::move(feasible[i]));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), better);
+  plan.ranked = std::move(ranked);
+  // Pareto front: no other candidate uses less memory and delivers more throughput.
+  std::vector<std::size_t> order(plan.ranked.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto &x = plan.ranked[a], &y = plan.ranked[b];
+    if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
+    return x.tokens_per_s > y.tokens_per_s;
+  });
+  double best = -1;
+  for (auto i : order)
+    if (plan.ranked[i].tokens_per_s > best) {
+      best = plan.ranked[i].tokens_per_s;
+      plan.pareto.push_back(i);
+    }
+  return plan;
+}
+
+std::string describe(const Candidate& c) {
+  const Scenario& s = c.scenario;
+  std::string name = report::strategy_display(s.strategy);
+  std::vector<std::string> knobs;
+  bool qwz = s.strategy == "zeropp" || s.strategy.find("qwz") != std::string::npos;
+  bool hpz = s.strategy == "zeropp" || s.strategy.find("hpz") != std::string::npos;
+  bool qgz = s.strategy == "zeropp" || s.strategy.find("qgz") != std::string::npos;
+  if (hpz) knobs.push_back(fmt::format("hpZ {}", s.hpz_partition > 0 ? std::to_string(s.hpz_partition) : "node"));
+  if (qwz) knobs.push_back(fmt::format("qwZ INT{}", s.quant_bits_weights));
+  if (qgz) knobs.push_back(fmt::format("qgZ INT{}", s.quant_bits_grads));
+  std::string out = name;
+  if (!knobs.empty()) {
+    out += " (";
+    for (std::size_t i = 0; i < knobs.size(); ++i) out += (i ? ", " : "") + knobs[i];
+    out += ")";
+  }
+  return out;
+}
+
+std::string explain_winner(const Candidate& w, const Candidate& r) {
+  auto a = report::read_result(JsonReader(w.result, "<plan>"));
+  auto b = report::read_result(JsonReader(r.result, "<plan>"));
+  std::string o = fmt::format("Why {} wins over the runner-up {}:\n", describe(w), describe(r));
+  o += fmt::format("  throughput {:.0f} vs {:.0f} tokens/s ({:+.1f}%), step {} vs {}", w.tokens_per_s, r.tokens_per_s,
+                   (w.tokens_per_s / r.tokens_per_s - 1) * 100, format_time(w.step_time_s),
+                   format_time(r.step_time_s));
+  if (w.micro_batch != r.micro_batch || w.scenario.grad_accum != r.scenario.grad_accum)
+    o += fmt::format(" (micro-batch {} x {} vs {} x {})", w.micro_batch, w.scenario.grad_accum, r.micro_batch,
+                     r.scenario.grad_accum);
+  o += "\n";
+  struct Part {
+    const char* name;
+    double x, y;
+  };
+  std::vector<Part> parts = {{"compute", a.compute_s, b.compute_s},
+                             {"recompute", a.recompute_s, b.recompute_s},
+                             {"optimizer", a.optimizer_s, b.optimizer_s},
+                             {"quantization kernels", a.quant_kernels_s, b.quant_kernels_s},
+                             {"exposed all-gather", a.exposed_all_gather_s, b.exposed_all_gather_s},
+                             {"exposed reduce-scatter", a.exposed_reduce_scatter_s, b.exposed_reduce_scatter_s},
+                             {"exposed all-to-all", a.exposed_all_to_all_s, b.exposed_all_to_all_s}};
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Part& p, const Part& q) { return std::fabs(p.x - p.y) > std::fabs(q.x - q.y); });
+  for (const auto& p : parts) {
+    if (std::fabs(p.x - p.y) < 1e-7) continue;
+    o += fmt::format("  {:<24} {:>12} vs {:>12}  ({}{})\n", p.name, format_time(p.x), format_time(p.y),
+                     p.x < p.y ? "-" : "+", format_time(std::fabs(p.x - p.y)));
+  }
+  o += fmt::format("  {:<24} {:>12} vs {:>12}\n", "peak memory per GPU", format_bytes(w.peak_bytes),
+                   format_bytes(r.peak_bytes));
+  return o;
+}
+
+json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
+  const Scenario& s = c.scenario;
+  bool all = s.strategy == "zeropp";
+  bool qwz = all || s.strategy.find("qwz") != std::string::npos;
+  bool hpz = all || s.strategy.find("hpz") != std::string::npos;
+  bool qgz = all || s.strategy.find("qgz") != std::string::npos;
+  int k = hpz ? (s.hpz_partition > 0 ? s.hpz_partition : shape.gpus_per_node) : 1;
+  long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
+  return json{{"train_batch_size", world * c.micro_batch * s.grad_accum},
+              {"train_micro_batch_size_per_gpu", c.micro_batch},
+              {"gradient_accumulation_steps", s.grad_accum},
+              {"fp16", {{"enabled", true}}},
+              {"zero_optimization",
+               {{"stage", 3},
+                {"overlap_comm", true},
+                {"reduce_scatter", true},
+                {"contiguous_gradients", true},
+                {"zero_quantized_weights", qwz},
+                {"zero_hpz_partition_size", k},
+                {"zero_quantized_gradients", qgz}}}};
+}
+
+json plan_document(const PlanResult& plan) {
+  json cands = json::array();
+  for (std::size_t i = 0; i < plan.ranked.size(); ++i) {
+    const auto& c = plan.ranked[i];
+    cands.push_back({{"rank", i + 1},
+                     {"description", describe(c)},
+                     {"micro_batch", c.micro_batch},
+                     {"grad_accum", c.scenario.grad_accum},
+                     {"tier", c.confirmed ? "flow" : "analytic"},
+                     {"scenario", sweep::scenario_to_json(c.scenario)},
+                     {"result", c.result}});
+  }
+  json pareto = json::array();
+  for (auto i : plan.pareto) pareto.push_back(i + 1);
+  return json{{"schema_version", kResultSchemaVersion}, {"kind", "plan"},
+              {"enumerated", plan.enumerated},      {"infeasible", plan.infeasible},
+              {"notes", plan.notes},                {"candidates", cands},
+              {"pareto_ranks", pareto}};
+}
+
+std::string render_plan(const PlanResult& plan, std::size_t top) {
+  std::string o = fmt::format(
+      "Searched {} configurations on the analytic tier; {} do not fit in GPU memory; the best {} were "
+      "confirmed on the flow tier.\n",
+      plan.enumerated, plan.infeasible,
+      std::count_if(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& c) { return c.confirmed; }));
+  for (const auto& n : plan.notes) o += "Note: " + n + "\n";
+  if (plan.ranked.empty()) return o + "No configuration fits in GPU memory.\n";
+  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "rank", "configuration", "micro",
+                   "accum", "step", "TFLOPs/GPU", "tokens/s", "peak mem", "tier");
+  for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
+    const auto& c = plan.ranked[i];
+    o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1, describe(c),
+                     c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s),
+                     c.result.at("tflops_per_gpu").get<double>(), c.tokens_per_s, format_bytes(c.peak_bytes),
+                     c.confirmed ? "flow" : "analytic");
+  }
+  if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);
+  o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs faster):\n";
+  for (auto i : plan.pareto) {
+    const auto& c = plan.ranked[i];
+    o += fmt::format("  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}\n", i + 1, format_bytes(c.peak_bytes),
+                     c.tokens_per_s, describe(c), c.micro_batch, c.scenario.grad_accum);
+  }
+  return o;
+}
+
+}  // namespace zerosim::plan

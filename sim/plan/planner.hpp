@@ -1,0 +1,67 @@
+// The planner: for a cluster, a model and (optionally) a global batch, enumerate strategies (ZeRO-3 and
+// every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches and gradient accumulation;
+// simulate all of them on the cheap analytic tier, drop what does not fit in GPU memory, confirm the best
+// on the flow tier, and rank by throughput (tokens/s). Ties go to the simpler configuration.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+#include "sim/step/simulate.hpp"
+#include "sim/sweep/runner.hpp"
+
+namespace zerosim::plan {
+
+struct PlanRequest {
+  Scenario base;                // cluster, network, model, profile, seq_len; strategy/batch are searched
+  long long global_batch = 0;   // sequences per optimizer step over all GPUs; 0: free (grad-accum 1)
+  std::vector<int> micro_batches = {1, 2, 4, 8, 16, 32};  // sequences per GPU per micro-step
+  std::vector<int> qwz_bits = {8};     // INT4 weights are not searched by default (convergence unmodelled)
+  std::vector<int> qgz_bits = {4, 8};  // the kernels support INT4 and INT8
+  int confirm_top = 8;                 // candidates re-simulated on the flow tier
+  int threads = 0;
+};
+
+// The shape of the cluster the search needs (from the topology).
+struct ClusterShape {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int seq_len = 0;  // the model's (or the request's) sequence length
+};
+
+struct Candidate {
+  Scenario scenario;
+  int micro_batch = 0;  // sequences per GPU per micro-step
+  bool confirmed = false;  // result is from the flow tier
+  json result;             // flow result if confirmed, else analytic
+  double tokens_per_s = 0, step_time_s = 0, peak_bytes = 0;
+  int techniques = 0;  // number of ZeRO++ components on (tie-break: simpler first)
+};
+
+struct PlanResult {
+  std::vector<Candidate> ranked;      // feasible candidates, confirmed first, best first
+  std::vector<std::size_t> pareto;    // indices into ranked: memory/throughput front, memory ascending
+  std::size_t enumerated = 0, infeasible = 0;
+  std::vector<std::string> notes;     // search-space decisions worth telling the user
+};
+
+// Enumerates the scenarios of the search space (deterministic order). Throws InputError when the global
+// batch admits no micro-batch / accumulation split.
+std::vector<Candidate> enumerate_candidates(const PlanRequest& request, const ClusterShape& shape,
+                                            std::vector<std::string>* notes = nullptr);
+
+// Runs the search with `runner` (simulate_runner() in production).
+PlanResult run_plan(const PlanRequest& request, const ClusterShape& shape, const sweep::ScenarioRunner& runner);
+
+// "ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4)" style description of a candidate.
+std::string describe(const Candidate& c);
+// Why the winner beats the runner-up: step time and each breakdown component, largest differences first.
+std::string explain_winner(const Candidate& winner, const Candidate& runner_up);
+// The DeepSpeed config that runs the candidate.
+json deepspeed_config(const Candidate& c, const ClusterShape& shape);
+// The plan as a JSON document {schema_version, kind: "plan", candidates: [...], pareto: [...]}.
+json plan_document(const PlanResult& plan);
+// The human-readable plan (top `top` configurations, winner explanation, Pareto front).
+std::string render_plan(const PlanResult& plan, std::size_t top);
+
+}  // namespace zerosim::plan
