@@ -1,0 +1,74 @@
+// FlowNetwork: the "flow" tier. Each collective is lowered to phases of flows; a phase waits its
+// latency, then starts its flows on their routes. Every link's capacity is its bandwidth times the
+// profile's efficiency for its class, and the rates of ALL active flows (of every collective) are
+// max-min fair (FairShare), recomputed only in the components whose flow set changed. A flow's
+// completion time is computed exactly from remaining bytes / rate; completions within a relative
+// 1e-9 of each other are handled as one event. The collective completes when its last phase does.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/net/fair_share.hpp"
+#include "sim/net/network_model.hpp"
+
+namespace zerosim {
+
+class FlowNetwork : public NetworkModel {
+ public:
+  // Does not register itself; make_network_model does.
+  FlowNetwork(Engine& engine, const Topology& topo, const CostProfile& profile);
+
+  const char* name() const override { return "flow"; }
+  void start(const CollectiveOp& op, std::function<void()> on_done) override;
+  const NetStats& stats() const override { return stats_; }
+  double next_event_time() const override;
+  void advance_to(double t) override;
+
+  // Starts one already-lowered plan (used by start() and by tests that build plans by hand).
+  void start_plan(CollectivePlan plan, std::function<void()> on_done);
+  // Flows currently in the solver (after aggregation).
+  std::size_t active_flows() const { return solver_.active_flows(); }
+  // Rate of the solver flows of the last started phase (tests); valid after next_event_time().
+  const FairShare& solver() const { return solver_; }
+
+ private:
+  struct Coll {
+    CollectivePlan plan;
+    std::size_t phase = 0;
+    std::int64_t outstanding = 0;  // solver flows of the current phase still running
+    std::function<void()> on_done;
+  };
+  struct Done {
+    double time;
+    FairShare::FlowId flow;
+    std::uint64_t version;
+  };
+  struct DoneLater {
+    bool operator()(const Done& a, const Done& b) const {
+      return a.time != b.time ? a.time > b.time : a.flow > b.flow;
+    }
+  };
+
+  void begin_phase(int coll);
+  void finish_phase(int coll);
+  void resolve() const;  // re-solve rates of changed components, settle, reschedule
+
+  Engine& engine_;
+  const Topology& topo_;
+  const CostProfile& profile_;
+  NetStats stats_;
+  mutable FairShare solver_;
+  std::vector<Coll> colls_;
+  std::vector<int> free_colls_;
+
+  // Per solver flow id (structure of arrays).
+  mutable std::vector<double> remaining_, settled_at_, rate_;
+  mutable std::vector<std::uint64_t> version_;
+  std::vector<std::int32_t> coll_of_;
+  mutable std::vector<Done> done_heap_;
+  mutable bool dirty_ = false;
+  std::vector<FairShare::FlowId> finished_;  // scratch of advance_to
+};
+
+}  // namespace zerosim

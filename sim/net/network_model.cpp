@@ -1,0 +1,36 @@
+// The registry of network tiers and the one-collective timing helper.
+#include "sim/net/network_model.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/net/analytic_network.hpp"
+#include "sim/net/flow_network.hpp"
+
+namespace zerosim {
+
+std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
+                                                 const Topology& topo, const CostProfile& profile) {
+  std::unique_ptr<NetworkModel> m;
+  if (tier == "flow") {
+    m = std::make_unique<FlowNetwork>(engine, topo, profile);
+  } else if (tier == "analytic") {
+    m = std::make_unique<AnalyticNetwork>(engine, topo, profile);
+  } else {
+    throw flag_error("--tier", "must be 'flow' (max-min fair flows on routes) or 'analytic' "
+                               "(per-phase busiest link, no contention between collectives); got '" +
+                                   tier + "'");
+  }
+  engine.add_model(m.get());
+  return m;
+}
+
+double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+                       const CostProfile& profile) {
+  Engine engine;
+  auto model = make_network_model(tier, engine, topo, profile);
+  double done = -1;
+  model->start(op, [&] { done = engine.now(); });
+  engine.run();
+  return done;
+}
+
+}  // namespace zerosim
