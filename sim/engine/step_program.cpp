@@ -1,0 +1,164 @@
+// run_program: every stream is a cursor over its ops; a stream advances until an op takes time
+// (Compute/Kernel on the engine, Collective on the network) or a Wait finds its event unrecorded.
+// Completions and Records make streams ready again; a ready list keeps this iterative.
+#include "sim/engine/step_program.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace zerosim {
+
+const char* to_string(Category c) {
+  switch (c) {
+    case Category::Compute: return "compute";
+    case Category::Recompute: return "recompute";
+    case Category::Optimizer: return "optimizer";
+    case Category::QuantKernel: return "quant_kernel";
+    case Category::AllGather: return "all_gather";
+    case Category::ReduceScatter: return "reduce_scatter";
+    case Category::AllToAll: return "all_to_all";
+    case Category::AllReduce: return "all_reduce";
+    case Category::Other: return "other";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string where(const StepProgram& p, std::size_t s, std::size_t i) {
+  return "stream " + std::to_string(s) + " ('" + p.streams[s].name + "') op " + std::to_string(i);
+}
+
+void validate(const StepProgram& p) {
+  for (std::size_t s = 0; s < p.streams.size(); ++s) {
+    for (std::size_t i = 0; i < p.streams[s].ops.size(); ++i) {
+      const StepOp& op = p.streams[s].ops[i];
+      switch (op.kind) {
+        case OpKind::Compute:
+        case OpKind::Kernel:
+          if (!(op.duration_s >= 0))
+            throw std::logic_error("run_program: " + where(p, s, i) + " has a negative duration");
+          break;
+        case OpKind::Collective:
+          if (op.collective < 0 || op.collective >= static_cast<int>(p.collectives.size()))
+            throw std::logic_error("run_program: " + where(p, s, i) + " names collective " +
+                                   std::to_string(op.collective) + " out of range");
+          break;
+        case OpKind::Record:
+        case OpKind::Wait:
+          if (op.event < 0 || op.event >= p.event_count)
+            throw std::logic_error("run_program: " + where(p, s, i) + " names event " +
+                                   std::to_string(op.event) + " outside [0, event_count)");
+          break;
+      }
+    }
+  }
+}
+
+class Runner {
+ public:
+  Runner(const StepProgram& p, Engine& e, NetworkModel& net)
+      : p_(p), e_(e), net_(net), pc_(p.streams.size(), 0), start_(p.streams.size(), 0),
+        recorded_(static_cast<std::size_t>(p.event_count), 0),
+        waiters_(static_cast<std::size_t>(p.event_count)) {}
+
+  RunResult run() {
+    const double t0 = e_.now();
+    const std::uint64_t ev0 = e_.events_processed();
+    const NetStats net0 = net_.stats();
+    double end = t0;
+    for (std::size_t s = 0; s < p_.streams.size(); ++s) ready_.push_back(s);
+    drain();
+    e_.run();
+    for (std::size_t s = 0; s < p_.streams.size(); ++s) {
+      if (pc_[s] >= p_.streams[s].ops.size()) continue;
+      const StepOp& op = p_.streams[s].ops[pc_[s]];
+      throw std::logic_error(
+          "run_program: deadlock: " + where(p_, s, pc_[s]) +
+          (op.kind == OpKind::Wait
+               ? " waits for event " + std::to_string(op.event) + " which is never recorded"
+               : " never completed"));
+    }
+    for (const OpTiming& t : result_.timeline) end = std::max(end, t.end);
+    result_.makespan_s = end - t0;
+    result_.events = e_.events_processed() - ev0;
+    const NetStats& n = net_.stats();
+    result_.net.inter_node_bytes = n.inter_node_bytes - net0.inter_node_bytes;
+    result_.net.intra_node_bytes = n.intra_node_bytes - net0.intra_node_bytes;
+    result_.net.flows = n.flows - net0.flows;
+    return std::move(result_);
+  }
+
+ private:
+  // FIFO over the ready list; re-entrant calls (a model that completes inside start()) only enqueue.
+  void drain() {
+    if (draining_) return;
+    draining_ = true;
+    for (std::size_t i = 0; i < ready_.size(); ++i) pump(ready_[i]);
+    ready_.clear();
+    draining_ = false;
+  }
+
+  // Runs stream s's instantaneous ops until one takes time or blocks.
+  void pump(std::size_t s) {
+    const auto& ops = p_.streams[s].ops;
+    while (pc_[s] < ops.size()) {
+      const StepOp& op = ops[pc_[s]];
+      switch (op.kind) {
+        case OpKind::Record: {
+          recorded_[op.event] = 1;
+          for (std::size_t w : waiters_[op.event]) ready_.push_back(w);
+          waiters_[op.event].clear();
+          ++pc_[s];
+          break;
+        }
+        case OpKind::Wait:
+          if (!recorded_[op.event]) {
+            waiters_[op.event].push_back(s);
+            return;
+          }
+          ++pc_[s];
+          break;
+        case OpKind::Compute:
+        case OpKind::Kernel:
+          start_[s] = e_.now();
+          e_.schedule_after(op.duration_s, [this, s] { complete(s); });
+          return;
+        case OpKind::Collective:
+          start_[s] = e_.now();
+          net_.start(p_.collectives[op.collective], [this, s] { complete(s); });
+          return;
+      }
+    }
+  }
+
+  void complete(std::size_t s) {
+    result_.timeline.push_back(
+        OpTiming{static_cast<int>(s), static_cast<int>(pc_[s]), start_[s], e_.now()});
+    ++pc_[s];
+    ready_.push_back(s);
+    drain();
+  }
+
+  const StepProgram& p_;
+  Engine& e_;
+  NetworkModel& net_;
+  std::vector<std::size_t> pc_;
+  std::vector<double> start_;
+  std::vector<char> recorded_;
+  std::vector<std::vector<std::size_t>> waiters_;
+  std::vector<std::size_t> ready_;
+  bool draining_ = false;
+  RunResult result_;
+};
+
+}  // namespace
+
+RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network) {
+  validate(program);
+  Runner runner(program, engine, network);
+  return runner.run();
+}
+
+}  // namespace zerosim

@@ -1,0 +1,138 @@
+// run_program on hand-built programs whose makespan is a closed form. A stub network charges every
+// collective a fixed time per CollectiveOp::bytes, so only the program semantics are under test.
+#include "sim/engine/step_program.hpp"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+using namespace zerosim;
+
+namespace {
+// Collective time = bytes / 1e9 s (1 GB/s), no contention; completion as an engine event.
+class StubNetwork : public NetworkModel {
+ public:
+  explicit StubNetwork(Engine& e) : e_(e) {}
+  const char* name() const override { return "stub"; }
+  void start(const CollectiveOp& op, std::function<void()> on_done) override {
+    stats_.inter_node_bytes += op.bytes;
+    ++stats_.flows;
+    e_.schedule_after(op.bytes / 1e9, std::move(on_done));
+  }
+  const NetStats& stats() const override { return stats_; }
+  double next_event_time() const override { return kNever; }
+  void advance_to(double) override {}
+
+ private:
+  Engine& e_;
+  NetStats stats_;
+};
+
+StepOp compute(double d) { return StepOp{OpKind::Compute, Category::Compute, d, -1, -1, -1}; }
+StepOp kernel(double d) { return StepOp{OpKind::Kernel, Category::QuantKernel, d, -1, -1, -1}; }
+StepOp coll(int i) { return StepOp{OpKind::Collective, Category::AllGather, 0, i, -1, -1}; }
+StepOp record(int e) { return StepOp{OpKind::Record, Category::Other, 0, -1, e, -1}; }
+StepOp wait(int e) { return StepOp{OpKind::Wait, Category::Other, 0, -1, e, -1}; }
+CollectiveOp bytes_op(double b) {
+  CollectiveOp op;
+  op.bytes = b;
+  return op;
+}
+}  // namespace
+
+TEST_CASE("two independent streams overlap: makespan is the longer stream") {
+  // Stream A: 1 + 2 s compute; stream B: 0.5 + 0.5 + 0.5 s kernels. Makespan = max(3, 1.5) = 3.
+  StepProgram p;
+  p.streams = {{"a", {compute(1), compute(2)}}, {"b", {kernel(0.5), kernel(0.5), kernel(0.5)}}};
+  Engine e;
+  StubNetwork net(e);
+  RunResult r = run_program(p, e, net);
+  CHECK(r.makespan_s == doctest::Approx(3.0));
+  REQUIRE(r.timeline.size() == 5);
+  // Completion order: b0 (0.5), a0 (1.0) / b1 (1.0), b2 (1.5), a1 (3.0).
+  CHECK(r.timeline.back().stream == 0);
+  CHECK(r.timeline.back().op == 1);
+  CHECK(r.timeline.back().start == doctest::Approx(1.0));
+}
+
+TEST_CASE("a wait chain serializes streams") {
+  // A: compute 1, record e0. B: wait e0, compute 2, record e1. C: wait e1, compute 3.
+  // Makespan = 1 + 2 + 3 = 6; C's compute starts at 3.
+  StepProgram p;
+  p.event_count = 2;
+  p.streams = {{"a", {compute(1), record(0)}},
+               {"b", {wait(0), compute(2), record(1)}},
+               {"c", {wait(1), compute(3)}}};
+  Engine e;
+  StubNetwork net(e);
+  RunResult r = run_program(p, e, net);
+  CHECK(r.makespan_s == doctest::Approx(6.0));
+  REQUIRE(r.timeline.size() == 3);
+  CHECK(r.timeline[2].stream == 2);
+  CHECK(r.timeline[2].start == doctest::Approx(3.0));
+}
+
+TEST_CASE("a collective overlaps compute; the consumer waits for it") {
+  // Comm stream: all-gather of 2e9 bytes (2 s), record e0. Compute stream: compute 1.5, wait e0,
+  // compute 1. The wait releases at 2, so makespan = 2 + 1 = 3 (exposed communication 0.5 s).
+  StepProgram p;
+  p.event_count = 1;
+  p.collectives = {bytes_op(2e9)};
+  p.streams = {{"compute", {compute(1.5), wait(0), compute(1)}}, {"comm", {coll(0), record(0)}}};
+  Engine e;
+  StubNetwork net(e);
+  RunResult r = run_program(p, e, net);
+  CHECK(r.makespan_s == doctest::Approx(3.0));
+  CHECK(r.net.inter_node_bytes == doctest::Approx(2e9));
+  CHECK(r.net.flows == 1);
+}
+
+TEST_CASE("prefetch pattern: n layers, compute c, gather g > c overlapped one ahead") {
+  // Gathers on stream "ag" run back to back, each recording e_i; compute i waits e_i then computes c.
+  // With g = 0.3, c = 0.2, n = 4: gathers end at 0.3 i; compute i starts at max(0.3 (i+1), end of
+  // compute i-1) -> the last compute starts at 1.2 and ends at 1.4.
+  const int n = 4;
+  StepProgram p;
+  p.event_count = n;
+  Stream ag{"ag", {}}, comp{"compute", {}};
+  for (int i = 0; i < n; ++i) {
+    p.collectives.push_back(bytes_op(0.3e9));
+    ag.ops.push_back(coll(i));
+    ag.ops.push_back(record(i));
+    comp.ops.push_back(wait(i));
+    comp.ops.push_back(compute(0.2));
+  }
+  p.streams = {comp, ag};
+  Engine e;
+  StubNetwork net(e);
+  CHECK(run_program(p, e, net).makespan_s == doctest::Approx(1.4));
+}
+
+TEST_CASE("a wait whose record never runs is a deadlock") {
+  StepProgram p;
+  p.event_count = 2;
+  p.streams = {{"a", {wait(1), compute(1)}}, {"b", {compute(1), record(0)}}};
+  Engine e;
+  StubNetwork net(e);
+  try {
+    run_program(p, e, net);
+    FAIL("expected a deadlock error");
+  } catch (const std::logic_error& err) {
+    CHECK(std::string(err.what()).find("deadlock") != std::string::npos);
+    CHECK(std::string(err.what()).find("event 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("out-of-range references are rejected before running") {
+  StepProgram p;
+  p.streams = {{"a", {coll(0)}}};
+  Engine e;
+  StubNetwork net(e);
+  CHECK_THROWS_AS(run_program(p, e, net), std::logic_error);
+}
+
+TEST_CASE("category names") {
+  CHECK(std::string(to_string(Category::AllGather)) == "all_gather");
+  CHECK(std::string(to_string(Category::QuantKernel)) == "quant_kernel");
+}
