@@ -3,6 +3,7 @@
 // nvcc from fusing a multiply and an add into an FMA (the host build uses ISO C++ mode, where GCC
 // does not contract). See kernels/quantize.hpp for the formulas this implements.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -131,6 +132,16 @@ ZS_HD int nibble_signed(std::uint8_t byte, int high) {
   return v >= 8 ? v - 16 : v;
 }
 ZS_HD int nibble_unsigned(std::uint8_t byte, int high) { return high ? (byte >> 4) : (byte & 0xF); }
+
+// qgZ reorder: first source element of output unit k = (stage * N + j) * Y + y, which is sub-slice
+// `stage` of partition y * N + j (units of u elements, partitions of n / (Y * N)).
+ZS_HD std::size_t qgz_source(std::size_t k, std::size_t n, std::size_t nodes, std::size_t gpus,
+                             std::size_t u) {
+  const std::size_t y = k % nodes;
+  const std::size_t j = (k / nodes) % gpus;
+  const std::size_t stage = k / (nodes * gpus);
+  return (y * gpus + j) * (n / (nodes * gpus)) + stage * u;
+}
 
 // ---- FP16 / BF16 bit conversions (host). No library in GCC 12 offers them portably, so these are
 // the IEEE-754 rules written out: round to nearest even, overflow to Inf, NaN -> 0x7FFF (the

@@ -7,19 +7,10 @@
 #include <string>
 
 #include "kernels/quant_math.hpp"
+#include "kernels/ref/checks.hpp"
 #include "kernels/quantize.hpp"
 
 namespace zerosim::kernels::ref {
-
-[[noreturn]] inline void bad_arg(const char* fn, const std::string& what) {
-  throw std::invalid_argument(std::string(fn) + ": " + what);
-}
-
-// Null-buffer checks shared by every entry point (defined in quantize_ref.cpp).
-void check_in(const char* fn, std::size_t n, const QuantParams& p, const QuantizedCRef& in,
-              const std::string& what);
-void check_quantize_args(const char* fn, const void* in, std::size_t n, const QuantParams& p,
-                         const QuantizedRef& out);
 
 // Element loaders/storers by type; Elem is float, or uint16_t bits tagged by the DType.
 template <DType D>

@@ -35,12 +35,7 @@ std::size_t qgz_unit_elements(std::size_t n, const QgzShape& s) {
 }
 
 std::size_t qgz_unit_source(std::size_t k, std::size_t n, const QgzShape& s) {
-  const std::size_t y = k % s.nodes;
-  const std::size_t j = (k / s.nodes) % s.gpus_per_node;
-  const std::size_t stage = k / (s.nodes * s.gpus_per_node);
-  const std::size_t partition = y * s.gpus_per_node + j;
-  const std::size_t w = s.nodes * s.gpus_per_node;
-  return partition * (n / w) + stage * qgz_unit_elements(n, s);
+  return detail::qgz_source(k, n, s.nodes, s.gpus_per_node, qgz_unit_elements(n, s));
 }
 
 void qgz_swizzle_quantize(const void* grad, DType t, std::size_t n, const QgzShape& s,
@@ -67,16 +62,6 @@ void qgz_swizzle_quantize(const void* grad, DType t, std::size_t n, const QgzSha
 
 namespace {
 
-void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs,
-                  std::size_t n, const QuantParams& p) {
-  validate(fn, n, p);
-  if (n_inputs == 0) ref::bad_arg(fn, "n_inputs must be >= 1 (got 0)");
-  if (inputs == nullptr) ref::bad_arg(fn, "inputs array is null");
-  for (std::size_t i = 0; i < n_inputs; ++i) {
-    ref::check_in(fn, n, p, inputs[i], "inputs[" + std::to_string(i) + "]");
-  }
-}
-
 // FP32 sum of element i of block (byte, block) over all inputs, in input order.
 float reduced_at(const QuantizedCRef* inputs, std::size_t n_inputs, const QuantParams& p,
                  std::size_t byte, std::size_t block, std::size_t i) {
@@ -93,7 +78,7 @@ float reduced_at(const QuantizedCRef* inputs, std::size_t n_inputs, const QuantP
 void dequant_reduce_quantize(const QuantizedCRef* inputs, std::size_t n_inputs, std::size_t n,
                              const QuantParams& p, QuantizedRef out) {
   static constexpr const char* kFn = "zerosim::kernels::dequant_reduce_quantize";
-  check_inputs(kFn, inputs, n_inputs, n, p);
+  ref::check_inputs(kFn, inputs, n_inputs, n, p);
   ref::check_quantize_args(kFn, n == 0 ? nullptr : inputs, n, p, out);
   std::vector<float> sums;
   ref::for_each_block(n, p, [&](std::size_t, std::size_t len, std::size_t byte,
@@ -108,7 +93,7 @@ void dequant_reduce_quantize(const QuantizedCRef* inputs, std::size_t n_inputs, 
 void dequant_reduce(const QuantizedCRef* inputs, std::size_t n_inputs, std::size_t n,
                     const QuantParams& p, float post_scale, void* out, DType t) {
   static constexpr const char* kFn = "zerosim::kernels::dequant_reduce";
-  check_inputs(kFn, inputs, n_inputs, n, p);
+  ref::check_inputs(kFn, inputs, n_inputs, n, p);
   if (n != 0 && out == nullptr) ref::bad_arg(kFn, "output buffer is null");
   ref::dispatch_dtype(t, [&]<DType D>() {
     using E = ref::Elem<D>;

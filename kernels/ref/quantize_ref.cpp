@@ -84,6 +84,15 @@ void check_quantize_args(const char* fn, const void* in, std::size_t n, const Qu
   if (n != 0 && in == nullptr) bad_arg(fn, "input buffer is null");
   check_out(fn, n, p, out);
 }
+void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs,
+                  std::size_t n, const QuantParams& p) {
+  validate(fn, n, p);
+  if (n_inputs == 0) bad_arg(fn, "n_inputs must be >= 1 (got 0)");
+  if (inputs == nullptr) bad_arg(fn, "inputs array is null");
+  for (std::size_t i = 0; i < n_inputs; ++i) {
+    check_in(fn, n, p, inputs[i], "inputs[" + std::to_string(i) + "]");
+  }
+}
 }  // namespace ref
 
 void quantize(const void* in, DType t, std::size_t n, const QuantParams& p, QuantizedRef out) {

@@ -1,0 +1,305 @@
+// Device side of the quantization kernels (internal to zerosim_kernels_cuda).
+//
+// Design for bandwidth: one CTA per quantization block, each thread moves chunks of 8 elements
+// with the widest aligned access available (16-byte loads of FP16/BF16, 2 x 16 bytes of FP32,
+// 8-byte INT8 / 4-byte INT4 code stores); misaligned or partial chunks fall back to scalar access.
+// The block's values are read once from HBM: pass 1 (absmax or min/max) keeps them in shared
+// memory for pass 2 (quantize) when the block fits (<= 8192 elements), else pass 2 re-reads them
+// (an L2 hit). The scalar arithmetic is kernels/quant_math.hpp, shared with the CPU reference.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/quant_math.hpp"
+#include "kernels/quantize.hpp"
+
+namespace zerosim::kernels::cuda::dev {
+
+inline constexpr int kThreads = 256;
+inline constexpr int kChunk = 8;                   // elements per thread step
+inline constexpr std::size_t kMaxCachedBlock = 8192;  // elements kept in shared memory
+inline constexpr int kMaxInputs = 128;
+
+// Where a CTA's block lives: tensor of n elements in segments of seg, blocks of bs.
+struct Geo {
+  std::size_t n, seg, bs, blocks_per_seg, seg_bytes;
+};
+
+struct BlockPos {
+  std::size_t first;  // first element (in the quantized/output layout)
+  std::size_t len;    // elements in this block
+  std::size_t byte;   // first code byte
+};
+
+__device__ __forceinline__ BlockPos block_pos(const Geo& g, std::size_t blk, int bits) {
+  const std::size_t s = blk / g.blocks_per_seg, b = blk % g.blocks_per_seg;
+  const std::size_t off = b * g.bs;
+  const std::size_t len = off + g.bs <= g.seg ? g.bs : g.seg - off;
+  return {s * g.seg + off, len, s * g.seg_bytes + off * static_cast<std::size_t>(bits) / 8};
+}
+
+// ---- aligned-if-possible byte moves ------------------------------------------------------------
+template <int B>
+struct Bytes {
+  std::uint8_t b[B];
+};
+
+template <int B>
+__device__ __forceinline__ Bytes<B> load_bytes(const std::uint8_t* p) {
+  Bytes<B> r;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if constexpr (B == 16) {
+    if ((a & 15u) == 0) {
+      const uint4 v = *reinterpret_cast<const uint4*>(p);
+      memcpy(r.b, &v, 16);
+      return r;
+    }
+  } else if constexpr (B == 8) {
+    if ((a & 7u) == 0) {
+      const uint2 v = *reinterpret_cast<const uint2*>(p);
+      memcpy(r.b, &v, 8);
+      return r;
+    }
+  } else if constexpr (B == 4) {
+    if ((a & 3u) == 0) {
+      const unsigned v = *reinterpret_cast<const unsigned*>(p);
+      memcpy(r.b, &v, 4);
+      return r;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < B; ++i) r.b[i] = p[i];
+  return r;
+}
+
+template <int B>
+__device__ __forceinline__ void store_bytes(std::uint8_t* p, const Bytes<B>& r) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if constexpr (B == 16) {
+    if ((a & 15u) == 0) {
+      uint4 v;
+      memcpy(&v, r.b, 16);
+      *reinterpret_cast<uint4*>(p) = v;
+      return;
+    }
+  } else if constexpr (B == 8) {
+    if ((a & 7u) == 0) {
+      uint2 v;
+      memcpy(&v, r.b, 8);
+      *reinterpret_cast<uint2*>(p) = v;
+      return;
+    }
+  } else if constexpr (B == 4) {
+    if ((a & 3u) == 0) {
+      unsigned v;
+      memcpy(&v, r.b, 4);
+      *reinterpret_cast<unsigned*>(p) = v;
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < B; ++i) p[i] = r.b[i];
+}
+
+// ---- typed element access ----------------------------------------------------------------------
+template <DType D>
+struct Elem;
+template <>
+struct Elem<DType::kF32> {
+  static constexpr int kBytes = 4;
+  __device__ static float from_bits(const std::uint8_t* b) {
+    float f;
+    memcpy(&f, b, 4);
+    return f;
+  }
+  __device__ static void to_bits(float v, std::uint8_t* b) { memcpy(b, &v, 4); }
+};
+template <>
+struct Elem<DType::kF16> {
+  static constexpr int kBytes = 2;
+  __device__ static float from_bits(const std::uint8_t* b) {
+    __half h;
+    memcpy(&h, b, 2);
+    return __half2float(h);
+  }
+  __device__ static void to_bits(float v, std::uint8_t* b) {
+    const __half h = __float2half_rn(v);
+    memcpy(b, &h, 2);
+  }
+};
+template <>
+struct Elem<DType::kBF16> {
+  static constexpr int kBytes = 2;
+  __device__ static float from_bits(const std::uint8_t* b) {
+    __nv_bfloat16 h;
+    memcpy(&h, b, 2);
+    return __bfloat162float(h);
+  }
+  __device__ static void to_bits(float v, std::uint8_t* b) {
+    const __nv_bfloat16 h = __float2bfloat16_rn(v);
+    memcpy(b, &h, 2);
+  }
+};
+
+// Loads cnt (<= 8) elements starting at element i of x into v.
+template <DType D>
+__device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt, float (&v)[kChunk]) {
+  using E = Elem<D>;
+  const auto* p = static_cast<const std::uint8_t*>(x) + i * E::kBytes;
+  if (cnt == kChunk) {
+#pragma unroll
+    for (int h = 0; h < E::kBytes * kChunk / 16; ++h) {
+      const Bytes<16> b = load_bytes<16>(p + 16 * h);
+#pragma unroll
+      for (int e = 0; e < 16 / E::kBytes; ++e) v[h * (16 / E::kBytes) + e] = E::from_bits(b.b + e * E::kBytes);
+    }
+  } else {
+    for (int e = 0; e < cnt; ++e) v[e] = E::from_bits(p + e * E::kBytes);
+  }
+}
+
+template <DType D>
+__device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt, const float (&v)[kChunk]) {
+  using E = Elem<D>;
+  auto* p = static_cast<std::uint8_t*>(y) + i * E::kBytes;
+  if (cnt == kChunk) {
+#pragma unroll
+    for (int h = 0; h < E::kBytes * kChunk / 16; ++h) {
+      Bytes<16> b;
+#pragma unroll
+      for (int e = 0; e < 16 / E::kBytes; ++e) E::to_bits(v[h * (16 / E::kBytes) + e], b.b + e * E::kBytes);
+      store_bytes<16>(p + 16 * h, b);
+    }
+  } else {
+    for (int e = 0; e < cnt; ++e) E::to_bits(v[e], p + e * E::kBytes);
+  }
+}
+
+// Decodes cnt codes of a chunk starting at element c8 (a multiple of 8) of a block at `codes`.
+template <int BITS, bool ASYM>
+__device__ __forceinline__ void decode_chunk(const std::uint8_t* codes, std::size_t c8, int cnt,
+                                             float scale, float offset, float (&v)[kChunk]) {
+  constexpr int kCodeBytes = kChunk * BITS / 8;
+  const std::uint8_t* p = codes + c8 * BITS / 8;
+  Bytes<kCodeBytes> b;
+  if (cnt == kChunk) {
+    b = load_bytes<kCodeBytes>(p);
+  } else {
+    for (int i = 0; i < (cnt * BITS + 7) / 8; ++i) b.b[i] = p[i];
+  }
+#pragma unroll
+  for (int e = 0; e < kChunk; ++e) {
+    if (e < cnt) {
+      int q;
+      if constexpr (BITS == 8) {
+        q = ASYM ? static_cast<int>(b.b[e]) : static_cast<int>(static_cast<std::int8_t>(b.b[e]));
+      } else {
+        q = ASYM ? detail::nibble_unsigned(b.b[e / 2], e & 1) : detail::nibble_signed(b.b[e / 2], e & 1);
+      }
+      v[e] = ASYM ? detail::dequantize_asymmetric(q, scale, offset) : detail::dequantize_symmetric(q, scale);
+    }
+  }
+}
+
+// ---- block-wide reductions ---------------------------------------------------------------------
+template <bool kMax>
+__device__ __forceinline__ float warp_reduce(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? detail::max_nan_ignoring(v, w) : detail::min_nan_ignoring(v, w);
+  }
+  return v;
+}
+
+// All threads get the block-wide result; `scratch` holds kThreads / 32 floats.
+template <bool kMax>
+__device__ __forceinline__ float block_reduce(float v, float* scratch) {
+  v = warp_reduce<kMax>(v);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // scratch may still be read by a previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[0];
+  for (int w = 1; w < kThreads / 32; ++w) {
+    v = kMax ? detail::max_nan_ignoring(v, scratch[w]) : detail::min_nan_ignoring(v, scratch[w]);
+  }
+  return v;
+}
+
+// Quantizes one block whose values come from produce(c8, cnt, v) (chunk starting at element c8 of
+// the block). cache: len floats of shared memory, or null to call produce again in pass 2.
+template <int BITS, bool ASYM, class Produce>
+__device__ __forceinline__ void quantize_block(Produce produce, std::size_t len, float* cache,
+                                               std::uint8_t* codes, float* scale_out,
+                                               float* offset_out) {
+  __shared__ float scratch[kThreads / 32];
+  float amax = 0.0f, lo = detail::kPosInf, hi = -detail::kPosInf;
+  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < len; c8 += kThreads * kChunk) {
+    const int cnt = len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8);
+    float v[kChunk];
+    produce(c8, cnt, v);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) {
+      if (e < cnt) {
+        if (cache != nullptr) cache[c8 + e] = v[e];
+        if constexpr (ASYM) {
+          lo = detail::min_nan_ignoring(lo, v[e]);
+          hi = detail::max_nan_ignoring(hi, v[e]);
+        } else {
+          amax = detail::max_nan_ignoring(amax, detail::fabs_bits(v[e]));
+        }
+      }
+    }
+  }
+  detail::BlockQ bq;
+  if constexpr (ASYM) {
+    lo = block_reduce<false>(lo, scratch);
+    hi = block_reduce<true>(hi, scratch);
+    if (lo > hi) lo = hi = 0.0f;  // every element NaN
+    bq = detail::block_asymmetric(lo, hi, BITS);
+  } else {
+    amax = block_reduce<true>(amax, scratch);
+    bq = detail::block_symmetric(amax, BITS);
+  }
+  if (threadIdx.x == 0) {
+    *scale_out = bq.scale;
+    if constexpr (ASYM) *offset_out = bq.offset;
+  }
+  // block_reduce ended with __syncthreads after every cache write of pass 1.
+  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < len; c8 += kThreads * kChunk) {
+    const int cnt = len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8);
+    float v[kChunk];
+    if (cache != nullptr) {
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) v[e] = e < cnt ? cache[c8 + e] : 0.0f;
+    } else {
+      produce(c8, cnt, v);
+    }
+    int q[kChunk];
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) {
+      q[e] = e >= cnt ? 0
+             : ASYM   ? detail::quantize_asymmetric(v[e], bq, BITS)
+                      : detail::quantize_symmetric(v[e], bq, BITS);
+    }
+    constexpr int kCodeBytes = kChunk * BITS / 8;
+    Bytes<kCodeBytes> b;
+#pragma unroll
+    for (int i = 0; i < kCodeBytes; ++i) {
+      b.b[i] = BITS == 8 ? static_cast<std::uint8_t>(q[i]) : detail::pack_nibbles(q[2 * i], q[2 * i + 1]);
+    }
+    std::uint8_t* p = codes + c8 * BITS / 8;
+    if (cnt == kChunk) {
+      store_bytes<kCodeBytes>(p, b);
+    } else {
+      for (int i = 0; i < (cnt * BITS + 7) / 8; ++i) p[i] = b.b[i];
+    }
+  }
+}
+
+}  // namespace zerosim::kernels::cuda::dev
