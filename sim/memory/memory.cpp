@@ -1,0 +1,73 @@
+#include "sim/memory/memory.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/core/units.hpp"
+#include "sim/strategy/buckets.hpp"
+#include "sim/workload/transformer.hpp"
+
+namespace zerosim {
+
+double MemoryEstimate::component(const std::string& name) const {
+  for (const auto& [n, b] : components)
+    if (n == name) return b;
+  return 0;
+}
+
+MemoryEstimate estimate_memory(const MemoryInputs& in) {
+  const ModelShape& m = *in.model;
+  const Strategy& s = *in.strategy;
+  const double W = in.world;
+  const double psi = static_cast<double>(total_param_count(m));
+  const auto modules = build_modules(m, in.tokens, in.seq);
+  double max_gather = 0;
+  for (const auto& mod : modules) max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
+  const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
+  double max_bucket = 0;
+  for (const auto& b : make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world))
+    max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
+  const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
+  const double block = static_cast<double>(s.quant_block);
+
+  MemoryEstimate e;
+  e.components = {
+      {"params_fp16", 2 * psi / W},
+      {"grads_fp16", 2 * psi / W},
+      {"optimizer_fp32", 12 * psi / W},  // master weights, Adam momentum and variance
+      {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
+      {"gathered_params", live * 2 * max_gather},
+      {"grad_buckets", 2 * max_bucket},
+      // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a bucket.
+      {"quant_buffers", (s.qwz ? live * (max_gather + 4 * max_gather / block) : 0) +
+                            (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
+      {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing)},
+      {"reserved", in.reserved_bytes},
+  };
+  for (const auto& [_, b] : e.components) e.peak_bytes += b;
+  e.capacity_bytes = in.capacity_bytes;
+  e.fits = e.peak_bytes <= e.capacity_bytes;
+  if (!e.fits) {
+    auto sorted = e.components;
+    std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    e.warning = fmt::format(
+        "does not fit in GPU memory: needs {} per GPU, the GPU has {} (over by {}); largest parts: "
+        "{} {}, {} {}, {} {}",
+        format_bytes(e.peak_bytes), format_bytes(e.capacity_bytes),
+        format_bytes(e.peak_bytes - e.capacity_bytes), sorted[0].first, format_bytes(sorted[0].second),
+        sorted[1].first, format_bytes(sorted[1].second), sorted[2].first, format_bytes(sorted[2].second));
+  }
+  return e;
+}
+
+json to_json(const MemoryEstimate& m) {
+  json comps = json::object();
+  for (const auto& [n, b] : m.components) comps[n] = b;
+  return json{{"peak_bytes_per_gpu", m.peak_bytes},
+              {"capacity_bytes", m.capacity_bytes},
+              {"fits", m.fits},
+              {"components", comps}};
+}
+
+}  // namespace zerosim

@@ -1,0 +1,44 @@
+// Memory model: bytes per GPU of one ZeRO-3 / ZeRO++ step, by component, against the GPU's capacity.
+// Model states follow DeepSpeed stage 3 with mixed-precision Adam: 2 (FP16 params) + 2 (FP16 grads) +
+// 12 (FP32 master, momentum, variance) bytes per parameter, divided over the W data-parallel ranks;
+// hpZ adds the secondary FP16 copy 2·Ψ/k; the rest is transient (gathered modules in flight, buckets,
+// quantization buffers, activations) plus the framework's reserved bytes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+#include "sim/strategy/strategy.hpp"
+#include "sim/workload/model.hpp"
+
+namespace zerosim {
+
+struct MemoryInputs {
+  const ModelShape* model = nullptr;
+  const Strategy* strategy = nullptr;  // hpz_size already resolved (> 0 when hpz)
+  int world = 1;
+  int gpus_per_node = 1;
+  std::int64_t tokens = 0;  // per GPU per micro-step
+  int seq = 0;
+  bool checkpointing = true;
+  int prefetch_depth = 1;  // modules gathered ahead of the running one
+  double capacity_bytes = 0;
+  double reserved_bytes = 0;
+};
+
+struct MemoryEstimate {
+  std::vector<std::pair<std::string, double>> components;  // fixed order, bytes per GPU
+  double peak_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+  std::string warning;  // empty when it fits; otherwise names the overflow and the largest parts
+
+  double component(const std::string& name) const;  // 0 if absent
+};
+
+MemoryEstimate estimate_memory(const MemoryInputs& in);
+json to_json(const MemoryEstimate& m);
+
+}  // namespace zerosim

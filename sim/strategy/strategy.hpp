@@ -1,0 +1,45 @@
+// Strategy: ZeRO-3 and the ZeRO++ components (qwZ, hpZ, qgZ), each switchable, plus the DeepSpeed
+// stage-3 knobs that shape the step (overlap, bucket sizes, prefetch, micro-batch, accumulation).
+// From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly read: unknown zero_optimization keys
+// and ZeRO++ keys outside stage 3 are InputError).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "sim/core/json_io.hpp"
+
+namespace zerosim {
+
+struct Strategy {
+  bool qwz = false;  // INT8 block-quantized weight all-gather
+  bool hpz = false;  // secondary intra-node weight partition
+  bool qgz = false;  // INT4 two-hop all-to-all gradient reduction
+  int hpz_size = 0;  // secondary partition size k; 0 = GPUs per node (resolved against the cluster)
+  int weight_bits = 8;
+  int grad_bits = 4;
+  std::int64_t quant_block = 4096;  // elements per FP32 scale (the paper: blocks of 4k-8k elements)
+  int qgz_chunks = 1;               // > 1: pipeline qgZ's two hops over this many chunks
+
+  // DeepSpeed stage-3 knobs (element counts, DeepSpeed's defaults).
+  bool overlap_comm = true;
+  std::int64_t reduce_bucket_elems = 500'000'000;
+  std::int64_t prefetch_bucket_elems = 50'000'000;
+  std::int64_t max_live_params = 1'000'000'000;
+
+  // From a DeepSpeed config only (0 = not given: the command line's value stands).
+  int micro_batch_sequences = 0;
+  int grad_accum = 0;
+  std::string dtype = "fp16";
+  std::string source = "--strategy";
+
+  std::string name() const;  // canonical: "zero3", "zeropp", "zero3+qwz+hpz", ...
+};
+
+// "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components in any order, each once).
+Strategy parse_strategy(const std::string& text, const std::string& flag = "--strategy");
+// A DeepSpeed JSON config (the whole file).
+Strategy parse_deepspeed(const json& j, const std::string& file);
+Strategy load_deepspeed(const std::string& path);
+json to_json(const Strategy& s);
+
+}  // namespace zerosim

@@ -1,0 +1,124 @@
+#include "sim/workload/model.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace zerosim {
+
+namespace {
+
+void apply_family(ModelShape& m) {
+  const bool gpt = m.family == "gpt";
+  m.gated_ffn = !gpt;
+  m.bias = gpt;
+  m.layernorm = gpt;
+  m.tied_embeddings = gpt;
+  m.learned_positions = gpt;
+  m.dropout = gpt;
+}
+
+void validate(const ModelShape& m, const JsonReader& r) {
+  if (m.hidden % m.heads != 0)
+    r.fail(fmt::format("hidden ({}) must be a multiple of heads ({})", m.hidden, m.heads));
+  if (m.heads % m.kv_heads != 0)
+    r.fail(fmt::format("heads ({}) must be a multiple of kv heads ({})", m.heads, m.kv_heads));
+}
+
+ModelShape parse_workload(const JsonReader& r) {
+  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq",
+                    "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
+                    "source"});
+  ModelShape m;
+  m.name = r.at("name").get_string();
+  m.family = r.string_or("family", "gpt");
+  if (m.family != "gpt" && m.family != "llama")
+    r.at("family").fail(fmt::format("must be \"gpt\" or \"llama\" (got \"{}\")", m.family));
+  apply_family(m);
+  m.layers = static_cast<int>(r.at("layers").get_int_at_least(1));
+  m.hidden = r.at("hidden").get_int_at_least(1);
+  m.heads = static_cast<int>(r.at("heads").get_int_at_least(1));
+  m.kv_heads = static_cast<int>(r.has("kv_heads") ? r.at("kv_heads").get_int_at_least(1) : m.heads);
+  // GPT's MLP is 4h wide unless stated; Llama's width is not derivable, so it is required.
+  m.ffn = m.family == "gpt" && !r.has("ffn") ? 4 * m.hidden : r.at("ffn").get_int_at_least(1);
+  m.vocab = r.at("vocab").get_int_at_least(1);
+  m.seq = static_cast<int>(r.at("seq").get_int_at_least(1));
+  m.gated_ffn = r.bool_or("gated_ffn", m.gated_ffn);
+  m.bias = r.bool_or("bias", m.bias);
+  if (r.has("norm")) {
+    auto n = r.at("norm").get_string();
+    if (n != "layernorm" && n != "rmsnorm") r.at("norm").fail("must be \"layernorm\" or \"rmsnorm\"");
+    m.layernorm = n == "layernorm";
+  }
+  m.tied_embeddings = r.bool_or("tied_embeddings", m.tied_embeddings);
+  if (r.has("positions")) {
+    auto p = r.at("positions").get_string();
+    if (p != "learned" && p != "rotary") r.at("positions").fail("must be \"learned\" or \"rotary\"");
+    m.learned_positions = p == "learned";
+  }
+  m.dropout = r.bool_or("dropout", m.dropout);
+  m.source = r.string_or("source", r.file());
+  validate(m, r);
+  return m;
+}
+
+// Hugging Face config.json of a Llama-style model (Llama, Mistral, Qwen2, ...): gated SiLU MLP, RMSNorm,
+// rotary positions, no biases. Keys other than the ones read here are ignored, as HF itself does.
+ModelShape parse_hf_config(const JsonReader& r) {
+  if (!r.value().is_object()) r.fail("must be an object");
+  ModelShape m;
+  m.family = "llama";
+  apply_family(m);
+  m.name = r.has("_name_or_path") && r.value()["_name_or_path"].is_string()
+               ? r.at("_name_or_path").get_string()
+               : r.file();
+  m.hidden = r.at("hidden_size").get_int_at_least(1);
+  m.layers = static_cast<int>(r.at("num_hidden_layers").get_int_at_least(1));
+  m.heads = static_cast<int>(r.at("num_attention_heads").get_int_at_least(1));
+  // HF semantics: a config without num_key_value_heads has multi-head attention.
+  m.kv_heads = static_cast<int>(r.has("num_key_value_heads")
+                                    ? r.at("num_key_value_heads").get_int_at_least(1)
+                                    : m.heads);
+  m.ffn = r.at("intermediate_size").get_int_at_least(1);
+  m.vocab = r.at("vocab_size").get_int_at_least(1);
+  m.seq = static_cast<int>(r.at("max_position_embeddings").get_int_at_least(1));
+  m.tied_embeddings = r.has("tie_word_embeddings") && r.at("tie_word_embeddings").get_bool();
+  m.bias = r.has("attention_bias") && r.at("attention_bias").get_bool();
+  m.source = "Hugging Face config " + r.file();
+  validate(m, r);
+  return m;
+}
+
+}  // namespace
+
+ModelShape parse_model(const json& j, const std::string& file) {
+  JsonReader r(j, file);
+  if (j.is_object() && j.contains("hidden_size")) return parse_hf_config(r);
+  return parse_workload(r);
+}
+
+ModelShape load_model(const std::string& name_or_file) {
+  auto path = resolve_data_file("workloads", name_or_file, "--model");
+  return parse_model(load_json_file(path), path);
+}
+
+json to_json(const ModelShape& m) {
+  return json{{"name", m.name},
+              {"family", m.family},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"ffn", m.ffn},
+              {"vocab", m.vocab},
+              {"seq", m.seq},
+              {"gated_ffn", m.gated_ffn},
+              {"bias", m.bias},
+              {"norm", m.layernorm ? "layernorm" : "rmsnorm"},
+              {"tied_embeddings", m.tied_embeddings},
+              {"positions", m.learned_positions ? "learned" : "rotary"},
+              {"dropout", m.dropout},
+              {"source", m.source}};
+}
+
+}  // namespace zerosim

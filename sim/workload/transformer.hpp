@@ -1,0 +1,69 @@
+// Transformer: what a ModelShape costs. The model is a list of modules in forward order (embedding,
+// layers, head), each owning parameter tensors (the units DeepSpeed reduces gradients in), gathering
+// weights before it runs, and running GEMMs and attention whose FLOPs are closed forms:
+//   GPT layer params 12h^2 + 13h; forward FLOPs per layer 24·T·h^2 + 4·T·s·h (Megatron-LM);
+//   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T for
+//   GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated MLPs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload/model.hpp"
+
+namespace zerosim {
+
+struct ParamTensor {
+  std::string name;
+  std::int64_t elems = 0;
+  bool one_d = false;  // biases and norm weights: qgZ falls back to reduce-scatter for these
+};
+
+struct Gemm {
+  std::string name;
+  double flops = 0;  // 2·m·n·k of the forward GEMM; backward runs two GEMMs of the same size
+};
+
+enum class ModuleKind { Embedding, Layer, Head };
+
+struct Module {
+  std::string name;  // "embed", "layer3", "head"
+  ModuleKind kind = ModuleKind::Layer;
+  std::vector<ParamTensor> params;  // tensors owned (gradients produced here)
+  std::int64_t gather_elems = 0;    // weights gathered before it runs (the tied head re-gathers
+                                    // the word embedding it does not own)
+  std::vector<Gemm> gemms;          // forward GEMMs
+  double attention_flops = 0;       // forward score + context matmuls
+  bool recomputed = false;          // re-run in backward under activation checkpointing
+
+  std::int64_t param_elems() const;
+  double forward_flops() const;
+};
+
+// Parameter tensors of one transformer layer.
+std::vector<ParamTensor> layer_params(const ModelShape& m);
+std::int64_t layer_param_count(const ModelShape& m);
+// Every parameter of the model (embedding, layers, final norm, untied head).
+std::int64_t total_param_count(const ModelShape& m);
+
+// Modules in forward order for a micro-batch of `tokens` tokens per GPU in sequences of `seq`.
+std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int seq);
+
+// Forward FLOPs of the whole model for `tokens` tokens (sum over modules).
+double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq);
+
+// Activation bytes (FP16) of one layer's forward kept for its backward, for a micro-batch of `tokens`.
+double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq);
+// Bytes kept per layer under activation checkpointing: the layer's FP16 input.
+double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens);
+// Output layer: FP16 logits plus the FP32 softmax of the loss, and the final norm input.
+double head_activation_bytes(const ModelShape& m, std::int64_t tokens);
+// Peak activation bytes of a micro-step: with checkpointing, every layer's input plus one layer's full
+// activations (during its recompute/backward) plus the head; without, every layer's full activations.
+double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing);
+
+// Megatron-LM model FLOPs per step that the ZeRO++ evaluation reports with (DESIGN.md):
+// factor·B·s·l·h^2·(1 + s/(6h) + V/(16·l·h)), factor 96 with checkpointing, 72 without.
+double megatron_step_flops(const ModelShape& m, double sequences, int seq, bool checkpointing);
+
+}  // namespace zerosim

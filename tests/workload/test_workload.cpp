@@ -1,0 +1,109 @@
+// Workload shapes against closed forms: GPT layer parameters 12h^2 + 13h, Megatron FLOPs, Korthikanti
+// activation bytes, published parameter counts of Llama-2-7B and Llama-3-8B, HF config parsing.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/core/error.hpp"
+#include "sim/workload/model.hpp"
+#include "sim/workload/transformer.hpp"
+
+using namespace zerosim;
+
+TEST_CASE("GPT layer parameters are 12h^2 + 13h") {
+  auto m = load_model("gpt-18b");
+  const std::int64_t h = 6144;
+  CHECK(m.layers == 40);
+  CHECK(m.ffn == 4 * h);
+  CHECK(layer_param_count(m) == 12 * h * h + 13 * h);
+  // Megatron-LM's count: l(12h^2 + 13h) + Vh + sh (learned positions) + 2h (final LayerNorm).
+  const std::int64_t total = 40 * (12 * h * h + 13 * h) + 50257 * h + 512 * h + 2 * h;
+  CHECK(total_param_count(m) == total);
+  CHECK(total_param_count(m) > 18.0e9);
+  CHECK(total_param_count(m) < 18.6e9);
+}
+
+TEST_CASE("GPT presets have the sizes their names say") {
+  CHECK(total_param_count(load_model("gpt-49b")) == doctest::Approx(49e9).epsilon(0.03));
+  CHECK(total_param_count(load_model("gpt-91b")) == doctest::Approx(91e9).epsilon(0.03));
+  CHECK(total_param_count(load_model("gpt-138b")) == doctest::Approx(138e9).epsilon(0.03));
+}
+
+TEST_CASE("Llama parameter counts match the published ones") {
+  // Llama-2-7B: 6,738,415,616 parameters (HF model card / safetensors index).
+  CHECK(total_param_count(load_model("llama-2-7b")) == 6738415616);
+  // Llama-2-13B: 13,015,864,320; Llama-3-8B: 8,030,261,248; Llama-2-70B: 68,976,648,192.
+  CHECK(total_param_count(load_model("llama-2-13b")) == 13015864320);
+  CHECK(total_param_count(load_model("llama-3-8b")) == 8030261248);
+  CHECK(total_param_count(load_model("llama-2-70b")) == 68976648192);
+  CHECK(total_param_count(load_model("llama-3-70b")) == 70553706496);
+}
+
+TEST_CASE("forward FLOPs are Megatron's 24Th^2 + 4Tsh per layer plus 2ThV, backward twice that") {
+  auto m = load_model("gpt-18b");
+  const double T = 2048, s = 512, h = 6144, V = 50257, l = 40;
+  const double fwd = l * (24 * T * h * h + 4 * T * s * h) + 2 * T * h * V;
+  CHECK(model_forward_flops(m, 2048, 512) == doctest::Approx(fwd).epsilon(1e-12));
+  // Megatron's 96 = 4 passes of the layers (fwd, recompute, 2x bwd) x 24; the logits GEMM is not
+  // recomputed, so it counts 3 passes (6·B·s·h·V).
+  const double B = T / s, layers = l * (24 * T * h * h + 4 * T * s * h), logits = 2 * T * h * V;
+  CHECK(megatron_step_flops(m, B, 512, true) == doctest::Approx(4 * layers + 3 * logits).epsilon(1e-12));
+  // DESIGN.md's 72 scales the whole expression by 3/4 (the logits term too).
+  CHECK(megatron_step_flops(m, B, 512, false) == doctest::Approx(3 * layers + 2.25 * logits).epsilon(1e-12));
+}
+
+TEST_CASE("activation bytes follow Korthikanti et al.: 34·T·h + 5·a·s·T per GPT layer") {
+  auto m = load_model("gpt-18b");
+  const double T = 1024, s = 512, h = 6144, a = 32;
+  CHECK(layer_activation_bytes(m, 1024, 512) == doctest::Approx(34 * T * h + 5 * a * s * T));
+  CHECK(layer_checkpoint_bytes(m, 1024) == 2 * T * h);
+  const double head = 2 * T * h + 6 * T * 50257;
+  CHECK(activation_bytes(m, 1024, 512, true) ==
+        doctest::Approx(40 * 2 * T * h + (34 * T * h + 5 * a * s * T) + head));
+  CHECK(activation_bytes(m, 1024, 512, false) ==
+        doctest::Approx(40 * (34 * T * h + 5 * a * s * T) + head));
+}
+
+TEST_CASE("GQA layers are smaller than MHA layers of the same width") {
+  auto m = load_model("llama-2-70b");
+  const std::int64_t h = 8192, kv = 1024, f = 28672;
+  CHECK(m.kv_dim() == kv);
+  CHECK(layer_param_count(m) == h * (h + 2 * kv) + h * h + 3 * h * f + 2 * h);
+}
+
+TEST_CASE("Hugging Face config.json") {
+  auto dir = std::filesystem::temp_directory_path();
+  auto path = (dir / "zerosim_test_hf_config.json").string();
+  {
+    std::ofstream(path) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192,
+      "rope_theta": 500000.0, "torch_dtype": "bfloat16"})";
+  }
+  auto m = load_model(path);
+  CHECK(m.family == "llama");
+  CHECK(total_param_count(m) == 8030261248);
+  CHECK(m.seq == 8192);
+  {
+    std::ofstream(path) << R"({"hidden_size": 4096, "num_hidden_layers": 32,
+      "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})";
+  }
+  try {
+    load_model(path);
+    FAIL("missing num_attention_heads accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("num_attention_heads") != std::string::npos);
+    CHECK(e.file() == path);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("workload files are strict") {
+  auto bad = parse_json_text(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq":8,"hiden":3})", "x.json");
+  CHECK_THROWS_AS(parse_model(bad, "x.json"), InputError);
+  auto bad_heads = parse_json_text(R"({"name":"x","layers":2,"hidden":64,"heads":5,"vocab":10,"seq":8})", "x.json");
+  CHECK_THROWS_AS(parse_model(bad_heads, "x.json"), InputError);
+  CHECK_THROWS_AS(load_model("no-such-model"), InputError);
+}
