@@ -29,6 +29,9 @@ struct CollectiveCurve {
     double busbw_Bps = 0;
   };
   std::vector<Segment> segments;
+  int ranks = 0;  // rank count the curve was measured/fitted at (0 = unspecified)
+  // alpha + bytes_factor*bytes/busbw of the segment covering `bytes`; throws std::out_of_range if empty.
+  double time(double bytes_factor, double bytes) const;
 };
 
 struct KernelCost {
@@ -68,7 +71,16 @@ struct CostProfile {
   const KernelCost& kernel(const std::string& name) const;  // throws std::out_of_range naming it
   double kernel_time(const std::string& name, double bytes) const { auto& k = kernel(name); return k.launch_s + bytes / k.throughput_Bps; }
   const LinkClassCost& link_class(LinkClass c) const;
+  // The fitted curve "<op>/<tier>", or nullptr when the profile has none.
+  const CollectiveCurve* collective(const std::string& op, const std::string& tier) const;
 };
+
+// The kernel names every profile must define (sorted), the collective ops and tiers of curve keys,
+// and the JSON key of a link class ("nvlink", "pcie", "network").
+const std::vector<std::string>& cost_profile_kernel_names();
+const std::vector<std::string>& collective_op_names();   // all_gather, all_reduce, all_to_all, ...
+const std::vector<std::string>& collective_tier_names();  // inter_node, intra_node
+const char* link_class_key(LinkClass c);
 
 // Strict parse (unknown keys, wrong types, non-positive rates -> InputError with file and JSON path).
 CostProfile parse_cost_profile(const json& j, const std::string& file);
@@ -76,5 +88,8 @@ CostProfile load_cost_profile(const std::string& path);
 json to_json(const CostProfile& p);
 // --profile NAME|FILE, or "" to select the shipped profile whose gpu_model matches the topology.
 CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo);
+// Same, by GPU model string (what select_cost_profile uses); paths of the shipped profiles, sorted.
+CostProfile select_cost_profile_for_gpu(const std::string& name_or_file, const std::string& gpu_model);
+std::vector<std::string> shipped_cost_profiles();
 
 }  // namespace zerosim
