@@ -25,6 +25,7 @@ struct Scenario {
   int hpz_partition = 0;            // 0: GPUs per node when hpz is on
   int quant_bits_weights = 8;       // qwZ bits
   int quant_bits_grads = 4;         // qgZ bits
+  int qgz_chunks = 1;               // > 1: pipeline qgZ's two all-to-all hops over this many chunks
   int tokens_per_gpu = 2048;        // per micro-step
   int seq_len = 0;                  // 0: the model's
   int grad_accum = 1;

@@ -1,0 +1,293 @@
+#include "sim/step/lower.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace zerosim {
+
+int prefetch_depth(const Strategy& s, std::int64_t layer_elems) {
+  const auto L = std::max<std::int64_t>(1, layer_elems);
+  std::int64_t want = (s.prefetch_bucket_elems + L - 1) / L;
+  std::int64_t cap = std::max<std::int64_t>(0, s.max_live_params / L - 1);
+  return static_cast<int>(std::min(want, cap));
+}
+
+namespace {
+double gemm_time(double flops, const CostProfile& p) {
+  return flops / (p.peak_flops * p.gemm_efficiency_at(flops));
+}
+double attention_time(double flops, const CostProfile& p) {
+  return flops / (p.peak_flops * p.attention_efficiency);
+}
+}  // namespace
+
+double forward_time(const Module& m, const CostProfile& p) {
+  double t = m.attention_flops > 0 ? attention_time(m.attention_flops, p) : 0;
+  for (const auto& g : m.gemms) t += gemm_time(g.flops, p);
+  return t;
+}
+
+double backward_time(const Module& m, const CostProfile& p) {
+  // Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same size; the
+  // attention matmuls likewise double.
+  double t = m.attention_flops > 0 ? 2 * attention_time(m.attention_flops, p) : 0;
+  for (const auto& g : m.gemms) t += 2 * gemm_time(g.flops, p);
+  return t;
+}
+
+double gathered_bytes(std::int64_t elems, const Strategy& s) {
+  const double n = static_cast<double>(elems);
+  if (!s.qwz) return 2 * n;
+  return n * s.weight_bits / 8.0 + 4 * n / static_cast<double>(s.quant_block);
+}
+
+double quantized_grad_bytes(double elems, const Strategy& s) {
+  return elems * s.grad_bits / 8.0 + 4 * elems / static_cast<double>(s.quant_block);
+}
+
+namespace {
+
+enum StreamId { kCompute = 0, kGather = 1, kReduce = 2, kReduceInter = 3 };
+
+class Builder {
+ public:
+  Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile, LoweredStep& out)
+      : s_(setup), st_(setup.strategy), topo_(topo), prof_(profile), out_(out), prog_(out.program) {
+    prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
+    if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
+    world_ = world_group(topo).front();
+    W_ = topo.gpu_count();
+    N_ = topo.gpus_per_node();
+    if (st_.hpz) {
+      const int k = st_.hpz_size;
+      if (k <= N_) {
+        hpz_groups_ = intra_node_groups(topo, k);
+      } else {
+        for (int start = 0; start < W_; start += k) {
+          hpz_groups_.emplace_back();
+          for (int r = start; r < start + k; ++r) hpz_groups_.back().push_back(r);
+        }
+      }
+    }
+    out_.qgz_active = st_.qgz && topo.node_count() > 1;
+    if (out_.qgz_active) {
+      node_groups_ = intra_node_groups(topo, N_);
+      rails_ = rail_groups(topo);
+    }
+  }
+
+  void build() {
+    out_.modules = build_modules(s_.model, s_.tokens, s_.seq);
+    out_.buckets = make_grad_buckets(out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
+    int boundary = -1;
+    for (int mu = 0; mu < s_.grad_accum; ++mu) {
+      boundary = forward(mu, boundary);
+      boundary = backward(mu, boundary);
+    }
+    // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
+    // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
+    const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
+    out_.optimizer_bytes = 28 * shard;
+    compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps, "optimizer");
+  }
+
+ private:
+  int event() { return prog_.event_count++; }
+  int label(const std::string& text) {
+    prog_.labels.push_back(text);
+    return static_cast<int>(prog_.labels.size()) - 1;
+  }
+  void push(int stream, StepOp op) { prog_.streams[static_cast<std::size_t>(stream)].ops.push_back(op); }
+  void record(int stream, int ev) { push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1}); }
+  void wait(int stream, int ev) {
+    if (ev >= 0) push(stream, StepOp{OpKind::Wait, Category::Other, 0, -1, ev, -1});
+  }
+  void compute(int stream, Category c, double seconds, const std::string& name) {
+    if (seconds <= 0) return;
+    push(stream, StepOp{OpKind::Compute, c, seconds, -1, -1, label(name)});
+  }
+  void kernel(int stream, Category c, const std::string& kname, double bytes, const std::string& name) {
+    if (bytes <= 0) return;
+    push(stream, StepOp{OpKind::Kernel, c, prof_.kernel_time(kname, bytes), -1, -1, label(name)});
+  }
+  void collective(int stream, CollKind kind, Algorithm algo, const std::vector<std::vector<int>>& groups,
+                  double bytes, Category c, const std::string& name) {
+    if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
+    CollectiveOp op;
+    op.kind = kind;
+    op.algorithm = algo;
+    op.groups = groups;
+    op.bytes = bytes;
+    op.label = name;
+    prog_.collectives.push_back(std::move(op));
+    push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1, -1,
+                        label(name)});
+  }
+
+  // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the secondary
+  // group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
+  void gather(const Module& m, bool secondary, const std::string& tag) {
+    const double n = static_cast<double>(m.gather_elems);
+    const int group = secondary ? st_.hpz_size : W_;
+    const double wire = gathered_bytes(m.gather_elems, st_);
+    if (st_.qwz) {
+      const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
+      kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag + ".quant");
+    }
+    if (secondary)
+      collective(kGather, CollKind::AllGather, st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring,
+                 hpz_groups_, wire, Category::AllGather, tag + ".ag.hpz");
+    else
+      collective(kGather, CollKind::AllGather, Algorithm::Ring, {world_}, wire, Category::AllGather,
+                 tag + ".ag");
+    if (st_.qwz) {
+      const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
+      kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag + ".dequant");
+    }
+  }
+
+  // One pass (forward or backward) over modules in `order`: gathers with prefetch, then `run(i)` on
+  // the compute stream. Returns nothing; `run` emits the compute work of module order[j].
+  template <class Run>
+  void pass(const std::vector<int>& order, bool secondary, int boundary, const std::string& phase,
+            Run run) {
+    const std::size_t M = order.size();
+    std::vector<int> started(M), finished(M), gathered(M);
+    const int depth = s_.prefetch_depth;
+    for (std::size_t j = 0; j < M; ++j) {
+      started[j] = event();
+      finished[j] = event();
+      gathered[j] = event();
+    }
+    // The gather stream runs ahead of compute by `depth` modules; interleave emission so the
+    // compute stream never waits on a gather emitted later on the same stream (streams are in order).
+    for (std::size_t j = 0; j < M; ++j) {
+      const Module& m = out_.modules[static_cast<std::size_t>(order[j])];
+      const std::string tag = fmt::format("{}.{}", phase, m.name);
+      if (j == 0) {
+        wait(kGather, boundary);
+      } else if (depth == 0) {
+        wait(kGather, finished[j - 1]);
+      } else if (static_cast<int>(j) >= depth) {
+        wait(kGather, started[j - static_cast<std::size_t>(depth)]);
+      }
+      gather(m, secondary, tag);
+      record(kGather, gathered[j]);
+      wait(kCompute, gathered[j]);
+      record(kCompute, started[j]);
+      run(order[j], tag);
+      record(kCompute, finished[j]);
+    }
+  }
+
+  int forward(int mu, int boundary) {
+    std::vector<int> order(out_.modules.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    // hpZ: only the first forward after an optimizer step gathers across nodes.
+    const bool secondary = st_.hpz && mu > 0;
+    const std::string phase = fmt::format("mb{}.fwd", mu);
+    pass(order, secondary, boundary, phase, [&](int i, const std::string& tag) {
+      const Module& m = out_.modules[static_cast<std::size_t>(i)];
+      compute(kCompute, Category::Compute, forward_time(m, prof_), tag);
+      if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
+        // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
+        kernel(kCompute, Category::Other, "copy", 2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size,
+               tag + ".hpz_copy");
+      }
+    });
+    const int done = event();
+    record(kCompute, done);
+    return done;
+  }
+
+  int backward(int mu, int boundary) {
+    const int M = static_cast<int>(out_.modules.size());
+    std::vector<int> order(static_cast<std::size_t>(M));
+    for (int i = 0; i < M; ++i) order[static_cast<std::size_t>(i)] = M - 1 - i;
+    const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
+    const std::string phase = fmt::format("mb{}.bwd", mu);
+    std::size_t next_bucket = 0;
+    int bucket_no = 0;
+    pass(order, st_.hpz, boundary, phase, [&](int i, const std::string& tag) {
+      const Module& m = out_.modules[static_cast<std::size_t>(i)];
+      if (m.recomputed && s_.checkpointing)
+        compute(kCompute, Category::Recompute, forward_time(m, prof_), tag + ".recompute");
+      compute(kCompute, Category::Compute, backward_time(m, prof_), tag);
+      bool any = false;
+      while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
+        if (!any && reduce_stream != kCompute) {
+          const int ready = event();
+          record(kCompute, ready);
+          wait(reduce_stream, ready);
+        }
+        any = true;
+        reduce_bucket(reduce_stream, out_.buckets[next_bucket],
+                      fmt::format("mb{}.bucket{}", mu, bucket_no++));
+        ++next_bucket;
+      }
+    });
+    // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
+    for (int stream : {kReduce, kReduceInter}) {
+      if (stream >= static_cast<int>(prog_.streams.size())) continue;
+      const int ev = event();
+      record(stream, ev);
+      wait(kCompute, ev);
+    }
+    const int done = event();
+    record(kCompute, done);
+    return done;
+  }
+
+  void reduce_bucket(int stream, const GradBucket& b, const std::string& tag) {
+    if (b.fallback > 0 || !out_.qgz_active) {
+      const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
+      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, {world_}, 2 * n,
+                 Category::ReduceScatter, tag + (out_.qgz_active ? ".rs.fallback" : ".rs"));
+    }
+    if (!out_.qgz_active || b.quantized == 0) return;
+    const int chunks = std::max(1, st_.qgz_chunks);
+    const bool pipelined = chunks > 1 && stream == kReduce;
+    const int hop2 = pipelined ? kReduceInter : stream;
+    const double N = N_, total = static_cast<double>(b.quantized);
+    for (int c = 0; c < chunks; ++c) {
+      const double n = total / chunks;
+      const std::string ct = chunks > 1 ? fmt::format("{}.chunk{}", tag, c) : tag;
+      const double q = quantized_grad_bytes(n, st_);           // this rank's INT4 buffer
+      const double q2 = quantized_grad_bytes(n / N, st_);      // after the intra-node reduction
+      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct + ".swizzle_quant");
+      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q, Category::AllToAll,
+                 ct + ".a2a.intra");
+      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2, ct + ".dequant_reduce_quant");
+      if (pipelined) {
+        const int ev = event();
+        record(stream, ev);
+        wait(hop2, ev);
+      }
+      collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2, Category::AllToAll,
+                 ct + ".a2a.inter");
+      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_, ct + ".dequant_reduce");
+    }
+  }
+
+  const StepSetup& s_;
+  const Strategy& st_;
+  const Topology& topo_;
+  const CostProfile& prof_;
+  LoweredStep& out_;
+  StepProgram& prog_;
+  std::vector<int> world_;
+  std::vector<std::vector<int>> hpz_groups_, node_groups_, rails_;
+  int W_ = 1, N_ = 1;
+};
+
+}  // namespace
+
+LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile) {
+  LoweredStep out;
+  Builder(setup, topo, profile, out).build();
+  return out;
+}
+
+}  // namespace zerosim

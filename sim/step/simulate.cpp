@@ -1,0 +1,224 @@
+// simulate(): resolve a Scenario (cluster, profile, model, strategy, batch), validate it, lower it to a
+// StepProgram, run it on the chosen network tier and assemble the result JSON (keys in DESIGN.md).
+#include "sim/step/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/memory/memory.hpp"
+#include "sim/net/network_model.hpp"
+#include "sim/step/breakdown.hpp"
+#include "sim/step/lower.hpp"
+#include "sim/step/trace.hpp"
+
+namespace zerosim {
+
+namespace {
+
+// Where a collective belongs in the step, from its label (see lower.cpp's naming).
+std::string phase_of(const std::string& label) {
+  if (label.find(".bucket") != std::string::npos) return "gradient_reduction";
+  if (label.find(".bwd.") != std::string::npos) return "backward_all_gather";
+  return "forward_all_gather";
+}
+
+struct Bytes {
+  double inter = 0, intra = 0;
+};
+
+// Payload bytes of one collective by tier, from its lowered flows (cached: the step repeats a few
+// shapes many times).
+class ByteCounter {
+ public:
+  ByteCounter(const Topology& topo, const CostProfile& prof) : topo_(topo), prof_(prof) {}
+  Bytes operator()(const CollectiveOp& op) {
+    const std::string key = fmt::format("{}/{}/{}/{}/{}/{}", to_string(op.kind), to_string(op.algorithm),
+                                        op.bytes, op.groups.size(), op.groups.front().size(),
+                                        op.groups.front().front());
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    Bytes b;
+    for (const auto& phase : lower_collective(op, topo_, prof_).phases)
+      for (const auto& f : phase.flows)
+        (topo_.node_of(f.src_gpu) != topo_.node_of(f.dst_gpu) ? b.inter : b.intra) += f.bytes;
+    return cache_[key] = b;
+  }
+
+ private:
+  const Topology& topo_;
+  const CostProfile& prof_;
+  std::map<std::string, Bytes> cache_;
+};
+
+json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo, const CostProfile& prof) {
+  ByteCounter count(topo, prof);
+  std::map<std::string, json> by_kind, by_phase;
+  auto add = [](json& j, const Bytes& b, double seconds) {
+    if (j.is_null()) j = json{{"inter_node_bytes", 0.0}, {"intra_node_bytes", 0.0}, {"count", 0}, {"busy_s", 0.0}};
+    j["inter_node_bytes"] = j["inter_node_bytes"].get<double>() + b.inter;
+    j["intra_node_bytes"] = j["intra_node_bytes"].get<double>() + b.intra;
+    j["count"] = j["count"].get<int>() + 1;
+    j["busy_s"] = j["busy_s"].get<double>() + seconds;
+  };
+  for (const auto& t : run.timeline) {
+    const StepOp& op = low.program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    if (op.kind != OpKind::Collective) continue;
+    const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
+    const Bytes b = count(c);
+    add(by_kind[to_string(c.kind)], b, t.end - t.start);
+    add(by_phase[phase_of(c.label)], b, t.end - t.start);
+  }
+  json kinds = json::object(), phases = json::object();
+  for (auto& [k, v] : by_kind) kinds[k] = v;
+  for (auto& [k, v] : by_phase) phases[k] = v;
+  return json{{"inter_node_bytes", run.net.inter_node_bytes},
+              {"intra_node_bytes", run.net.intra_node_bytes},
+              {"by_collective", kinds},
+              {"by_phase", phases},
+              {"collectives", low.program.collectives.size()},
+              {"flows", run.net.flows}};
+}
+
+}  // namespace
+
+json simulate(const Scenario& sc, const std::string& trace_path) {
+  ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
+  Topology topo = load_cluster(sc.cluster, ov);
+  CostProfile prof = select_cost_profile(sc.profile, topo);
+
+  StepSetup setup;
+  setup.model = load_model(sc.model);
+  setup.strategy = sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
+  Strategy& st = setup.strategy;
+  const int W = topo.gpu_count(), N = topo.gpus_per_node();
+  const std::string hpz_where = sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
+  const std::string hpz_file = sc.deepspeed.empty() ? "<command line>" : sc.deepspeed;
+  if (sc.hpz_partition > 0) {
+    if (!st.hpz) throw flag_error("--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)");
+    st.hpz_size = sc.hpz_partition;
+  }
+  if (st.hpz) {
+    if (st.hpz_size == 0) st.hpz_size = N;
+    if (W % st.hpz_size != 0)
+      throw InputError(hpz_file, hpz_where,
+                       fmt::format("hpZ group size {} must divide the world size {} ({} nodes x {} GPUs)",
+                                   st.hpz_size, W, topo.node_count(), N));
+    if (N % st.hpz_size != 0 && st.hpz_size % N != 0)
+      throw InputError(hpz_file, hpz_where,
+                       fmt::format("hpZ group size {} must divide, or be a multiple of, the {} GPUs per "
+                                   "node (ranks are node-contiguous)",
+                                   st.hpz_size, N));
+  }
+  if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
+    throw flag_error("--weight-bits", fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
+  if (sc.quant_bits_grads != 4)
+    throw flag_error("--grad-bits", fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}", sc.quant_bits_grads));
+  st.weight_bits = sc.quant_bits_weights;
+  st.grad_bits = sc.quant_bits_grads;
+  if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
+  st.qgz_chunks = sc.qgz_chunks;
+
+  setup.seq = sc.seq_len > 0 ? sc.seq_len : setup.model.seq;
+  if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
+  if (st.micro_batch_sequences > 0) {
+    setup.tokens = std::int64_t{st.micro_batch_sequences} * setup.seq;
+  } else {
+    if (sc.tokens_per_gpu <= 0) throw flag_error("--tokens-per-gpu", "must be positive");
+    if (sc.tokens_per_gpu % setup.seq != 0)
+      throw flag_error("--tokens-per-gpu",
+                       fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
+                                   "micro-batch holds whole sequences)",
+                                   sc.tokens_per_gpu, setup.seq));
+    setup.tokens = sc.tokens_per_gpu;
+  }
+  setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
+  if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
+  setup.checkpointing = sc.activation_checkpointing;
+  setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model));
+
+  LoweredStep low = lower_step(setup, topo, prof);
+  Engine engine;
+  auto net = make_network_model(sc.tier, engine, topo, prof);
+  RunResult run = run_program(low.program, engine, *net);
+  const double step = run.makespan_s;
+
+  MemoryInputs mi;
+  mi.model = &setup.model;
+  mi.strategy = &st;
+  mi.world = W;
+  mi.gpus_per_node = N;
+  mi.tokens = setup.tokens;
+  mi.seq = setup.seq;
+  mi.checkpointing = setup.checkpointing;
+  mi.prefetch_depth = setup.prefetch_depth;
+  mi.capacity_bytes = static_cast<double>(prof.memory_bytes);
+  mi.reserved_bytes = prof.memory_reserved_bytes;
+  MemoryEstimate mem = estimate_memory(mi);
+
+  json warnings = json::array();
+  if (!mem.fits) warnings.push_back("memory: " + mem.warning);
+  if (st.qgz && !low.qgz_active)
+    warnings.push_back("qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
+
+  const double sequences = static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
+  const double flops = megatron_step_flops(setup.model, sequences, setup.seq, setup.checkpointing);
+  StepBreakdown bd = compute_breakdown(low.program, run);
+  auto busy = [&](const char* k) { return bd.busy_s.count(k) ? bd.busy_s.at(k) : 0.0; };
+  json exposed = json::object();
+  for (const char* k : {"all_gather", "reduce_scatter", "all_to_all", "all_reduce"})
+    exposed[k] = bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0;
+  exposed["total"] = bd.exposed_comm_total_s;
+
+  json scenario = {
+      {"cluster", sc.cluster},
+      {"node_type", topo.node_type()},
+      {"gpu_model", topo.gpu_model()},
+      {"nodes", topo.node_count()},
+      {"gpus_per_node", N},
+      {"world_size", W},
+      {"nics_per_node", topo.nics_per_node()},
+      {"nic_gbps", topo.nic_Bps() / kGbpsToBps},
+      {"fabric", sc.fabric.empty() ? "preset" : sc.fabric},
+      {"model", to_json(setup.model)},
+      {"params", total_param_count(setup.model)},
+      {"strategy", to_json(st)},
+      {"tokens_per_gpu", setup.tokens},
+      {"seq_len", setup.seq},
+      {"micro_batch_sequences", setup.tokens / setup.seq},
+      {"grad_accum", setup.grad_accum},
+      {"activation_checkpointing", setup.checkpointing},
+      {"prefetch_depth", setup.prefetch_depth},
+      {"profile", {{"name", prof.name}, {"status", prof.status}}},
+      {"tier", sc.tier},
+  };
+  json result = {
+      {"schema_version", kResultSchemaVersion},
+      {"scenario", scenario},
+      {"step_time_s", step},
+      {"tflops_per_gpu", flops / (W * step) / 1e12},
+      {"tokens_per_s", static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step},
+      {"model_flops_per_step", flops},
+      {"breakdown",
+       {{"compute_s", busy("compute")},
+        {"recompute_s", busy("recompute")},
+        {"optimizer_s", busy("optimizer")},
+        {"quant_kernels_s", busy("quant_kernel")},
+        {"other_kernels_s", busy("other")},
+        {"exposed_comm_s", exposed},
+        {"exposed_kernels_s", bd.exposed_kernels_s},
+        {"idle_s", bd.compute_idle_s}}},
+      {"comm", comm_json(low, run, topo, prof)},
+      {"memory", to_json(mem)},
+      {"warnings", warnings},
+      {"engine", {{"events", run.events}}},
+  };
+  if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, result);
+  return result;
+}
+
+}  // namespace zerosim
