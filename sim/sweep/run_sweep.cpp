@@ -36,7 +36,7 @@ std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
       throw InputError(path, fmt::format("line {}", line_no), "malformed JSON line in the middle of the file");
     }
     if (line_no == 1) {
-      if (!entry.is_object() || entry.value("kind", "") != "sweep-partial")
+      if (!entry.is_object() || entry.value("kind", json()) != "sweep-partial")
         throw InputError(path, "line 1", "not a zerosim sweep partial file (kind must be 'sweep-partial')");
       continue;
     }
