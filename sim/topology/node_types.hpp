@@ -1,0 +1,62 @@
+// Server (node) types the cluster builders know, with the datasheet value behind every constant.
+// Bandwidths are per direction. Latencies are nominal per-hop values (assumed, not datasheet); the
+// cost profile's per-class alpha is what the network models charge for startup.
+#pragma once
+#include <string_view>
+
+namespace zerosim {
+
+struct NodeTypeSpec {
+  const char* name;
+  const char* gpu_model;
+  int gpus;                // GPUs per server
+  double nvlink_GBps;      // GPU <-> NVSwitch, per GPU per direction
+  double pcie_GBps;        // GPU <-> NIC over the server's PCIe switches, per direction
+  int max_nics;            // compute-fabric adapters per server
+  double default_nic_gbps; // line rate per adapter
+};
+
+// Nominal per-hop latencies (assumed): an NVSwitch traversal is a few hundred ns, a PCIe switch
+// crossing plus NIC DMA setup about 0.5 us, an InfiniBand switch hop plus cable about 0.5 us.
+// NVLink is deliberately lowest so that, among equal-hop paths inside a server, NVLink wins the
+// latency tie-break over GPU -> NIC -> GPU PCIe paths.
+constexpr double kNvLinkLatencyS = 0.3e-6;
+constexpr double kPcieLatencyS = 0.5e-6;
+constexpr double kNetworkLatencyS = 0.5e-6;
+
+// PCIe x16 payload rates per direction: lanes x GT/s x encoding / 8 (PCI-SIG base specs 3.0/4.0/5.0):
+// gen3 16 x 8 x 128/130 / 8 = 15.75 GB/s, gen4 31.5 GB/s, gen5 63 GB/s.
+constexpr double kPcieGen3GBps = 15.75;
+constexpr double kPcieGen4GBps = 31.5;
+constexpr double kPcieGen5GBps = 63.0;
+
+inline constexpr NodeTypeSpec kNodeTypes[] = {
+    // NVIDIA DGX-2 datasheet: 16x Tesla V100 32 GB (SXM3) on 12 NVSwitches, "300 GB/s bidirectional"
+    // per GPU = 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per direction; 8x 100 Gb/s
+    // InfiniBand EDR / 100GigE (Mellanox ConnectX-5) for the compute fabric; PCIe gen3 switch tree.
+    {"dgx2-v100", "V100-SXM3-32GB", 16, 150.0, kPcieGen3GBps, 8, 100.0},
+    // NVIDIA DGX A100 datasheet: 8x A100 80 GB (SXM4), 6 NVSwitches, 600 GB/s bidirectional per GPU
+    // (12 NVLink3 links x 25 GB/s per direction = 300 GB/s); 8x single-port ConnectX-6 200 Gb/s HDR;
+    // PCIe gen4.
+    {"dgx-a100", "A100-SXM4-80GB", 8, 300.0, kPcieGen4GBps, 8, 200.0},
+    // NVIDIA DGX H100 datasheet: 8x H100 80 GB (SXM5), 4 NVSwitches, 900 GB/s bidirectional per GPU
+    // (18 NVLink4 links x 25 GB/s per direction = 450 GB/s); 8x ConnectX-7 400 Gb/s NDR (the OSFP
+    // compute ports); PCIe gen5.
+    {"dgx-h100", "H100-SXM5-80GB", 8, 450.0, kPcieGen5GBps, 8, 400.0},
+    // NVIDIA DGX H200 datasheet: as DGX H100 (900 GB/s NVLink4 per GPU, 8x ConnectX-7 400 Gb/s,
+    // PCIe gen5) with 8x H200 141 GB.
+    {"dgx-h200", "H200-SXM-141GB", 8, 450.0, kPcieGen5GBps, 8, 400.0},
+};
+
+inline const NodeTypeSpec* find_node_type(std::string_view name) {
+  for (const auto& t : kNodeTypes)
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+// Fabric switches: 64-port leaves (e.g. Quantum-2 QM9700 has 64 NDR ports), half down, half up.
+constexpr int kLeafDownPorts = 32;  // rail fabric: 32 servers per leaf per rail; fat-tree: 32 NICs
+constexpr int kMaxSpines = 32;      // one uplink from every leaf to each spine, at most 32 spines
+constexpr int kMaxNodes = 65536;
+
+}  // namespace zerosim

@@ -1,0 +1,104 @@
+// TopologyGraph: the Boost.Graph adjacency_list behind a Topology, plus what the router precomputes.
+// Only topology code includes this. Vertex and edge indices equal Topology's flat arrays (LinkId = edge
+// index). Path cost is one int64 per link, kHopCost + latency in picoseconds, so that shortest paths
+// compare by hop count first and by total latency second, exactly (no floating-point ties).
+#pragma once
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/topology/topology.hpp"
+
+namespace zerosim {
+
+struct VertexProps {
+  NodeKind kind = NodeKind::Gpu;
+  int node = -1;
+};
+struct EdgeProps {
+  LinkId id = -1;
+  std::int64_t cost = 0;
+};
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
+
+constexpr std::int64_t kHopCost = std::int64_t{1} << 40;  // > any path's summed latency (1.1 s in ps)
+constexpr std::int64_t kInfCost = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr double kMaxLinkLatencyS = 1e-3;  // validated bound that keeps summed latencies below kHopCost
+
+std::int64_t link_cost(double latency_s);
+
+class TopologyGraph {
+ public:
+  Graph g;  // all vertices and directed links
+
+  // Fabric-only subgraph (vertices with node == -1) for per-leaf distance fields.
+  Graph fabric;
+  std::vector<int> fabric_index;   // vertex -> index in `fabric`, -1 for in-server vertices
+  std::vector<int> fabric_vertex;  // index in `fabric` -> vertex
+
+  // Decomposition used by the fast router (see topology_route.cpp). Valid when `decomposable`.
+  bool decomposable = false;
+  std::vector<int> attach;              // border vertex -> its only fabric neighbor, else -1
+  std::vector<std::int64_t> up_cost;    // border -> attach, cheapest link (kInfCost if none)
+  std::vector<std::int64_t> down_cost;  // attach -> border, cheapest link (kInfCost if none)
+  std::vector<int> slot;                // in-server vertex -> index among its node's vertices
+  std::vector<int> node_begin;          // node n's vertices: node_vertices[node_begin[n] .. n+1)
+  std::vector<int> node_vertices;
+
+  // Description kept for summary().
+  std::string fabric_name;  // "rail", "fat-tree" or "explicit"
+  double oversubscription = 1.0;
+};
+
+// Memoised routing state; mutable behind Topology::route (thread-compatible, not thread-safe).
+struct RouteCache {
+  std::unordered_map<std::uint64_t, Route> routes;                      // (src gpu, dst gpu) -> route
+  std::unordered_map<int, std::vector<std::int64_t>> fabric_fields;     // fabric target -> dist (fabric idx)
+  std::unordered_map<int, Graph> node_graphs;                           // node -> its in-server subgraph
+  std::unordered_map<int, std::vector<std::int64_t>> interior_fields;  // dst vertex -> dist by slot
+  std::unordered_map<int, std::vector<std::int64_t>> full_fields;      // fallback: dst vertex -> dist
+};
+
+// Assembles a Topology (the friend of Topology that may set its private fields).
+class TopologyBuilder {
+ public:
+  TopologyBuilder(std::string name, std::string node_type, std::string gpu_model, int gpus_per_node);
+  int add_vertex(NodeKind kind, std::string name, int node, int local);
+  // Adds one directed link, or two (one per direction, each with full bandwidth) when duplex.
+  void add_link(int from, int to, double bandwidth_Bps, double latency_s, LinkClass cls, bool duplex);
+  void set_nics(int per_node, double nic_Bps);
+  void set_fabric(std::string fabric, double oversubscription);
+  // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
+  // have validated that every node 0..N-1 holds gpus_per_node GPUs with locals 0..gpus_per_node-1.
+  Topology finish();
+
+  static const TopologyGraph& graph(const Topology& t) { return *t.graph_; }
+  static RouteCache& cache(const Topology& t);
+
+ private:
+  Topology t_;
+  std::string fabric_ = "explicit";
+  double oversubscription_ = 1.0;
+};
+
+// Plain shortest path by reverse Dijkstra over the whole graph (no cache, no decomposition). The
+// reference that Topology::route must equal; used by tests and by the router's fallback.
+Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
+
+// dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not transit.
+std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target);
+
+// Where a ClusterSpec field came from, for error messages: (file, JSON path or flag).
+using FieldLocator = std::function<std::pair<std::string, std::string>(const std::string& field)>;
+Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where);
+
+// Maps a kind name used in files ("gpu", "nvswitch", "nic", "pcie-switch", "leaf", "spine").
+bool node_kind_from_string(const std::string& s, NodeKind& out);
+bool link_class_from_string(const std::string& s, LinkClass& out);
+
+}  // namespace zerosim

@@ -1,0 +1,213 @@
+// Routing: shortest path by (hops, latency) with ECMP among equal-cost next hops picked from a hash of
+// (src, dst), cached per pair. GPUs are endpoints, never transit (GPU-to-GPU forwarding would be
+// software, not the fabric).
+//
+// Both routers walk from src to dst choosing, at each vertex, among the out-links whose far end is
+// exactly one link cost closer to dst (in edge-index order; index = hash % count). They differ only in
+// how they obtain dist(v) = cost of the cheapest path v -> dst:
+// - route_reference: one reverse Dijkstra over the whole graph per query.
+// - Topology::route, when the graph decomposes (see precompute_decomposition): a path leaving a server
+//   goes GPU -> border (NIC) -> its fabric switch -> fabric -> border -> GPU, so dist(fabric vertex) =
+//   min over dst's borders b of distF(v, attach(b)) + cost(attach(b) -> b) + cost(b -> dst), with distF
+//   from a reverse Dijkstra over the fabric subgraph cached per fabric target (a few thousand at most),
+//   and dist(in-server switch) from a Dijkstra over the destination server only. The values are equal
+//   to the full Dijkstra's, so the walk (and the route) is identical; tests check it.
+// - otherwise: full reverse Dijkstra cached per destination vertex.
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <stdexcept>
+
+#include "sim/topology/topology_graph.hpp"
+
+namespace zerosim {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+using RevGraph = boost::reverse_graph<Graph, const Graph&>;
+using RevEdge = boost::graph_traits<RevGraph>::edge_descriptor;
+
+// Keeps reverse edges whose original target (the vertex being expanded) may forward traffic: any
+// non-GPU vertex, or the destination itself.
+struct TransitOnly {
+  const Graph* g = nullptr;
+  const RevGraph* rg = nullptr;
+  std::size_t dst = 0;
+  bool operator()(const RevEdge& e) const {
+    auto x = boost::source(e, *rg);
+    return x == dst || (*g)[x].kind != NodeKind::Gpu;
+  }
+};
+
+}  // namespace
+
+std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) {
+  RevGraph rg(g);
+  boost::filtered_graph<RevGraph, TransitOnly> fg(rg, TransitOnly{&g, &rg, target});
+  std::vector<std::int64_t> dist(boost::num_vertices(g), kInfCost);
+  auto weight = boost::make_function_property_map<RevEdge, std::int64_t>(
+      [&g](const RevEdge& e) { return g[e.underlying_descx].cost; });
+  boost::dijkstra_shortest_paths(
+      fg, target,
+      boost::weight_map(weight)
+          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+          .distance_inf(kInfCost)
+          .distance_zero(std::int64_t{0}));
+  return dist;
+}
+
+namespace {
+
+template <class DistFn>
+Route walk(const Topology& t, const Graph& g, int src_gpu, int dst_gpu, DistFn&& dist) {
+  const int s = t.gpu_vertex(src_gpu), d = t.gpu_vertex(dst_gpu);
+  Route r;
+  std::int64_t cur = dist(s);
+  if (cur >= kInfCost)
+    throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
+  std::uint64_t h = mix((static_cast<std::uint64_t>(src_gpu) << 32) ^ static_cast<std::uint32_t>(dst_gpu));
+  const int src_node = t.vertex(s).node;
+  std::vector<Graph::edge_descriptor> cand;
+  int v = s;
+  while (v != d) {
+    cand.clear();
+    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+      int w = static_cast<int>(boost::target(*it, g));
+      if (w != d && g[w].kind == NodeKind::Gpu) continue;
+      std::int64_t dw = dist(w);
+      if (dw < kInfCost && dw + g[*it].cost == cur) cand.push_back(*it);
+    }
+    if (cand.empty()) throw std::logic_error("router lost its way at " + t.vertex(v).name);
+    auto e = cand[cand.size() == 1 ? 0 : h % cand.size()];
+    h = mix(h);
+    LinkId id = g[e].id;
+    r.links.push_back(id);
+    r.latency_s += t.link(id).latency_s;
+    cur -= g[e].cost;
+    v = static_cast<int>(boost::target(e, g));
+    if (t.vertex(v).node != src_node) r.crosses_nodes = true;
+  }
+  return r;
+}
+
+void check_pair(const Topology& t, int src_gpu, int dst_gpu) {
+  if (src_gpu < 0 || dst_gpu < 0 || src_gpu >= t.gpu_count() || dst_gpu >= t.gpu_count())
+    throw std::out_of_range("route: GPU index out of range");
+  if (src_gpu == dst_gpu) throw std::invalid_argument("route: src and dst must differ");
+}
+
+const Graph& node_graph(const TopologyGraph& tg, RouteCache& c, int node) {
+  auto it = c.node_graphs.find(node);
+  if (it != c.node_graphs.end()) return it->second;
+  const int b = tg.node_begin[node], e = tg.node_begin[node + 1];
+  Graph ng(static_cast<std::size_t>(e - b));
+  for (int i = b; i < e; ++i) {
+    int v = tg.node_vertices[i];
+    ng[i - b] = tg.g[v];
+    for (auto [oi, oend] = boost::out_edges(v, tg.g); oi != oend; ++oi) {
+      int w = static_cast<int>(boost::target(*oi, tg.g));
+      if (tg.g[w].node == node) boost::add_edge(i - b, tg.slot[w], tg.g[*oi], ng);
+    }
+  }
+  return c.node_graphs.emplace(node, std::move(ng)).first->second;
+}
+
+Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu, int dst_gpu) {
+  const Graph& g = tg.g;
+  const int d = t.gpu_vertex(dst_gpu);
+  const int dnode = g[d].node;
+  // Entries into dst from the fabric: (field of the fabric vertex above border b, cost attach->b->d).
+  std::vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>> entries;
+  for (auto [it, end] = boost::in_edges(d, g); it != end; ++it) {
+    int b = static_cast<int>(boost::source(*it, g));
+    if (tg.attach[b] < 0 || tg.down_cost[b] >= kInfCost) continue;
+    int fi = tg.fabric_index[tg.attach[b]];
+    auto f = c.fabric_fields.find(fi);
+    if (f == c.fabric_fields.end()) f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
+    entries.emplace_back(&f->second, tg.down_cost[b] + g[*it].cost);
+  }
+  const std::vector<std::int64_t>* interior = nullptr;
+  auto fab = [&](int v) {
+    std::int64_t best = kInfCost;
+    const int fi = tg.fabric_index[v];
+    for (const auto& [field, tail] : entries)
+      if ((*field)[fi] < kInfCost) best = std::min(best, (*field)[fi] + tail);
+    return best;
+  };
+  auto dist_non_gpu = [&](int v) -> std::int64_t {
+    if (v == d) return 0;
+    const auto& vp = g[v];
+    if (vp.node < 0) return fab(v);
+    if (tg.attach[v] >= 0) {
+      std::int64_t best = kInfCost;
+      for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
+        if (static_cast<int>(boost::target(*it, g)) == d) best = std::min(best, g[*it].cost);
+      if (tg.up_cost[v] < kInfCost) {
+        std::int64_t up = fab(tg.attach[v]);
+        if (up < kInfCost) best = std::min(best, tg.up_cost[v] + up);
+      }
+      return best;
+    }
+    if (vp.node != dnode) return kInfCost;  // in-server switches reach only their own server's GPUs
+    if (!interior) {
+      auto it = c.interior_fields.find(d);
+      if (it == c.interior_fields.end())
+        it = c.interior_fields.emplace(d, distance_field_to(node_graph(tg, c, dnode), tg.slot[d])).first;
+      interior = &it->second;
+    }
+    return (*interior)[tg.slot[v]];
+  };
+  auto dist = [&](int v) -> std::int64_t {
+    if (v == d || g[v].kind != NodeKind::Gpu) return dist_non_gpu(v);
+    std::int64_t best = kInfCost;  // the source GPU: one hop to a transit vertex or to dst
+    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+      int w = static_cast<int>(boost::target(*it, g));
+      if (w != d && g[w].kind == NodeKind::Gpu) continue;
+      std::int64_t dw = dist_non_gpu(w);
+      if (dw < kInfCost) best = std::min(best, dw + g[*it].cost);
+    }
+    return best;
+  };
+  return walk(t, g, src_gpu, dst_gpu, dist);
+}
+
+Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu, int dst_gpu) {
+  const int d = t.gpu_vertex(dst_gpu);
+  auto it = c.full_fields.find(d);
+  if (it == c.full_fields.end()) {
+    if (c.full_fields.size() >= 256) c.full_fields.clear();  // bound memory on large explicit graphs
+    it = c.full_fields.emplace(d, distance_field_to(tg.g, d)).first;
+  }
+  const auto& field = it->second;
+  return walk(t, tg.g, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+}
+
+}  // namespace
+
+Route route_reference(const Topology& t, int src_gpu, int dst_gpu) {
+  check_pair(t, src_gpu, dst_gpu);
+  const auto& tg = TopologyBuilder::graph(t);
+  auto field = distance_field_to(tg.g, t.gpu_vertex(dst_gpu));
+  return walk(t, tg.g, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+}
+
+const Route& Topology::route(int src_gpu, int dst_gpu) const {
+  check_pair(*this, src_gpu, dst_gpu);
+  RouteCache& c = TopologyBuilder::cache(*this);
+  std::uint64_t key = (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+  auto it = c.routes.find(key);
+  if (it != c.routes.end()) return it->second;
+  Route r = graph_->decomposable ? route_fast(*this, *graph_, c, src_gpu, dst_gpu)
+                                 : route_fallback(*this, *graph_, c, src_gpu, dst_gpu);
+  return c.routes.emplace(key, std::move(r)).first->second;
+}
+
+}  // namespace zerosim
