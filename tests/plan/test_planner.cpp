@@ -1,0 +1,160 @@
+// Planner machinery on a closed-form fake simulator (tests/sweep/fake_results.hpp): the search space,
+// global-batch splits, memory pruning, ranking with the simpler-wins tie-break, the Pareto front, the
+// analytic-then-flow tiers and the DeepSpeed config (read back by the project's DeepSpeed parser).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include "../sweep/fake_results.hpp"
+#include "sim/core/error.hpp"
+#include "sim/plan/planner.hpp"
+#include "sim/strategy/strategy.hpp"
+
+using namespace zerosim;
+using namespace zerosim::plan;
+
+namespace {
+
+PlanRequest request(int nodes) {
+  PlanRequest q;
+  q.base.cluster = "dgx2-v100";
+  q.base.nodes = nodes;
+  q.base.nics_per_node = 1;
+  q.base.nic_gbps = 100;
+  q.base.model = "gpt-18b";
+  q.threads = 2;
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("search space: every ZeRO++ subset, hpZ sizes dividing the node, qgZ bits, micro-batches") {
+  ClusterShape multi{24, 16, 512};
+  std::vector<std::string> notes;
+  auto c = enumerate_candidates(request(24), multi, &notes);
+  // Per micro-batch: zero3 1, qwZ 1, hpZ 4 (k=2,4,8,16), qgZ 2 (INT4, INT8), qwZ+hpZ 4, qwZ+qgZ 2,
+  // hpZ+qgZ 8, all three 8 = 30; six micro-batches.
+  CHECK(c.size() == 30u * 6u);
+  std::set<std::string> strategies;
+  for (const auto& x : c) {
+    strategies.insert(x.scenario.strategy);
+    CHECK(x.scenario.tokens_per_gpu == x.micro_batch * 512);
+    CHECK(x.scenario.grad_accum == 1);
+  }
+  CHECK(strategies == std::set<std::string>{"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zero3+qwz+hpz",
+                                            "zero3+qwz+qgz", "zero3+hpz+qgz", "zeropp"});
+  // One node: qgZ is not searched (it only applies across nodes), and the planner says so.
+  ClusterShape single{1, 16, 512};
+  notes.clear();
+  auto s = enumerate_candidates(request(1), single, &notes);
+  CHECK(s.size() == 10u * 6u);
+  for (const auto& x : s) CHECK(x.scenario.strategy.find("qgz") == std::string::npos);
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.starts_with("qgZ not searched"); }));
+}
+
+TEST_CASE("global batch: only splits W x micro-batch x accumulation = B; impossible batches are errors") {
+  ClusterShape multi{24, 16, 512};
+  auto q = request(24);
+  q.global_batch = 384 * 4;
+  auto c = enumerate_candidates(q, multi);
+  std::set<std::pair<int, int>> splits;
+  for (const auto& x : c) splits.insert({x.micro_batch, x.scenario.grad_accum});
+  CHECK(splits == std::set<std::pair<int, int>>{{1, 4}, {2, 2}, {4, 1}});
+  q.global_batch = 100;  // not a multiple of 384 GPUs
+  try {
+    enumerate_candidates(q, multi);
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    CHECK(e.path() == "--global-batch");
+  }
+}
+
+TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first then flow on the top") {
+  ClusterShape multi{24, 16, 512};
+  auto q = request(24);
+  q.confirm_top = 5;
+  std::mutex mu;
+  std::vector<std::string> tiers;
+  auto runner = [&](const Scenario& s) {
+    {
+      std::lock_guard lock(mu);
+      tiers.push_back(s.tier);
+    }
+    return testing::fake_result(s);
+  };
+  auto p = run_plan(q, multi, runner);
+  CHECK(p.enumerated == 180u);
+  // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9: micro-batch 32 (16384
+  // tokens) never fits (30 candidates); micro-batch 16 (8192 tokens, 26.4e9) fits only with hpZ k >= 8 ...
+  // hpZ k=2 adds 18e9, k=4 adds 9e9: at micro-batch 16 those 2 x 4 (hpZ subsets) x qgZ variants do not fit.
+  std::size_t expect_infeasible = 0;
+  for (const auto& c : enumerate_candidates(q, multi))
+    if (!testing::fake_result(c.scenario)["memory"]["fits"].get<bool>()) ++expect_infeasible;
+  CHECK(p.infeasible == expect_infeasible);
+  CHECK(p.ranked.size() == 180u - expect_infeasible);
+  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 180);
+  CHECK(std::count(tiers.begin(), tiers.end(), "flow") == 5);
+  for (std::size_t i = 0; i < p.ranked.size(); ++i) CHECK(p.ranked[i].confirmed == (i < 5));
+  for (std::size_t i = 1; i < 5; ++i) CHECK(p.ranked[i - 1].tokens_per_s >= p.ranked[i].tokens_per_s);
+  // Winner under the fake's closed form: all three techniques, the largest micro-batch that fits (16);
+  // hpZ sizes and qgZ bits tie on time, so the least memory wins: hpZ 16, and then INT4 (enumerated first).
+  const auto& w = p.ranked[0];
+  CHECK(w.scenario.strategy == "zeropp");
+  CHECK(w.micro_batch == 16);
+  CHECK(w.scenario.hpz_partition == 16);
+  CHECK(w.scenario.quant_bits_grads == 4);
+  CHECK(w.scenario.tier == "flow");
+  std::string text = render_plan(p, 10);
+  CHECK(text.find("Why ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4) wins") != std::string::npos);
+  CHECK(text.find("Pareto front") != std::string::npos);
+}
+
+TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
+  ClusterShape multi{24, 16, 512};
+  auto p = run_plan(request(24), multi, testing::fake_result);
+  REQUIRE(!p.pareto.empty());
+  std::set<std::size_t> on(p.pareto.begin(), p.pareto.end());
+  for (std::size_t i = 0; i < p.ranked.size(); ++i) {
+    const auto& c = p.ranked[i];
+    bool dominated = false;
+    for (const auto& o : p.ranked)
+      if (o.peak_bytes <= c.peak_bytes && o.tokens_per_s > c.tokens_per_s) dominated = true;
+    if (on.count(i)) CHECK_FALSE(dominated);
+  }
+  for (std::size_t k = 1; k < p.pareto.size(); ++k) {
+    CHECK(p.ranked[p.pareto[k]].peak_bytes > p.ranked[p.pareto[k - 1]].peak_bytes);
+    CHECK(p.ranked[p.pareto[k]].tokens_per_s > p.ranked[p.pareto[k - 1]].tokens_per_s);
+  }
+  // The throughput winner is the last (most memory, fastest) point of the front.
+  CHECK(p.ranked[p.pareto.back()].tokens_per_s == p.ranked[0].tokens_per_s);
+}
+
+TEST_CASE("ties go to the simpler configuration: one node, no network traffic in the fake") {
+  ClusterShape single{1, 16, 512};
+  auto p = run_plan(request(1), single, testing::fake_result);
+  // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time: plain ZeRO-3 wins.
+  CHECK(p.ranked[0].scenario.strategy == "zero3");
+  CHECK(p.ranked[1].scenario.strategy == "zero3+hpz");  // same speed, one technique more
+}
+
+TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepSpeed parser") {
+  ClusterShape multi{24, 16, 512};
+  auto q = request(24);
+  q.global_batch = 384 * 8;
+  auto p = run_plan(q, multi, testing::fake_result);
+  const auto& w = p.ranked[0];
+  json ds = deepspeed_config(w, multi);
+  CHECK(ds["train_batch_size"] == 384 * 8);
+  CHECK(ds["zero_optimization"]["stage"] == 3);
+  Strategy s = parse_deepspeed(ds, "ds.json");
+  CHECK(s.qwz);
+  CHECK(s.hpz);
+  CHECK(s.qgz);
+  CHECK(s.hpz_size == 16);
+  CHECK(s.micro_batch_sequences == w.micro_batch);
+  CHECK(s.grad_accum == w.scenario.grad_accum);
+  CHECK(w.micro_batch * w.scenario.grad_accum * 384 == 384 * 8);
+  CHECK(s.dtype == "fp16");
+}

@@ -1,0 +1,163 @@
+// Report renderers on hand-written results: CSV rows and escaping, Markdown tables, HTML with one SVG
+// per chart each holding data marks, HTML-escaping of strings from input files, and compare deltas.
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "../sweep/fake_results.hpp"
+#include "sim/core/error.hpp"
+#include "sim/report/compare.hpp"
+#include "sim/report/html.hpp"
+#include "sim/report/result_view.hpp"
+#include "sim/report/svg_chart.hpp"
+#include "sim/report/tables.hpp"
+#include "sim/sweep/run_sweep.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+using namespace zerosim;
+using namespace zerosim::report;
+
+namespace {
+
+json paper_sweep(const std::string& model = "gpt-18b") {
+  Scenario base;
+  base.cluster = "dgx2-v100";
+  base.model = model;
+  auto s = sweep::expand(base, {{"--nodes", {"24"}},
+                                {"--tokens-per-gpu", {"1024", "2048"}},
+                                {"--nics-per-node", {"1", "2", "4", "8"}},
+                                {"--nic-gbps", {"100"}},
+                                {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
+  std::vector<json> results;
+  for (const auto& sc : s) results.push_back(testing::fake_result(sc));
+  return sweep::sweep_document(json::object(), results);
+}
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("read_results accepts sweep, array and single results and rejects malformed ones") {
+  auto doc = paper_sweep();
+  CHECK(read_results(doc, "a.json").size() == 40u);
+  CHECK(read_results(doc["results"], "a.json").size() == 40u);
+  CHECK(read_results(doc["results"][0], "a.json").size() == 1u);
+  json bad = doc;
+  bad["results"][3].erase("step_time_s");
+  try {
+    read_results(bad, "bad.json");
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "bad.json");
+    CHECK(e.path() == "/results/3");
+  }
+  bad = doc;
+  bad["results"][2]["memory"]["fits"] = "yes";
+  CHECK_THROWS_AS(read_results(bad, "bad.json"), InputError);
+  CHECK_THROWS_AS(read_results(json{{"kind", "sweep"}, {"results", json::array()}}, "e.json"), InputError);
+  CHECK_THROWS_AS(read_results(json{{"hello", 1}}, "e.json"), InputError);
+}
+
+TEST_CASE("strategy names and order") {
+  CHECK(strategy_display("zero3") == "ZeRO-3");
+  CHECK(strategy_display("zeropp") == "ZeRO++");
+  CHECK(strategy_display("zero3+qwz+hpz+qgz") == "ZeRO++");
+  CHECK(strategy_display("zero3+hpz+qwz") == "ZeRO-3 + qwZ + hpZ");
+  CHECK(strategy_rank("zero3") < strategy_rank("zero3+qgz"));
+  CHECK(strategy_rank("zero3+qgz") < strategy_rank("zero3+qwz+hpz"));
+  CHECK(strategy_rank("zero3+hpz+qgz") < strategy_rank("zeropp"));
+}
+
+TEST_CASE("CSV: header plus one row per result, metrics round-trip") {
+  auto rows = read_results(paper_sweep(), "s.json");
+  std::string csv = render_csv(rows);
+  CHECK(count(csv, "\n") == rows.size() + 1);
+  CHECK(csv.rfind("cluster,nodes,gpus,", 0) == 0);
+  // The first row's step time printed in shortest round-trip form.
+  CHECK(csv.find(fmt::format(",{},", rows[0].step_time_s)) != std::string::npos);
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field("=cmd()") == "'=cmd()");
+  CHECK(csv_field("-1.5") == "-1.5");
+}
+
+TEST_CASE("Markdown: a table per group with speedups against ZeRO-3") {
+  auto rows = read_results(paper_sweep(), "s.json");
+  std::string md = render_markdown(rows, "s.json");
+  CHECK(count(md, "\n## ") == 2);  // 1K and 2K tokens per GPU
+  CHECK(count(md, "| 1.00x |") == 8u);  // ZeRO-3 against itself, 2 groups x 4 bandwidths
+  const ResultView& z3 = rows[0];
+  const ResultView& zpp = rows[4];
+  REQUIRE(z3.strategy == "zero3");
+  REQUIRE(zpp.strategy == "zeropp");
+  CHECK(md.find(fmt::format("| {:.2f}x |", zpp.tflops_per_gpu / z3.tflops_per_gpu)) != std::string::npos);
+  CHECK(md_cell("a|b<c>") == "a\\|b&lt;c&gt;");
+}
+
+TEST_CASE("HTML: four kinds of chart, each with data marks, titles, axis labels and legends") {
+  auto rows = read_results(paper_sweep(), "s.json");
+  std::string html = render_html(rows, "s.json");
+  // 2 throughput + 1 speedup + 2 breakdown + 1 memory.
+  std::regex svg_re("<svg[\\s\\S]*?</svg>");
+  std::vector<std::string> svgs;
+  for (std::sregex_iterator it(html.begin(), html.end(), svg_re), end; it != end; ++it) svgs.push_back(it->str());
+  REQUIRE(svgs.size() == 6u);
+  for (const auto& svg : svgs) {
+    CAPTURE(svg.substr(0, 300));
+    CHECK(count(svg, "class=\"data\"") >= 2u);
+    CHECK(count(svg, "font-weight=\"bold\"") == 1u);  // title
+    CHECK(svg.find("rotate(-90") != std::string::npos);  // y-axis label
+  }
+  CHECK(svgs[0].find("Throughput (TFLOPs per GPU)") != std::string::npos);
+  CHECK(svgs[0].find("Network bandwidth per node (Gbps)") != std::string::npos);
+  // Throughput chart: 4 bandwidths x 5 strategies bars; legend names each strategy.
+  CHECK(count(svgs[0], "<rect class=\"data\"") == 20u);
+  for (const char* name : {"ZeRO-3", "ZeRO-3 + qwZ", "ZeRO-3 + hpZ", "ZeRO-3 + qgZ", "ZeRO++"})
+    CHECK(svgs[0].find(std::string(">") + name + "</text>") != std::string::npos);
+  CHECK(svgs[2].find("Speedup of ZeRO++ over ZeRO-3") != std::string::npos);
+  CHECK(count(svgs[2], "<circle class=\"data\"") == 8u);  // 2 groups x 4 bandwidths
+  CHECK(svgs[3].find("Time per step (ms)") != std::string::npos);
+  CHECK(svgs[5].find("capacity") != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);  // self-contained, static
+  CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // no external resources
+}
+
+TEST_CASE("HTML: strings from input files are escaped everywhere") {
+  const std::string evil = "<script>alert('x')</script>\"&<img src=x onerror=alert(1)>";
+  auto doc = paper_sweep(evil);
+  doc["results"][0]["warnings"] = json::array({"<b>bold</b> warning"});
+  doc["results"][1]["scenario"]["cluster"] = "</svg><script>1</script>";
+  auto rows = read_results(doc, "s.json");
+  std::string html = render_html(rows, "<evil>.json");
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<b>bold") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&amp;&lt;img") != std::string::npos);
+  CHECK(html.find("&lt;evil&gt;.json") != std::string::npos);
+  std::string md = render_markdown(rows, "s.json");
+  CHECK(md.find("<script") == std::string::npos);
+  CHECK(html_escape("a&b<c>\"d'") == "a&amp;b&lt;c&gt;&quot;d&#39;");
+}
+
+TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
+  auto a = read_results(paper_sweep(), "a.json");
+  json docb = paper_sweep();
+  // B: scenario 0 is 10% slower (step x 1.1, TFLOPs / 1.1); scenario 1 removed.
+  docb["results"][0]["step_time_s"] = docb["results"][0]["step_time_s"].get<double>() * 1.1;
+  docb["results"][0]["tflops_per_gpu"] = docb["results"][0]["tflops_per_gpu"].get<double>() / 1.1;
+  docb["results"].erase(1);
+  auto b = read_results(docb, "b.json");
+  auto rows = compare_results(a, b);
+  REQUIRE(rows.size() == 40u);
+  CHECK(rows[0].step_delta_pct() == doctest::Approx(10.0).epsilon(1e-9));
+  CHECK(rows[0].tflops_delta_pct() == doctest::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
+  CHECK(rows[1].b == nullptr);
+  CHECK(rows[2].step_delta_pct() == 0.0);
+  std::string text = render_compare(rows, "a.json", "b.json");
+  CHECK(text.find("| +10.00% |") != std::string::npos);
+  CHECK(text.find("39 matched, 1 only in A, 0 only in B") != std::string::npos);
+}

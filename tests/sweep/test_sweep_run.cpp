@@ -1,0 +1,147 @@
+// Running sweeps: results by index regardless of threads, equal to one-by-one runs, partial file and
+// resume, error propagation (lowest failing index, InputError kept).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "fake_results.hpp"
+#include "sim/core/error.hpp"
+#include "sim/sweep/run_sweep.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+using namespace zerosim;
+using namespace zerosim::sweep;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<Scenario> grid() {
+  return expand(Scenario{}, {{"--nodes", {"1", "24"}},
+                             {"--tokens-per-gpu", {"1024", "2048"}},
+                             {"--nics-per-node", {"1", "2", "4", "8"}},
+                             {"--nic-gbps", {"100"}},
+                             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
+}
+
+std::vector<std::size_t> all_indices(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+std::string dump_all(const std::vector<std::optional<json>>& r) {
+  std::vector<json> v;
+  for (const auto& x : r) v.push_back(*x);
+  return sweep_document(json::object(), v).dump();
+}
+
+fs::path temp_dir() {
+  fs::path d = fs::temp_directory_path() / ("zerosim_sweep_test_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("sweep results equal the runner called one by one, in scenario order") {
+  auto s = grid();
+  REQUIRE(s.size() == 80u);
+  RunOptions opt;
+  opt.threads = 3;
+  auto r = run_scenarios(s, all_indices(s.size()), testing::fake_result, opt);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    REQUIRE(r[i].has_value());
+    CHECK(*r[i] == testing::fake_result(s[i]));
+  }
+}
+
+TEST_CASE("1 thread and 8 threads give identical bytes") {
+  auto s = grid();
+  // A runner whose duration varies so threads finish out of order.
+  auto jittery = [](const Scenario& sc) {
+    volatile double x = 0;
+    for (int k = 0; k < (sc.nics_per_node * 7919) % 50000; ++k) x = x + k;
+    return testing::fake_result(sc);
+  };
+  RunOptions one, many;
+  one.threads = 1;
+  many.threads = 8;
+  CHECK(dump_all(run_scenarios(s, all_indices(s.size()), jittery, one)) ==
+        dump_all(run_scenarios(s, all_indices(s.size()), jittery, many)));
+}
+
+TEST_CASE("a subset of indices runs only those (the MPI split)") {
+  auto s = grid();
+  std::vector<std::size_t> odd;
+  for (std::size_t i = 1; i < s.size(); i += 2) odd.push_back(i);
+  auto r = run_scenarios(s, odd, testing::fake_result, RunOptions{});
+  for (std::size_t i = 0; i < s.size(); ++i) CHECK(r[i].has_value() == (i % 2 == 1));
+}
+
+TEST_CASE("partial file keeps finished results; resume runs only the rest") {
+  auto s = grid();
+  fs::path dir = temp_dir();
+  std::string partial = (dir / "out.json.partial").string();
+  // First run fails at index 50 (single thread: indices 0..49 finished before it).
+  auto failing = [&](const Scenario& sc) {
+    if (scenario_to_json(sc) == scenario_to_json(s[50])) throw InputError("x.json", "/y", "boom");
+    return testing::fake_result(sc);
+  };
+  RunOptions opt;
+  opt.threads = 1;
+  opt.partial_path = partial;
+  try {
+    run_scenarios(s, all_indices(s.size()), failing, opt);
+    FAIL("expected an error");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "x.json");
+    CHECK(e.rule().find("sweep scenario #50") != std::string::npos);
+  }
+  auto kept = read_partial(partial, s);
+  CHECK(kept.size() == 50u);
+  // Simulate a kill in the middle of writing the next line.
+  { std::ofstream(partial, std::ios::app) << "{\"index\": 50, \"scen"; }
+  CHECK(read_partial(partial, s).size() == 50u);
+
+  std::atomic<int> calls{0};
+  auto counting = [&](const Scenario& sc) {
+    ++calls;
+    return testing::fake_result(sc);
+  };
+  RunOptions resume;
+  resume.threads = 4;
+  resume.resume_from = {partial};
+  auto r = run_scenarios(s, all_indices(s.size()), counting, resume);
+  CHECK(calls.load() == 30);
+  for (std::size_t i = 0; i < s.size(); ++i) CHECK(*r[i] == testing::fake_result(s[i]));
+
+  // A partial file of a different sweep is rejected, not silently mixed in.
+  auto other = expand(Scenario{}, {{"--nodes", {"2", "3"}}});
+  CHECK_THROWS_AS(read_partial(partial, other), InputError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the lowest failing index is reported; other exceptions keep their message") {
+  auto s = grid();
+  auto failing = [](const Scenario& sc) -> json {
+    if (sc.nics_per_node >= 4) throw std::runtime_error("bad nics");
+    return testing::fake_result(sc);
+  };
+  RunOptions opt;
+  opt.threads = 4;
+  try {
+    run_scenarios(s, all_indices(s.size()), failing, opt);
+    FAIL("expected an error");
+  } catch (const std::runtime_error& e) {
+    // Index 10 is the first with 4 NICs (nodes=1, tokens=1024, nics index 2, strategy 0).
+    CHECK(std::string(e.what()).find("bad nics [in sweep scenario #10 ") != std::string::npos);
+  }
+}
+
+TEST_CASE("resolve_threads") {
+  CHECK(resolve_threads(5, 4) == 5);
+  CHECK(resolve_threads(0, 1) >= 1);
+  CHECK(resolve_threads(0, 1 << 20) == 1);
+}
