@@ -36,7 +36,7 @@ seed_files() {
   case "$1" in
     topology) echo topologies/*.json $c/topo-*/topo.json ;;
     model) echo workloads/*.json $c/wl-*/model.json $c/hf-*/model.json ;;
-    deepspeed) echo $c/ds-*/ds.json $c/cli-deepspeed-*/ds.json ;;
+    deepspeed) echo $c/ds-*/ds.json $c/cli-sweep-deepspeed-*/ds.json ;;
     cost_profile) echo calibrate/profiles/*.json $c/prof-*/profile.json ;;
     results) echo $c/res-*/results.json $c/res-*/a.json $c/res-*/b.json ;;
     sweep_partial) echo $c/res-partial-*/*.partial ;;
