@@ -1,6 +1,6 @@
 // Shared harness for the libFuzzer targets: each target feeds the input to one library parser. A
-// zerosim::InputError is the parser doing its job (bad input, clear message); any other exception, a
-// crash, a sanitizer report, a hang or an out-of-memory is a bug and stops the fuzzer.
+// zerosim::InputError is the parser doing its job (bad input, clear message); any other exception,
+// a crash, a sanitizer report, a hang or an out-of-memory is a bug and stops the fuzzer.
 #pragma once
 #include <unistd.h>
 
@@ -29,7 +29,8 @@ void expect_input_error_only(Fn&& fn) {
   }
 }
 
-// Parsers that only take a path get the input through a per-process temporary file. The name ends in
+// Parsers that only take a path get the input through a per-process temporary file. The name ends
+// in
 // ".json" and contains '/', so resolve_data_file treats it as a path, never as a preset name.
 inline std::string write_temp(std::string_view text, const char* stem) {
   static const std::string dir = [] {

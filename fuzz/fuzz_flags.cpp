@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return;
     }
     zerosim::Scenario s;
-    for (const auto& v : zerosim::sweep::split_list(text, flags[pick])) zerosim::sweep::apply_flag(s, flags[pick], v);
+    for (const auto& v : zerosim::sweep::split_list(text, flags[pick]))
+      zerosim::sweep::apply_flag(s, flags[pick], v);
     (void)zerosim::sweep::scenario_to_json(s).dump();
   });
   return 0;

@@ -1,5 +1,5 @@
-// Fuzzes workload files and Hugging Face config.json (parse_model picks the reader), then the derived
-// sizes: a shape the parser accepts must not overflow the parameter and FLOP arithmetic.
+// Fuzzes workload files and Hugging Face config.json (parse_model picks the reader), then the
+// derived sizes: a shape the parser accepts must not overflow the parameter and FLOP arithmetic.
 #include "fuzz/fuzz_common.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"

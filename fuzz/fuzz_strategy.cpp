@@ -4,7 +4,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   zerosim::fuzz::expect_input_error_only([&] {
-    const zerosim::Strategy s = zerosim::parse_strategy(std::string(zerosim::fuzz::as_text(data, size)));
+    const zerosim::Strategy s =
+        zerosim::parse_strategy(std::string(zerosim::fuzz::as_text(data, size)));
     (void)s.name();
   });
   return 0;

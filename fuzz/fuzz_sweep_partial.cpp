@@ -5,6 +5,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = zerosim::fuzz::write_temp(zerosim::fuzz::as_text(data, size), "partial");
   static const std::vector<zerosim::Scenario> scenarios(2);
-  zerosim::fuzz::expect_input_error_only([&] { (void)zerosim::sweep::read_partial(path, scenarios); });
+  zerosim::fuzz::expect_input_error_only(
+      [&] { (void)zerosim::sweep::read_partial(path, scenarios); });
   return 0;
 }

@@ -1,10 +1,12 @@
-// Bad-input corpus: every folder under tests/corpus/cases holds a case.json (the zerosim command line,
-// relative to the repository root, with {case} standing for the case folder; the expected exit code; and
+// Bad-input corpus: every folder under tests/corpus/cases holds a case.json (the zerosim command
+// line, relative to the repository root, with {case} standing for the case folder and {tmp} for a
+// fresh scratch folder where outputs go if a case wrongly succeeds; the expected exit code; and
 // fragments the error message must contain) plus the input files it names. Each case runs the built
-// binary under a timeout and must exit with exactly the expected code (2 = bad input): no crash, no hang,
-// no silent default, no "internal error", and no sanitizer report.
+// binary under a timeout and must exit with exactly the expected code (2 = bad input): no crash, no
+// hang, no silent default, no "internal error", and no sanitizer report.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -53,7 +55,8 @@ std::vector<Case> load_cases() {
     cases.push_back(std::move(c));
   }
   // Sorted so that SUBCASE order (and the report) does not depend on directory order.
-  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  std::sort(cases.begin(), cases.end(),
+            [](const Case& a, const Case& b) { return a.name < b.name; });
   return cases;
 }
 
@@ -63,12 +66,26 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string substitute(std::string arg, const std::string& case_dir) {
-  const std::string key = "{case}";
-  for (auto pos = arg.find(key); pos != std::string::npos; pos = arg.find(key, pos + case_dir.size()))
-    arg.replace(pos, key.size(), case_dir);
+std::string replace_all(std::string arg, const std::string& key, const std::string& value) {
+  for (auto pos = arg.find(key); pos != std::string::npos; pos = arg.find(key, pos + value.size()))
+    arg.replace(pos, key.size(), value);
   return arg;
 }
+
+// A scratch folder per case, removed afterwards, so no case writes into the source tree.
+struct Scratch {
+  fs::path path;
+  explicit Scratch(const std::string& name) {
+    path =
+        fs::temp_directory_path() / ("zerosim-corpus-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
 
 struct RunResult {
   int code = -1;  // exit code; 128 + signal when killed; 124 = timed out
@@ -77,9 +94,12 @@ struct RunResult {
 
 RunResult run(const Case& c) {
   const std::string case_dir = "tests/corpus/cases/" + c.name;
-  std::string cmd = "cd " + shell_quote(ZEROSIM_SOURCE_DIR) + " && timeout " + std::to_string(kTimeoutS) +
-                    " " + shell_quote(ZEROSIM_CLI);
-  for (const auto& a : c.args) cmd += " " + shell_quote(substitute(a, case_dir));
+  const Scratch scratch(c.name);
+  std::string cmd = "cd " + shell_quote(ZEROSIM_SOURCE_DIR) + " && timeout " +
+                    std::to_string(kTimeoutS) + " " + shell_quote(ZEROSIM_CLI);
+  for (const auto& a : c.args)
+    cmd += " " + shell_quote(replace_all(replace_all(a, "{case}", case_dir), "{tmp}",
+                                         scratch.path.string()));
   cmd += " 2>&1 </dev/null";
   RunResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -102,13 +122,13 @@ TEST_CASE("bad-input corpus: at least 40 cases covering every input kind") {
   CHECK(cases.size() >= 40);
   std::map<std::string, int> per_area;
   for (const auto& c : cases) ++per_area[c.area];
-  for (const char* area : {"topology", "workload", "hf-config", "deepspeed", "profile", "nccl-tests",
-                           "results", "cli"}) {
+  for (const char* area : {"topology", "workload", "hf-config", "deepspeed", "profile",
+                           "nccl-tests", "results", "cli"}) {
     INFO("area " << area);
     CHECK(per_area[area] > 0);
   }
-  std::set<std::string> known = {"topology", "workload", "hf-config", "deepspeed", "profile",
-                                 "nccl-tests", "results", "cli"};
+  std::set<std::string> known = {"topology", "workload",   "hf-config", "deepspeed",
+                                 "profile",  "nccl-tests", "results",   "cli"};
   for (const auto& c : cases) {
     INFO("case " << c.name);
     CHECK(known.count(c.area) == 1);

@@ -1,6 +1,6 @@
-// Determinism: the same scenario must give byte-identical JSON on a rerun, with any sweep thread count
-// and with any number of MPI ranks (rank 0 gathers results back into scenario order). Runs the built
-// zerosim binary and compares the files it writes byte for byte.
+// Determinism: the same scenario must give byte-identical JSON on a rerun, with any sweep thread
+// count and with any number of MPI ranks (rank 0 gathers results back into scenario order). Runs
+// the built zerosim binary and compares the files it writes byte for byte.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,11 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A small but complete scenario: two DGX H100 nodes (16 GPUs), flow tier, ZeRO++ with every component.
-const std::string kScenario = "--cluster dgx-h100 --model gpt-18b --tier flow --tokens-per-gpu 1024";
+// A small but complete scenario: two DGX H100 nodes (16 GPUs), flow tier, ZeRO++ with every
+// component.
+const std::string kScenario =
+    "--cluster dgx-h100 --model gpt-18b --tier flow --tokens-per-gpu 1024";
 // A sweep over nodes and strategy: 4 scenarios, enough to spread over 2 threads and 2 ranks.
-const std::string kSweep = "--cluster dgx-h100 --nodes 1,2 --model gpt-18b --strategy zero3,zeropp --tier flow "
-                           "--tokens-per-gpu 1024";
+const std::string kSweep =
+    "--cluster dgx-h100 --nodes 1,2 --model gpt-18b --strategy zero3,zeropp --tier flow "
+    "--tokens-per-gpu 1024";
 
 struct TempDir {
   fs::path path;
@@ -55,10 +58,13 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs `zerosim <args>` (with an optional launcher prefix such as mpirun) and returns the JSON it wrote.
-std::string run_to_json(const std::string& prefix, const std::string& args, const std::string& out) {
+// Runs `zerosim <args>` (with an optional launcher prefix such as mpirun) and returns the JSON it
+// wrote.
+std::string run_to_json(const std::string& prefix, const std::string& args,
+                        const std::string& out) {
   std::string log;
-  const int code = run(prefix + "'" + std::string(ZEROSIM_CLI) + "' " + args + " --out '" + out + "'", log);
+  const int code =
+      run(prefix + "'" + std::string(ZEROSIM_CLI) + "' " + args + " --out '" + out + "'", log);
   INFO("command output:\n" << log);
   REQUIRE(code == 0);
   std::string text = slurp(out);
@@ -92,7 +98,8 @@ TEST_CASE("sweep: two runs, and --threads 1 vs --threads 2, write byte-identical
   CHECK_FALSE(fs::exists(tmp.file("t2.json.partial")));
 }
 
-TEST_CASE("sweep: mpirun -np 1 vs -np 2 write byte-identical JSON (and equal a run without mpirun)") {
+TEST_CASE(
+    "sweep: mpirun -np 1 vs -np 2 write byte-identical JSON (and equal a run without mpirun)") {
 #ifndef ZEROSIM_HAVE_MPI
   MESSAGE("SKIPPED: zerosim was built without MPI (find_package(MPI) failed)");
   return;
@@ -102,13 +109,17 @@ TEST_CASE("sweep: mpirun -np 1 vs -np 2 write byte-identical JSON (and equal a r
     return;
   }
   TempDir tmp;
-  // Root in containers, more ranks than cores on small CI machines; shared-memory transport without CMA.
+  // Root in containers, more ranks than cores on small CI machines; shared-memory transport without
+  // CMA.
   const std::string mpirun =
       "mpirun --allow-run-as-root --oversubscribe --bind-to none "
       "--mca btl self,vader --mca btl_vader_single_copy_mechanism none -np ";
-  const std::string plain = run_to_json("", "sweep " + kSweep + " --threads 1", tmp.file("plain.json"));
-  const std::string np1 = run_to_json(mpirun + "1 ", "sweep " + kSweep + " --threads 1", tmp.file("np1.json"));
-  const std::string np2 = run_to_json(mpirun + "2 ", "sweep " + kSweep + " --threads 1", tmp.file("np2.json"));
+  const std::string plain =
+      run_to_json("", "sweep " + kSweep + " --threads 1", tmp.file("plain.json"));
+  const std::string np1 =
+      run_to_json(mpirun + "1 ", "sweep " + kSweep + " --threads 1", tmp.file("np1.json"));
+  const std::string np2 =
+      run_to_json(mpirun + "2 ", "sweep " + kSweep + " --threads 1", tmp.file("np2.json"));
   CHECK(np1 == np2);
   CHECK(plain == np1);
   CHECK_FALSE(fs::exists(tmp.file("np2.json.partial.r0")));
