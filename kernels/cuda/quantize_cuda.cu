@@ -43,7 +43,7 @@ struct Swizzle {
 };
 
 std::size_t cache_bytes(const QuantParams& p) {
-  return p.block_size <= dev::kMaxCachedBlock ? p.block_size * sizeof(float) : 0;
+  return p.block_size <= dev::kMaxCachedBlock ? (p.block_size + kChunk) * sizeof(float) : 0;
 }
 
 template <DType D, int BITS, bool ASYM>

@@ -232,12 +232,15 @@ __device__ __forceinline__ float block_reduce(float v, float* scratch) {
 }
 
 // Quantizes one block whose values come from produce(c8, cnt, v) (chunk starting at element c8 of
-// the block). cache: len floats of shared memory, or null to call produce again in pass 2.
+// the block). cache: len + kChunk floats of shared memory, or null to call produce again in pass 2.
 template <int BITS, bool ASYM, class Produce>
 __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len, float* cache,
                                                std::uint8_t* codes, float* scale_out,
                                                float* offset_out) {
   __shared__ float scratch[kThreads / 32];
+  // Cache layout: element e of chunk c at e * stride + c, so a warp's accesses hit consecutive
+  // banks (chunk-major order would be an 8-way bank conflict). Needs len + kChunk floats.
+  const std::size_t stride = (len + kChunk - 1) / kChunk;
   float amax = 0.0f, lo = detail::kPosInf, hi = -detail::kPosInf;
   for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < len; c8 += kThreads * kChunk) {
     const int cnt = len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8);
@@ -246,7 +249,7 @@ __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len,
 #pragma unroll
     for (int e = 0; e < kChunk; ++e) {
       if (e < cnt) {
-        if (cache != nullptr) cache[c8 + e] = v[e];
+        if (cache != nullptr) cache[e * stride + c8 / kChunk] = v[e];
         if constexpr (ASYM) {
           lo = detail::min_nan_ignoring(lo, v[e]);
           hi = detail::max_nan_ignoring(hi, v[e]);
@@ -276,7 +279,7 @@ __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len,
     float v[kChunk];
     if (cache != nullptr) {
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) v[e] = e < cnt ? cache[c8 + e] : 0.0f;
+      for (int e = 0; e < kChunk; ++e) v[e] = e < cnt ? cache[e * stride + c8 / kChunk] : 0.0f;
     } else {
       produce(c8, cnt, v);
     }
