@@ -72,6 +72,11 @@ TopologyBuilder::TopologyBuilder(std::string name, std::string node_type, std::s
   t_.gpus_per_node_ = gpus_per_node;
 }
 
+void TopologyBuilder::reserve(std::size_t vertices, std::size_t directed_links) {
+  t_.vertices_.reserve(vertices);
+  t_.links_.reserve(directed_links);
+}
+
 int TopologyBuilder::add_vertex(NodeKind kind, std::string name, int node, int local) {
   t_.vertices_.push_back(VertexInfo{kind, std::move(name), node, local});
   return static_cast<int>(t_.vertices_.size()) - 1;

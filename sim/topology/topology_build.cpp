@@ -58,6 +58,10 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   b.set_nics(nics, nic_Bps);
   b.set_fabric(spec.fabric, spec.oversubscription);
 
+  {
+    const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics, leaves = static_cast<std::size_t>(nics) * N;
+    b.reserve(N * per_node + leaves + kMaxSpines, 2 * (N * (2 * G + nics) + leaves * kMaxSpines));
+  }
   // Servers: GPUs, then the NVSwitch, then the NICs, server after server.
   std::vector<int> nic_vertex(static_cast<std::size_t>(N) * nics);
   for (int n = 0; n < N; ++n) {

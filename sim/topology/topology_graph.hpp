@@ -24,7 +24,9 @@ struct EdgeProps {
   LinkId id = -1;
   std::int64_t cost = 0;
 };
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
+// Edge list in a vector (not the default std::list): one allocation for 10^5-10^6 links.
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps,
+                                   boost::no_property, boost::vecS>;
 
 constexpr std::int64_t kHopCost = std::int64_t{1} << 40;  // > any path's summed latency (1.1 s in ps)
 constexpr std::int64_t kInfCost = std::numeric_limits<std::int64_t>::max() / 4;
@@ -68,6 +70,7 @@ struct RouteCache {
 class TopologyBuilder {
  public:
   TopologyBuilder(std::string name, std::string node_type, std::string gpu_model, int gpus_per_node);
+  void reserve(std::size_t vertices, std::size_t directed_links);
   int add_vertex(NodeKind kind, std::string name, int node, int local);
   // Adds one directed link, or two (one per direction, each with full bandwidth) when duplex.
   void add_link(int from, int to, double bandwidth_Bps, double latency_s, LinkClass cls, bool duplex);
