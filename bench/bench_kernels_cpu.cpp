@@ -21,8 +21,7 @@ struct Setup {
   QuantParams p;
   std::vector<std::uint8_t> in, data;
   std::vector<float> scales;
-  explicit Setup(const benchmark::State& s)
-      : n(std::size_t(s.range(0))), t(DType(s.range(1))) {
+  explicit Setup(const benchmark::State& s) : n(std::size_t(s.range(0))), t(DType(s.range(1))) {
     p.bits = int(s.range(2));
     in.resize(n * dtype_bytes(t));
     for (std::size_t i = 0; i < n; ++i) {

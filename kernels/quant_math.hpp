@@ -1,7 +1,7 @@
-// Scalar arithmetic shared by the CPU reference and the CUDA kernels, so both produce the same bits.
-// Every operation is one correctly rounded binary32 op; on the device the __f*_rn intrinsics stop
-// nvcc from fusing a multiply and an add into an FMA (the host build uses ISO C++ mode, where GCC
-// does not contract). See kernels/quantize.hpp for the formulas this implements.
+// Scalar arithmetic shared by the CPU reference and the CUDA kernels, so both produce the same
+// bits. Every operation is one correctly rounded binary32 op; on the device the __f*_rn intrinsics
+// stop nvcc from fusing a multiply and an add into an FMA (the host build uses ISO C++ mode, where
+// GCC does not contract). See kernels/quantize.hpp for the formulas this implements.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -162,12 +162,12 @@ inline std::uint16_t f32_to_f16_bits(float f) {
   const std::uint32_t x = f32_bits(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
   const std::uint32_t a = x & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return 0x7FFF;                            // NaN
+  if (a > 0x7F800000u) return 0x7FFF;                                       // NaN
   if (a >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // >= 65520: Inf
-  if (a < 0x38800000u) {                                         // below 2^-14: FP16 subnormal
-    if (a <= 0x33000000u) return sign;                           // <= 2^-25 rounds to 0 (tie: even)
+  if (a < 0x38800000u) {                // below 2^-14: FP16 subnormal
+    if (a <= 0x33000000u) return sign;  // <= 2^-25 rounds to 0 (tie: even)
     const std::uint32_t m = (a & 0x7FFFFFu) | 0x800000u;
-    const std::uint32_t shift = 126u - (a >> 23);                // 14..24
+    const std::uint32_t shift = 126u - (a >> 23);  // 14..24
     std::uint32_t r = m >> shift;
     const std::uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
     if (rem > half || (rem == half && (r & 1u))) ++r;
@@ -195,6 +195,8 @@ inline std::uint16_t f32_to_bf16_bits(float f) {
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF;  // NaN
   return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
-inline float bf16_bits_to_f32(std::uint16_t b) { return bits_f32(static_cast<std::uint32_t>(b) << 16); }
+inline float bf16_bits_to_f32(std::uint16_t b) {
+  return bits_f32(static_cast<std::uint32_t>(b) << 16);
+}
 
 }  // namespace zerosim::kernels::detail

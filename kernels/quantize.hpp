@@ -15,7 +15,8 @@
 //     inv   = qmax / (amax * pre)  (0 < amax; an all-zero block gets scale = 0 and q = 0)
 //     q     = rne(clamp((x * pre) * inv, -qmax, qmax))   stored as two's complement
 //   asymmetric, levels = 255 (INT8) or 15 (INT4):
-//     lo, hi = min, max over the block (+0.0 added so -0 becomes +0); amax = max(|lo|, |hi|)
+//     lo, hi = min, max over the block's non-NaN elements (both 0 if none), then + 0.0 so -0
+//     becomes +0; amax = max(|lo|, |hi|)
 //     pre   = 2^64 if amax < 2^-64, 2^-64 if amax > 2^64, else 1
 //     scale = ((hi * pre - lo * pre) / levels) * (1 / pre)    (stored), offset = lo (stored)
 //     inv   = levels / (hi * pre - lo * pre)   (hi == lo gives scale = 0 and q = 0)
@@ -39,9 +40,9 @@
 // Layout: data bytes of segment k start at k * quantized_bytes(segment); its scales (and offsets)
 // start at k * num_blocks(segment).
 //
-// All functions throw std::invalid_argument with a message naming the function, the argument and the
-// rule for bad arguments (null buffers when n > 0, block size 0, bits other than 4/8, odd INT4 block
-// size, segment or group counts that do not divide n). n == 0 is a no-op.
+// All functions throw std::invalid_argument with a message naming the function, the argument and
+// the rule for bad arguments (null buffers when n > 0, block size 0, bits other than 4/8, odd INT4
+// block size, segment or group counts that do not divide n). n == 0 is a no-op.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -67,7 +68,7 @@ struct QuantParams {
 struct QuantizedRef {
   std::uint8_t* data = nullptr;  // quantized_bytes(n, p) bytes
   float* scales = nullptr;       // num_blocks(n, p) floats
-  float* offsets = nullptr;      // num_blocks(n, p) floats when asymmetric, else unused (may be null)
+  float* offsets = nullptr;  // num_blocks(n, p) floats when asymmetric, else unused (may be null)
 };
 struct QuantizedCRef {
   const std::uint8_t* data = nullptr;
@@ -93,11 +94,12 @@ void dequantize(QuantizedCRef in, std::size_t n, const QuantParams& p, void* out
 //
 // W = nodes * gpus_per_node ranks, rank r = node * gpus_per_node + local. The reduce-scatter result
 // gives rank r partition r (elements [r * n / W, (r + 1) * n / W)). With S pipeline slices every
-// partition is cut into S sub-slices ("units") of U = n / (W * S) elements; stage s moves sub-slice s.
+// partition is cut into S sub-slices ("units") of U = n / (W * S) elements; stage s moves sub-slice
+// s.
 //
 // Step 1 (qgz_swizzle_quantize): reorder units into order (s, j, y) = sub-slice s of partition
-// y * gpus_per_node + j, and quantize each unit as one segment (p.segment is set to U). For stage s,
-// the Y units (s, j, 0..Y-1) are contiguous and go to local GPU j in the intra-node all-to-all.
+// y * gpus_per_node + j, and quantize each unit as one segment (p.segment is set to U). For stage
+// s, the Y units (s, j, 0..Y-1) are contiguous and go to local GPU j in the intra-node all-to-all.
 // Step 2 (dequant_reduce_quantize on each rank, per stage): the N received pieces of Y units each
 // are dequantized, summed in FP32 (in input order) and re-quantized, segment U; unit y then goes to
 // node y in the inter-node all-to-all among GPUs with the same local index.

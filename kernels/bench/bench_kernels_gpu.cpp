@@ -76,7 +76,8 @@ struct DevInput {
 struct DevQ {
   DevMem data, scales, offsets;
   DevQ(std::size_t n, const QuantParams& p)
-      : data(quantized_bytes(n, p)), scales(num_blocks(n, p) * 4),
+      : data(quantized_bytes(n, p)),
+        scales(num_blocks(n, p) * 4),
         offsets(p.asymmetric ? num_blocks(n, p) * 4 : 0) {}
   QuantizedRef ref() { return {data.as(), scales.as<float>(), offsets.as<float>()}; }
   QuantizedCRef cref() const { return {data.as(), scales.as<float>(), offsets.as<float>()}; }
@@ -197,9 +198,8 @@ void BM_DequantReduce(benchmark::State& state) {
     refs.push_back(q.cref());
   }
   DevMem out(n * dtype_bytes(t));
-  run_timed(state, k * qbytes(n, p) + n * dtype_bytes(t), [&] {
-    cuda::dequant_reduce(refs.data(), k, n, p, 0.25f, out.p, t, nullptr);
-  });
+  run_timed(state, k * qbytes(n, p) + n * dtype_bytes(t),
+            [&] { cuda::dequant_reduce(refs.data(), k, n, p, 0.25f, out.p, t, nullptr); });
 }
 
 // Sweeps as data: sizes 64 and 256 MiB; FP16 and BF16 (FP32 at 64 MiB); INT8 and INT4; symmetric
@@ -218,9 +218,21 @@ void sweep(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Quantize)->Apply(sweep);
 BENCHMARK(BM_Dequantize)->Apply(sweep);
-BENCHMARK(BM_QgzSwizzleQuantize)->Args({64, 1, 4, 0})->Args({256, 1, 4, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DequantReduceQuantize)->Args({64, 1, 4, 0})->Args({256, 1, 4, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DequantReduce)->Args({64, 1, 4, 0})->Args({256, 1, 4, 0})->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_QgzSwizzleQuantize)
+    ->Args({64, 1, 4, 0})
+    ->Args({256, 1, 4, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DequantReduceQuantize)
+    ->Args({64, 1, 4, 0})
+    ->Args({256, 1, 4, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DequantReduce)
+    ->Args({64, 1, 4, 0})
+    ->Args({256, 1, 4, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

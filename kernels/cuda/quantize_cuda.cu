@@ -54,7 +54,9 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t blk = blockIdx.x;
   const BlockPos pos = dev::block_pos(g, blk, BITS);
   std::size_t src = pos.first;
-  if (sw.on) src = detail::qgz_source(pos.first / sw.unit, g.n, sw.nodes, sw.gpus, sw.unit) + pos.first % sw.unit;
+  if (sw.on)
+    src = detail::qgz_source(pos.first / sw.unit, g.n, sw.nodes, sw.gpus, sw.unit) +
+          pos.first % sw.unit;
   auto produce = [in, src](std::size_t c8, int cnt, float(&v)[kChunk]) {
     dev::load_chunk<D>(in, src + c8, cnt, v);
   };
@@ -94,8 +96,8 @@ __device__ __forceinline__ void reduce_chunk(const Inputs& in, const float* s_sc
 }
 
 template <int BITS, bool ASYM>
-__device__ __forceinline__ void load_block_params(const Inputs& in, std::size_t blk,
-                                                  float* s_scale, float* s_offset) {
+__device__ __forceinline__ void load_block_params(const Inputs& in, std::size_t blk, float* s_scale,
+                                                  float* s_offset) {
   for (int k = threadIdx.x; k < in.count; k += kThreads) {
     s_scale[k] = in.scales[k][blk];
     s_offset[k] = ASYM ? in.offsets[k][blk] : 0.0f;
@@ -105,8 +107,8 @@ __device__ __forceinline__ void load_block_params(const Inputs& in, std::size_t 
 
 template <int BITS, bool ASYM>
 __global__ void __launch_bounds__(kThreads)
-    dequant_reduce_quantize_kernel(Inputs in, Geo g, std::uint8_t* q, float* scales,
-                                   float* offsets, bool use_cache) {
+    dequant_reduce_quantize_kernel(Inputs in, Geo g, std::uint8_t* q, float* scales, float* offsets,
+                                   bool use_cache) {
   extern __shared__ float cache[];
   __shared__ float s_scale[dev::kMaxInputs], s_offset[dev::kMaxInputs];
   const std::size_t blk = blockIdx.x;
@@ -140,9 +142,15 @@ __global__ void __launch_bounds__(kThreads)
 template <class F>
 void dispatch_bits(const QuantParams& p, F&& f) {
   if (p.bits == 8) {
-    if (p.asymmetric) f.template operator()<8, true>(); else f.template operator()<8, false>();
+    if (p.asymmetric)
+      f.template operator()<8, true>();
+    else
+      f.template operator()<8, false>();
   } else {
-    if (p.asymmetric) f.template operator()<4, true>(); else f.template operator()<4, false>();
+    if (p.asymmetric)
+      f.template operator()<4, true>();
+    else
+      f.template operator()<4, false>();
   }
 }
 
@@ -166,7 +174,8 @@ void dispatch_all(DType t, const QuantParams& p, F&& f) {
 
 unsigned grid_of(const char* fn, std::size_t n, const QuantParams& p) {
   const std::size_t blocks = num_blocks(n, p);
-  if (blocks > 0x7FFFFFFFu) ref::bad_arg(fn, "too many blocks for one launch (" + std::to_string(blocks) + ")");
+  if (blocks > 0x7FFFFFFFu)
+    ref::bad_arg(fn, "too many blocks for one launch (" + std::to_string(blocks) + ")");
   return static_cast<unsigned>(blocks);
 }
 
@@ -192,8 +201,8 @@ void launch_quantize(const char* fn, const void* in, DType t, std::size_t n, con
   const std::size_t smem = cache_bytes(p);
   const Geo g = make_geo(n, p);
   dispatch_all(t, p, [&]<DType D, int BITS, bool ASYM>() {
-    quantize_kernel<D, BITS, ASYM><<<grid, kThreads, smem, stream>>>(in, g, sw, out.data, out.scales,
-                                                                    out.offsets, smem != 0);
+    quantize_kernel<D, BITS, ASYM>
+        <<<grid, kThreads, smem, stream>>>(in, g, sw, out.data, out.scales, out.offsets, smem != 0);
   });
   ZS_CUDA_CHECK(cudaGetLastError());
 }
@@ -229,8 +238,8 @@ void dequantize(QuantizedCRef in, std::size_t n, const QuantParams& p, void* out
   if (grid == 0) return;
   const Geo g = make_geo(n, p);
   dispatch_all(t, p, [&]<DType D, int BITS, bool ASYM>() {
-    dequantize_kernel<D, BITS, ASYM><<<grid, kThreads, 0, stream>>>(in.data, in.scales, in.offsets,
-                                                                    g, out);
+    dequantize_kernel<D, BITS, ASYM>
+        <<<grid, kThreads, 0, stream>>>(in.data, in.scales, in.offsets, g, out);
   });
   ZS_CUDA_CHECK(cudaGetLastError());
 }

@@ -20,7 +20,7 @@
 namespace zerosim::kernels::cuda::dev {
 
 inline constexpr int kThreads = 256;
-inline constexpr int kChunk = 8;                   // elements per thread step
+inline constexpr int kChunk = 8;                      // elements per thread step
 inline constexpr std::size_t kMaxCachedBlock = 8192;  // elements kept in shared memory
 inline constexpr int kMaxInputs = 128;
 
@@ -147,7 +147,8 @@ struct Elem<DType::kBF16> {
 
 // Loads cnt (<= 8) elements starting at element i of x into v.
 template <DType D>
-__device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt, float (&v)[kChunk]) {
+__device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt,
+                                           float (&v)[kChunk]) {
   using E = Elem<D>;
   const auto* p = static_cast<const std::uint8_t*>(x) + i * E::kBytes;
   if (cnt == kChunk) {
@@ -155,7 +156,8 @@ __device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt
     for (int h = 0; h < E::kBytes * kChunk / 16; ++h) {
       const Bytes<16> b = load_bytes<16>(p + 16 * h);
 #pragma unroll
-      for (int e = 0; e < 16 / E::kBytes; ++e) v[h * (16 / E::kBytes) + e] = E::from_bits(b.b + e * E::kBytes);
+      for (int e = 0; e < 16 / E::kBytes; ++e)
+        v[h * (16 / E::kBytes) + e] = E::from_bits(b.b + e * E::kBytes);
     }
   } else {
     for (int e = 0; e < cnt; ++e) v[e] = E::from_bits(p + e * E::kBytes);
@@ -163,7 +165,8 @@ __device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt
 }
 
 template <DType D>
-__device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt, const float (&v)[kChunk]) {
+__device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt,
+                                            const float (&v)[kChunk]) {
   using E = Elem<D>;
   auto* p = static_cast<std::uint8_t*>(y) + i * E::kBytes;
   if (cnt == kChunk) {
@@ -171,7 +174,8 @@ __device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt, con
     for (int h = 0; h < E::kBytes * kChunk / 16; ++h) {
       Bytes<16> b;
 #pragma unroll
-      for (int e = 0; e < 16 / E::kBytes; ++e) E::to_bits(v[h * (16 / E::kBytes) + e], b.b + e * E::kBytes);
+      for (int e = 0; e < 16 / E::kBytes; ++e)
+        E::to_bits(v[h * (16 / E::kBytes) + e], b.b + e * E::kBytes);
       store_bytes<16>(p + 16 * h, b);
     }
   } else {
@@ -198,9 +202,11 @@ __device__ __forceinline__ void decode_chunk(const std::uint8_t* codes, std::siz
       if constexpr (BITS == 8) {
         q = ASYM ? static_cast<int>(b.b[e]) : static_cast<int>(static_cast<std::int8_t>(b.b[e]));
       } else {
-        q = ASYM ? detail::nibble_unsigned(b.b[e / 2], e & 1) : detail::nibble_signed(b.b[e / 2], e & 1);
+        q = ASYM ? detail::nibble_unsigned(b.b[e / 2], e & 1)
+                 : detail::nibble_signed(b.b[e / 2], e & 1);
       }
-      v[e] = ASYM ? detail::dequantize_asymmetric(q, scale, offset) : detail::dequantize_symmetric(q, scale);
+      v[e] = ASYM ? detail::dequantize_asymmetric(q, scale, offset)
+                  : detail::dequantize_symmetric(q, scale);
     }
   }
 }
@@ -294,7 +300,8 @@ __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len,
     Bytes<kCodeBytes> b;
 #pragma unroll
     for (int i = 0; i < kCodeBytes; ++i) {
-      b.b[i] = BITS == 8 ? static_cast<std::uint8_t>(q[i]) : detail::pack_nibbles(q[2 * i], q[2 * i + 1]);
+      b.b[i] = BITS == 8 ? static_cast<std::uint8_t>(q[i])
+                         : detail::pack_nibbles(q[2 * i], q[2 * i + 1]);
     }
     std::uint8_t* p = codes + c8 * BITS / 8;
     if (cnt == kChunk) {

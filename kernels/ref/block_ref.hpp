@@ -7,8 +7,8 @@
 #include <string>
 
 #include "kernels/quant_math.hpp"
-#include "kernels/ref/checks.hpp"
 #include "kernels/quantize.hpp"
+#include "kernels/ref/checks.hpp"
 
 namespace zerosim::kernels::ref {
 
@@ -66,7 +66,8 @@ void quantize_block(Load load, std::size_t len, const QuantParams& p, std::uint8
     *offset = b.offset;
   } else {
     float amax = 0.0f;
-    for (std::size_t i = 0; i < len; ++i) amax = detail::max_nan_ignoring(amax, detail::fabs_bits(load(i)));
+    for (std::size_t i = 0; i < len; ++i)
+      amax = detail::max_nan_ignoring(amax, detail::fabs_bits(load(i)));
     b = detail::block_symmetric(amax, p.bits);
   }
   *scale = b.scale;
@@ -88,7 +89,8 @@ inline float dequantize_at(const std::uint8_t* src, std::size_t i, float scale, 
                            const QuantParams& p) {
   int q;
   if (p.bits == 8) {
-    q = p.asymmetric ? static_cast<int>(src[i]) : static_cast<int>(static_cast<std::int8_t>(src[i]));
+    q = p.asymmetric ? static_cast<int>(src[i])
+                     : static_cast<int>(static_cast<std::int8_t>(src[i]));
   } else {
     const int high = static_cast<int>(i & 1u);
     q = p.asymmetric ? detail::nibble_unsigned(src[i / 2], high)

@@ -19,7 +19,7 @@ void check_in(const char* fn, std::size_t n, const QuantParams& p, const Quantiz
 void check_quantize_args(const char* fn, const void* in, std::size_t n, const QuantParams& p,
                          const QuantizedRef& out);
 // validate(p) + n_inputs >= 1 + inputs non-null + every input's buffers non-null.
-void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs,
-                  std::size_t n, const QuantParams& p);
+void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs, std::size_t n,
+                  const QuantParams& p);
 
 }  // namespace zerosim::kernels::ref

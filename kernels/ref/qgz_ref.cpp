@@ -49,14 +49,14 @@ void qgz_swizzle_quantize(const void* grad, DType t, std::size_t n, const QgzSha
   ref::dispatch_dtype(t, [&]<DType D>() {
     using E = ref::Elem<D>;
     const auto* x = static_cast<const typename E::T*>(grad);
-    ref::for_each_block(n, up, [&](std::size_t first, std::size_t len, std::size_t byte,
-                                   std::size_t block) {
-      const std::size_t src = qgz_unit_source(first / up.segment, n, s) + first % up.segment;
-      const auto* base = x + src;
-      ref::quantize_block([base](std::size_t i) { return E::load(base, i); }, len, up,
-                          out.data + byte, out.scales + block,
-                          up.asymmetric ? out.offsets + block : nullptr);
-    });
+    ref::for_each_block(
+        n, up, [&](std::size_t first, std::size_t len, std::size_t byte, std::size_t block) {
+          const std::size_t src = qgz_unit_source(first / up.segment, n, s) + first % up.segment;
+          const auto* base = x + src;
+          ref::quantize_block([base](std::size_t i) { return E::load(base, i); }, len, up,
+                              out.data + byte, out.scales + block,
+                              up.asymmetric ? out.offsets + block : nullptr);
+        });
   });
 }
 
@@ -81,8 +81,7 @@ void dequant_reduce_quantize(const QuantizedCRef* inputs, std::size_t n_inputs, 
   ref::check_inputs(kFn, inputs, n_inputs, n, p);
   ref::check_quantize_args(kFn, n == 0 ? nullptr : inputs, n, p, out);
   std::vector<float> sums;
-  ref::for_each_block(n, p, [&](std::size_t, std::size_t len, std::size_t byte,
-                                std::size_t block) {
+  ref::for_each_block(n, p, [&](std::size_t, std::size_t len, std::size_t byte, std::size_t block) {
     sums.resize(len);
     for (std::size_t i = 0; i < len; ++i) sums[i] = reduced_at(inputs, n_inputs, p, byte, block, i);
     ref::quantize_block([&sums](std::size_t i) { return sums[i]; }, len, p, out.data + byte,
@@ -98,12 +97,12 @@ void dequant_reduce(const QuantizedCRef* inputs, std::size_t n_inputs, std::size
   ref::dispatch_dtype(t, [&]<DType D>() {
     using E = ref::Elem<D>;
     auto* y = static_cast<typename E::T*>(out);
-    ref::for_each_block(n, p, [&](std::size_t first, std::size_t len, std::size_t byte,
-                                  std::size_t block) {
-      for (std::size_t i = 0; i < len; ++i) {
-        E::store(y, first + i, reduced_at(inputs, n_inputs, p, byte, block, i) * post_scale);
-      }
-    });
+    ref::for_each_block(
+        n, p, [&](std::size_t first, std::size_t len, std::size_t byte, std::size_t block) {
+          for (std::size_t i = 0; i < len; ++i) {
+            E::store(y, first + i, reduced_at(inputs, n_inputs, p, byte, block, i) * post_scale);
+          }
+        });
   });
 }
 

@@ -84,8 +84,8 @@ void check_quantize_args(const char* fn, const void* in, std::size_t n, const Qu
   if (n != 0 && in == nullptr) bad_arg(fn, "input buffer is null");
   check_out(fn, n, p, out);
 }
-void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs,
-                  std::size_t n, const QuantParams& p) {
+void check_inputs(const char* fn, const QuantizedCRef* inputs, std::size_t n_inputs, std::size_t n,
+                  const QuantParams& p) {
   validate(fn, n, p);
   if (n_inputs == 0) bad_arg(fn, "n_inputs must be >= 1 (got 0)");
   if (inputs == nullptr) bad_arg(fn, "inputs array is null");
@@ -101,13 +101,13 @@ void quantize(const void* in, DType t, std::size_t n, const QuantParams& p, Quan
   ref::dispatch_dtype(t, [&]<DType D>() {
     using E = ref::Elem<D>;
     const auto* x = static_cast<const typename E::T*>(in);
-    ref::for_each_block(n, p, [&](std::size_t first, std::size_t len, std::size_t byte,
-                                  std::size_t block) {
-      const auto* base = x + first;
-      ref::quantize_block([base](std::size_t i) { return E::load(base, i); }, len, p,
-                          out.data + byte, out.scales + block,
-                          p.asymmetric ? out.offsets + block : nullptr);
-    });
+    ref::for_each_block(
+        n, p, [&](std::size_t first, std::size_t len, std::size_t byte, std::size_t block) {
+          const auto* base = x + first;
+          ref::quantize_block([base](std::size_t i) { return E::load(base, i); }, len, p,
+                              out.data + byte, out.scales + block,
+                              p.asymmetric ? out.offsets + block : nullptr);
+        });
   });
 }
 
@@ -119,14 +119,14 @@ void dequantize(QuantizedCRef in, std::size_t n, const QuantParams& p, void* out
   ref::dispatch_dtype(t, [&]<DType D>() {
     using E = ref::Elem<D>;
     auto* y = static_cast<typename E::T*>(out);
-    ref::for_each_block(n, p, [&](std::size_t first, std::size_t len, std::size_t byte,
-                                  std::size_t block) {
-      const float scale = in.scales[block];
-      const float offset = p.asymmetric ? in.offsets[block] : 0.0f;
-      for (std::size_t i = 0; i < len; ++i) {
-        E::store(y, first + i, ref::dequantize_at(in.data + byte, i, scale, offset, p));
-      }
-    });
+    ref::for_each_block(
+        n, p, [&](std::size_t first, std::size_t len, std::size_t byte, std::size_t block) {
+          const float scale = in.scales[block];
+          const float offset = p.asymmetric ? in.offsets[block] : 0.0f;
+          for (std::size_t i = 0; i < len; ++i) {
+            E::store(y, first + i, ref::dequantize_at(in.data + byte, i, scale, offset, p));
+          }
+        });
   });
 }
 

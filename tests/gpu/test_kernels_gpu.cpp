@@ -58,8 +58,11 @@ struct DevQ {
   QuantParams p;
   DevBuf data, scales, offsets;
   DevQ(std::size_t n_, const QuantParams& p_, std::size_t data_off)
-      : n(n_), p(p_), data(quantized_bytes(n_, p_), data_off),
-        scales(num_blocks(n_, p_) * 4, 0), offsets(num_blocks(n_, p_) * 4, 0) {}
+      : n(n_),
+        p(p_),
+        data(quantized_bytes(n_, p_), data_off),
+        scales(num_blocks(n_, p_) * 4, 0),
+        offsets(num_blocks(n_, p_) * 4, 0) {}
   QuantizedRef ref() { return {data.ptr(), scales.ptr<float>(), offsets.ptr<float>()}; }
   QuantizedCRef cref() const { return {data.ptr(), scales.ptr<float>(), offsets.ptr<float>()}; }
 };
@@ -82,7 +85,8 @@ std::vector<std::uint8_t> bits_of(const std::vector<float>& v) {
 void check_same(const DevQ& d, const HostQ& h) {
   CHECK(d.data.download<std::uint8_t>(h.data.size()) == h.data);
   CHECK(bits_of(d.scales.download<float>(h.scales.size())) == bits_of(h.scales));
-  if (d.p.asymmetric) CHECK(bits_of(d.offsets.download<float>(h.offsets.size())) == bits_of(h.offsets));
+  if (d.p.asymmetric)
+    CHECK(bits_of(d.offsets.download<float>(h.offsets.size())) == bits_of(h.offsets));
 }
 
 // Raw input bytes of type t: normal values plus zeros, ties, huge and tiny magnitudes.
@@ -99,7 +103,8 @@ std::vector<std::uint8_t> make_input(DType t, std::size_t n, std::uint32_t seed)
     if (t == DType::kF32) {
       std::memcpy(&b[4 * i], &v, 4);
     } else {
-      const std::uint16_t h = t == DType::kF16 ? detail::f32_to_f16_bits(v) : detail::f32_to_bf16_bits(v);
+      const std::uint16_t h =
+          t == DType::kF16 ? detail::f32_to_f16_bits(v) : detail::f32_to_bf16_bits(v);
       std::memcpy(&b[2 * i], &h, 2);
     }
   }
@@ -134,7 +139,8 @@ TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
   for (const Config& c : configs()) {
     for (std::size_t misalign : {0, 1}) {
       INFO(dtype_name(c.t) << " bits " << c.bits << " asym " << c.asym << " block " << c.block
-                           << " segment " << c.segment << " n " << c.n << " misaligned " << misalign);
+                           << " segment " << c.segment << " n " << c.n << " misaligned "
+                           << misalign);
       QuantParams p;
       p.bits = c.bits;
       p.asymmetric = c.asym;
@@ -191,7 +197,8 @@ TEST_CASE("GPU qgZ kernels equal the CPU reference bit for bit") {
         const std::size_t pb = quantized_bytes(piece, pu), ps = num_blocks(piece, pu);
         std::vector<QuantizedCRef> h_in, d_in;
         for (std::size_t k = 0; k < s.gpus_per_node; ++k) {
-          h_in.push_back({hq.data.data() + k * pb, hq.scales.data() + k * ps, hq.offsets.data() + k * ps});
+          h_in.push_back(
+              {hq.data.data() + k * pb, hq.scales.data() + k * ps, hq.offsets.data() + k * ps});
           d_in.push_back({dq.data.ptr() + k * pb, dq.scales.ptr<float>() + k * ps,
                           dq.offsets.ptr<float>() + k * ps});
         }
@@ -230,10 +237,10 @@ TEST_CASE("GPU host API rejects bad arguments like the reference") {
                        "zerosim::kernels::cuda::quantize: input buffer is null",
                        std::invalid_argument);
   std::vector<QuantizedCRef> many(cuda::kMaxReduceInputs + 1, QuantizedCRef{&q, &s, nullptr});
-  CHECK_THROWS_WITH_AS(cuda::dequant_reduce(many.data(), many.size(), 1, p, 1.0f, &x, DType::kF32,
-                                            nullptr),
-                       "zerosim::kernels::cuda::dequant_reduce: n_inputs must be <= 128 (got 129)",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      cuda::dequant_reduce(many.data(), many.size(), 1, p, 1.0f, &x, DType::kF32, nullptr),
+      "zerosim::kernels::cuda::dequant_reduce: n_inputs must be <= 128 (got 129)",
+      std::invalid_argument);
 }
 
 int main(int argc, char** argv) {

@@ -22,7 +22,7 @@ using zerosim::kernels::testing::Tensor;
 namespace {
 
 struct Result {
-  std::vector<std::vector<float>> out;    // per rank: n / W values
+  std::vector<std::vector<float>> out;     // per rank: n / W values
   std::vector<std::vector<double>> bound;  // per rank: allowed |out - truth| per element
 };
 
@@ -133,10 +133,15 @@ TEST_CASE("qgZ two-hop reduce-scatter leaves each rank its own partition (sum an
     std::size_t block_size;  // quantization block
   };
   const std::vector<Case> cases = {
-      {{2, 2, 1}, 300, 128},   {{2, 4, 1}, 300, 128}, {{4, 2, 1}, 300, 128},
-      {{3, 4, 2}, 260, 64},    {{2, 8, 1}, 200, 64},  {{4, 4, 3}, 130, 32},
+      {{2, 2, 1}, 300, 128},
+      {{2, 4, 1}, 300, 128},
+      {{4, 2, 1}, 300, 128},
+      {{3, 4, 2}, 260, 64},
+      {{2, 8, 1}, 200, 64},
+      {{4, 4, 3}, 130, 32},
       {{2, 4, 1}, 5000, kDefaultBlockSize},  // default block size, partial last block
-      {{1, 4, 1}, 100, 64},    {{3, 1, 1}, 100, 64},  // one node / one GPU per node
+      {{1, 4, 1}, 100, 64},
+      {{3, 1, 1}, 100, 64},  // one node / one GPU per node
   };
   for (const auto& c : cases) {
     const std::size_t W = c.shape.nodes * c.shape.gpus_per_node;
@@ -162,7 +167,8 @@ TEST_CASE("qgZ two-hop reduce-scatter leaves each rank its own partition (sum an
       for (std::size_t r = 0; r < W; ++r) {
         const std::size_t y = r / N, j = r % N;
         bool own = true;
-        for (std::size_t st = 0; st < S; ++st) own = own && (st * N + j) * c.shape.nodes + y == r * S + st;
+        for (std::size_t st = 0; st < S; ++st)
+          own = own && (st * N + j) * c.shape.nodes + y == r * S + st;
         if (S == 1) CHECK(violations(grads, n, W, post, bad, r, j * c.shape.nodes + y) == 0);
         if (!own) {
           ++misplaced;

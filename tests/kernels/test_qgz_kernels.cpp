@@ -17,11 +17,11 @@ TEST_CASE("qgz_unit_source orders units (stage, local gpu, node)") {
   const QgzShape s{2, 3, 2};
   CHECK(qgz_unit_elements(24, s) == 2);
   // Unit k = (stage * N + j) * Y + y holds sub-slice `stage` of partition y * N + j.
-  CHECK(qgz_unit_source(0, 24, s) == 0);        // stage 0, j 0, y 0: partition 0
-  CHECK(qgz_unit_source(1, 24, s) == 3 * 4);    // stage 0, j 0, y 1: partition 3
-  CHECK(qgz_unit_source(2, 24, s) == 1 * 4);    // stage 0, j 1, y 0: partition 1
-  CHECK(qgz_unit_source(5, 24, s) == 5 * 4);    // stage 0, j 2, y 1: partition 5
-  CHECK(qgz_unit_source(6, 24, s) == 0 + 2);    // stage 1, j 0, y 0: partition 0, second half
+  CHECK(qgz_unit_source(0, 24, s) == 0);      // stage 0, j 0, y 0: partition 0
+  CHECK(qgz_unit_source(1, 24, s) == 3 * 4);  // stage 0, j 0, y 1: partition 3
+  CHECK(qgz_unit_source(2, 24, s) == 1 * 4);  // stage 0, j 1, y 0: partition 1
+  CHECK(qgz_unit_source(5, 24, s) == 5 * 4);  // stage 0, j 2, y 1: partition 5
+  CHECK(qgz_unit_source(6, 24, s) == 0 + 2);  // stage 1, j 0, y 0: partition 0, second half
   CHECK(qgz_unit_source(11, 24, s) == 5 * 4 + 2);
 }
 
@@ -41,7 +41,8 @@ TEST_CASE("swizzle + quantize equals quantizing the permuted tensor unit by unit
         for (std::size_t j = 0; j < s.gpus_per_node; ++j)
           for (std::size_t y = 0; y < s.nodes; ++y) {
             const std::size_t part = y * s.gpus_per_node + j;
-            for (std::size_t e = 0; e < u; ++e) permuted.push_back(x.values[part * (n / w) + st * u + e]);
+            for (std::size_t e = 0; e < u; ++e)
+              permuted.push_back(x.values[part * (n / w) + st * u + e]);
           }
       QuantParams pu = p;
       pu.segment = u;

@@ -35,7 +35,8 @@ void check_roundtrip(const std::vector<float>& wanted, DType t, const QuantParam
     const std::size_t first = s * seg + b * p.block_size;
     const std::size_t last = std::min(first + p.block_size, (s + 1) * seg);
     double amax = 0.0;
-    for (std::size_t k = first; k < last; ++k) amax = std::max(amax, std::fabs(double(x.values[k])));
+    for (std::size_t k = first; k < last; ++k)
+      amax = std::max(amax, std::fabs(double(x.values[k])));
     const double err = std::fabs(double(x.values[i]) - double(y[i]));
     const double excess = err - roundtrip_bound(q.scales[block], amax);
     if (excess > worst_excess) {
@@ -53,8 +54,8 @@ void check_roundtrip(const std::vector<float>& wanted, DType t, const QuantParam
     std::vector<std::uint16_t> h(n);
     dequantize(q.cref(), n, p, h.data(), t);
     for (std::size_t i = 0; i < n; ++i) {
-      const std::uint16_t want = t == DType::kF16 ? detail::f32_to_f16_bits(y[i])
-                                                  : detail::f32_to_bf16_bits(y[i]);
+      const std::uint16_t want =
+          t == DType::kF16 ? detail::f32_to_f16_bits(y[i]) : detail::f32_to_bf16_bits(y[i]);
       if (h[i] != want) {
         FAIL("FP16/BF16 dequantize differs from rounding the FP32 result at " << i);
       }
@@ -132,7 +133,8 @@ TEST_CASE("constant and all-zero blocks dequantize exactly") {
       dequantize(q.cref(), x.size(), p, y.data(), DType::kF32);
       // Symmetric: c = 127 (or 7) * (|c| / qmax) may round by one FP32 ulp; asymmetric: offset = c.
       for (float v : y) CHECK(std::fabs(v - c) <= std::fabs(c) * 0x1p-23f);
-      if (c == 0.0f) CHECK(std::all_of(q.scales.begin(), q.scales.end(), [](float s) { return s == 0; }));
+      if (c == 0.0f)
+        CHECK(std::all_of(q.scales.begin(), q.scales.end(), [](float s) { return s == 0; }));
     }
   }
 }
@@ -261,23 +263,24 @@ TEST_CASE("FP16 and BF16 conversions round to nearest even") {
   CHECK(f32_to_f16_bits(65520.0f) == 0x7C00);  // halfway to 2^16: ties to even = Inf
   CHECK(f32_to_f16_bits(std::numeric_limits<float>::infinity()) == 0x7C00);
   CHECK(f32_to_f16_bits(std::nanf("")) == 0x7FFF);
-  CHECK(f32_to_f16_bits(1.0f + 0x1p-11f) == 0x3C00);         // tie, even stays
-  CHECK(f32_to_f16_bits(1.0f + 3 * 0x1p-11f) == 0x3C02);     // tie, odd rounds up
-  CHECK(f32_to_f16_bits(0x1p-24f) == 0x0001);                // smallest subnormal
-  CHECK(f32_to_f16_bits(0x1p-25f) == 0x0000);                // tie to even: 0
-  CHECK(f32_to_f16_bits(3 * 0x1p-26f) == 0x0001);            // 0.75 quantum rounds up
-  CHECK(f32_to_f16_bits(3 * 0x1p-25f) == 0x0002);            // 1.5 quanta: tie to even 2
-  CHECK(f32_to_f16_bits(0x1p-14f - 0x1p-25f) == 0x0400);     // rounds up into the normals
+  CHECK(f32_to_f16_bits(1.0f + 0x1p-11f) == 0x3C00);      // tie, even stays
+  CHECK(f32_to_f16_bits(1.0f + 3 * 0x1p-11f) == 0x3C02);  // tie, odd rounds up
+  CHECK(f32_to_f16_bits(0x1p-24f) == 0x0001);             // smallest subnormal
+  CHECK(f32_to_f16_bits(0x1p-25f) == 0x0000);             // tie to even: 0
+  CHECK(f32_to_f16_bits(3 * 0x1p-26f) == 0x0001);         // 0.75 quantum rounds up
+  CHECK(f32_to_f16_bits(3 * 0x1p-25f) == 0x0002);         // 1.5 quanta: tie to even 2
+  CHECK(f32_to_f16_bits(0x1p-14f - 0x1p-25f) == 0x0400);  // rounds up into the normals
   CHECK(f32_to_bf16_bits(1.0f) == 0x3F80);
-  CHECK(f32_to_bf16_bits(1.0f + 0x1p-8f) == 0x3F80);         // tie, even stays
-  CHECK(f32_to_bf16_bits(1.0f + 3 * 0x1p-8f) == 0x3F82);     // tie, odd rounds up
+  CHECK(f32_to_bf16_bits(1.0f + 0x1p-8f) == 0x3F80);      // tie, even stays
+  CHECK(f32_to_bf16_bits(1.0f + 3 * 0x1p-8f) == 0x3F82);  // tie, odd rounds up
   CHECK(f32_to_bf16_bits(std::nanf("")) == 0x7FFF);
   CHECK(f32_to_bf16_bits(bits_f32(0x7F7FFFFFu)) == 0x7F80);  // FLT_MAX rounds to Inf
   // Every non-NaN 16-bit pattern survives a round trip through FP32.
   for (std::uint32_t b = 0; b < 0x10000; ++b) {
     const auto h = std::uint16_t(b);
     if ((h & 0x7C00) != 0x7C00 || (h & 0x3FF) == 0) CHECK(f32_to_f16_bits(f16_bits_to_f32(h)) == h);
-    if ((h & 0x7F80) != 0x7F80 || (h & 0x7F) == 0) CHECK(f32_to_bf16_bits(bf16_bits_to_f32(h)) == h);
+    if ((h & 0x7F80) != 0x7F80 || (h & 0x7F) == 0)
+      CHECK(f32_to_bf16_bits(bf16_bits_to_f32(h)) == h);
   }
   CHECK(f16_bits_to_f32(0x0001) == 0x1p-24f);
   CHECK(f16_bits_to_f32(0x8400) == -0x1p-14f);

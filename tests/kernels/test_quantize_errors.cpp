@@ -22,11 +22,11 @@ std::string message_of(F&& f) {
   return "";
 }
 
-#define CHECK_MESSAGE_HAS(call, text)                                  \
-  do {                                                                 \
-    const std::string msg_ = message_of([&] { call; });                \
-    INFO("message: " << msg_);                                         \
-    CHECK(msg_.find(text) != std::string::npos);                       \
+#define CHECK_MESSAGE_HAS(call, text)                   \
+  do {                                                  \
+    const std::string msg_ = message_of([&] { call; }); \
+    INFO("message: " << msg_);                          \
+    CHECK(msg_.find(text) != std::string::npos);        \
   } while (0)
 
 }  // namespace
