@@ -1,0 +1,137 @@
+// Collective times on the flow tier against closed forms. Bandwidths are datasheet line rates times
+// the profile's efficiency of the link class: NVLink4 on H100 SXM5 is 18 x 25 GB/s = 450 GB/s per
+// direction; a NIC of G Gbit/s moves G/8 GB/s.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "sim/engine/engine.hpp"
+#include "sim/net/network_model.hpp"
+#include "tests/collectives/collectives_fixture.hpp"
+
+using namespace zerosim;
+using doctest::Approx;
+
+namespace {
+
+constexpr double S = 1 << 30;
+constexpr double kNvLinkH100Bps = 450e9;
+
+CollectiveOp make_op(CollKind kind, std::vector<std::vector<int>> groups, double bytes,
+                     Algorithm algo = Algorithm::Auto) {
+  CollectiveOp op;
+  op.kind = kind;
+  op.algorithm = algo;
+  op.groups = std::move(groups);
+  op.bytes = bytes;
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("ring all-gather on one NVSwitch node: (n-1)*alpha + (n-1)/n*S/B") {
+  const Topology topo = test::dgx("dgx-h100", 1);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const double B = kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency;
+  const double alpha = test::step_alpha(topo, prof, 0, 1);
+  for (int n : {2, 4, 8}) {
+    CAPTURE(n);
+    std::vector<int> g;
+    for (int r = 0; r < n; ++r) g.push_back(r);
+    const double t = collective_time("flow", make_op(CollKind::AllGather, {g}, S), topo, prof);
+    CHECK(t == Approx((n - 1) * alpha + (n - 1.0) / n * S / B).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x efficiency") {
+  // 2 nodes, 4 NICs of 200 Gbps each: 4 x 25 GB/s per node, far below NVLink.
+  const Topology topo = test::dgx("dgx-h100", 2, 4, 200);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const int n = topo.gpu_count(), Y = 2, N = topo.gpus_per_node();
+  const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
+  const double latency = (n - 1 - (Y - 1)) * test::step_alpha(topo, prof, 0, 1) +
+                         (Y - 1) * test::step_alpha(topo, prof, 0, N);
+  const double t = collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-6));
+  const double busbw = S / t * busbw_factor(CollKind::AllGather, n);
+  CHECK(busbw == Approx(4 * nic).epsilon(0.01));  // latency is < 1% at 1 GiB
+}
+
+TEST_CASE("16 DGX H100 nodes, 8 x 400 Gbps: ring all-gather streams at min(NVLink, 8 NICs)") {
+  // With PXN every GPU's NVLink carries (n-1)/n*S (as in one node) and every NIC (n-1)/n*S/8, so the
+  // ring streams at min(B_nvlink, 8 x NIC) of busbw; NCCL's ring latency adds (n-Y) NVLink and (Y-1)
+  // network hop alphas.
+  const int Y = 16;
+  const Topology topo = test::dgx("dgx-h100", Y, 8, 400);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const int n = topo.gpu_count(), N = topo.gpus_per_node();
+  const double B = std::min(kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency,
+                            8 * 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency);
+  const double latency = (n - Y) * test::step_alpha(topo, prof, 0, 1) +
+                         (Y - 1) * test::step_alpha(topo, prof, 0, N);
+  const double t = collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-6));
+}
+
+TEST_CASE("two collectives sharing the NICs each get half") {
+  // One 200 Gbps NIC per node: two rail all-gathers {0, 8} and {1, 9} both cross it.
+  const Topology topo = test::dgx("dgx-h100", 2, 1, 200);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
+  const auto a = make_op(CollKind::AllGather, {{0, 8}}, S);
+  const auto b = make_op(CollKind::AllGather, {{1, 9}}, S);
+  const double alpha_a = test::step_alpha(topo, prof, 0, 8);
+  const double alpha_b = test::step_alpha(topo, prof, 1, 9);
+  // Alone: one step of latency, then S/2 at the NIC's rate.
+  CHECK(collective_time("flow", a, topo, prof) == Approx(alpha_a + S / 2 / nic).epsilon(1e-6));
+
+  Engine engine;
+  auto net = make_network_model("flow", engine, topo, prof);
+  double done_a = -1, done_b = -1;
+  net->start(a, [&] { done_a = engine.now(); });
+  net->start(b, [&] { done_b = engine.now(); });
+  engine.run();
+  // Together: both stream at half the NIC rate (the alphas differ by at most the route latency).
+  const double alpha = std::max(alpha_a, alpha_b);
+  CHECK(done_a == Approx(alpha + S / 2 / (nic / 2)).epsilon(1e-3));
+  CHECK(done_b == Approx(alpha + S / 2 / (nic / 2)).epsilon(1e-3));
+}
+
+TEST_CASE("two-hop all-to-all moves 1/N of a direct all-to-all's bytes across nodes") {
+  const Topology topo = test::dgx("dgx-h100", 4);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const int N = topo.gpus_per_node();
+  Engine e1, e2;
+  auto direct = make_network_model("flow", e1, topo, prof);
+  auto two_hop = make_network_model("flow", e2, topo, prof);
+  direct->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::Direct), [] {});
+  two_hop->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::TwoHopAllToAll), [] {});
+  e1.run();
+  e2.run();
+  REQUIRE(direct->stats().inter_node_bytes > 0);
+  CHECK(two_hop->stats().inter_node_bytes == Approx(direct->stats().inter_node_bytes / N));
+}
+
+TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
+  // Fat-tree, 8 NICs per node: a leaf takes 4 servers, so nodes 0-3 and 4-7 sit on different leaves.
+  // Every GPU of nodes 0-3 sends to its peer 4 nodes on: 32 flows over the leaves' uplinks, whose
+  // capacity is (used downlinks x NIC rate / oversubscription). Whatever ECMP's split over the 2
+  // spines, the most loaded uplink holds >= 16 of the 32 flows and is their bottleneck at 1:1 or
+  // NIC-equal; at 2:1 its capacity halves, so the slowest flow's streaming time doubles.
+  // Flows inside one leaf (node 0 -> node 1) do not see the oversubscription.
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  std::vector<std::vector<int>> cross, local;
+  for (int g = 0; g < 32; ++g) cross.push_back({g, g + 32});
+  for (int g = 0; g < 8; ++g) local.push_back({g, g + 8});
+  double stream[2] = {0, 0}, local_t[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const Topology topo = test::dgx("dgx-h100", 8, 8, 400, "fat-tree", i == 0 ? 1.0 : 2.0);
+    const double alpha = test::step_alpha(topo, prof, 0, 32);
+    stream[i] = collective_time("flow", make_op(CollKind::SendRecv, cross, S), topo, prof) - alpha;
+    local_t[i] = collective_time("flow", make_op(CollKind::SendRecv, local, S), topo, prof);
+  }
+  const double nic = 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
+  CHECK(stream[0] >= S / nic * (1 - 1e-9));  // never faster than the NIC
+  CHECK(stream[1] == Approx(2 * stream[0]).epsilon(1e-6));
+  CHECK(local_t[1] == Approx(local_t[0]).epsilon(1e-9));
+}
