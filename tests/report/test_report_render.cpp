@@ -2,6 +2,8 @@
 // per chart each holding data marks, HTML-escaping of strings from input files, and compare deltas.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <regex>
 
 #include "../sweep/fake_results.hpp"
