@@ -3,8 +3,9 @@
 namespace zerosim::cli {
 
 void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required) {
-  auto* c = app->add_option("--cluster", flags.cluster,
-                            "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file");
+  auto* c =
+      app->add_option("--cluster", flags.cluster,
+                      "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file");
   if (required) c->required();
   auto& o = flags.overrides;
   app->add_option("--nodes", o.nodes, "number of server nodes (builder presets only)")
@@ -21,6 +22,8 @@ void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required) {
       ->check(CLI::Range(1.0, 1e6));
 }
 
-Topology load_from(const ClusterFlags& flags) { return load_cluster(flags.cluster, flags.overrides); }
+Topology load_from(const ClusterFlags& flags) {
+  return load_cluster(flags.cluster, flags.overrides);
+}
 
 }  // namespace zerosim::cli

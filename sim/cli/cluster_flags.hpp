@@ -1,6 +1,7 @@
 // Cluster selection flags shared by every subcommand that needs a cluster (topology, simulate,
-// collective, sweep, plan): --cluster NAME|FILE plus builder overrides. Flag values are range-checked
-// by CLI11 (exit 2 naming the flag); node-type limits (e.g. NICs per node) are checked by the builder.
+// collective, sweep, plan): --cluster NAME|FILE plus builder overrides. Flag values are
+// range-checked by CLI11 (exit 2 naming the flag); node-type limits (e.g. NICs per node) are
+// checked by the builder.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -10,8 +11,8 @@
 namespace zerosim::cli {
 
 struct ClusterFlags {
-  std::string cluster;           // preset name (topologies/<name>.json) or a path to a topology file
-  ClusterOverrides overrides;    // 0 / empty = keep the preset's value
+  std::string cluster;         // preset name (topologies/<name>.json) or a path to a topology file
+  ClusterOverrides overrides;  // 0 / empty = keep the preset's value
 };
 
 // Adds --cluster (required unless `required` is false) and --nodes, --nics-per-node, --nic-gbps,

@@ -1,4 +1,5 @@
-// 'zerosim topology': builds or loads a cluster, prints its summary, optionally writes Graphviz DOT.
+// 'zerosim topology': builds or loads a cluster, prints its summary, optionally writes Graphviz
+// DOT.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -16,7 +17,8 @@ void register_topology(CLI::App& app) {
     std::string dot;
   };
   auto args = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("topology", "show a cluster topology (summary; Graphviz DOT with --dot)");
+  auto* sub =
+      app.add_subcommand("topology", "show a cluster topology (summary; Graphviz DOT with --dot)");
   add_cluster_flags(sub, args->cluster);
   sub->add_option("--dot", args->dot, "write the graph as Graphviz DOT to this file (atomically)");
   sub->callback([args] {

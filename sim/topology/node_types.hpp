@@ -9,11 +9,11 @@ namespace zerosim {
 struct NodeTypeSpec {
   const char* name;
   const char* gpu_model;
-  int gpus;                // GPUs per server
-  double nvlink_GBps;      // GPU <-> NVSwitch, per GPU per direction
-  double pcie_GBps;        // GPU <-> NIC over the server's PCIe switches, per direction
-  int max_nics;            // compute-fabric adapters per server
-  double default_nic_gbps; // line rate per adapter
+  int gpus;                 // GPUs per server
+  double nvlink_GBps;       // GPU <-> NVSwitch, per GPU per direction
+  double pcie_GBps;         // GPU <-> NIC over the server's PCIe switches, per direction
+  int max_nics;             // compute-fabric adapters per server
+  double default_nic_gbps;  // line rate per adapter
 };
 
 // Nominal per-hop latencies (assumed): an NVSwitch traversal is a few hundred ns, a PCIe switch
@@ -24,19 +24,21 @@ constexpr double kNvLinkLatencyS = 0.3e-6;
 constexpr double kPcieLatencyS = 0.5e-6;
 constexpr double kNetworkLatencyS = 0.5e-6;
 
-// PCIe x16 payload rates per direction: lanes x GT/s x encoding / 8 (PCI-SIG base specs 3.0/4.0/5.0):
-// gen3 16 x 8 x 128/130 / 8 = 15.75 GB/s, gen4 31.5 GB/s, gen5 63 GB/s.
+// PCIe x16 payload rates per direction: lanes x GT/s x encoding / 8 (PCI-SIG base
+// specs 3.0/4.0/5.0): gen3 16 x 8 x 128/130 / 8 = 15.75 GB/s, gen4 31.5 GB/s, gen5 63 GB/s.
 constexpr double kPcieGen3GBps = 15.75;
 constexpr double kPcieGen4GBps = 31.5;
 constexpr double kPcieGen5GBps = 63.0;
 
 inline constexpr NodeTypeSpec kNodeTypes[] = {
-    // NVIDIA DGX-2 datasheet: 16x Tesla V100 32 GB (SXM3) on 12 NVSwitches, "300 GB/s bidirectional"
+    // NVIDIA DGX-2 datasheet: 16x Tesla V100 32 GB (SXM3) on 12 NVSwitches, "300 GB/s
+    // bidirectional"
     // per GPU = 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per direction; 8x 100 Gb/s
     // InfiniBand EDR / 100GigE (Mellanox ConnectX-5) for the compute fabric; PCIe gen3 switch tree.
     {"dgx2-v100", "V100-SXM3-32GB", 16, 150.0, kPcieGen3GBps, 8, 100.0},
     // NVIDIA DGX A100 datasheet: 8x A100 80 GB (SXM4), 6 NVSwitches, 600 GB/s bidirectional per GPU
-    // (12 NVLink3 links x 25 GB/s per direction = 300 GB/s); 8x single-port ConnectX-6 200 Gb/s HDR;
+    // (12 NVLink3 links x 25 GB/s per direction = 300 GB/s); 8x single-port ConnectX-6 200 Gb/s
+    // HDR;
     // PCIe gen4.
     {"dgx-a100", "A100-SXM4-80GB", 8, 300.0, kPcieGen4GBps, 8, 200.0},
     // NVIDIA DGX H100 datasheet: 8x H100 80 GB (SXM5), 4 NVSwitches, 900 GB/s bidirectional per GPU

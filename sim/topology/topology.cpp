@@ -15,21 +15,30 @@ namespace zerosim {
 
 const char* to_string(NodeKind k) {
   switch (k) {
-    case NodeKind::Gpu: return "gpu";
-    case NodeKind::NvSwitch: return "nvswitch";
-    case NodeKind::Nic: return "nic";
-    case NodeKind::PcieSwitch: return "pcie-switch";
-    case NodeKind::LeafSwitch: return "leaf";
-    case NodeKind::SpineSwitch: return "spine";
+    case NodeKind::Gpu:
+      return "gpu";
+    case NodeKind::NvSwitch:
+      return "nvswitch";
+    case NodeKind::Nic:
+      return "nic";
+    case NodeKind::PcieSwitch:
+      return "pcie-switch";
+    case NodeKind::LeafSwitch:
+      return "leaf";
+    case NodeKind::SpineSwitch:
+      return "spine";
   }
   return "?";
 }
 
 const char* to_string(LinkClass c) {
   switch (c) {
-    case LinkClass::NvLink: return "nvlink";
-    case LinkClass::Pcie: return "pcie";
-    case LinkClass::Network: return "network";
+    case LinkClass::NvLink:
+      return "nvlink";
+    case LinkClass::Pcie:
+      return "pcie";
+    case LinkClass::Network:
+      return "network";
   }
   return "?";
 }
@@ -82,8 +91,8 @@ int TopologyBuilder::add_vertex(NodeKind kind, std::string name, int node, int l
   return static_cast<int>(t_.vertices_.size()) - 1;
 }
 
-void TopologyBuilder::add_link(int from, int to, double bandwidth_Bps, double latency_s, LinkClass cls,
-                               bool duplex) {
+void TopologyBuilder::add_link(int from, int to, double bandwidth_Bps, double latency_s,
+                               LinkClass cls, bool duplex) {
   t_.links_.push_back(LinkInfo{from, to, bandwidth_Bps, latency_s, cls});
   if (duplex) t_.links_.push_back(LinkInfo{to, from, bandwidth_Bps, latency_s, cls});
 }
@@ -105,9 +114,10 @@ RouteCache& TopologyBuilder::cache(const Topology& t) {
 
 namespace {
 
-// The router's decomposition holds when (a) no link joins two different servers directly and (b) each
-// "border" vertex (in-server, with a fabric neighbor) is not a GPU, has exactly one fabric neighbor
-// and only GPUs as in-server neighbors. Then server interiors are never transit for other traffic.
+// The router's decomposition holds when (a) no link joins two different servers directly and (b)
+// each "border" vertex (in-server, with a fabric neighbor) is not a GPU, has exactly one fabric
+// neighbor and only GPUs as in-server neighbors. Then server interiors are never transit for other
+// traffic.
 void precompute_decomposition(const Topology& t, TopologyGraph& tg) {
   const int n = t.vertex_count();
   tg.attach.assign(n, -1);
@@ -204,12 +214,15 @@ std::string Topology::to_dot() const {
   const auto& g = graph_->g;
   auto vertex_writer = [this](std::ostream& out, std::size_t v) {
     const auto& vi = vertices_[v];
-    const char* shape = vi.kind == NodeKind::Gpu ? "box" : vi.kind == NodeKind::Nic ? "ellipse" : "diamond";
+    const char* shape = vi.kind == NodeKind::Gpu   ? "box"
+                        : vi.kind == NodeKind::Nic ? "ellipse"
+                                                   : "diamond";
     out << fmt::format("[label=\"{}\",shape={}]", vi.name, shape);
   };
   auto edge_writer = [this, &g](std::ostream& out, const Graph::edge_descriptor& e) {
     const auto& l = links_[g[e].id];
-    out << fmt::format("[label=\"{:g} GB/s\",class=\"{}\"]", l.bandwidth_Bps / 1e9, to_string(l.cls));
+    out << fmt::format("[label=\"{:g} GB/s\",class=\"{}\"]", l.bandwidth_Bps / 1e9,
+                       to_string(l.cls));
   };
   boost::write_graphviz(os, g, vertex_writer, edge_writer);
   return os.str();
@@ -226,11 +239,13 @@ std::string Topology::summary() const {
   if (nics_per_node_ > 0)
     s += fmt::format("; {} NIC(s)/node x {:g} Gbps", nics_per_node_, nic_Bps_ * 8 / 1e9);
   s += fmt::format("; fabric {}", graph_->fabric_name);
-  if (graph_->fabric_name != "explicit") s += fmt::format(", oversubscription {:g}", graph_->oversubscription);
+  if (graph_->fabric_name != "explicit")
+    s += fmt::format(", oversubscription {:g}", graph_->oversubscription);
   s += fmt::format("\nvertices: {}", vertex_count());
   for (const auto& [k, c] : kinds) s += fmt::format(", {} {}", c, to_string(k));
   s += fmt::format("\ndirected links: {}", link_count());
-  for (const auto& [key, c] : classes) s += fmt::format(", {} {} @ {:g} GB/s", c, to_string(key.first), key.second);
+  for (const auto& [key, c] : classes)
+    s += fmt::format(", {} {} @ {:g} GB/s", c, to_string(key.first), key.second);
   s += "\n";
   return s;
 }

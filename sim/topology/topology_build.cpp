@@ -1,5 +1,6 @@
-// Cluster builders: DGX-class servers (GPUs on one NVSwitch vertex, GPUs to NICs over PCIe) joined by a
-// rail-optimized or a two-level fat-tree InfiniBand fabric. Every ClusterSpec field is validated.
+// Cluster builders: DGX-class servers (GPUs on one NVSwitch vertex, GPUs to NICs over PCIe) joined
+// by a rail-optimized or a two-level fat-tree InfiniBand fabric. Every ClusterSpec field is
+// validated.
 //
 // Rail-optimized: NIC r of every server attaches to a rail-r leaf; a leaf takes kLeafDownPorts (32)
 // servers, so rail r has ceil(nodes / 32) leaves. Fat-tree: all NICs of a server attach to the same
@@ -21,7 +22,8 @@ namespace zerosim {
 
 namespace {
 
-[[noreturn]] void fail(const FieldLocator& where, const std::string& field, const std::string& rule) {
+[[noreturn]] void fail(const FieldLocator& where, const std::string& field,
+                       const std::string& rule) {
   auto [file, path] = where(field);
   throw InputError(file, path, rule);
 }
@@ -36,20 +38,25 @@ std::string known_node_types() {
 
 Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where) {
   const NodeTypeSpec* nt = find_node_type(spec.node_type);
-  if (!nt) fail(where, "node_type", fmt::format("unknown node type '{}' (known: {})", spec.node_type, known_node_types()));
+  if (!nt)
+    fail(where, "node_type",
+         fmt::format("unknown node type '{}' (known: {})", spec.node_type, known_node_types()));
   if (spec.nodes < 1 || spec.nodes > kMaxNodes)
     fail(where, "nodes", fmt::format("must be between 1 and {} (got {})", kMaxNodes, spec.nodes));
   const int nics = spec.nics_per_node == -1 ? nt->max_nics : spec.nics_per_node;
   if (nics < 1 || nics > nt->max_nics)
     fail(where, "nics_per_node",
-         fmt::format("must be between 1 and {} for {} (got {})", nt->max_nics, nt->name, spec.nics_per_node));
+         fmt::format("must be between 1 and {} for {} (got {})", nt->max_nics, nt->name,
+                     spec.nics_per_node));
   const double gbps = spec.nic_gbps == -1 ? nt->default_nic_gbps : spec.nic_gbps;
   if (!(std::isfinite(gbps) && gbps > 0))
-    fail(where, "nic_gbps", fmt::format("must be a positive line rate in Gbit/s (got {})", spec.nic_gbps));
+    fail(where, "nic_gbps",
+         fmt::format("must be a positive line rate in Gbit/s (got {})", spec.nic_gbps));
   if (spec.fabric != "rail" && spec.fabric != "fat-tree")
     fail(where, "fabric", fmt::format("unknown fabric '{}' (known: rail, fat-tree)", spec.fabric));
   if (!(std::isfinite(spec.oversubscription) && spec.oversubscription >= 1))
-    fail(where, "oversubscription", fmt::format("must be at least 1 (got {})", spec.oversubscription));
+    fail(where, "oversubscription",
+         fmt::format("must be at least 1 (got {})", spec.oversubscription));
 
   const int N = spec.nodes, G = nt->gpus;
   const double nic_Bps = gbps_to_Bps(gbps);
@@ -59,7 +66,8 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   b.set_fabric(spec.fabric, spec.oversubscription);
 
   {
-    const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics, leaves = static_cast<std::size_t>(nics) * N;
+    const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics,
+                      leaves = static_cast<std::size_t>(nics) * N;
     b.reserve(N * per_node + leaves + kMaxSpines, 2 * (N * (2 * G + nics) + leaves * kMaxSpines));
   }
   // Servers: GPUs, then the NVSwitch, then the NICs, server after server.
@@ -72,13 +80,16 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
     }
     int sw = b.add_vertex(NodeKind::NvSwitch, fmt::format("n{}.nvswitch", n), n, -1);
     for (int k = 0; k < nics; ++k)
-      nic_vertex[static_cast<std::size_t>(n) * nics + k] = b.add_vertex(NodeKind::Nic, fmt::format("n{}.nic{}", n, k), n, k);
+      nic_vertex[static_cast<std::size_t>(n) * nics + k] =
+          b.add_vertex(NodeKind::Nic, fmt::format("n{}.nic{}", n, k), n, k);
     for (int i = 0; i < G; ++i) {
-      b.add_link(first_gpu + i, sw, GBps_to_Bps(nt->nvlink_GBps), kNvLinkLatencyS, LinkClass::NvLink, true);
-      // GPU i shares NIC floor(i*K/G) with its PCIe-switch neighbours (2 GPUs per NIC on DGX-2 with 8).
+      b.add_link(first_gpu + i, sw, GBps_to_Bps(nt->nvlink_GBps), kNvLinkLatencyS,
+                 LinkClass::NvLink, true);
+      // GPU i shares NIC floor(i*K/G) with its PCIe-switch neighbours (2 GPUs per NIC on DGX-2 with
+      // 8).
       int k = i * nics / G;
-      b.add_link(first_gpu + i, nic_vertex[static_cast<std::size_t>(n) * nics + k], GBps_to_Bps(nt->pcie_GBps),
-                 kPcieLatencyS, LinkClass::Pcie, true);
+      b.add_link(first_gpu + i, nic_vertex[static_cast<std::size_t>(n) * nics + k],
+                 GBps_to_Bps(nt->pcie_GBps), kPcieLatencyS, LinkClass::Pcie, true);
     }
   }
 
@@ -89,14 +100,15 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
     const int per_rail = (N + kLeafDownPorts - 1) / kLeafDownPorts;
     for (int r = 0; r < nics; ++r)
       for (int j = 0; j < per_rail; ++j) {
-        leaves.push_back(b.add_vertex(NodeKind::LeafSwitch, fmt::format("rail{}.leaf{}", r, j), -1, -1));
+        leaves.push_back(
+            b.add_vertex(NodeKind::LeafSwitch, fmt::format("rail{}.leaf{}", r, j), -1, -1));
         leaf_down.push_back(0);
       }
     for (int n = 0; n < N; ++n)
       for (int r = 0; r < nics; ++r) {
         int li = r * per_rail + n / kLeafDownPorts;
-        b.add_link(nic_vertex[static_cast<std::size_t>(n) * nics + r], leaves[li], nic_Bps, kNetworkLatencyS,
-                   LinkClass::Network, true);
+        b.add_link(nic_vertex[static_cast<std::size_t>(n) * nics + r], leaves[li], nic_Bps,
+                   kNetworkLatencyS, LinkClass::Network, true);
         ++leaf_down[li];
       }
   } else {
@@ -109,8 +121,8 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
     for (int n = 0; n < N; ++n)
       for (int r = 0; r < nics; ++r) {
         int li = n / nodes_per_leaf;
-        b.add_link(nic_vertex[static_cast<std::size_t>(n) * nics + r], leaves[li], nic_Bps, kNetworkLatencyS,
-                   LinkClass::Network, true);
+        b.add_link(nic_vertex[static_cast<std::size_t>(n) * nics + r], leaves[li], nic_Bps,
+                   kNetworkLatencyS, LinkClass::Network, true);
         ++leaf_down[li];
       }
   }
@@ -120,7 +132,8 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   if (L > 1) {
     const int S = std::min(kMaxSpines, L);
     std::vector<int> spines;
-    for (int s = 0; s < S; ++s) spines.push_back(b.add_vertex(NodeKind::SpineSwitch, fmt::format("spine{}", s), -1, -1));
+    for (int s = 0; s < S; ++s)
+      spines.push_back(b.add_vertex(NodeKind::SpineSwitch, fmt::format("spine{}", s), -1, -1));
     for (int li = 0; li < L; ++li) {
       const double up_Bps = leaf_down[li] * nic_Bps / spec.oversubscription / S;
       for (int s = 0; s < S; ++s)
@@ -131,7 +144,9 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
 }
 
 Topology build_cluster(const ClusterSpec& spec, const std::string& source_file) {
-  return build_cluster_located(spec, [&](const std::string& field) { return std::pair{source_file, field}; });
+  return build_cluster_located(spec, [&](const std::string& field) {
+    return std::pair{source_file, field};
+  });
 }
 
 }  // namespace zerosim

@@ -1,15 +1,16 @@
-// TopologyGraph: the Boost.Graph adjacency_list behind a Topology, plus what the router precomputes.
-// Only topology code includes this. Vertex and edge indices equal Topology's flat arrays (LinkId = edge
-// index). Path cost is one int64 per link, kHopCost + latency in picoseconds, so that shortest paths
-// compare by hop count first and by total latency second, exactly (no floating-point ties).
+// TopologyGraph: the Boost.Graph adjacency_list behind a Topology, plus what the router
+// precomputes. Only topology code includes this. Vertex and edge indices equal Topology's flat
+// arrays (LinkId = edge index). Path cost is one int64 per link, kHopCost + latency in picoseconds,
+// so that shortest paths compare by hop count first and by total latency second, exactly (no
+// floating-point ties).
 #pragma once
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/topology/topology.hpp"
@@ -25,12 +26,14 @@ struct EdgeProps {
   std::int64_t cost = 0;
 };
 // Edge list in a vector (not the default std::list): one allocation for 10^5-10^6 links.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps,
-                                   boost::no_property, boost::vecS>;
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps,
+                                    EdgeProps, boost::no_property, boost::vecS>;
 
-constexpr std::int64_t kHopCost = std::int64_t{1} << 40;  // > any path's summed latency (1.1 s in ps)
+constexpr std::int64_t kHopCost = std::int64_t{1}
+                                  << 40;  // > any path's summed latency (1.1 s in ps)
 constexpr std::int64_t kInfCost = std::numeric_limits<std::int64_t>::max() / 4;
-constexpr double kMaxLinkLatencyS = 1e-3;  // validated bound that keeps summed latencies below kHopCost
+constexpr double kMaxLinkLatencyS =
+    1e-3;  // validated bound that keeps summed latencies below kHopCost
 
 std::int64_t link_cost(double latency_s);
 
@@ -59,21 +62,24 @@ class TopologyGraph {
 
 // Memoised routing state; mutable behind Topology::route (thread-compatible, not thread-safe).
 struct RouteCache {
-  std::unordered_map<std::uint64_t, Route> routes;                      // (src gpu, dst gpu) -> route
-  std::unordered_map<int, std::vector<std::int64_t>> fabric_fields;     // fabric target -> dist (fabric idx)
-  std::unordered_map<int, Graph> node_graphs;                           // node -> its in-server subgraph
+  std::unordered_map<std::uint64_t, Route> routes;  // (src gpu, dst gpu) -> route
+  std::unordered_map<int, std::vector<std::int64_t>>
+      fabric_fields;                           // fabric target -> dist (fabric idx)
+  std::unordered_map<int, Graph> node_graphs;  // node -> its in-server subgraph
   std::unordered_map<int, std::vector<std::int64_t>> interior_fields;  // dst vertex -> dist by slot
-  std::unordered_map<int, std::vector<std::int64_t>> full_fields;      // fallback: dst vertex -> dist
+  std::unordered_map<int, std::vector<std::int64_t>> full_fields;  // fallback: dst vertex -> dist
 };
 
 // Assembles a Topology (the friend of Topology that may set its private fields).
 class TopologyBuilder {
  public:
-  TopologyBuilder(std::string name, std::string node_type, std::string gpu_model, int gpus_per_node);
+  TopologyBuilder(std::string name, std::string node_type, std::string gpu_model,
+                  int gpus_per_node);
   void reserve(std::size_t vertices, std::size_t directed_links);
   int add_vertex(NodeKind kind, std::string name, int node, int local);
   // Adds one directed link, or two (one per direction, each with full bandwidth) when duplex.
-  void add_link(int from, int to, double bandwidth_Bps, double latency_s, LinkClass cls, bool duplex);
+  void add_link(int from, int to, double bandwidth_Bps, double latency_s, LinkClass cls,
+                bool duplex);
   void set_nics(int per_node, double nic_Bps);
   void set_fabric(std::string fabric, double oversubscription);
   // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
@@ -93,7 +99,8 @@ class TopologyBuilder {
 // reference that Topology::route must equal; used by tests and by the router's fallback.
 Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
 
-// dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not transit.
+// dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not
+// transit.
 std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target);
 
 // Where a ClusterSpec field came from, for error messages: (file, JSON path or flag).

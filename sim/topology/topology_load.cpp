@@ -23,19 +23,22 @@ std::string stem_of(const std::string& path) { return std::filesystem::path(path
 // Reads the "builder" object into a spec. Absent keys take documented defaults: nodes 1, the node
 // type's NIC count and line rate, fabric "rail", oversubscription 1.
 ClusterSpec read_builder(const JsonReader& b) {
-  b.require_object({"node_type", "nodes", "nics_per_node", "nic_gbps", "fabric", "oversubscription"});
+  b.require_object(
+      {"node_type", "nodes", "nics_per_node", "nic_gbps", "fabric", "oversubscription"});
   ClusterSpec s;
   s.node_type = b.at("node_type").get_string();
   if (b.has("nodes")) {
     auto r = b.at("nodes");
     auto v = r.get_int();
-    if (v < 1 || v > kMaxNodes) r.fail(fmt::format("must be between 1 and {} (got {})", kMaxNodes, v));
+    if (v < 1 || v > kMaxNodes)
+      r.fail(fmt::format("must be between 1 and {} (got {})", kMaxNodes, v));
     s.nodes = static_cast<int>(v);
   }
   if (b.has("nics_per_node")) {
     auto r = b.at("nics_per_node");
     auto v = r.get_int();
-    if (v < 1 || v > 64) r.fail(fmt::format("must be between 1 and the node type's maximum (got {})", v));
+    if (v < 1 || v > 64)
+      r.fail(fmt::format("must be between 1 and the node type's maximum (got {})", v));
     s.nics_per_node = static_cast<int>(v);
   }
   if (b.has("nic_gbps")) s.nic_gbps = b.at("nic_gbps").get_positive();
@@ -53,10 +56,12 @@ LinkClass infer_class(NodeKind a, NodeKind b) {
 }
 
 Topology read_explicit(const JsonReader& root, const std::string& path) {
-  root.require_object({"name", "description", "node_type", "gpu_model", "gpus_per_node", "nodes", "links"});
+  root.require_object(
+      {"name", "description", "node_type", "gpu_model", "gpus_per_node", "nodes", "links"});
   if (root.has("description")) root.at("description").get_string();
   const std::string name = root.has("name") ? root.at("name").get_string() : stem_of(path);
-  const std::string node_type = root.has("node_type") ? root.at("node_type").get_string() : "custom";
+  const std::string node_type =
+      root.has("node_type") ? root.at("node_type").get_string() : "custom";
   const std::string gpu_model = root.at("gpu_model").get_string();
   auto gpn_r = root.at("gpus_per_node");
   const auto gpn = gpn_r.get_int_at_least(1);
@@ -79,18 +84,21 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
     std::string vname = name_r.get_string();
     if (vname.empty()) name_r.fail("must not be empty");
     if (auto it = index.find(vname); it != index.end())
-      name_r.fail(fmt::format("duplicate vertex name '{}' (first at /nodes/{})", vname, it->second));
+      name_r.fail(
+          fmt::format("duplicate vertex name '{}' (first at /nodes/{})", vname, it->second));
     auto kind_r = r.at("kind");
     NodeKind kind;
     if (!node_kind_from_string(kind_r.get_string(), kind))
-      kind_r.fail(fmt::format("unknown kind '{}' (known: gpu, nvswitch, nic, pcie-switch, leaf, spine)",
-                              kind_r.get_string()));
+      kind_r.fail(
+          fmt::format("unknown kind '{}' (known: gpu, nvswitch, nic, pcie-switch, leaf, spine)",
+                      kind_r.get_string()));
     const bool in_server = kind != NodeKind::LeafSwitch && kind != NodeKind::SpineSwitch;
     int node = -1, local = -1;
     if (in_server) {
       auto node_r = r.at("node");
       auto v = node_r.get_int();
-      if (v < 0 || v >= kMaxNodes) node_r.fail(fmt::format("must be a server index 0..{} (got {})", kMaxNodes - 1, v));
+      if (v < 0 || v >= kMaxNodes)
+        node_r.fail(fmt::format("must be a server index 0..{} (got {})", kMaxNodes - 1, v));
       node = static_cast<int>(v);
       servers = std::max(servers, node + 1);
     } else if (r.has("node") && r.at("node").get_int() != -1) {
@@ -99,10 +107,13 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
     if (kind == NodeKind::Gpu) {
       auto local_r = r.at("local");
       auto v = local_r.get_int();
-      if (v < 0 || v >= gpn) local_r.fail(fmt::format("must be a GPU index 0..{} (gpus_per_node - 1), got {}", gpn - 1, v));
+      if (v < 0 || v >= gpn)
+        local_r.fail(
+            fmt::format("must be a GPU index 0..{} (gpus_per_node - 1), got {}", gpn - 1, v));
       local = static_cast<int>(v);
       if (auto [it, fresh] = gpu_at.emplace(std::pair{node, local}, i); !fresh)
-        local_r.fail(fmt::format("server {} already has a GPU with local index {} (at /nodes/{})", node, local, it->second));
+        local_r.fail(fmt::format("server {} already has a GPU with local index {} (at /nodes/{})",
+                                 node, local, it->second));
     } else if (r.has("local")) {
       auto v = r.at("local").get_int();
       if (v < -1) r.at("local").fail("must be -1 or a local index >= 0");
@@ -116,8 +127,10 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
   for (int n = 0; n < servers; ++n)
     for (int l = 0; l < gpn; ++l)
       if (!gpu_at.count({n, l}))
-        nodes.fail(fmt::format("server {} has no GPU with local index {}: every server 0..{} needs gpus_per_node = {} GPUs",
-                               n, l, servers - 1, gpn));
+        nodes.fail(
+            fmt::format("server {} has no GPU with local index {}: every server 0..{} needs "
+                        "gpus_per_node = {} GPUs",
+                        n, l, servers - 1, gpn));
   if (gpu_at.size() < 2) nodes.fail("needs at least two GPUs");
 
   auto links = root.at("links");
@@ -131,20 +144,25 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
     for (int e = 0; e < 2; ++e) {
       auto er = r.at(keys[e]);
       auto it = index.find(er.get_string());
-      if (it == index.end()) er.fail(fmt::format("unknown node '{}' (not listed in /nodes)", er.get_string()));
+      if (it == index.end())
+        er.fail(fmt::format("unknown node '{}' (not listed in /nodes)", er.get_string()));
       ends[e] = it->second;
     }
     if (ends[0] == ends[1]) r.at("to").fail("a link must join two different vertices");
-    if (r.has("GBps") == r.has("gbps")) r.fail("give the bandwidth as exactly one of 'GBps' (bytes) or 'gbps' (bits)");
-    const double bw = r.has("GBps") ? GBps_to_Bps(r.at("GBps").get_positive()) : gbps_to_Bps(r.at("gbps").get_positive());
+    if (r.has("GBps") == r.has("gbps"))
+      r.fail("give the bandwidth as exactly one of 'GBps' (bytes) or 'gbps' (bits)");
+    const double bw = r.has("GBps") ? GBps_to_Bps(r.at("GBps").get_positive())
+                                    : gbps_to_Bps(r.at("gbps").get_positive());
     auto lat_r = r.at("latency_us");
     const double lat_s = lat_r.get_nonnegative() * 1e-6;
-    if (lat_s > kMaxLinkLatencyS) lat_r.fail(fmt::format("must be at most {} us", kMaxLinkLatencyS * 1e6));
+    if (lat_s > kMaxLinkLatencyS)
+      lat_r.fail(fmt::format("must be at most {} us", kMaxLinkLatencyS * 1e6));
     LinkClass cls = infer_class(kinds[ends[0]], kinds[ends[1]]);  // default: from the end kinds
     if (r.has("class")) {
       auto cr = r.at("class");
       if (!link_class_from_string(cr.get_string(), cls))
-        cr.fail(fmt::format("unknown link class '{}' (known: nvlink, pcie, network)", cr.get_string()));
+        cr.fail(
+            fmt::format("unknown link class '{}' (known: nvlink, pcie, network)", cr.get_string()));
     }
     const bool duplex = r.bool_or("duplex", true);  // default: full duplex, as every real link is
     if (nic_Bps == 0 && cls == LinkClass::Network &&
@@ -163,21 +181,28 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
     auto field = distance_field_to(tg.g, t.gpu_vertex(dst));
     for (int src = 0; src < t.gpu_count(); ++src) {
       if (src == dst || field[t.gpu_vertex(src)] < kInfCost) continue;
-      throw InputError(path, fmt::format("/nodes/{}", t.gpu_vertex(src)),
-                       fmt::format("disconnected GPU: no route from '{}' to '{}'", t.vertex(t.gpu_vertex(src)).name,
-                                   t.vertex(t.gpu_vertex(dst)).name));
+      throw InputError(
+          path, fmt::format("/nodes/{}", t.gpu_vertex(src)),
+          fmt::format("disconnected GPU: no route from '{}' to '{}'",
+                      t.vertex(t.gpu_vertex(src)).name, t.vertex(t.gpu_vertex(dst)).name));
     }
   }
   return t;
 }
 
 bool any_override(const ClusterOverrides& o, std::string& flag) {
-  if (o.nodes > 0) flag = "--nodes";
-  else if (o.nics_per_node > 0) flag = "--nics-per-node";
-  else if (o.nic_gbps > 0) flag = "--nic-gbps";
-  else if (!o.fabric.empty()) flag = "--fabric";
-  else if (o.oversubscription > 0) flag = "--oversubscription";
-  else return false;
+  if (o.nodes > 0)
+    flag = "--nodes";
+  else if (o.nics_per_node > 0)
+    flag = "--nics-per-node";
+  else if (o.nic_gbps > 0)
+    flag = "--nic-gbps";
+  else if (!o.fabric.empty())
+    flag = "--fabric";
+  else if (o.oversubscription > 0)
+    flag = "--oversubscription";
+  else
+    return false;
   return true;
 }
 
@@ -189,12 +214,14 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
   const std::string path = resolve_data_file("topologies", name_or_file, "--cluster");
   const json doc = load_json_file(path);
   JsonReader root(doc, path);
-  if (!root.value().is_object()) root.fail(fmt::format("must be an object, not {}", root.value().type_name()));
+  if (!root.value().is_object())
+    root.fail(fmt::format("must be an object, not {}", root.value().type_name()));
   if (!root.has("builder")) {
     std::string flag;
     if (any_override(o, flag))
-      throw InputError("<command line>", flag,
-                       fmt::format("overrides apply only to builder presets; '{}' is an explicit graph", path));
+      throw InputError(
+          "<command line>", flag,
+          fmt::format("overrides apply only to builder presets; '{}' is an explicit graph", path));
     return read_explicit(root, path);
   }
   root.require_object({"name", "description", "builder"});
@@ -204,13 +231,16 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
   // Which fields the command line replaced, so that errors name the flag instead of the file.
   std::map<std::string, std::string> flag_of;
   if (o.nodes > 0) s.nodes = o.nodes, flag_of["nodes"] = "--nodes";
-  if (o.nics_per_node > 0) s.nics_per_node = o.nics_per_node, flag_of["nics_per_node"] = "--nics-per-node";
+  if (o.nics_per_node > 0)
+    s.nics_per_node = o.nics_per_node, flag_of["nics_per_node"] = "--nics-per-node";
   if (o.nic_gbps > 0) s.nic_gbps = o.nic_gbps, flag_of["nic_gbps"] = "--nic-gbps";
   if (!o.fabric.empty()) s.fabric = o.fabric, flag_of["fabric"] = "--fabric";
-  if (o.oversubscription > 0) s.oversubscription = o.oversubscription, flag_of["oversubscription"] = "--oversubscription";
+  if (o.oversubscription > 0)
+    s.oversubscription = o.oversubscription, flag_of["oversubscription"] = "--oversubscription";
   return build_cluster_located(s, [&](const std::string& field) {
     auto it = flag_of.find(field);
-    if (it != flag_of.end()) return std::pair<std::string, std::string>{"<command line>", it->second};
+    if (it != flag_of.end())
+      return std::pair<std::string, std::string>{"<command line>", it->second};
     return std::pair<std::string, std::string>{path, "/builder/" + field};
   });
 }

@@ -1,17 +1,19 @@
-// Routing: shortest path by (hops, latency) with ECMP among equal-cost next hops picked from a hash of
-// (src, dst), cached per pair. GPUs are endpoints, never transit (GPU-to-GPU forwarding would be
+// Routing: shortest path by (hops, latency) with ECMP among equal-cost next hops picked from a hash
+// of (src, dst), cached per pair. GPUs are endpoints, never transit (GPU-to-GPU forwarding would be
 // software, not the fabric).
 //
 // Both routers walk from src to dst choosing, at each vertex, among the out-links whose far end is
-// exactly one link cost closer to dst (in edge-index order; index = hash % count). They differ only in
-// how they obtain dist(v) = cost of the cheapest path v -> dst:
+// exactly one link cost closer to dst (in edge-index order; index = hash % count). They differ only
+// in how they obtain dist(v) = cost of the cheapest path v -> dst:
 // - route_reference: one reverse Dijkstra over the whole graph per query.
-// - Topology::route, when the graph decomposes (see precompute_decomposition): a path leaving a server
-//   goes GPU -> border (NIC) -> its fabric switch -> fabric -> border -> GPU, so dist(fabric vertex) =
-//   min over dst's borders b of distF(v, attach(b)) + cost(attach(b) -> b) + cost(b -> dst), with distF
-//   from a reverse Dijkstra over the fabric subgraph cached per fabric target (a few thousand at most),
-//   and dist(in-server switch) from a Dijkstra over the destination server only. The values are equal
-//   to the full Dijkstra's, so the walk (and the route) is identical; tests check it.
+// - Topology::route, when the graph decomposes (see precompute_decomposition): a path leaving a
+// server
+//   goes GPU -> border (NIC) -> its fabric switch -> fabric -> border -> GPU, so dist(fabric
+//   vertex) = min over dst's borders b of distF(v, attach(b)) + cost(attach(b) -> b) + cost(b ->
+//   dst), with distF from a reverse Dijkstra over the fabric subgraph cached per fabric target (a
+//   few thousand at most), and dist(in-server switch) from a Dijkstra over the destination server
+//   only. The values are equal to the full Dijkstra's, so the walk (and the route) is identical;
+//   tests check it.
 // - otherwise: full reverse Dijkstra cached per destination vertex.
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -55,12 +57,12 @@ std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) 
   std::vector<std::int64_t> dist(boost::num_vertices(g), kInfCost);
   auto weight = boost::make_function_property_map<RevEdge, std::int64_t>(
       [&g](const RevEdge& e) { return g[e.underlying_descx].cost; });
-  boost::dijkstra_shortest_paths(
-      fg, target,
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-          .distance_inf(kInfCost)
-          .distance_zero(std::int64_t{0}));
+  boost::dijkstra_shortest_paths(fg, target,
+                                 boost::weight_map(weight)
+                                     .distance_map(boost::make_iterator_property_map(
+                                         dist.begin(), boost::get(boost::vertex_index, g)))
+                                     .distance_inf(kInfCost)
+                                     .distance_zero(std::int64_t{0}));
   return dist;
 }
 
@@ -73,7 +75,8 @@ Route walk(const Topology& t, const Graph& g, int src_gpu, int dst_gpu, DistFn&&
   std::int64_t cur = dist(s);
   if (cur >= kInfCost)
     throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
-  std::uint64_t h = mix((static_cast<std::uint64_t>(src_gpu) << 32) ^ static_cast<std::uint32_t>(dst_gpu));
+  std::uint64_t h =
+      mix((static_cast<std::uint64_t>(src_gpu) << 32) ^ static_cast<std::uint32_t>(dst_gpu));
   const int src_node = t.vertex(s).node;
   std::vector<Graph::edge_descriptor> cand;
   int v = s;
@@ -120,18 +123,21 @@ const Graph& node_graph(const TopologyGraph& tg, RouteCache& c, int node) {
   return c.node_graphs.emplace(node, std::move(ng)).first->second;
 }
 
-Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu, int dst_gpu) {
+Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
+                 int dst_gpu) {
   const Graph& g = tg.g;
   const int d = t.gpu_vertex(dst_gpu);
   const int dnode = g[d].node;
-  // Entries into dst from the fabric: (field of the fabric vertex above border b, cost attach->b->d).
+  // Entries into dst from the fabric: (field of the fabric vertex above border b, cost
+  // attach->b->d).
   std::vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>> entries;
   for (auto [it, end] = boost::in_edges(d, g); it != end; ++it) {
     int b = static_cast<int>(boost::source(*it, g));
     if (tg.attach[b] < 0 || tg.down_cost[b] >= kInfCost) continue;
     int fi = tg.fabric_index[tg.attach[b]];
     auto f = c.fabric_fields.find(fi);
-    if (f == c.fabric_fields.end()) f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
+    if (f == c.fabric_fields.end())
+      f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
     entries.emplace_back(&f->second, tg.down_cost[b] + g[*it].cost);
   }
   const std::vector<std::int64_t>* interior = nullptr;
@@ -160,7 +166,8 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
     if (!interior) {
       auto it = c.interior_fields.find(d);
       if (it == c.interior_fields.end())
-        it = c.interior_fields.emplace(d, distance_field_to(node_graph(tg, c, dnode), tg.slot[d])).first;
+        it = c.interior_fields.emplace(d, distance_field_to(node_graph(tg, c, dnode), tg.slot[d]))
+                 .first;
       interior = &it->second;
     }
     return (*interior)[tg.slot[v]];
@@ -179,11 +186,13 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
   return walk(t, g, src_gpu, dst_gpu, dist);
 }
 
-Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu, int dst_gpu) {
+Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
+                     int dst_gpu) {
   const int d = t.gpu_vertex(dst_gpu);
   auto it = c.full_fields.find(d);
   if (it == c.full_fields.end()) {
-    if (c.full_fields.size() >= 256) c.full_fields.clear();  // bound memory on large explicit graphs
+    if (c.full_fields.size() >= 256)
+      c.full_fields.clear();  // bound memory on large explicit graphs
     it = c.full_fields.emplace(d, distance_field_to(tg.g, d)).first;
   }
   const auto& field = it->second;
@@ -202,7 +211,8 @@ Route route_reference(const Topology& t, int src_gpu, int dst_gpu) {
 const Route& Topology::route(int src_gpu, int dst_gpu) const {
   check_pair(*this, src_gpu, dst_gpu);
   RouteCache& c = TopologyBuilder::cache(*this);
-  std::uint64_t key = (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
+  std::uint64_t key =
+      (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
   auto it = c.routes.find(key);
   if (it != c.routes.end()) return it->second;
   Route r = graph_->decomposable ? route_fast(*this, *graph_, c, src_gpu, dst_gpu)

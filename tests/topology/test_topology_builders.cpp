@@ -10,7 +10,8 @@ using namespace zerosim;
 
 namespace {
 
-ClusterSpec spec(const char* type, int nodes, int nics = -1, const char* fabric = "rail", double over = 1) {
+ClusterSpec spec(const char* type, int nodes, int nics = -1, const char* fabric = "rail",
+                 double over = 1) {
   ClusterSpec s;
   s.node_type = type;
   s.nodes = nodes;
@@ -45,10 +46,12 @@ TEST_CASE("1-node DGX-H100: gpu0 -> gpu5 goes through the NVSwitch over NVLink")
   REQUIRE(r.links.size() == 2);
   for (auto id : r.links) {
     CHECK(t.link(id).cls == LinkClass::NvLink);
-    CHECK(t.link(id).bandwidth_Bps == doctest::Approx(450e9));  // 18 NVLink4 x 25 GB/s per direction
+    CHECK(t.link(id).bandwidth_Bps ==
+          doctest::Approx(450e9));  // 18 NVLink4 x 25 GB/s per direction
   }
   CHECK_FALSE(r.crosses_nodes);
-  CHECK(r.latency_s == doctest::Approx(t.link(r.links[0]).latency_s + t.link(r.links[1]).latency_s));
+  CHECK(r.latency_s ==
+        doctest::Approx(t.link(r.links[0]).latency_s + t.link(r.links[1]).latency_s));
 }
 
 TEST_CASE("2-node DGX-2, 8 NICs: same-rail route uses nic1 of both nodes and the rail-1 leaf") {
@@ -109,7 +112,8 @@ TEST_CASE("vertex and link counts per builder (closed forms)") {
     CAPTURE(c.fabric);
     Topology t = build_cluster(spec(c.type, c.nodes, c.nics, c.fabric));
     const bool rail = std::string(c.fabric) == "rail";
-    const int leaves = rail ? c.nics * ((c.nodes + 31) / 32) : (c.nodes + (32 / c.nics) - 1) / (32 / c.nics);
+    const int leaves =
+        rail ? c.nics * ((c.nodes + 31) / 32) : (c.nodes + (32 / c.nics) - 1) / (32 / c.nics);
     const int spines = leaves > 1 ? std::min(32, leaves) : 0;
     CHECK(count_kind(t, NodeKind::Gpu) == c.nodes * c.gpus_per_node);
     CHECK(count_kind(t, NodeKind::NvSwitch) == c.nodes);
@@ -117,7 +121,8 @@ TEST_CASE("vertex and link counts per builder (closed forms)") {
     CHECK(count_kind(t, NodeKind::LeafSwitch) == leaves);
     CHECK(count_kind(t, NodeKind::SpineSwitch) == spines);
     // Directed links: per GPU NVLink + PCIe duplex, per NIC one duplex uplink, leaf x spine duplex.
-    CHECK(t.link_count() == 2 * (2 * c.nodes * c.gpus_per_node + c.nodes * c.nics + leaves * spines));
+    CHECK(t.link_count() ==
+          2 * (2 * c.nodes * c.gpus_per_node + c.nodes * c.nics + leaves * spines));
     std::set<std::string> names;
     for (int v = 0; v < t.vertex_count(); ++v) names.insert(t.vertex(v).name);
     CHECK(names.size() == static_cast<std::size_t>(t.vertex_count()));
@@ -144,7 +149,8 @@ TEST_CASE("datasheet bandwidths per node type") {
 
 TEST_CASE("fat-tree with oversubscription 2: a leaf's uplinks carry half its downlink bandwidth") {
   for (double over : {1.0, 2.0, 4.0}) {
-    Topology t = build_cluster(spec("dgx-h100", 8, 8, "fat-tree", over));  // 4 nodes per leaf, 2 leaves
+    Topology t =
+        build_cluster(spec("dgx-h100", 8, 8, "fat-tree", over));  // 4 nodes per leaf, 2 leaves
     double down = 0, up = 0;
     for (const auto& l : t.links()) {
       if (t.vertex(l.to).name != "leaf0") continue;

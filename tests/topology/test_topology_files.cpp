@@ -1,5 +1,6 @@
-// Topology files and presets through the library and through 'zerosim topology': presets, overrides,
-// explicit graphs, and bad input exiting 2 with the file, the JSON path (or flag) and the rule.
+// Topology files and presets through the library and through 'zerosim topology': presets,
+// overrides, explicit graphs, and bad input exiting 2 with the file, the JSON path (or flag) and
+// the rule.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,7 +35,8 @@ Run run_cli(const std::string& args) {
 }
 
 fs::path temp_dir() {
-  auto d = fs::temp_directory_path() / ("zerosim_test_topology_files_" + std::to_string(::getpid()));
+  auto d =
+      fs::temp_directory_path() / ("zerosim_test_topology_files_" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
 }
@@ -77,9 +79,11 @@ TEST_CASE("shipped presets load with the documented shapes") {
   CHECK(v.nic_Bps() == doctest::Approx(100e9 / 8));
   Topology paper = load_cluster("dgx2-v100-24n-rail");
   CHECK(paper.gpu_count() == 384);  // the ZeRO++ evaluation cluster
-  for (const char* n : {"dgx-a100", "dgx-h100", "dgx-h200"}) CHECK(load_cluster(n).gpu_count() == 8);
+  for (const char* n : {"dgx-a100", "dgx-h100", "dgx-h200"})
+    CHECK(load_cluster(n).gpu_count() == 8);
   CHECK(load_cluster("dgx-h200").gpu_model() == "H200-SXM-141GB");
-  Topology ex = load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json");
+  Topology ex =
+      load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json");
   CHECK(ex.gpu_count() == 4);
   CHECK(ex.node_count() == 2);
   CHECK(ex.route(0, 1).links.size() == 2);  // over the NVSwitch
@@ -123,7 +127,8 @@ TEST_CASE("bad topology input exits 2 naming file, path and rule") {
 
   auto f = write(dir, "malformed.json", R"({"builder": {"node_type": )");
   expect_bad(f, {f, "malformed JSON"});
-  f = write(dir, "unknown-to.json", good_with(R"("to": "sw", "GBps": 150)", R"("to": "nope", "GBps": 150)"));
+  f = write(dir, "unknown-to.json",
+            good_with(R"("to": "sw", "GBps": 150)", R"("to": "nope", "GBps": 150)"));
   expect_bad(f, {f, "/links/0/to", "unknown node 'nope'"});
   f = write(dir, "zero-bw.json", good_with(R"("GBps": 150)", R"("GBps": 0)"));
   expect_bad(f, {f, "/links/0/GBps", "must be positive"});
@@ -133,18 +138,22 @@ TEST_CASE("bad topology input exits 2 naming file, path and rule") {
   expect_bad(f, {f, "/links/0", "exactly one of"});
   f = write(dir, "dup.json", good_with(R"("name": "sw")", R"("name": "g1")"));
   expect_bad(f, {f, "/nodes/2/name", "duplicate vertex name 'g1'"});
-  f = write(dir, "unknown-key.json", good_with(R"("latency_us": 0.3, "duplex")", R"("latency_us": 0.3, "colour": 1, "duplex")"));
+  f = write(
+      dir, "unknown-key.json",
+      good_with(R"("latency_us": 0.3, "duplex")", R"("latency_us": 0.3, "colour": 1, "duplex")"));
   expect_bad(f, {f, "/links/0/colour", "unknown key"});
   // g1 has no link: it cannot reach g0.
-  f = write(dir, "disconnected.json", good_with(R"({"from": "g1", "to": "sw", "GBps": 150, "latency_us": 0.3})",
-                                                R"({"from": "sw", "to": "g0", "GBps": 150, "latency_us": 0.3})"));
+  f = write(dir, "disconnected.json",
+            good_with(R"({"from": "g1", "to": "sw", "GBps": 150, "latency_us": 0.3})",
+                      R"({"from": "sw", "to": "g0", "GBps": 150, "latency_us": 0.3})"));
   expect_bad(f, {f, "/nodes/1", "disconnected GPU", "'g1'"});
   f = write(dir, "missing-gpu.json", good_with(R"("local": 1)", R"("local": 0)"));
   expect_bad(f, {f, "/nodes/1/local", "already has a GPU"});
   f = write(dir, "bad-kind.json", good_with(R"("kind": "nvswitch")", R"("kind": "router")"));
   expect_bad(f, {f, "/nodes/2/kind", "unknown kind 'router'"});
 
-  f = write(dir, "nics.json", R"({"builder": {"node_type": "dgx-h100", "nodes": 2, "nics_per_node": 9}})");
+  f = write(dir, "nics.json",
+            R"({"builder": {"node_type": "dgx-h100", "nodes": 2, "nics_per_node": 9}})");
   expect_bad(f, {f, "/builder/nics_per_node", "between 1 and 8"});
   f = write(dir, "fabric.json", R"({"builder": {"node_type": "dgx-h100", "fabric": "torus"}})");
   expect_bad(f, {f, "/builder/fabric", "unknown fabric 'torus'"});
@@ -158,7 +167,8 @@ TEST_CASE("bad topology input exits 2 naming file, path and rule") {
   expect_bad(f, {f, "/builder/gpus", "unknown key"});
 
   expect_bad("no-such-preset", {"--cluster", "unknown preset 'no-such-preset'", "dgx-h100"});
-  expect_bad("dgx-h100 --nics-per-node 9", {"<command line>", "--nics-per-node", "between 1 and 8"});
+  expect_bad("dgx-h100 --nics-per-node 9",
+             {"<command line>", "--nics-per-node", "between 1 and 8"});
   expect_bad("dgx2-v100 --nodes 0", {"--nodes"});
   expect_bad("dgx2-v100 --fabric torus", {"--fabric"});
   expect_bad("dgx2-v100 --oversubscription 0.5", {"--oversubscription"});
