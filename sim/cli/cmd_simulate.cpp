@@ -24,14 +24,15 @@ struct SimulateFlags {
 
 void print_summary(const json& r) {
   const auto& sc = r["scenario"];
-  std::printf("%s\n", fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
-                                  "x {} micro-steps, seq {}",
-                                  sc["strategy"]["name"].get<std::string>(), sc["nodes"].get<int>(),
-                                  sc["gpus_per_node"].get<int>(), sc["gpu_model"].get<std::string>(),
-                                  sc["world_size"].get<int>(), sc["nics_per_node"].get<int>(),
-                                  sc["nic_gbps"].get<double>(), sc["tokens_per_gpu"].get<std::int64_t>(),
-                                  sc["grad_accum"].get<int>(), sc["seq_len"].get<int>())
-                          .c_str());
+  std::printf("%s\n",
+              fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
+                          "x {} micro-steps, seq {}",
+                          sc["strategy"]["name"].get<std::string>(), sc["nodes"].get<int>(),
+                          sc["gpus_per_node"].get<int>(), sc["gpu_model"].get<std::string>(),
+                          sc["world_size"].get<int>(), sc["nics_per_node"].get<int>(),
+                          sc["nic_gbps"].get<double>(), sc["tokens_per_gpu"].get<std::int64_t>(),
+                          sc["grad_accum"].get<int>(), sc["seq_len"].get<int>())
+                  .c_str());
   std::printf("  model %s (%.2fB params)\n", sc["model"]["name"].get<std::string>().c_str(),
               sc["params"].get<double>() / 1e9);
   std::printf("  step time     %s\n", format_time(r["step_time_s"].get<double>()).c_str());
@@ -52,7 +53,8 @@ void print_summary(const json& r) {
               format_bytes(c["inter_node_bytes"].get<double>()).c_str(),
               format_bytes(c["intra_node_bytes"].get<double>()).c_str());
   const auto& m = r["memory"];
-  std::printf("  memory per GPU %s of %s (%s)\n", format_bytes(m["peak_bytes_per_gpu"].get<double>()).c_str(),
+  std::printf("  memory per GPU %s of %s (%s)\n",
+              format_bytes(m["peak_bytes_per_gpu"].get<double>()).c_str(),
               format_bytes(m["capacity_bytes"].get<double>()).c_str(),
               m["fits"].get<bool>() ? "fits" : "DOES NOT FIT");
   for (const auto& w : r["warnings"]) std::printf("  warning: %s\n", w.get<std::string>().c_str());
@@ -65,17 +67,25 @@ void register_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "simulate one ZeRO-3 / ZeRO++ training step");
   add_cluster_flags(cmd, flags->cluster);
   Scenario& s = flags->scenario;
-  cmd->add_option("--model", s.model, "workload preset, workload file or Hugging Face config.json")->required();
-  cmd->add_option("--strategy", s.strategy, "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | "
-                                            "zero3+qwz+hpz | ...");
-  cmd->add_option("--deepspeed", s.deepspeed, "DeepSpeed config JSON (replaces --strategy; its micro-batch "
-                                              "and accumulation replace the flags)");
-  cmd->add_option("--tokens-per-gpu", s.tokens_per_gpu, "tokens per GPU per micro-step")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", s.seq_len, "sequence length (default: the model's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--grad-accum", s.grad_accum, "gradient accumulation steps")->check(CLI::PositiveNumber);
-  cmd->add_option("--hpz-size", s.hpz_partition, "hpZ secondary partition size k (default: GPUs per node)")
+  cmd->add_option("--model", s.model, "workload preset, workload file or Hugging Face config.json")
+      ->required();
+  cmd->add_option("--strategy", s.strategy,
+                  "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | "
+                  "zero3+qwz+hpz | ...");
+  cmd->add_option("--deepspeed", s.deepspeed,
+                  "DeepSpeed config JSON (replaces --strategy; its micro-batch "
+                  "and accumulation replace the flags)");
+  cmd->add_option("--tokens-per-gpu", s.tokens_per_gpu, "tokens per GPU per micro-step")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--qgz-chunks", s.qgz_chunks, "pipeline qgZ's two hops over this many chunks (1 = off)")
+  cmd->add_option("--seq-len", s.seq_len, "sequence length (default: the model's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--grad-accum", s.grad_accum, "gradient accumulation steps")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--hpz-size", s.hpz_partition,
+                  "hpZ secondary partition size k (default: GPUs per node)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--qgz-chunks", s.qgz_chunks,
+                  "pipeline qgZ's two hops over this many chunks (1 = off)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-checkpointing", flags->no_checkpointing, "disable activation checkpointing");
   cmd->add_option("--profile", s.profile, "cost profile name or file (default: matches the GPU)");

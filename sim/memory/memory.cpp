@@ -23,7 +23,8 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const double psi = static_cast<double>(total_param_count(m));
   const auto modules = build_modules(m, in.tokens, in.seq);
   double max_gather = 0;
-  for (const auto& mod : modules) max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
+  for (const auto& mod : modules)
+    max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
   const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
   double max_bucket = 0;
   for (const auto& b : make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world))
@@ -39,7 +40,8 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
       {"gathered_params", live * 2 * max_gather},
       {"grad_buckets", 2 * max_bucket},
-      // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a bucket.
+      // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
+      // bucket.
       {"quant_buffers", (s.qwz ? live * (max_gather + 4 * max_gather / block) : 0) +
                             (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
       {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing)},
@@ -50,13 +52,15 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   e.fits = e.peak_bytes <= e.capacity_bytes;
   if (!e.fits) {
     auto sorted = e.components;
-    std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](auto& a, auto& b) { return a.second > b.second; });
     e.warning = fmt::format(
         "does not fit in GPU memory: needs {} per GPU, the GPU has {} (over by {}); largest parts: "
         "{} {}, {} {}, {} {}",
         format_bytes(e.peak_bytes), format_bytes(e.capacity_bytes),
-        format_bytes(e.peak_bytes - e.capacity_bytes), sorted[0].first, format_bytes(sorted[0].second),
-        sorted[1].first, format_bytes(sorted[1].second), sorted[2].first, format_bytes(sorted[2].second));
+        format_bytes(e.peak_bytes - e.capacity_bytes), sorted[0].first,
+        format_bytes(sorted[0].second), sorted[1].first, format_bytes(sorted[1].second),
+        sorted[2].first, format_bytes(sorted[2].second));
   }
   return e;
 }

@@ -1,8 +1,9 @@
-// Memory model: bytes per GPU of one ZeRO-3 / ZeRO++ step, by component, against the GPU's capacity.
-// Model states follow DeepSpeed stage 3 with mixed-precision Adam: 2 (FP16 params) + 2 (FP16 grads) +
-// 12 (FP32 master, momentum, variance) bytes per parameter, divided over the W data-parallel ranks;
-// hpZ adds the secondary FP16 copy 2·Ψ/k; the rest is transient (gathered modules in flight, buckets,
-// quantization buffers, activations) plus the framework's reserved bytes.
+// Memory model: bytes per GPU of one ZeRO-3 / ZeRO++ step, by component, against the GPU's
+// capacity. Model states follow DeepSpeed stage 3 with mixed-precision Adam: 2 (FP16 params) + 2
+// (FP16 grads) + 12 (FP32 master, momentum, variance) bytes per parameter, divided over the W
+// data-parallel ranks; hpZ adds the secondary FP16 copy 2·Ψ/k; the rest is transient (gathered
+// modules in flight, buckets, quantization buffers, activations) plus the framework's reserved
+// bytes.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -26,7 +26,8 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
   };
   std::vector<Point> pts;
   for (const auto& t : run.timeline) {
-    const StepOp& op = program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    const StepOp& op =
+        program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
     b.busy_s[to_string(op.category)] += t.end - t.start;
     if (t.end <= t.start) continue;
     pts.push_back({t.start, static_cast<int>(op.category), +1});
@@ -45,9 +46,12 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
     for (int c = 0; c < kCats; ++c) {
       if (active[static_cast<std::size_t>(c)] <= 0) continue;
       const auto cat = static_cast<Category>(c);
-      if (is_compute(cat)) compute = true;
-      else if (is_comm(cat)) ++comm_kinds;
-      else ++others;
+      if (is_compute(cat))
+        compute = true;
+      else if (is_comm(cat))
+        ++comm_kinds;
+      else
+        ++others;
     }
     if (compute) return;
     if (comm_kinds > 0) {

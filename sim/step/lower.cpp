@@ -53,7 +53,8 @@ enum StreamId { kCompute = 0, kGather = 1, kReduce = 2, kReduceInter = 3 };
 
 class Builder {
  public:
-  Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile, LoweredStep& out)
+  Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+          LoweredStep& out)
       : s_(setup), st_(setup.strategy), topo_(topo), prof_(profile), out_(out), prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
@@ -99,8 +100,12 @@ class Builder {
     prog_.labels.push_back(text);
     return static_cast<int>(prog_.labels.size()) - 1;
   }
-  void push(int stream, StepOp op) { prog_.streams[static_cast<std::size_t>(stream)].ops.push_back(op); }
-  void record(int stream, int ev) { push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1}); }
+  void push(int stream, StepOp op) {
+    prog_.streams[static_cast<std::size_t>(stream)].ops.push_back(op);
+  }
+  void record(int stream, int ev) {
+    push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1});
+  }
   void wait(int stream, int ev) {
     if (ev >= 0) push(stream, StepOp{OpKind::Wait, Category::Other, 0, -1, ev, -1});
   }
@@ -108,12 +113,14 @@ class Builder {
     if (seconds <= 0) return;
     push(stream, StepOp{OpKind::Compute, c, seconds, -1, -1, label(name)});
   }
-  void kernel(int stream, Category c, const std::string& kname, double bytes, const std::string& name) {
+  void kernel(int stream, Category c, const std::string& kname, double bytes,
+              const std::string& name) {
     if (bytes <= 0) return;
     push(stream, StepOp{OpKind::Kernel, c, prof_.kernel_time(kname, bytes), -1, -1, label(name)});
   }
-  void collective(int stream, CollKind kind, Algorithm algo, const std::vector<std::vector<int>>& groups,
-                  double bytes, Category c, const std::string& name) {
+  void collective(int stream, CollKind kind, Algorithm algo,
+                  const std::vector<std::vector<int>>& groups, double bytes, Category c,
+                  const std::string& name) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
     CollectiveOp op;
     op.kind = kind;
@@ -122,12 +129,12 @@ class Builder {
     op.bytes = bytes;
     op.label = name;
     prog_.collectives.push_back(std::move(op));
-    push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1, -1,
-                        label(name)});
+    push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
+                        -1, label(name)});
   }
 
-  // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the secondary
-  // group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
+  // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
+  // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
   void gather(const Module& m, bool secondary, const std::string& tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : W_;
@@ -137,8 +144,9 @@ class Builder {
       kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag + ".quant");
     }
     if (secondary)
-      collective(kGather, CollKind::AllGather, st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring,
-                 hpz_groups_, wire, Category::AllGather, tag + ".ag.hpz");
+      collective(kGather, CollKind::AllGather,
+                 st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
+                 Category::AllGather, tag + ".ag.hpz");
     else
       collective(kGather, CollKind::AllGather, Algorithm::Ring, {world_}, wire, Category::AllGather,
                  tag + ".ag");
@@ -162,7 +170,8 @@ class Builder {
       gathered[j] = event();
     }
     // The gather stream runs ahead of compute by `depth` modules; interleave emission so the
-    // compute stream never waits on a gather emitted later on the same stream (streams are in order).
+    // compute stream never waits on a gather emitted later on the same stream (streams are in
+    // order).
     for (std::size_t j = 0; j < M; ++j) {
       const Module& m = out_.modules[static_cast<std::size_t>(order[j])];
       const std::string tag = fmt::format("{}.{}", phase, m.name);
@@ -193,8 +202,8 @@ class Builder {
       compute(kCompute, Category::Compute, forward_time(m, prof_), tag);
       if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
         // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
-        kernel(kCompute, Category::Other, "copy", 2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size,
-               tag + ".hpz_copy");
+        kernel(kCompute, Category::Other, "copy",
+               2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag + ".hpz_copy");
       }
     });
     const int done = event();
@@ -254,12 +263,14 @@ class Builder {
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
       const std::string ct = chunks > 1 ? fmt::format("{}.chunk{}", tag, c) : tag;
-      const double q = quantized_grad_bytes(n, st_);           // this rank's INT4 buffer
-      const double q2 = quantized_grad_bytes(n / N, st_);      // after the intra-node reduction
-      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct + ".swizzle_quant");
-      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q, Category::AllToAll,
-                 ct + ".a2a.intra");
-      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2, ct + ".dequant_reduce_quant");
+      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
+      const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
+      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q,
+             ct + ".swizzle_quant");
+      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q,
+                 Category::AllToAll, ct + ".a2a.intra");
+      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2,
+             ct + ".dequant_reduce_quant");
       if (pipelined) {
         const int ev = event();
         record(stream, ev);
@@ -267,7 +278,8 @@ class Builder {
       }
       collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2, Category::AllToAll,
                  ct + ".a2a.inter");
-      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_, ct + ".dequant_reduce");
+      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_,
+             ct + ".dequant_reduce");
     }
   }
 

@@ -1,15 +1,15 @@
 // Lowering: one training step (G micro-steps + optimizer) of a resolved scenario to a StepProgram,
-// following DeepSpeed stage 3. Ranks are identical, so the program is rank 0's; each Collective carries
-// every group that runs it at that moment.
+// following DeepSpeed stage 3. Ranks are identical, so the program is rank 0's; each Collective
+// carries every group that runs it at that moment.
 //
-// Streams: "compute" (forward, recompute, backward, optimizer), "allgather" (weight gathers with qwZ's
-// quantize/dequantize kernels), "reduce" (gradient reduction with qgZ's kernels) and, when qgZ's two
-// hops are pipelined over chunks, "reduce.inter" (hop 2).
-// Per micro-step forward: module i's gather may start once compute of module i - depth has started
-// (depth = prefetch depth; 0: once module i-1 has finished); compute of module i waits for its gather.
-// Backward runs the modules in reverse with the same prefetch rule, recomputes each layer's forward
-// under activation checkpointing, and hands each gradient bucket to the reduce stream when the module
-// holding its last tensor has finished; the micro-step ends when every bucket is reduced.
+// Streams: "compute" (forward, recompute, backward, optimizer), "allgather" (weight gathers with
+// qwZ's quantize/dequantize kernels), "reduce" (gradient reduction with qgZ's kernels) and, when
+// qgZ's two hops are pipelined over chunks, "reduce.inter" (hop 2). Per micro-step forward: module
+// i's gather may start once compute of module i - depth has started (depth = prefetch depth; 0:
+// once module i-1 has finished); compute of module i waits for its gather. Backward runs the
+// modules in reverse with the same prefetch rule, recomputes each layer's forward under activation
+// checkpointing, and hands each gradient bucket to the reduce stream when the module holding its
+// last tensor has finished; the micro-step ends when every bucket is reduced.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,7 +26,7 @@ namespace zerosim {
 
 struct StepSetup {
   ModelShape model;
-  Strategy strategy;  // hpz_size resolved
+  Strategy strategy;        // hpz_size resolved
   std::int64_t tokens = 0;  // per GPU per micro-step
   int seq = 0;
   int grad_accum = 1;
@@ -34,8 +34,9 @@ struct StepSetup {
   int prefetch_depth = 1;
 };
 
-// Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in units
-// of the largest layer: ceil(prefetch / layer), at most max_live / layer - 1 (the running layer counts).
+// Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in
+// units of the largest layer: ceil(prefetch / layer), at most max_live / layer - 1 (the running
+// layer counts).
 int prefetch_depth(const Strategy& s, std::int64_t layer_elems);
 
 // Compute time of a module's forward and backward from the profile's GEMM curve and attention

@@ -1,5 +1,6 @@
-// simulate(): resolve a Scenario (cluster, profile, model, strategy, batch), validate it, lower it to a
-// StepProgram, run it on the chosen network tier and assemble the result JSON (keys in DESIGN.md).
+// simulate(): resolve a Scenario (cluster, profile, model, strategy, batch), validate it, lower it
+// to a StepProgram, run it on the chosen network tier and assemble the result JSON (keys in
+// DESIGN.md).
 #include "sim/step/simulate.hpp"
 
 #include <fmt/format.h>
@@ -37,9 +38,9 @@ class ByteCounter {
  public:
   ByteCounter(const Topology& topo, const CostProfile& prof) : topo_(topo), prof_(prof) {}
   Bytes operator()(const CollectiveOp& op) {
-    const std::string key = fmt::format("{}/{}/{}/{}/{}/{}", to_string(op.kind), to_string(op.algorithm),
-                                        op.bytes, op.groups.size(), op.groups.front().size(),
-                                        op.groups.front().front());
+    const std::string key =
+        fmt::format("{}/{}/{}/{}/{}/{}", to_string(op.kind), to_string(op.algorithm), op.bytes,
+                    op.groups.size(), op.groups.front().size(), op.groups.front().front());
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     Bytes b;
@@ -55,18 +56,21 @@ class ByteCounter {
   std::map<std::string, Bytes> cache_;
 };
 
-json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo, const CostProfile& prof) {
+json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo,
+               const CostProfile& prof) {
   ByteCounter count(topo, prof);
   std::map<std::string, json> by_kind, by_phase;
   auto add = [](json& j, const Bytes& b, double seconds) {
-    if (j.is_null()) j = json{{"inter_node_bytes", 0.0}, {"intra_node_bytes", 0.0}, {"count", 0}, {"busy_s", 0.0}};
+    if (j.is_null())
+      j = json{{"inter_node_bytes", 0.0}, {"intra_node_bytes", 0.0}, {"count", 0}, {"busy_s", 0.0}};
     j["inter_node_bytes"] = j["inter_node_bytes"].get<double>() + b.inter;
     j["intra_node_bytes"] = j["intra_node_bytes"].get<double>() + b.intra;
     j["count"] = j["count"].get<int>() + 1;
     j["busy_s"] = j["busy_s"].get<double>() + seconds;
   };
   for (const auto& t : run.timeline) {
-    const StepOp& op = low.program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    const StepOp& op =
+        low.program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
     if (op.kind != OpKind::Collective) continue;
     const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
     const Bytes b = count(c);
@@ -93,31 +97,39 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
 
   StepSetup setup;
   setup.model = load_model(sc.model);
-  setup.strategy = sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
+  setup.strategy =
+      sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
   const int W = topo.gpu_count(), N = topo.gpus_per_node();
-  const std::string hpz_where = sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
+  const std::string hpz_where =
+      sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
   const std::string hpz_file = sc.deepspeed.empty() ? "<command line>" : sc.deepspeed;
   if (sc.hpz_partition > 0) {
-    if (!st.hpz) throw flag_error("--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)");
+    if (!st.hpz)
+      throw flag_error("--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)");
     st.hpz_size = sc.hpz_partition;
   }
   if (st.hpz) {
     if (st.hpz_size == 0) st.hpz_size = N;
     if (W % st.hpz_size != 0)
-      throw InputError(hpz_file, hpz_where,
-                       fmt::format("hpZ group size {} must divide the world size {} ({} nodes x {} GPUs)",
-                                   st.hpz_size, W, topo.node_count(), N));
+      throw InputError(
+          hpz_file, hpz_where,
+          fmt::format("hpZ group size {} must divide the world size {} ({} nodes x {} GPUs)",
+                      st.hpz_size, W, topo.node_count(), N));
     if (N % st.hpz_size != 0 && st.hpz_size % N != 0)
-      throw InputError(hpz_file, hpz_where,
-                       fmt::format("hpZ group size {} must divide, or be a multiple of, the {} GPUs per "
-                                   "node (ranks are node-contiguous)",
-                                   st.hpz_size, N));
+      throw InputError(
+          hpz_file, hpz_where,
+          fmt::format("hpZ group size {} must divide, or be a multiple of, the {} GPUs per "
+                      "node (ranks are node-contiguous)",
+                      st.hpz_size, N));
   }
   if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
-    throw flag_error("--weight-bits", fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
+    throw flag_error("--weight-bits",
+                     fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
   if (sc.quant_bits_grads != 4)
-    throw flag_error("--grad-bits", fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}", sc.quant_bits_grads));
+    throw flag_error(
+        "--grad-bits",
+        fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}", sc.quant_bits_grads));
   st.weight_bits = sc.quant_bits_weights;
   st.grad_bits = sc.quant_bits_grads;
   if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
@@ -130,10 +142,11 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   } else {
     if (sc.tokens_per_gpu <= 0) throw flag_error("--tokens-per-gpu", "must be positive");
     if (sc.tokens_per_gpu % setup.seq != 0)
-      throw flag_error("--tokens-per-gpu",
-                       fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
-                                   "micro-batch holds whole sequences)",
-                                   sc.tokens_per_gpu, setup.seq));
+      throw flag_error(
+          "--tokens-per-gpu",
+          fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
+                      "micro-batch holds whole sequences)",
+                      sc.tokens_per_gpu, setup.seq));
     setup.tokens = sc.tokens_per_gpu;
   }
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
@@ -163,10 +176,19 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   json warnings = json::array();
   if (!mem.fits) warnings.push_back("memory: " + mem.warning);
   if (st.qgz && !low.qgz_active)
-    warnings.push_back("qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
+    warnings.push_back(
+        "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
 
-  const double sequences = static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
+  const double sequences =
+      static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
   const double flops = megatron_step_flops(setup.model, sequences, setup.seq, setup.checkpointing);
+  // FLOPs the GPUs actually execute (counted per GEMM and attention matmul, recompute included):
+  // the Megatron formula assumes GPT shapes, so this is the number to read for GQA / gated-MLP
+  // models.
+  double counted = 0;
+  for (const auto& m : low.modules)
+    counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
+  counted *= static_cast<double>(W) * setup.grad_accum;
   StepBreakdown bd = compute_breakdown(low.program, run);
   auto busy = [&](const char* k) { return bd.busy_s.count(k) ? bd.busy_s.at(k) : 0.0; };
   json exposed = json::object();
@@ -201,8 +223,11 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
       {"scenario", scenario},
       {"step_time_s", step},
       {"tflops_per_gpu", flops / (W * step) / 1e12},
-      {"tokens_per_s", static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step},
+      {"tokens_per_s",
+       static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step},
       {"model_flops_per_step", flops},
+      {"counted_flops_per_step", counted},
+      {"counted_tflops_per_gpu", counted / (W * step) / 1e12},
       {"breakdown",
        {{"compute_s", busy("compute")},
         {"recompute_s", busy("recompute")},

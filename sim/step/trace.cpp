@@ -4,27 +4,38 @@ namespace zerosim {
 
 json chrome_trace(const StepProgram& program, const RunResult& run, const json& result) {
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"tid", 0},
                     {"args", {{"name", "GPU 0 (rank 0; every rank runs the same program)"}}}});
   for (std::size_t s = 0; s < program.streams.size(); ++s)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", s},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", s},
                       {"args", {{"name", program.streams[s].name}}}});
   for (const auto& t : run.timeline) {
-    const StepOp& op = program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    const StepOp& op =
+        program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
     json args = json::object();
     if (op.kind == OpKind::Collective) {
       const auto& c = program.collectives[static_cast<std::size_t>(op.collective)];
-      args = {{"kind", to_string(c.kind)}, {"algorithm", to_string(c.algorithm)},
-              {"groups", c.groups.size()}, {"group_size", c.groups.front().size()}, {"bytes", c.bytes}};
+      args = {{"kind", to_string(c.kind)},
+              {"algorithm", to_string(c.algorithm)},
+              {"groups", c.groups.size()},
+              {"group_size", c.groups.front().size()},
+              {"bytes", c.bytes}};
     }
-    events.push_back({{"name", op.label >= 0 ? program.labels[static_cast<std::size_t>(op.label)] : "op"},
-                      {"cat", to_string(op.category)},
-                      {"ph", "X"},
-                      {"pid", 0},
-                      {"tid", t.stream},
-                      {"ts", t.start * 1e6},
-                      {"dur", (t.end - t.start) * 1e6},
-                      {"args", args}});
+    events.push_back(
+        {{"name", op.label >= 0 ? program.labels[static_cast<std::size_t>(op.label)] : "op"},
+         {"cat", to_string(op.category)},
+         {"ph", "X"},
+         {"pid", 0},
+         {"tid", t.stream},
+         {"ts", t.start * 1e6},
+         {"dur", (t.end - t.start) * 1e6},
+         {"args", args}});
   }
   return json{{"traceEvents", events},
               {"displayTimeUnit", "ms"},

@@ -2,8 +2,8 @@
 
 namespace zerosim {
 
-std::vector<GradBucket> make_grad_buckets(const std::vector<Module>& modules, std::int64_t bucket_elems,
-                                          bool qgz_active, int world) {
+std::vector<GradBucket> make_grad_buckets(const std::vector<Module>& modules,
+                                          std::int64_t bucket_elems, bool qgz_active, int world) {
   std::vector<GradBucket> out;
   GradBucket cur;
   for (int mi = static_cast<int>(modules.size()) - 1; mi >= 0; --mi) {

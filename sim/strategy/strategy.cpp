@@ -36,11 +36,17 @@ Strategy parse_strategy(const std::string& text, const std::string& flag) {
                                        "e.g. zero3, zeropp, zero3+qwz+hpz",
                                        text));
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    bool* bit = parts[i] == "qwz" ? &s.qwz : parts[i] == "hpz" ? &s.hpz : parts[i] == "qgz" ? &s.qgz : nullptr;
+    bool* bit = parts[i] == "qwz"   ? &s.qwz
+                : parts[i] == "hpz" ? &s.hpz
+                : parts[i] == "qgz" ? &s.qgz
+                                    : nullptr;
     if (!bit)
-      throw flag_error(flag, fmt::format("unknown strategy component '{}' in '{}' (known: qwz, hpz, qgz)",
-                                         parts[i], text));
-    if (*bit) throw flag_error(flag, fmt::format("strategy component '{}' given twice in '{}'", parts[i], text));
+      throw flag_error(flag,
+                       fmt::format("unknown strategy component '{}' in '{}' (known: qwz, hpz, qgz)",
+                                   parts[i], text));
+    if (*bit)
+      throw flag_error(flag,
+                       fmt::format("strategy component '{}' given twice in '{}'", parts[i], text));
     *bit = true;
   }
   return s;
@@ -60,45 +66,69 @@ bool enabled_section(const JsonReader& r, const char* key) {
 Strategy parse_deepspeed(const json& j, const std::string& file) {
   JsonReader r(j, file);
   // Top-level keys DeepSpeed knows; those not listed as read below do not change the modelled step.
-  r.require_object({"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                    "zero_optimization", "fp16", "bf16", "optimizer", "scheduler", "gradient_clipping",
-                    "steps_per_print", "wall_clock_breakdown", "zero_allow_untested_optimizer",
-                    "prescale_gradients", "gradient_predivide_factor", "communication_data_type",
-                    "activation_checkpointing", "flops_profiler", "tensorboard", "wandb",
-                    "csv_monitor", "comms_logger", "dump_state", "memory_breakdown", "seed"});
+  r.require_object({"train_batch_size",
+                    "train_micro_batch_size_per_gpu",
+                    "gradient_accumulation_steps",
+                    "zero_optimization",
+                    "fp16",
+                    "bf16",
+                    "optimizer",
+                    "scheduler",
+                    "gradient_clipping",
+                    "steps_per_print",
+                    "wall_clock_breakdown",
+                    "zero_allow_untested_optimizer",
+                    "prescale_gradients",
+                    "gradient_predivide_factor",
+                    "communication_data_type",
+                    "activation_checkpointing",
+                    "flops_profiler",
+                    "tensorboard",
+                    "wandb",
+                    "csv_monitor",
+                    "comms_logger",
+                    "dump_state",
+                    "memory_breakdown",
+                    "seed"});
   Strategy s;
   s.source = file;
-  if (!r.has("zero_optimization")) r.fail("missing required key 'zero_optimization' (ZeRO stage 3)");
+  if (!r.has("zero_optimization"))
+    r.fail("missing required key 'zero_optimization' (ZeRO stage 3)");
   auto z = r.at("zero_optimization");
-  z.require_object({"stage", "zero_quantized_weights", "zero_hpz_partition_size",
-                    "zero_quantized_gradients", "overlap_comm", "reduce_scatter", "reduce_bucket_size",
-                    "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
-                    "stage3_max_reuse_distance", "stage3_param_persistence_threshold",
-                    "contiguous_gradients", "sub_group_size", "allgather_partitions",
-                    "allgather_bucket_size", "round_robin_gradients",
-                    "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights"});
+  z.require_object(
+      {"stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
+       "overlap_comm", "reduce_scatter", "reduce_bucket_size", "stage3_prefetch_bucket_size",
+       "stage3_max_live_parameters", "stage3_max_reuse_distance",
+       "stage3_param_persistence_threshold", "contiguous_gradients", "sub_group_size",
+       "allgather_partitions", "allgather_bucket_size", "round_robin_gradients",
+       "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights"});
   const auto stage = z.at("stage").get_int();
   s.qwz = z.bool_or("zero_quantized_weights", false);
   s.qgz = z.bool_or("zero_quantized_gradients", false);
-  const auto hpz = z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int_at_least(1) : 1;
+  const auto hpz =
+      z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int_at_least(1) : 1;
   s.hpz = hpz > 1;
   s.hpz_size = s.hpz ? static_cast<int>(hpz) : 0;
   if (stage != 3) {
-    const char* zpp = s.qwz ? "zero_quantized_weights" : s.qgz ? "zero_quantized_gradients" : s.hpz ? "zero_hpz_partition_size" : nullptr;
-    if (zpp)
-      z.at("stage").fail(fmt::format("is {}, but {} (ZeRO++) needs stage 3", stage, zpp));
+    const char* zpp = s.qwz   ? "zero_quantized_weights"
+                      : s.qgz ? "zero_quantized_gradients"
+                      : s.hpz ? "zero_hpz_partition_size"
+                              : nullptr;
+    if (zpp) z.at("stage").fail(fmt::format("is {}, but {} (ZeRO++) needs stage 3", stage, zpp));
     z.at("stage").fail(fmt::format("is {}; only ZeRO stage 3 is modelled", stage));
   }
   if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
     z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
   s.overlap_comm = z.bool_or("overlap_comm", true);
-  if (z.has("reduce_bucket_size")) s.reduce_bucket_elems = z.at("reduce_bucket_size").get_int_at_least(1);
+  if (z.has("reduce_bucket_size"))
+    s.reduce_bucket_elems = z.at("reduce_bucket_size").get_int_at_least(1);
   if (z.has("stage3_prefetch_bucket_size"))
     s.prefetch_bucket_elems = z.at("stage3_prefetch_bucket_size").get_int_at_least(0);
   if (z.has("stage3_max_live_parameters"))
     s.max_live_params = z.at("stage3_max_live_parameters").get_int_at_least(1);
   if (r.has("train_micro_batch_size_per_gpu"))
-    s.micro_batch_sequences = static_cast<int>(r.at("train_micro_batch_size_per_gpu").get_int_at_least(1));
+    s.micro_batch_sequences =
+        static_cast<int>(r.at("train_micro_batch_size_per_gpu").get_int_at_least(1));
   if (r.has("gradient_accumulation_steps"))
     s.grad_accum = static_cast<int>(r.at("gradient_accumulation_steps").get_int_at_least(1));
   const bool fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
@@ -108,7 +138,9 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
   return s;
 }
 
-Strategy load_deepspeed(const std::string& path) { return parse_deepspeed(load_json_file(path), path); }
+Strategy load_deepspeed(const std::string& path) {
+  return parse_deepspeed(load_json_file(path), path);
+}
 
 json to_json(const Strategy& s) {
   return json{{"name", s.name()},

@@ -1,7 +1,7 @@
 // Strategy: ZeRO-3 and the ZeRO++ components (qwZ, hpZ, qgZ), each switchable, plus the DeepSpeed
 // stage-3 knobs that shape the step (overlap, bucket sizes, prefetch, micro-batch, accumulation).
-// From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly read: unknown zero_optimization keys
-// and ZeRO++ keys outside stage 3 are InputError).
+// From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly read: unknown zero_optimization
+// keys and ZeRO++ keys outside stage 3 are InputError).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -26,8 +26,8 @@ void validate(const ModelShape& m, const JsonReader& r) {
 }
 
 ModelShape parse_workload(const JsonReader& r) {
-  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq",
-                    "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
+  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+                    "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
                     "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
@@ -47,13 +47,15 @@ ModelShape parse_workload(const JsonReader& r) {
   m.bias = r.bool_or("bias", m.bias);
   if (r.has("norm")) {
     auto n = r.at("norm").get_string();
-    if (n != "layernorm" && n != "rmsnorm") r.at("norm").fail("must be \"layernorm\" or \"rmsnorm\"");
+    if (n != "layernorm" && n != "rmsnorm")
+      r.at("norm").fail("must be \"layernorm\" or \"rmsnorm\"");
     m.layernorm = n == "layernorm";
   }
   m.tied_embeddings = r.bool_or("tied_embeddings", m.tied_embeddings);
   if (r.has("positions")) {
     auto p = r.at("positions").get_string();
-    if (p != "learned" && p != "rotary") r.at("positions").fail("must be \"learned\" or \"rotary\"");
+    if (p != "learned" && p != "rotary")
+      r.at("positions").fail("must be \"learned\" or \"rotary\"");
     m.learned_positions = p == "learned";
   }
   m.dropout = r.bool_or("dropout", m.dropout);
@@ -62,8 +64,9 @@ ModelShape parse_workload(const JsonReader& r) {
   return m;
 }
 
-// Hugging Face config.json of a Llama-style model (Llama, Mistral, Qwen2, ...): gated SiLU MLP, RMSNorm,
-// rotary positions, no biases. Keys other than the ones read here are ignored, as HF itself does.
+// Hugging Face config.json of a Llama-style model (Llama, Mistral, Qwen2, ...): gated SiLU MLP,
+// RMSNorm, rotary positions, no biases. Keys other than the ones read here are ignored, as HF
+// itself does.
 ModelShape parse_hf_config(const JsonReader& r) {
   if (!r.value().is_object()) r.fail("must be an object");
   ModelShape m;
@@ -76,9 +79,8 @@ ModelShape parse_hf_config(const JsonReader& r) {
   m.layers = static_cast<int>(r.at("num_hidden_layers").get_int_at_least(1));
   m.heads = static_cast<int>(r.at("num_attention_heads").get_int_at_least(1));
   // HF semantics: a config without num_key_value_heads has multi-head attention.
-  m.kv_heads = static_cast<int>(r.has("num_key_value_heads")
-                                    ? r.at("num_key_value_heads").get_int_at_least(1)
-                                    : m.heads);
+  m.kv_heads = static_cast<int>(
+      r.has("num_key_value_heads") ? r.at("num_key_value_heads").get_int_at_least(1) : m.heads);
   m.ffn = r.at("intermediate_size").get_int_at_least(1);
   m.vocab = r.at("vocab_size").get_int_at_least(1);
   m.seq = static_cast<int>(r.at("max_position_embeddings").get_int_at_least(1));

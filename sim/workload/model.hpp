@@ -1,7 +1,7 @@
 // Model: the shape of a decoder-only transformer (GPT or Llama style) and where it comes from: a
 // workload preset (workloads/<name>.json), a workload file with the same keys, or a Hugging Face
-// config.json (recognised by its "hidden_size" key). Derived quantities (parameters, FLOPs, activation
-// bytes) live in transformer.hpp.
+// config.json (recognised by its "hidden_size" key). Derived quantities (parameters, FLOPs,
+// activation bytes) live in transformer.hpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,8 +13,8 @@ namespace zerosim {
 struct ModelShape {
   std::string name;
   std::string family = "gpt";  // "gpt" (LayerNorm, biases, GeLU MLP, learned positions, tied
-                               // embeddings, dropout) or "llama" (RMSNorm, no biases, gated SiLU MLP,
-                               // rotary positions, untied head, no dropout)
+                               // embeddings, dropout) or "llama" (RMSNorm, no biases, gated SiLU
+                               // MLP, rotary positions, untied head, no dropout)
   int layers = 0;
   std::int64_t hidden = 0;
   int heads = 0;
@@ -34,8 +34,8 @@ struct ModelShape {
   std::int64_t kv_dim() const { return head_dim() * kv_heads; }
 };
 
-// Parses a workload JSON (strict keys; see workloads/*.json) or, when the object has "hidden_size", a
-// Hugging Face config.json (unknown HF keys are ignored; missing required ones are InputError).
+// Parses a workload JSON (strict keys; see workloads/*.json) or, when the object has "hidden_size",
+// a Hugging Face config.json (unknown HF keys are ignored; missing required ones are InputError).
 ModelShape parse_model(const json& j, const std::string& file);
 // --model NAME|FILE: a preset name under workloads/ or a path.
 ModelShape load_model(const std::string& name_or_file);

@@ -56,7 +56,8 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
 
   Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false};
   embed.params.push_back({"word_embeddings", m.vocab * m.hidden, false});
-  if (m.learned_positions) embed.params.push_back({"position_embeddings", std::int64_t{seq} * m.hidden, false});
+  if (m.learned_positions)
+    embed.params.push_back({"position_embeddings", std::int64_t{seq} * m.hidden, false});
   embed.gather_elems = embed.param_elems();
   mods.push_back(embed);
 

@@ -1,9 +1,10 @@
 // Transformer: what a ModelShape costs. The model is a list of modules in forward order (embedding,
-// layers, head), each owning parameter tensors (the units DeepSpeed reduces gradients in), gathering
-// weights before it runs, and running GEMMs and attention whose FLOPs are closed forms:
+// layers, head), each owning parameter tensors (the units DeepSpeed reduces gradients in),
+// gathering weights before it runs, and running GEMMs and attention whose FLOPs are closed forms:
 //   GPT layer params 12h^2 + 13h; forward FLOPs per layer 24·T·h^2 + 4·T·s·h (Megatron-LM);
-//   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T for
-//   GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated MLPs.
+//   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T
+//   for GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated
+//   MLPs.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -52,14 +53,16 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
 // Forward FLOPs of the whole model for `tokens` tokens (sum over modules).
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq);
 
-// Activation bytes (FP16) of one layer's forward kept for its backward, for a micro-batch of `tokens`.
+// Activation bytes (FP16) of one layer's forward kept for its backward, for a micro-batch of
+// `tokens`.
 double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq);
 // Bytes kept per layer under activation checkpointing: the layer's FP16 input.
 double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens);
 // Output layer: FP16 logits plus the FP32 softmax of the loss, and the final norm input.
 double head_activation_bytes(const ModelShape& m, std::int64_t tokens);
-// Peak activation bytes of a micro-step: with checkpointing, every layer's input plus one layer's full
-// activations (during its recompute/backward) plus the head; without, every layer's full activations.
+// Peak activation bytes of a micro-step: with checkpointing, every layer's input plus one layer's
+// full activations (during its recompute/backward) plus the head; without, every layer's full
+// activations.
 double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing);
 
 // Megatron-LM model FLOPs per step that the ZeRO++ evaluation reports with (DESIGN.md):

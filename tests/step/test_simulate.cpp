@@ -65,9 +65,12 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   CHECK(s.one_d == 40 * 13 * 6144.0 + 2 * 6144.0);
 
   auto z3 = simulate(paper("zero3"));
-  CHECK(phase_bytes(z3, "forward_all_gather", "inter") == doctest::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
-  CHECK(phase_bytes(z3, "backward_all_gather", "inter") == doctest::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
-  CHECK(phase_bytes(z3, "gradient_reduction", "inter") == doctest::Approx(ring_inter(2 * s.psi)).epsilon(1e-9));
+  CHECK(phase_bytes(z3, "forward_all_gather", "inter") ==
+        doctest::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
+  CHECK(phase_bytes(z3, "backward_all_gather", "inter") ==
+        doctest::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
+  CHECK(phase_bytes(z3, "gradient_reduction", "inter") ==
+        doctest::Approx(ring_inter(2 * s.psi)).epsilon(1e-9));
 
   auto pp = simulate(paper("zeropp"));
   const double q = s.psi - s.one_d;  // every 2-D tensor of gpt-18b divides by 2 x 384
@@ -80,7 +83,8 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
 
   const double expected_z3 = ring_inter(2 * s.gather) * 2 + ring_inter(2 * s.psi);
   const double expected_pp = ring_inter(s.gather + 4 * s.gather / B) + qgz_inter;
-  const double ratio = z3["comm"]["inter_node_bytes"].get<double>() / pp["comm"]["inter_node_bytes"].get<double>();
+  const double ratio =
+      z3["comm"]["inter_node_bytes"].get<double>() / pp["comm"]["inter_node_bytes"].get<double>();
   CHECK(ratio == doctest::Approx(expected_z3 / expected_pp).epsilon(1e-9));
   // The paper's 3M / 0.75M = 4x, moved by the tied head's re-gather, the block scales and the FP16
   // fallback of 1-D tensors (exactly 4.0x would need none of those).
@@ -88,7 +92,8 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   CHECK(ratio < 4.15);
   // The engine's totals equal the sums over collectives.
   double sum = 0;
-  for (const auto& [_, v] : pp["comm"]["by_collective"].items()) sum += v["inter_node_bytes"].get<double>();
+  for (const auto& [_, v] : pp["comm"]["by_collective"].items())
+    sum += v["inter_node_bytes"].get<double>();
   CHECK(sum == doctest::Approx(pp["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-12));
 }
 
@@ -100,7 +105,8 @@ TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
   const char* ag[] = {"forward_all_gather", "backward_all_gather"};
   SUBCASE("qwZ: every weight gather shrinks to INT8 + scales; gradients untouched") {
     auto r = simulate(paper("zero3+qwz"));
-    for (auto p : ag) CHECK(bytes(r, p) == doctest::Approx(bytes(z3, p) * (1 + 4 / B) / 2).epsilon(1e-12));
+    for (auto p : ag)
+      CHECK(bytes(r, p) == doctest::Approx(bytes(z3, p) * (1 + 4 / B) / 2).epsilon(1e-12));
     CHECK(bytes(r, "gradient_reduction") == bytes(z3, "gradient_reduction"));
   }
   SUBCASE("hpZ: backward gathers stay inside the node; forward and gradients untouched") {
@@ -191,6 +197,9 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   const double flops = megatron_step_flops(load_model("gpt-18b"), seqs, 512, true);
   CHECK(r["tflops_per_gpu"].get<double>() ==
         doctest::Approx(flops / (384 * r["step_time_s"].get<double>()) / 1e12).epsilon(1e-12));
+  // For GPT shapes with checkpointing the counted FLOPs (4 passes of the layers, 3 of the logits)
+  // are exactly Megatron's formula.
+  CHECK(r["counted_flops_per_step"].get<double>() == doctest::Approx(flops).epsilon(1e-12));
   CHECK(r["tokens_per_s"].get<double>() ==
         doctest::Approx(384.0 * 1024 / r["step_time_s"].get<double>()).epsilon(1e-12));
   // Backward = 2x forward, and recompute re-runs every layer's forward (not the head's), so
@@ -216,7 +225,8 @@ TEST_CASE("gradient accumulation: hpZ gathers across nodes only in the first for
   auto one = paper("zeropp"), two = paper("zeropp");
   two.grad_accum = 2;
   auto r1 = simulate(one), r2 = simulate(two);
-  CHECK(phase_bytes(r2, "forward_all_gather", "inter") == phase_bytes(r1, "forward_all_gather", "inter"));
+  CHECK(phase_bytes(r2, "forward_all_gather", "inter") ==
+        phase_bytes(r1, "forward_all_gather", "inter"));
   CHECK(phase_bytes(r2, "gradient_reduction", "inter") ==
         doctest::Approx(2 * phase_bytes(r1, "gradient_reduction", "inter")).epsilon(1e-12));
   auto z1 = simulate(paper("zero3"));
@@ -257,7 +267,7 @@ TEST_CASE("the paper's 384-GPU step simulates in well under a second of CPU time
   auto r = simulate(s);
   const double cpu = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
   CHECK(cpu < 1.0);
-  for (const char* k : {"schema_version", "scenario", "step_time_s", "tflops_per_gpu", "tokens_per_s",
-                        "breakdown", "comm", "memory", "warnings"})
+  for (const char* k : {"schema_version", "scenario", "step_time_s", "tflops_per_gpu",
+                        "tokens_per_s", "breakdown", "comm", "memory", "warnings"})
     CHECK(r.contains(k));
 }

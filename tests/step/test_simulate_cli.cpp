@@ -1,5 +1,6 @@
-// `zerosim simulate` through the real binary: bad input exits 2 with a message naming the flag or file
-// and the rule; the reference command prints the result keys; --out and --trace write files.
+// `zerosim simulate` through the real binary: bad input exits 2 with a message naming the flag or
+// file and the rule; the reference command prints the result keys; --out and --trace write
+// files.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -87,8 +88,10 @@ TEST_CASE("tokens per GPU not a multiple of the sequence length: exit 2") {
 
 TEST_CASE("the reference command prints the result keys; --out and --trace write files") {
   const auto out = temp_path("result.json"), trace = temp_path("trace.json");
-  auto r = run("--cluster dgx2-v100 --nodes 24 --nics-per-node 1 --nic-gbps 100 --model gpt-18b "
-               "--strategy zeropp --tokens-per-gpu 1024 --json --out " + out + " --trace " + trace);
+  auto r =
+      run("--cluster dgx2-v100 --nodes 24 --nics-per-node 1 --nic-gbps 100 --model gpt-18b "
+          "--strategy zeropp --tokens-per-gpu 1024 --json --out " +
+          out + " --trace " + trace);
   REQUIRE(r.code == 0);
   auto j = zerosim::parse_json_text(r.output, "stdout");
   for (const char* k : {"schema_version", "step_time_s", "tflops_per_gpu", "tokens_per_s"})

@@ -1,5 +1,5 @@
-// Strategy strings and DeepSpeed configs: every component switchable, strict parsing, stage-3 rules;
-// DeepSpeed's gradient bucketing.
+// Strategy strings and DeepSpeed configs: every component switchable, strict parsing, stage-3
+// rules; DeepSpeed's gradient bucketing.
 #include <doctest/doctest.h>
 
 #include "sim/core/error.hpp"
@@ -53,7 +53,9 @@ TEST_CASE("DeepSpeed config with the ZeRO++ keys") {
   CHECK(s.grad_accum == 4);
   CHECK(s.dtype == "fp16");
   auto plain = parse_deepspeed(parse_json_text(R"({"bf16": {"enabled": true},
-    "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 1}})", "d.json"), "d.json");
+    "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 1}})",
+                                               "d.json"),
+                               "d.json");
   CHECK(plain.name() == "zero3");
   CHECK(plain.dtype == "bf16");
 }
@@ -67,14 +69,20 @@ TEST_CASE("DeepSpeed config errors") {
     }
     return "";
   };
-  auto stage2 = err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 2, "zero_quantized_gradients": true}})");
+  auto stage2 = err(
+      R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 2, "zero_quantized_gradients": true}})");
   CHECK(stage2.find("ds.json: /zero_optimization/stage") != std::string::npos);
   CHECK(stage2.find("needs stage 3") != std::string::npos);
-  auto unknown = err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_quantised_weights": true}})");
+  auto unknown = err(
+      R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "zero_quantised_weights": true}})");
   CHECK(unknown.find("/zero_optimization/zero_quantised_weights") != std::string::npos);
-  CHECK(!err(R"({"fp16": {"enabled": true}, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}})").empty());
+  CHECK(
+      !err(R"({"fp16": {"enabled": true}, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}})")
+           .empty());
   CHECK(!err(R"({"zero_optimization": {"stage": 3}})").empty());
-  CHECK(!err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto"}})").empty());
+  CHECK(
+      !err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto"}})")
+           .empty());
 }
 
 TEST_CASE("gradient buckets follow DeepSpeed's flush rule") {

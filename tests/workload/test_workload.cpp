@@ -1,5 +1,6 @@
-// Workload shapes against closed forms: GPT layer parameters 12h^2 + 13h, Megatron FLOPs, Korthikanti
-// activation bytes, published parameter counts of Llama-2-7B and Llama-3-8B, HF config parsing.
+// Workload shapes against closed forms: GPT layer parameters 12h^2 + 13h, Megatron FLOPs,
+// Korthikanti activation bytes, published parameter counts of Llama-2-7B and Llama-3-8B, HF config
+// parsing.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -49,9 +50,11 @@ TEST_CASE("forward FLOPs are Megatron's 24Th^2 + 4Tsh per layer plus 2ThV, backw
   // Megatron's 96 = 4 passes of the layers (fwd, recompute, 2x bwd) x 24; the logits GEMM is not
   // recomputed, so it counts 3 passes (6·B·s·h·V).
   const double B = T / s, layers = l * (24 * T * h * h + 4 * T * s * h), logits = 2 * T * h * V;
-  CHECK(megatron_step_flops(m, B, 512, true) == doctest::Approx(4 * layers + 3 * logits).epsilon(1e-12));
+  CHECK(megatron_step_flops(m, B, 512, true) ==
+        doctest::Approx(4 * layers + 3 * logits).epsilon(1e-12));
   // DESIGN.md's 72 scales the whole expression by 3/4 (the logits term too).
-  CHECK(megatron_step_flops(m, B, 512, false) == doctest::Approx(3 * layers + 2.25 * logits).epsilon(1e-12));
+  CHECK(megatron_step_flops(m, B, 512, false) ==
+        doctest::Approx(3 * layers + 2.25 * logits).epsilon(1e-12));
 }
 
 TEST_CASE("activation bytes follow Korthikanti et al.: 34·T·h + 5·a·s·T per GPT layer") {
@@ -101,9 +104,11 @@ TEST_CASE("Hugging Face config.json") {
 }
 
 TEST_CASE("workload files are strict") {
-  auto bad = parse_json_text(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq":8,"hiden":3})", "x.json");
+  auto bad = parse_json_text(
+      R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq":8,"hiden":3})", "x.json");
   CHECK_THROWS_AS(parse_model(bad, "x.json"), InputError);
-  auto bad_heads = parse_json_text(R"({"name":"x","layers":2,"hidden":64,"heads":5,"vocab":10,"seq":8})", "x.json");
+  auto bad_heads = parse_json_text(
+      R"({"name":"x","layers":2,"hidden":64,"heads":5,"vocab":10,"seq":8})", "x.json");
   CHECK_THROWS_AS(parse_model(bad_heads, "x.json"), InputError);
   CHECK_THROWS_AS(load_model("no-such-model"), InputError);
 }
