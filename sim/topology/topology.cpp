@@ -186,8 +186,10 @@ Topology TopologyBuilder::finish() {
   tg->oversubscription = oversubscription_;
   tg->g = Graph(static_cast<std::size_t>(n));
   tg->fabric_index.assign(n, -1);
+  tg->is_gpu.assign(n, 0);
   for (int v = 0; v < n; ++v) {
     tg->g[v] = VertexProps{t.vertices_[v].kind, t.vertices_[v].node};
+    tg->is_gpu[v] = t.vertices_[v].kind == NodeKind::Gpu;
     if (t.vertices_[v].node < 0) {
       tg->fabric_index[v] = static_cast<int>(tg->fabric_vertex.size());
       tg->fabric_vertex.push_back(v);

@@ -46,6 +46,8 @@ class TopologyGraph {
   std::vector<int> fabric_index;   // vertex -> index in `fabric`, -1 for in-server vertices
   std::vector<int> fabric_vertex;  // index in `fabric` -> vertex
 
+  std::vector<char> is_gpu;  // per vertex, compact copy of kind == Gpu for the router's inner loop
+
   // Decomposition used by the fast router (see topology_route.cpp). Valid when `decomposable`.
   bool decomposable = false;
   std::vector<int> attach;              // border vertex -> its only fabric neighbor, else -1

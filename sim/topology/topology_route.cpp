@@ -69,7 +69,8 @@ std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) 
 namespace {
 
 template <class DistFn>
-Route walk(const Topology& t, const Graph& g, int src_gpu, int dst_gpu, DistFn&& dist) {
+Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist) {
+  const Graph& g = tg.g;
   const int s = t.gpu_vertex(src_gpu), d = t.gpu_vertex(dst_gpu);
   Route r;
   std::int64_t cur = dist(s);
@@ -84,9 +85,10 @@ Route walk(const Topology& t, const Graph& g, int src_gpu, int dst_gpu, DistFn&&
     cand.clear();
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
       int w = static_cast<int>(boost::target(*it, g));
-      if (w != d && g[w].kind == NodeKind::Gpu) continue;
+      if (w != d && tg.is_gpu[w]) continue;
       std::int64_t dw = dist(w);
-      if (dw < kInfCost && dw + g[*it].cost == cur) cand.push_back(*it);
+      if (dw >= cur) continue;  // cheap reject before touching the edge's properties
+      if (dw + g[*it].cost == cur) cand.push_back(*it);
     }
     if (cand.empty()) throw std::logic_error("router lost its way at " + t.vertex(v).name);
     auto e = cand[cand.size() == 1 ? 0 : h % cand.size()];
@@ -150,8 +152,8 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
   };
   auto dist_non_gpu = [&](int v) -> std::int64_t {
     if (v == d) return 0;
+    if (tg.fabric_index[v] >= 0) return fab(v);
     const auto& vp = g[v];
-    if (vp.node < 0) return fab(v);
     if (tg.attach[v] >= 0) {
       std::int64_t best = kInfCost;
       for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
@@ -173,17 +175,17 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
     return (*interior)[tg.slot[v]];
   };
   auto dist = [&](int v) -> std::int64_t {
-    if (v == d || g[v].kind != NodeKind::Gpu) return dist_non_gpu(v);
+    if (v == d || !tg.is_gpu[v]) return dist_non_gpu(v);
     std::int64_t best = kInfCost;  // the source GPU: one hop to a transit vertex or to dst
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
       int w = static_cast<int>(boost::target(*it, g));
-      if (w != d && g[w].kind == NodeKind::Gpu) continue;
+      if (w != d && tg.is_gpu[w]) continue;
       std::int64_t dw = dist_non_gpu(w);
       if (dw < kInfCost) best = std::min(best, dw + g[*it].cost);
     }
     return best;
   };
-  return walk(t, g, src_gpu, dst_gpu, dist);
+  return walk(t, tg, src_gpu, dst_gpu, dist);
 }
 
 Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
@@ -196,7 +198,7 @@ Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, 
     it = c.full_fields.emplace(d, distance_field_to(tg.g, d)).first;
   }
   const auto& field = it->second;
-  return walk(t, tg.g, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+  return walk(t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; });
 }
 
 }  // namespace
@@ -205,7 +207,7 @@ Route route_reference(const Topology& t, int src_gpu, int dst_gpu) {
   check_pair(t, src_gpu, dst_gpu);
   const auto& tg = TopologyBuilder::graph(t);
   auto field = distance_field_to(tg.g, t.gpu_vertex(dst_gpu));
-  return walk(t, tg.g, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+  return walk(t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; });
 }
 
 const Route& Topology::route(int src_gpu, int dst_gpu) const {
