@@ -14,7 +14,9 @@
 //    GPU sends (N-1)/N of its buffer over NVLink); qgZ reduces what it received, so hop 2 is an
 //    all-to-all of S/N among the Y same-local-index GPUs (each pair S/(N*Y): each GPU sends
 //    (1/N)(Y-1)/Y of its buffer over the network) -- 1/N of a direct all-to-all's network bytes.
-//  - SendRecv: groups are [src, dst] pairs, one flow of S each.
+//  - SendRecv: groups are [src, dst] pairs, one transfer of S each.
+//  Point-to-point transfers between nodes use PXN's rail relay where the direct route would cross
+//  rails (see add_transfer).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -181,8 +183,7 @@ CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
   PhaseBuilder pb;
   for (const auto& g : op.groups) {
     if (op.kind == CollKind::SendRecv) {
-      pb.add(g[0], g[1], op.bytes);
-      pb.raise_latency(coll_detail::hop(topo, profile, g[0], g[1]).latency_s);
+      pb.raise_latency(coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile));
     } else if (op.kind == CollKind::AllToAll) {
       coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo, profile);
     } else {

@@ -160,15 +160,37 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
   pb.raise_latency((steps - inter_steps) * mean(intra) + inter_steps * mean(inter));
 }
 
+namespace {
+
+bool crosses_spine(const Topology& topo, int src, int dst) {
+  for (LinkId id : topo.route(src, dst).links)
+    if (topo.vertex(topo.link(id).to).kind == NodeKind::SpineSwitch) return true;
+  return false;
+}
+
+}  // namespace
+
+double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
+                    const CostProfile& profile) {
+  if (topo.node_of(src) != topo.node_of(dst)) {
+    const int relay = topo.node_of(src) * topo.gpus_per_node() + topo.local_of(dst);
+    if (relay != src && crosses_spine(topo, src, dst) && !crosses_spine(topo, relay, dst)) {
+      pb.add(src, relay, bytes);
+      pb.add(relay, dst, bytes);
+      return hop(topo, profile, src, relay).latency_s + hop(topo, profile, relay, dst).latency_s;
+    }
+  }
+  pb.add(src, dst, bytes);
+  return hop(topo, profile, src, dst).latency_s;
+}
+
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile) {
   double latency = 0;
   for (int src : group)
-    for (int dst : group) {
-      if (src == dst) continue;
-      pb.add(src, dst, bytes_per_pair);
-      latency = std::max(latency, hop(topo, profile, src, dst).latency_s);
-    }
+    for (int dst : group)
+      if (src != dst)
+        latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
   pb.raise_latency(latency);
 }
 

@@ -52,7 +52,13 @@ double ring_edge_fraction(CollKind kind, int n);
 void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
               const Topology& topo, const CostProfile& profile);
 
-// Emits a direct exchange: every ordered pair (i != j) of the group gets bytes_per_pair; latency is
+// Emits one point-to-point transfer and returns its latency. Like NCCL's PXN, a transfer between
+// nodes whose route would cross rails through a spine goes first over NVLink to the source node's GPU
+// on the destination's rail (same local index), then over that rail: two flows of the same bytes.
+double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
+                    const CostProfile& profile);
+
+// Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets bytes_per_pair; latency is
 // the slowest pair's hop.
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile);

@@ -142,7 +142,7 @@ TEST_CASE("hierarchical all-gather, reduce-scatter and all-reduce: stages and si
   }
 }
 
-TEST_CASE("direct all-to-all: every ordered pair gets S/n") {
+TEST_CASE("direct all-to-all: every ordered pair gets S/n, cross-rail pairs relayed as PXN does") {
   const int Y = 2;
   const Topology topo = test::dgx("dgx-h100", Y);
   const CostProfile prof = test::shipped_profile("dgx-h100");
@@ -151,12 +151,30 @@ TEST_CASE("direct all-to-all: every ordered pair gets S/n") {
   CHECK(select_algorithm(op, topo) == Algorithm::Direct);
   const auto plan = lower_collective(op, topo, prof);
   REQUIRE(plan.phases.size() == 1);
-  CHECK(plan.phases[0].flows.size() == static_cast<std::size_t>(n * (n - 1)));
-  for (const Flow& f : plan.phases[0].flows) CHECK(f.bytes == Approx(S / n));
+  // On the rail fabric a pair (node a, local i) -> (node b, local j != i) goes over NVLink to
+  // (a, j), then along rail j: the network sees one flow per (GPU, remote node) carrying the N
+  // pieces bound for the same-rail GPU there, N*S/n; NVLink flows merge the local pieces and relays.
+  CHECK(plan.phases[0].flows.size() == static_cast<std::size_t>(n * (N - 1) + n * (Y - 1)));
+  for (const Flow& f : plan.phases[0].flows) {
+    if (topo.node_of(f.src_gpu) == topo.node_of(f.dst_gpu)) continue;
+    CHECK(topo.local_of(f.src_gpu) == topo.local_of(f.dst_gpu));
+    CHECK(f.bytes == Approx(N * S / n));
+  }
   const auto bytes = test::count_bytes(plan, topo);
   CHECK(bytes.inter_node == Approx(n * (n - N) * S / n));
-  CHECK(bytes.intra_node == Approx(n * (N - 1) * S / n));
+  CHECK(bytes.intra_node == Approx(n * (N - 1) * S / n + n * (Y - 1) * (N - 1) * S / n));
   CHECK(plan.phases[0].latency_s >= test::step_alpha(topo, prof, 0, N));
+}
+
+TEST_CASE("direct all-to-all on a single-leaf fat-tree needs no relay") {
+  const Topology topo = test::dgx("dgx-h100", 2, 8, 400, "fat-tree");
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const int n = topo.gpu_count();
+  const auto plan = lower_collective(
+      make_op(CollKind::AllToAll, Algorithm::Direct, world_group(topo), S), topo, prof);
+  REQUIRE(plan.phases.size() == 1);
+  CHECK(plan.phases[0].flows.size() == static_cast<std::size_t>(n * (n - 1)));
+  for (const Flow& f : plan.phases[0].flows) CHECK(f.bytes == Approx(S / n));
 }
 
 TEST_CASE("two-hop all-to-all sends 1/N of a direct all-to-all's bytes across nodes (qgZ)") {
@@ -182,7 +200,7 @@ TEST_CASE("two-hop all-to-all sends 1/N of a direct all-to-all's bytes across no
   CHECK(hop2.inter_node == Approx(test::count_bytes(direct, topo).inter_node / N));
 }
 
-TEST_CASE("send_recv: one flow per [src, dst] pair, one hop of latency") {
+TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over NVLink") {
   const Topology topo = test::dgx("dgx-h100", 2);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const auto plan =
@@ -193,6 +211,19 @@ TEST_CASE("send_recv: one flow per [src, dst] pair, one hop of latency") {
   CHECK(plan.phases[0].flows[0].dst_gpu == 8);
   CHECK(plan.phases[0].flows[0].bytes == S);
   CHECK(plan.phases[0].latency_s == Approx(test::step_alpha(topo, prof, 0, 8)));
+
+  // GPU 7 (rail 7) to GPU 8 (node 1, rail 0): NVLink to GPU 0, then rail 0.
+  const auto pxn =
+      lower_collective(make_op(CollKind::SendRecv, Algorithm::Auto, {{7, 8}}, S), topo, prof);
+  REQUIRE(pxn.phases.size() == 1);
+  REQUIRE(pxn.phases[0].flows.size() == 2);
+  CHECK(pxn.phases[0].flows[0].src_gpu == 7);
+  CHECK(pxn.phases[0].flows[0].dst_gpu == 0);
+  CHECK(pxn.phases[0].flows[1].src_gpu == 0);
+  CHECK(pxn.phases[0].flows[1].dst_gpu == 8);
+  CHECK(pxn.phases[0].flows[1].bytes == S);
+  CHECK(pxn.phases[0].latency_s ==
+        Approx(test::step_alpha(topo, prof, 7, 0) + test::step_alpha(topo, prof, 0, 8)));
 }
 
 TEST_CASE("concurrent groups share one phase; a group of one rank moves nothing") {
