@@ -26,8 +26,10 @@
 //   lower clamp bound. Inputs should be finite; NaN/Inf never crash but their output is unspecified
 //   beyond what the formulas above give.
 //
-// Round-trip error: for finite inputs, |x - dequant(quant(x))| <= scale / 2 plus the FP32 rounding
-// of the few operations above (relative 2^-22 of amax) plus the rounding of the output type.
+// Round-trip error (FP32 output, finite inputs, tested): |x - dequant(quant(x))| <= scale / 2 +
+// 2^-20 * amax + 256 * 2^-149, i.e. half a step plus the FP32 rounding of the few operations above
+// plus, for blocks whose scale is an FP32 denormal, its absolute rounding times |q|. FP16/BF16
+// output is the FP32 result rounded once more (nearest even).
 //
 // Packing: INT8 = one signed (or, asymmetric, unsigned) byte per element. INT4 = two elements per
 // byte: element 2i in the LOW nibble (bits 0-3), element 2i+1 in the HIGH nibble (bits 4-7); an odd
