@@ -134,6 +134,7 @@ void register_sweep(CLI::App& app) {
       {"--hpz-size", "hpZ secondary partition sizes (default: GPUs per node)"},
       {"--qwz-bits", "qwZ weight quantization bits (default 8)"},
       {"--qgz-bits", "qgZ gradient quantization bits (default 4)"},
+      {"--qgz-chunks", "qgZ pipeline chunk counts (default 1)"},
       {"--profile", "cost profiles (default: the cluster's)"},
       {"--tier", "flow | analytic"},
       {"--activation-checkpointing", "true | false (default true)"}};

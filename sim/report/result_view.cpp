@@ -46,6 +46,8 @@ Techniques parse_techniques(const std::string& s) {
 std::string opt_string(const JsonReader& sc, std::string_view key) {
   if (!sc.has(key)) return "";
   const json& v = sc.at(key).value();
+  // simulate() echoes resolved objects for some fields ({"name": ...} for model, strategy, profile).
+  if (v.is_object() && v.contains("name") && v["name"].is_string()) return v["name"].get<std::string>();
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
@@ -103,7 +105,7 @@ ResultView read_result(const JsonReader& r) {
     v.tier = opt_string(sc, "tier");
     v.profile = opt_string(sc, "profile");
     v.nodes = static_cast<int>(opt_number(sc, "nodes", 0));
-    v.gpus = static_cast<int>(opt_number(sc, "gpus", 0));
+    v.gpus = static_cast<int>(opt_number(sc, "world_size", opt_number(sc, "gpus", 0)));
     v.nics_per_node = static_cast<int>(opt_number(sc, "nics_per_node", 0));
     v.nic_gbps = opt_number(sc, "nic_gbps", 0);
     v.tokens_per_gpu = static_cast<int>(opt_number(sc, "tokens_per_gpu", 0));

@@ -18,7 +18,7 @@ const std::vector<std::string>& sweep_flags() {
       "--cluster",   "--nodes",         "--fabric",   "--oversubscription", "--model",
       "--seq-len",   "--tokens-per-gpu", "--grad-accum", "--nics-per-node",   "--nic-gbps",
       "--strategy",  "--deepspeed",     "--hpz-size", "--qwz-bits",         "--qgz-bits",
-      "--profile",   "--tier",          "--activation-checkpointing"};
+      "--qgz-chunks", "--profile",   "--tier",          "--activation-checkpointing"};
   return flags;
 }
 
@@ -99,6 +99,8 @@ void apply_flag(Scenario& s, const std::string& flag, const std::string& v) {
     s.quant_bits_weights = static_cast<int>(parse_int(flag, v, 1));
   } else if (flag == "--qgz-bits") {
     s.quant_bits_grads = static_cast<int>(parse_int(flag, v, 1));
+  } else if (flag == "--qgz-chunks") {
+    s.qgz_chunks = static_cast<int>(parse_int(flag, v, 1));
   } else if (flag == "--profile") {
     s.profile = v;
   } else if (flag == "--tier") {
@@ -171,6 +173,7 @@ json scenario_to_json(const Scenario& s) {
               {"hpz_partition", s.hpz_partition},
               {"quant_bits_weights", s.quant_bits_weights},
               {"quant_bits_grads", s.quant_bits_grads},
+              {"qgz_chunks", s.qgz_chunks},
               {"tokens_per_gpu", s.tokens_per_gpu},
               {"seq_len", s.seq_len},
               {"grad_accum", s.grad_accum},

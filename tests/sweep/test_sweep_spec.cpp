@@ -49,7 +49,7 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
       {"--cluster", "dgx2-v100"}, {"--nodes", "2"},           {"--fabric", "rail"},        {"--oversubscription", "2"},
       {"--model", "gpt-18b"},     {"--seq-len", "512"},       {"--tokens-per-gpu", "1024"}, {"--grad-accum", "2"},
       {"--nics-per-node", "4"},   {"--nic-gbps", "100"},      {"--strategy", "zero3+qgz"}, {"--deepspeed", "ds.json"},
-      {"--hpz-size", "8"},        {"--qwz-bits", "8"},        {"--qgz-bits", "4"},         {"--profile", "p.json"},
+      {"--hpz-size", "8"},        {"--qwz-bits", "8"},        {"--qgz-bits", "4"}, {"--qgz-chunks", "2"},         {"--profile", "p.json"},
       {"--tier", "analytic"},     {"--activation-checkpointing", "false"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
