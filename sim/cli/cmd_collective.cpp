@@ -1,6 +1,6 @@
 // `zerosim collective`: simulates one collective over the first R GPUs (or every GPU) of a cluster
-// across a range of sizes and prints an nccl-tests-like table (size, count, type, time, algbw, busbw)
-// or the same columns as JSON, so simulated and measured numbers compare column by column.
+// across a range of sizes and prints an nccl-tests-like table (size, count, type, time, algbw,
+// busbw) or the same columns as JSON, so simulated and measured numbers compare column by column.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -130,8 +130,8 @@ void run(const CollectiveOptions& o) {
       to_string(kind), to_string(chosen), ranks, topo.name(), topo.node_count(),
       topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier,
       profile.name);
-  std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}\n", "size(B)", "count",
-                           "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+  std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}\n", "size(B)", "count", "type",
+                           "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   std::cout << table;
   std::cout << fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n",
                            busbw_sum / static_cast<double>(sizes.size()));

@@ -1,4 +1,5 @@
-// Names of collective kinds and algorithms, nccl-tests' bus-bandwidth factors and convenience groups.
+// Names of collective kinds and algorithms, nccl-tests' bus-bandwidth factors and convenience
+// groups.
 #include <fmt/format.h>
 
 #include <array>

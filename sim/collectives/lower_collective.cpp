@@ -48,15 +48,16 @@ void validate(const CollectiveOp& op, const Topology& topo) {
     for (std::size_t j = 0; j < g.size(); ++j) {
       const std::string path = fmt::format("/groups/{}/{}", i, j);
       if (g[j] < 0 || g[j] >= topo.gpu_count())
-        throw InputError(where(op), path,
-                         fmt::format("rank {} is outside the cluster's GPUs 0..{}", g[j],
-                                     topo.gpu_count() - 1));
+        throw InputError(
+            where(op), path,
+            fmt::format("rank {} is outside the cluster's GPUs 0..{}", g[j], topo.gpu_count() - 1));
       if (!seen.insert(g[j]).second)
         throw InputError(where(op), path, fmt::format("rank {} appears twice in the group", g[j]));
     }
     if (op.kind == CollKind::SendRecv && g.size() != 2)
-      throw InputError(where(op), fmt::format("/groups/{}", i),
-                       fmt::format("send_recv groups are [src, dst] pairs, got {} ranks", g.size()));
+      throw InputError(
+          where(op), fmt::format("/groups/{}", i),
+          fmt::format("send_recv groups are [src, dst] pairs, got {} ranks", g.size()));
   }
 }
 
@@ -73,12 +74,13 @@ bool all_within_nodes(const CollectiveOp& op, const Topology& topo) {
 }
 
 [[noreturn]] void unsupported(const CollectiveOp& op, Algorithm a, const std::string& why) {
-  throw InputError(where(op), "/algorithm",
-                   fmt::format("algorithm '{}' cannot run {}: {}", to_string(a), to_string(op.kind),
-                               why));
+  throw InputError(
+      where(op), "/algorithm",
+      fmt::format("algorithm '{}' cannot run {}: {}", to_string(a), to_string(op.kind), why));
 }
 
-GroupLayout regular_layout(const CollectiveOp& op, const std::vector<int>& g, const Topology& topo) {
+GroupLayout regular_layout(const CollectiveOp& op, const std::vector<int>& g,
+                           const Topology& topo) {
   GroupLayout lay = layout_of(g, topo);
   if (!lay.regular)
     unsupported(op, op.algorithm,
@@ -94,7 +96,8 @@ std::vector<std::vector<int>> rails_of(const GroupLayout& lay) {
   return rails;
 }
 
-// A stage of a hierarchical collective: a ring of `kind` over either the nodes' or the rails' groups.
+// A stage of a hierarchical collective: a ring of `kind` over either the nodes' or the rails'
+// groups.
 struct Stage {
   CollKind kind;
   bool rails;
@@ -117,7 +120,8 @@ CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
                 {CollKind::AllGather, false, false}};
       break;
     default:
-      unsupported(op, Algorithm::Hierarchical, "it applies to all_gather, reduce_scatter, all_reduce");
+      unsupported(op, Algorithm::Hierarchical,
+                  "it applies to all_gather, reduce_scatter, all_reduce");
   }
   std::vector<GroupLayout> layouts;
   for (const auto& g : op.groups) layouts.push_back(regular_layout(op, g, topo));
@@ -166,7 +170,8 @@ Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo) {
       unsupported(op, a, "send_recv is a direct transfer (use auto or direct)");
     return Algorithm::Direct;
   }
-  if (a == Algorithm::Auto) return intra ? Algorithm::IntraNode : (is_reduction_ring ? Algorithm::Ring : Algorithm::Direct);
+  if (a == Algorithm::Auto)
+    return intra ? Algorithm::IntraNode : (is_reduction_ring ? Algorithm::Ring : Algorithm::Direct);
   if (a == Algorithm::IntraNode && !intra) unsupported(op, a, "a group spans more than one node");
   if (is_reduction_ring && (a == Algorithm::Direct || a == Algorithm::TwoHopAllToAll))
     unsupported(op, a, "it is an all_to_all algorithm");
@@ -185,7 +190,8 @@ CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
     if (op.kind == CollKind::SendRecv) {
       pb.raise_latency(coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile));
     } else if (op.kind == CollKind::AllToAll) {
-      coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo, profile);
+      coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo,
+                                       profile);
     } else {
       coll_detail::add_ring(pb, op.kind, g, op.bytes, topo, profile);
     }

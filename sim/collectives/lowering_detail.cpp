@@ -131,11 +131,13 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
     for (int pos : owners) {
       for (int k = 0; k < nodes; ++k) {
         const auto& here = lay.members[static_cast<std::size_t>(k)];
-        for (int j = 0; j < m; ++j)  // NVLink loop: owner, the others, back to the owner (PXN relay)
+        for (int j = 0; j < m;
+             ++j)  // NVLink loop: owner, the others, back to the owner (PXN relay)
           pb.add(here[static_cast<std::size_t>((pos + j) % m)],
                  here[static_cast<std::size_t>((pos + j + 1) % m)], per_channel);
         const int src = here[static_cast<std::size_t>(pos)];
-        const int dst = lay.members[static_cast<std::size_t>((k + 1) % nodes)][static_cast<std::size_t>(pos)];
+        const int dst =
+            lay.members[static_cast<std::size_t>((k + 1) % nodes)][static_cast<std::size_t>(pos)];
         pb.add(src, dst, per_channel);
         inter.push_back(hop(topo, profile, src, dst).latency_s);
       }
@@ -143,12 +145,14 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
   } else {
     // One ring in node-major order (one node, one GPU per node, or nodes holding different GPUs).
     std::vector<int> order;
-    for (const auto& members : lay.members) order.insert(order.end(), members.begin(), members.end());
+    for (const auto& members : lay.members)
+      order.insert(order.end(), members.begin(), members.end());
     for (int i = 0; i < n; ++i) {
       const int src = order[static_cast<std::size_t>(i)];
       const int dst = order[static_cast<std::size_t>((i + 1) % n)];
       pb.add(src, dst, edge_bytes);
-      if (topo.node_of(src) != topo.node_of(dst)) inter.push_back(hop(topo, profile, src, dst).latency_s);
+      if (topo.node_of(src) != topo.node_of(dst))
+        inter.push_back(hop(topo, profile, src, dst).latency_s);
     }
   }
 

@@ -1,6 +1,6 @@
-// Building blocks shared by the collective lowerings (internal to sim/collectives): per-hop latency,
-// a phase builder that merges flows with the same (src, dst), a group's layout over nodes, and the
-// pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
+// Building blocks shared by the collective lowerings (internal to sim/collectives): per-hop
+// latency, a phase builder that merges flows with the same (src, dst), a group's layout over nodes,
+// and the pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
 #pragma once
 #include <map>
 #include <string>
@@ -53,13 +53,14 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
               const Topology& topo, const CostProfile& profile);
 
 // Emits one point-to-point transfer and returns its latency. Like NCCL's PXN, a transfer between
-// nodes whose route would cross rails through a spine goes first over NVLink to the source node's GPU
-// on the destination's rail (same local index), then over that rail: two flows of the same bytes.
+// nodes whose route would cross rails through a spine goes first over NVLink to the source node's
+// GPU on the destination's rail (same local index), then over that rail: two flows of the same
+// bytes.
 double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
                     const CostProfile& profile);
 
-// Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets bytes_per_pair; latency is
-// the slowest pair's hop.
+// Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets
+// bytes_per_pair; latency is the slowest pair's hop.
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile);
 

@@ -1,5 +1,5 @@
-// Shared helpers for the collectives tests: small DGX clusters built through the public builder, the
-// shipped cost profiles, and byte accounting over a lowered plan.
+// Shared helpers for the collectives tests: small DGX clusters built through the public builder,
+// the shipped cost profiles, and byte accounting over a lowered plan.
 #pragma once
 #include <string>
 
@@ -23,7 +23,8 @@ inline Topology dgx(const std::string& node_type, int nodes, int nics = -1, doub
 }
 
 inline CostProfile shipped_profile(const std::string& name) {
-  return load_cost_profile(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/" + name + ".json");
+  return load_cost_profile(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/" + name +
+                           ".json");
 }
 
 struct ByteCount {

@@ -29,7 +29,9 @@ Run run_collective(const std::string& args) {
   return r;
 }
 
-bool mentions(const Run& r, const std::string& what) { return r.out.find(what) != std::string::npos; }
+bool mentions(const Run& r, const std::string& what) {
+  return r.out.find(what) != std::string::npos;
+}
 
 double busbw_GBps(const std::string& args) {
   const Run r = run_collective(args + " --json");
@@ -114,7 +116,8 @@ TEST_CASE("one DGX H100: all_gather 1GiB busbw near NCCL's ~370 GB/s") {
 // busbw * (n-N)/(n-1) bytes per second.
 TEST_CASE("16 DGX H100 nodes with 8 x 400 Gbps: all_to_all moves 46-49 GB/s per GPU's NIC") {
   const double busbw = busbw_GBps(
-      "--cluster dgx-h100 --nodes 16 --nics-per-node 8 --nic-gbps 400 --op all_to_all --bytes 1GiB");
+      "--cluster dgx-h100 --nodes 16 --nics-per-node 8 --nic-gbps 400 --op all_to_all --bytes "
+      "1GiB");
   const double n = 128, N = 8;
   const double per_nic = busbw * (n - N) / (n - 1);
   CHECK(per_nic >= 46.0);

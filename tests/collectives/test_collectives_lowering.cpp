@@ -124,7 +124,8 @@ TEST_CASE("hierarchical all-gather, reduce-scatter and all-reduce: stages and si
   }
   SUBCASE("reduce_scatter: nodes first, then rails") {
     const auto plan = lower_collective(
-        make_op(CollKind::ReduceScatter, Algorithm::Hierarchical, world_group(topo), S), topo, prof);
+        make_op(CollKind::ReduceScatter, Algorithm::Hierarchical, world_group(topo), S), topo,
+        prof);
     REQUIRE(plan.phases.size() == 2);
     CHECK(test::count_bytes(CollectivePlan{{plan.phases[0]}}, topo).inter_node == 0);
     CHECK(plan.phases[0].flows[0].bytes == Approx((N - 1.0) / N * S));
@@ -153,7 +154,8 @@ TEST_CASE("direct all-to-all: every ordered pair gets S/n, cross-rail pairs rela
   REQUIRE(plan.phases.size() == 1);
   // On the rail fabric a pair (node a, local i) -> (node b, local j != i) goes over NVLink to
   // (a, j), then along rail j: the network sees one flow per (GPU, remote node) carrying the N
-  // pieces bound for the same-rail GPU there, N*S/n; NVLink flows merge the local pieces and relays.
+  // pieces bound for the same-rail GPU there, N*S/n; NVLink flows merge the local pieces and
+  // relays.
   CHECK(plan.phases[0].flows.size() == static_cast<std::size_t>(n * (N - 1) + n * (Y - 1)));
   for (const Flow& f : plan.phases[0].flows) {
     if (topo.node_of(f.src_gpu) == topo.node_of(f.dst_gpu)) continue;
@@ -203,8 +205,8 @@ TEST_CASE("two-hop all-to-all sends 1/N of a direct all-to-all's bytes across no
 TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over NVLink") {
   const Topology topo = test::dgx("dgx-h100", 2);
   const CostProfile prof = test::shipped_profile("dgx-h100");
-  const auto plan =
-      lower_collective(make_op(CollKind::SendRecv, Algorithm::Auto, {{0, 8}, {8, 0}}, S), topo, prof);
+  const auto plan = lower_collective(
+      make_op(CollKind::SendRecv, Algorithm::Auto, {{0, 8}, {8, 0}}, S), topo, prof);
   REQUIRE(plan.phases.size() == 1);
   REQUIRE(plan.phases[0].flows.size() == 2);
   CHECK(plan.phases[0].flows[0].src_gpu == 0);

@@ -51,25 +51,27 @@ TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x eff
   const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
   const double latency = (n - 1 - (Y - 1)) * test::step_alpha(topo, prof, 0, 1) +
                          (Y - 1) * test::step_alpha(topo, prof, 0, N);
-  const double t = collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  const double t =
+      collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-6));
   const double busbw = S / t * busbw_factor(CollKind::AllGather, n);
   CHECK(busbw == Approx(4 * nic).epsilon(0.01));  // latency is < 1% at 1 GiB
 }
 
 TEST_CASE("16 DGX H100 nodes, 8 x 400 Gbps: ring all-gather streams at min(NVLink, 8 NICs)") {
-  // With PXN every GPU's NVLink carries (n-1)/n*S (as in one node) and every NIC (n-1)/n*S/8, so the
-  // ring streams at min(B_nvlink, 8 x NIC) of busbw; NCCL's ring latency adds (n-Y) NVLink and (Y-1)
-  // network hop alphas.
+  // With PXN every GPU's NVLink carries (n-1)/n*S (as in one node) and every NIC (n-1)/n*S/8, so
+  // the ring streams at min(B_nvlink, 8 x NIC) of busbw; NCCL's ring latency adds (n-Y) NVLink and
+  // (Y-1) network hop alphas.
   const int Y = 16;
   const Topology topo = test::dgx("dgx-h100", Y, 8, 400);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const int n = topo.gpu_count(), N = topo.gpus_per_node();
   const double B = std::min(kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency,
                             8 * 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency);
-  const double latency = (n - Y) * test::step_alpha(topo, prof, 0, 1) +
-                         (Y - 1) * test::step_alpha(topo, prof, 0, N);
-  const double t = collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  const double latency =
+      (n - Y) * test::step_alpha(topo, prof, 0, 1) + (Y - 1) * test::step_alpha(topo, prof, 0, N);
+  const double t =
+      collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-6));
 }
 
@@ -105,7 +107,8 @@ TEST_CASE("two-hop all-to-all moves 1/N of a direct all-to-all's bytes across no
   auto direct = make_network_model("flow", e1, topo, prof);
   auto two_hop = make_network_model("flow", e2, topo, prof);
   direct->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::Direct), [] {});
-  two_hop->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::TwoHopAllToAll), [] {});
+  two_hop->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::TwoHopAllToAll),
+                 [] {});
   e1.run();
   e2.run();
   REQUIRE(direct->stats().inter_node_bytes > 0);
@@ -113,12 +116,12 @@ TEST_CASE("two-hop all-to-all moves 1/N of a direct all-to-all's bytes across no
 }
 
 TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
-  // Fat-tree, 8 NICs per node: a leaf takes 4 servers, so nodes 0-3 and 4-7 sit on different leaves.
-  // Every GPU of nodes 0-3 sends to its peer 4 nodes on: 32 flows over the leaves' uplinks, whose
-  // capacity is (used downlinks x NIC rate / oversubscription). Whatever ECMP's split over the 2
-  // spines, the most loaded uplink holds >= 16 of the 32 flows and is their bottleneck at 1:1 or
-  // NIC-equal; at 2:1 its capacity halves, so the slowest flow's streaming time doubles.
-  // Flows inside one leaf (node 0 -> node 1) do not see the oversubscription.
+  // Fat-tree, 8 NICs per node: a leaf takes 4 servers, so nodes 0-3 and 4-7 sit on different
+  // leaves. Every GPU of nodes 0-3 sends to its peer 4 nodes on: 32 flows over the leaves' uplinks,
+  // whose capacity is (used downlinks x NIC rate / oversubscription). Whatever ECMP's split over
+  // the 2 spines, the most loaded uplink holds >= 16 of the 32 flows and is their bottleneck at 1:1
+  // or NIC-equal; at 2:1 its capacity halves, so the slowest flow's streaming time doubles. Flows
+  // inside one leaf (node 0 -> node 1) do not see the oversubscription.
   const CostProfile prof = test::shipped_profile("dgx-h100");
   std::vector<std::vector<int>> cross, local;
   for (int g = 0; g < 32; ++g) cross.push_back({g, g + 32});
