@@ -1,6 +1,6 @@
-// FairShare: progressive filling with a lazy min-heap of link saturation levels. When a flow freezes,
-// the other links it crosses lose its rate and its weight; their level (remaining / unfrozen weight)
-// can only grow, so stale heap entries are skipped by version.
+// FairShare: progressive filling with an indexed min-heap of link saturation levels. When a flow
+// freezes, the other links it crosses lose its rate and its weight; their level (remaining / unfrozen
+// weight) is re-keyed in place.
 #include "sim/net/fair_share.hpp"
 
 #include <algorithm>
@@ -12,12 +12,6 @@ namespace zerosim {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-struct LevelGreater {
-  template <class E>
-  bool operator()(const E& a, const E& b) const {
-    return a.level != b.level ? a.level > b.level : a.link > b.link;
-  }
-};
 }  // namespace
 
 int FairShare::add_link(double capacity) {
@@ -29,7 +23,9 @@ int FairShare::add_link(double capacity) {
   rem_.push_back(0);
   wsum_.push_back(0);
   left_.push_back(0);
-  version_.push_back(0);
+  key_.push_back(0);
+  hpos_.push_back(-1);
+  touched_mark_.push_back(0);
   return static_cast<int>(cap_.size()) - 1;
 }
 
@@ -150,6 +146,41 @@ void FairShare::gather_component() {
   }
 }
 
+// Indexed binary min-heap of links keyed by (level, link id): one entry per link, so re-keying a link
+// touched by a saturation costs one sift instead of leaving stale entries behind.
+bool FairShare::heap_less(std::int32_t a, std::int32_t b) const {
+  return key_[a] != key_[b] ? key_[a] < key_[b] : a < b;
+}
+
+void FairShare::sift_up(std::size_t i) {
+  const std::int32_t l = heap_[i];
+  while (i > 0) {
+    const std::size_t p = (i - 1) / 2;
+    if (!heap_less(l, heap_[p])) break;
+    heap_[i] = heap_[p];
+    hpos_[heap_[i]] = static_cast<std::int32_t>(i);
+    i = p;
+  }
+  heap_[i] = l;
+  hpos_[l] = static_cast<std::int32_t>(i);
+}
+
+void FairShare::sift_down(std::size_t i) {
+  const std::int32_t l = heap_[i];
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && heap_less(heap_[c + 1], heap_[c])) ++c;
+    if (!heap_less(heap_[c], l)) break;
+    heap_[i] = heap_[c];
+    hpos_[heap_[i]] = static_cast<std::int32_t>(i);
+    i = c;
+  }
+  heap_[i] = l;
+  hpos_[l] = static_cast<std::int32_t>(i);
+}
+
 void FairShare::fill_component() {
   heap_.clear();
   for (std::int32_t l : comp_links_) {
@@ -158,21 +189,26 @@ void FairShare::fill_component() {
     for (FlowId f : link_flows_[l]) w += weight_[f];
     wsum_[l] = w;
     left_[l] = static_cast<std::int32_t>(link_flows_[l].size());
-    version_[l] = ++next_version_;
-    if (left_[l] > 0) heap_.push_back(Entry{rem_[l] / w, l, version_[l]});
+    hpos_[l] = -1;
+    if (left_[l] > 0) {
+      key_[l] = rem_[l] / w;
+      heap_.push_back(l);
+    }
   }
   for (FlowId f : comp_flows_) frozen_[f] = 0;
-  std::make_heap(heap_.begin(), heap_.end(), LevelGreater{});
-  touch_ = ++next_version_;
+  for (std::size_t i = 0; i < heap_.size(); ++i) hpos_[heap_[i]] = static_cast<std::int32_t>(i);
+  for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
   double level = 0;
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), LevelGreater{});
-    const Entry e = heap_.back();
+    const std::int32_t sat = heap_[0];
+    hpos_[sat] = -1;
+    heap_[0] = heap_.back();
     heap_.pop_back();
-    if (e.version != version_[e.link] || left_[e.link] == 0) continue;
+    if (!heap_.empty()) sift_down(0);
+    if (left_[sat] == 0) continue;
     // Levels are non-decreasing in exact arithmetic; keep them so under rounding.
-    level = std::max(level, e.level);
-    for (FlowId f : link_flows_[e.link]) {
+    level = std::max(level, key_[sat]);
+    for (FlowId f : link_flows_[sat]) {
       if (frozen_[f]) continue;
       frozen_[f] = 1;
       const double r = weight_[f] * level;
@@ -180,22 +216,27 @@ void FairShare::fill_component() {
       const std::int64_t b = begin_[f];
       for (std::int32_t k = 0; k < len_[f]; ++k) {
         const std::int32_t l2 = pool_link_[b + k];
-        if (--left_[l2] == 0 || l2 == e.link) continue;
+        if (--left_[l2] == 0 || l2 == sat) continue;
         rem_[l2] = std::max(0.0, rem_[l2] - r);
         wsum_[l2] -= weight_[f];
-        if (version_[l2] != touch_) version_[l2] = touch_, touched_.push_back(l2);
+        if (!touched_mark_[l2]) touched_mark_[l2] = 1, touched_.push_back(l2);
       }
     }
-    left_[e.link] = 0;
-    // One heap entry per touched link per saturation, not one per frozen flow.
+    left_[sat] = 0;
+    // Re-key each touched link once per saturation, not once per frozen flow.
     for (std::int32_t l2 : touched_) {
-      version_[l2] = ++next_version_;
-      if (left_[l2] == 0) continue;
-      heap_.push_back(Entry{rem_[l2] / wsum_[l2], l2, version_[l2]});
-      std::push_heap(heap_.begin(), heap_.end(), LevelGreater{});
+      touched_mark_[l2] = 0;
+      const std::int32_t pos = hpos_[l2];
+      if (pos < 0 || left_[l2] == 0) continue;  // done links are skipped when they surface
+      const double old = key_[l2];
+      key_[l2] = rem_[l2] / wsum_[l2];
+      if (key_[l2] < old) {
+        sift_up(static_cast<std::size_t>(pos));
+      } else {
+        sift_down(static_cast<std::size_t>(pos));
+      }
     }
     touched_.clear();
-    touch_ = ++next_version_;
   }
 }
 

@@ -50,6 +50,9 @@ class FairShare {
   void gather_component();
   void fill_component();
   void compact_pool();
+  bool heap_less(std::int32_t a, std::int32_t b) const;
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
 
   // Links.
   std::vector<double> cap_;
@@ -76,17 +79,11 @@ class FairShare {
   std::vector<FlowId> comp_flows_;
   std::vector<double> rem_, wsum_;
   std::vector<std::int32_t> left_;  // unfrozen flows per link
-  // Heap entries carry their link's version; a newer version makes older entries stale. touch_ is a
-  // version value reserved for "touched during the current saturation step".
-  std::vector<std::uint64_t> version_;
-  std::uint64_t next_version_ = 0, touch_ = 0;
+  std::vector<double> key_;            // saturation level of a link in the heap
+  std::vector<std::int32_t> hpos_;     // position in heap_, -1 if absent
+  std::vector<std::int32_t> heap_;     // link ids
+  std::vector<char> touched_mark_;
   std::vector<std::int32_t> touched_;
-  struct Entry {
-    double level;
-    std::int32_t link;
-    std::uint64_t version;
-  };
-  std::vector<Entry> heap_;
   std::vector<char> frozen_;
 };
 
