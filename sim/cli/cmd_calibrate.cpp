@@ -1,8 +1,160 @@
-// Placeholder registration for 'calibrate'; replaced by its real implementation.
+// 'zerosim calibrate': the CPU side of calibration.
+//   fit MEAS... --out PROFILE [--base NAME|FILE]   measurements -> cost profile, with each point's fit error
+//   import-nccl-tests LOG... --op OP [--ranks N] [--nodes Y] --out MEAS   nccl-tests logs -> measurements
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit/fit.hpp"
+#include "calibrate/fit/measurements.hpp"
+#include "calibrate/fit/nccl_tests.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_io.hpp"
+#include "sim/core/units.hpp"
+#include "sim/profile/cost_profile.hpp"
 
 namespace zerosim::cli {
 
-void register_calibrate(CLI::App& app) { app.add_subcommand("calibrate", "(not yet implemented)"); }
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += " " + x;
+  return s;
+}
+
+struct FitArgs {
+  std::vector<std::string> files;
+  std::string out, base, name;
+  int max_segments = 3;
+  double tolerance = 0.05;
+  bool quiet = false;
+};
+
+void run_fit(const FitArgs& a) {
+  calib::Measurements m;
+  for (const auto& f : a.files) calib::load_measurements(f, m);
+  CostProfile base;
+  if (!a.base.empty()) {
+    base = select_cost_profile_for_gpu(a.base, "");
+  } else {
+    std::string model;
+    for (const auto& prov : m.provenance)
+      if (prov.contains("gpu_model") && prov["gpu_model"].is_string()) {
+        model = prov["gpu_model"].get<std::string>();
+        break;
+      }
+    if (model.empty())
+      throw flag_error("--base", "required: the measurement files do not name a gpu_model in their provenance");
+    base = select_cost_profile_for_gpu("", model);
+  }
+  calib::FitOptions opt;
+  opt.piecewise.max_segments = a.max_segments;
+  opt.piecewise.tolerance = a.tolerance;
+  opt.name = a.name;
+  opt.command = fmt::format("zerosim calibrate fit{} --out {}{}{} --max-segments {} --tolerance {}", join(a.files),
+                            a.out, a.base.empty() ? "" : " --base " + a.base, a.name.empty() ? "" : " --name " + a.name,
+                            a.max_segments, a.tolerance);
+  calib::FitResult r = calib::fit_profile(m, base, opt);
+  r.profile.provenance["fitted_on"] = utc_now();
+  // Validate what we are about to write with the same strict parser every reader uses.
+  json out = to_json(r.profile);
+  parse_cost_profile(out, a.out);
+  if (!a.quiet) {
+    std::printf("%-44s %-28s %14s %12s %12s %8s\n", "fit", "record", "bytes|flops", "measured", "predicted", "error");
+    for (const auto& p : r.points)
+      std::printf("%-44s %-28s %14.6g %12s %12s %+7.2f%%\n", p.what.c_str(), p.where.c_str(), p.x,
+                  format_time(p.measured_s).c_str(), format_time(p.predicted_s).c_str(), p.rel_err() * 100);
+  }
+  for (const auto& s : r.summary) std::printf("%s\n", s.c_str());
+  write_file_atomic(a.out, out.dump(2) + "\n");
+  std::printf("wrote %s (profile '%s', base '%s')\n", a.out.c_str(), r.profile.name.c_str(), base.name.c_str());
+}
+
+struct ImportArgs {
+  std::vector<std::string> logs;
+  std::string op, out;
+  int ranks = 0, nodes = 0;
+  bool in_place = false;
+};
+
+void run_import(const ImportArgs& a) {
+  calib::NcclTestsOptions opt{a.op, a.ranks, a.nodes, a.in_place};
+  std::vector<calib::CollectiveRecord> records;
+  json logs = json::array();
+  for (const auto& path : a.logs) {
+    calib::NcclTestsLog log = calib::load_nccl_tests(path, opt);
+    json l = {{"file", path}, {"rows", log.records.size()}, {"ranks", log.records.front().ranks},
+              {"nodes", log.records.front().nodes}};
+    if (!log.header.empty()) l["header"] = log.header;
+    if (!log.hosts.empty()) l["hosts"] = log.hosts;
+    logs.push_back(l);
+    records.insert(records.end(), log.records.begin(), log.records.end());
+  }
+  json prov = {{"source", "nccl-tests"},
+               {"op", a.op},
+               {"columns", a.in_place ? "in-place" : "out-of-place"},
+               {"logs", logs},
+               {"imported_on", utc_now()},
+               {"command", fmt::format("zerosim calibrate import-nccl-tests{} --op {}{}{}{} --out {}", join(a.logs), a.op,
+                                       a.ranks ? fmt::format(" --ranks {}", a.ranks) : "",
+                                       a.nodes ? fmt::format(" --nodes {}", a.nodes) : "",
+                                       a.in_place ? " --in-place" : "", a.out)}};
+  std::string text = calib::measurements_header(prov) + "\n";
+  for (const auto& r : records) text += calib::to_json(r).dump() + "\n";
+  write_file_atomic(a.out, text);
+  std::printf("wrote %s: %zu %s records from %zu log(s)\n", a.out.c_str(), records.size(), a.op.c_str(),
+              a.logs.size());
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto* cal = app.add_subcommand("calibrate", "fit cost profiles from measurements; import nccl-tests logs");
+  cal->require_subcommand(1);
+
+  auto fa = std::make_shared<FitArgs>();
+  auto* fit = cal->add_subcommand("fit", "measurements (zerosim-calibrate or import-nccl-tests) -> cost profile");
+  fit->add_option("MEAS", fa->files, "measurement files (JSON lines)")->required();
+  fit->add_option("--out", fa->out, "cost profile to write (atomically)")->required();
+  fit->add_option("--base", fa->base,
+                  "profile NAME|FILE giving the parameters that are not measured (default: the shipped profile "
+                  "matching the measurements' gpu_model)");
+  fit->add_option("--name", fa->name, "name of the new profile (default: <base>-measured)");
+  fit->add_option("--max-segments", fa->max_segments, "most piecewise segments per collective curve")
+      ->check(CLI::Range(1, 6));
+  fit->add_option("--tolerance", fa->tolerance,
+                  "use the fewest segments whose worst relative error is within this")
+      ->check(CLI::Range(0.0, 1.0));
+  fit->add_flag("--quiet", fa->quiet, "print only the summary, not each point's error");
+  fit->callback([fa] { run_fit(*fa); });
+
+  auto ia = std::make_shared<ImportArgs>();
+  auto* imp = cal->add_subcommand("import-nccl-tests", "nccl-tests logs (text or -J JSON) -> measurements");
+  imp->add_option("LOG", ia->logs, "nccl-tests output files")->required();
+  imp->add_option("--op", ia->op, "all_gather|reduce_scatter|all_reduce|all_to_all|send_recv")->required();
+  imp->add_option("--ranks", ia->ranks, "ranks of the run (default: counted from the log's Rank lines)")
+      ->check(CLI::PositiveNumber);
+  imp->add_option("--nodes", ia->nodes, "nodes of the run (default: distinct hosts in the log, else 1)")
+      ->check(CLI::PositiveNumber);
+  imp->add_flag("--in-place", ia->in_place, "take the in-place columns instead of out-of-place");
+  imp->add_option("--out", ia->out, "measurement file to write (atomically)")->required();
+  imp->callback([ia] { run_import(*ia); });
+}
 
 }  // namespace zerosim::cli

@@ -1,0 +1,189 @@
+#include "calibrate/fit/measurements.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/core/error.hpp"
+#include "sim/profile/cost_profile.hpp"
+
+namespace zerosim::calib {
+
+namespace {
+
+// nccl-tests prints bandwidths with two decimals and times with about four significant digits.
+bool consistent(double given, double expected) { return std::fabs(given - expected) <= 0.02 * expected + 0.011; }
+
+void parse_collective(const JsonReader& r, const std::string& where, Measurements& out) {
+  r.require_object({"kind", "op", "ranks", "nodes", "tier", "bytes", "time_s", "algbw_GBps", "busbw_GBps"});
+  CollectiveRecord c;
+  c.where = where;
+  c.op = r.at("op").get_string();
+  CollKind kind = CollKind::AllGather;
+  try {
+    kind = parse_coll_kind(c.op, "op");
+  } catch (const InputError& e) {
+    r.at("op").fail(e.rule());
+  }
+  c.ranks = static_cast<int>(r.at("ranks").get_int_at_least(kind == CollKind::SendRecv ? 2 : 1));
+  c.nodes = static_cast<int>(r.has("nodes") ? r.at("nodes").get_int_at_least(1) : 1);
+  if (c.nodes > c.ranks) r.at("nodes").fail(fmt::format("must not exceed ranks ({})", c.ranks));
+  c.tier = tier_for_nodes(c.nodes);
+  if (r.has("tier") && r.at("tier").get_string() != c.tier)
+    r.at("tier").fail(fmt::format("must be \"{}\" for a collective over {} node(s)", c.tier, c.nodes));
+  c.bytes = static_cast<std::uint64_t>(r.at("bytes").get_int_at_least(1));
+  c.time_s = r.at("time_s").get_positive();
+  double algbw = static_cast<double>(c.bytes) / c.time_s / 1e9;
+  double busbw = algbw * busbw_factor(kind, c.ranks);
+  c.algbw_GBps = algbw;
+  c.busbw_GBps = busbw;
+  if (r.has("algbw_GBps")) {
+    double given = r.at("algbw_GBps").get_nonnegative();
+    if (!consistent(given, algbw))
+      r.at("algbw_GBps").fail(fmt::format("is {} but bytes/time_s gives {:.4g} GB/s", given, algbw));
+  }
+  if (r.has("busbw_GBps")) {
+    double given = r.at("busbw_GBps").get_nonnegative();
+    if (!consistent(given, busbw))
+      r.at("busbw_GBps").fail(fmt::format("is {} but algbw x nccl-tests' bus factor gives {:.4g} GB/s", given, busbw));
+  }
+  out.collectives.push_back(c);
+}
+
+void parse_kernel(const JsonReader& r, const std::string& where, Measurements& out) {
+  r.require_object({"kind", "name", "bytes", "time_s", "elements", "dtype"});
+  KernelRecord k;
+  k.where = where;
+  k.name = r.at("name").get_string();
+  const auto& known = cost_profile_kernel_names();
+  if (std::find(known.begin(), known.end(), k.name) == known.end())
+    r.at("name").fail(fmt::format("unknown kernel '{}' (known: {})", k.name, fmt::join(known, ", ")));
+  k.bytes = static_cast<std::uint64_t>(r.at("bytes").get_int_at_least(1));
+  k.time_s = r.at("time_s").get_positive();
+  if (r.has("elements")) r.at("elements").get_int_at_least(1);  // informational
+  if (r.has("dtype")) r.at("dtype").get_string();
+  out.kernels.push_back(k);
+}
+
+void parse_gemm(const JsonReader& r, const std::string& where, Measurements& out) {
+  r.require_object({"kind", "m", "n", "k", "time_s", "dtype", "label"});
+  GemmRecord g;
+  g.where = where;
+  g.m = r.at("m").get_int_at_least(1);
+  g.n = r.at("n").get_int_at_least(1);
+  g.k = r.at("k").get_int_at_least(1);
+  g.time_s = r.at("time_s").get_positive();
+  if (r.has("dtype")) g.dtype = r.at("dtype").get_string();
+  if (r.has("label")) r.at("label").get_string();
+  out.gemms.push_back(g);
+}
+
+}  // namespace
+
+std::string tier_for_nodes(int nodes) { return nodes > 1 ? "inter_node" : "intra_node"; }
+
+std::string measurements_header(const json& provenance) {
+  json h = {{"format", kMeasurementsFormat}, {"version", kMeasurementsVersion}, {"provenance", provenance}};
+  return h.dump();
+}
+
+json to_json(const CollectiveRecord& r) {
+  return {{"kind", "collective"}, {"op", r.op},         {"ranks", r.ranks},
+          {"nodes", r.nodes},     {"tier", r.tier},     {"bytes", r.bytes},
+          {"time_s", r.time_s},   {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}};
+}
+
+json to_json(const KernelRecord& r) {
+  return {{"kind", "kernel"}, {"name", r.name}, {"bytes", r.bytes}, {"time_s", r.time_s}};
+}
+
+json to_json(const GemmRecord& r) {
+  return {{"kind", "gemm"}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"time_s", r.time_s}, {"dtype", r.dtype}};
+}
+
+void parse_measurements_text(const std::string& text, const std::string& file, Measurements& out) {
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string where = fmt::format("{}:{}", file, lineno);
+    json j = parse_json_text(line, where);
+    JsonReader r(j, where);
+    if (!header) {
+      if (!r.has("format"))
+        r.fail(fmt::format("the first line must be the header {{\"format\": \"{}\", \"version\": {}, "
+                           "\"provenance\": {{...}}}}",
+                           kMeasurementsFormat, kMeasurementsVersion));
+      r.require_object({"format", "version", "provenance"});
+      if (r.at("format").get_string() != kMeasurementsFormat)
+        r.at("format").fail(fmt::format("must be \"{}\" (the first line of a measurement file is its header)",
+                                        kMeasurementsFormat));
+      if (r.at("version").get_int() != kMeasurementsVersion)
+        r.at("version").fail(fmt::format("unsupported version (this build reads {})", kMeasurementsVersion));
+      if (!r.at("provenance").value().is_object()) r.at("provenance").fail("must be an object");
+      out.files.push_back(file);
+      out.provenance.push_back(r.at("provenance").value());
+      header = true;
+      continue;
+    }
+    std::string kind = r.at("kind").get_string();
+    if (kind == "collective")
+      parse_collective(r, where, out);
+    else if (kind == "kernel")
+      parse_kernel(r, where, out);
+    else if (kind == "gemm")
+      parse_gemm(r, where, out);
+    else
+      r.at("kind").fail(fmt::format("unknown record kind '{}' (collective, kernel, gemm)", kind));
+  }
+  if (!header) throw InputError(file, "", "empty measurement file: no header line");
+}
+
+void load_measurements(const std::string& path, Measurements& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "measurement file cannot be opened for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  parse_measurements_text(ss.str(), path, out);
+}
+
+MeasurementWriter::MeasurementWriter(const std::string& path, const json& provenance) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(path, "--out", fmt::format("cannot open for appending: {}", std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_size == 0) append(json::parse(measurements_header(provenance)));
+}
+
+MeasurementWriter::~MeasurementWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MeasurementWriter::append(const json& record) {
+  std::string line = record.dump() + "\n";
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(path_, "--out", fmt::format("write failed: {}", std::strerror(errno)));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd_) != 0) throw InputError(path_, "--out", fmt::format("fsync failed: {}", std::strerror(errno)));
+}
+
+}  // namespace zerosim::calib

@@ -1,0 +1,118 @@
+// 'zerosim calibrate' end to end: import the representative nccl-tests log, fit a profile from it,
+// check the written profile; bad logs and bad flags exit 2 naming file:line or the flag.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "calibrate/fit/measurements.hpp"
+#include "sim/collectives/collective.hpp"
+#include "sim/profile/cost_profile.hpp"
+
+using namespace zerosim;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+Run run(const std::string& args) {
+  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::filesystem::path tmpdir() {
+  auto d = std::filesystem::temp_directory_path() / ("zerosim_calib_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+const std::string kFixture = std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
+
+}  // namespace
+
+TEST_CASE("import-nccl-tests then fit writes a measured profile") {
+  auto d = tmpdir();
+  std::string meas = (d / "meas.jsonl").string(), prof = (d / "prof.json").string();
+  Run imp = run("calibrate import-nccl-tests " + kFixture + " --op all_reduce --out " + meas);
+  CAPTURE(imp.out);
+  REQUIRE(imp.code == 0);
+  CHECK(imp.out.find("31 all_reduce records") != std::string::npos);
+  calib::Measurements m;
+  calib::load_measurements(meas, m);
+  CHECK(m.collectives.size() == 31);
+  CHECK(m.provenance[0]["source"] == "nccl-tests");
+
+  Run fit = run("calibrate fit " + meas + " --base dgx-a100 --out " + prof);
+  CAPTURE(fit.out);
+  REQUIRE(fit.code == 0);
+  CHECK(fit.out.find("all_reduce/intra_node ranks=8 nodes=1") != std::string::npos);
+  CHECK(fit.out.find(meas + ":2") != std::string::npos);  // each point is listed with its record
+  CostProfile p = load_cost_profile(prof);
+  CHECK(p.status == "measured");
+  CHECK(p.name == "dgx-a100-measured");
+  const CollectiveCurve* c = p.collective("all_reduce", "intra_node");
+  REQUIRE(c != nullptr);
+  CHECK(c->ranks == 8);
+  // Every imported size is predicted within 10% by the written curve.
+  for (const auto& r : m.collectives)
+    CHECK(std::abs(c->time(busbw_factor(CollKind::AllReduce, 8), static_cast<double>(r.bytes)) - r.time_s) / r.time_s <
+          0.10);
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("bad logs and flags exit 2 with file:line or the flag") {
+  auto d = tmpdir();
+  std::string bad = (d / "bad.txt").string(), meas = (d / "m.jsonl").string();
+  {
+    std::ofstream f(bad);
+    f << "# nThread 1 nGpus 8\n"
+      << "        1024   256  float  sum  -1   20.0  0.05  0.09  0  20.0  0.05  0.09  0\n"
+      << "        2048   512  float  sum  -1   20.0  0.10  0.18  5  20.0  0.10  0.18  0\n";
+  }
+  Run r = run("calibrate import-nccl-tests " + bad + " --op all_reduce --ranks 8 --out " + meas);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(bad + ":3") != std::string::npos);
+  CHECK(r.out.find("#wrong") != std::string::npos);
+  CHECK(!std::filesystem::exists(meas));  // nothing written on failure
+
+  std::string no_rank_lines = (d / "norank.txt").string();
+  {
+    std::ofstream f(no_rank_lines);
+    f << "        1024   256  float  sum  -1   20.0  0.05  0.09  0  20.0  0.05  0.09  0\n";
+  }
+  Run no_ranks = run("calibrate import-nccl-tests " + no_rank_lines + " --op all_reduce --out " + meas);
+  CHECK(no_ranks.code == 2);
+  CHECK(no_ranks.out.find("--ranks") != std::string::npos);
+
+  Run bad_op = run("calibrate import-nccl-tests " + kFixture + " --op allreduce --out " + meas);
+  CHECK(bad_op.code == 2);
+  CHECK(bad_op.out.find("--op") != std::string::npos);
+
+  Run missing = run("calibrate fit " + (d / "none.jsonl").string() + " --base dgx-a100 --out " + (d / "p.json").string());
+  CHECK(missing.code == 2);
+  CHECK(missing.out.find("none.jsonl") != std::string::npos);
+
+  {
+    std::ofstream f(meas);
+    f << R"({"format": "zerosim-measurements", "version": 1, "provenance": {}})" << "\n"
+      << R"({"kind": "kernel", "name": "copy", "bytes": 4096, "time_s": 1e-6})" << "\n";
+  }
+  Run no_base = run("calibrate fit " + meas + " --out " + (d / "p.json").string());
+  CHECK(no_base.code == 2);
+  CHECK(no_base.out.find("--base") != std::string::npos);
+  std::filesystem::remove_all(d);
+}
