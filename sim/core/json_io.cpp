@@ -22,6 +22,8 @@ json parse_json_text(std::string_view text, const std::string& file) {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw InputError(file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
+  } catch (const json::out_of_range& e) {  // a number too large for a double, e.g. 1e400
+    throw InputError(file, "", fmt::format("malformed JSON: {}", e.what()));
   }
 }
 

@@ -31,7 +31,7 @@ std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
     json entry;
     try {
       entry = json::parse(line);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {  // syntax error or a number out of range (1e400)
       if (in.peek() == std::char_traits<char>::eof()) break;  // last line cut by an interrupt
       throw InputError(path, fmt::format("line {}", line_no), "malformed JSON line in the middle of the file");
     }
