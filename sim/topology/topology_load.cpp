@@ -116,7 +116,7 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
                                  node, local, it->second));
     } else if (r.has("local")) {
       auto v = r.at("local").get_int();
-      if (v < -1) r.at("local").fail("must be -1 or a local index >= 0");
+      if (v < -1 || v >= 65536) r.at("local").fail("must be -1 or a local index 0..65535");
       local = static_cast<int>(v);
     }
     if (kind == NodeKind::Nic) ++nics_at[node];
