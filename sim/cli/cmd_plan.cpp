@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 struct PlanArgs {
   ClusterFlags cluster;
-  std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4,8";
+  std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
   std::string json_out, deepspeed_out;
   int seq_len = 0, confirm = 8, threads = 0;
   std::size_t top = 10;
@@ -110,7 +110,7 @@ void register_plan(CLI::App& app) {
       ->check(CLI::Range(1LL, 1LL << 40));
   cmd->add_option("--micro-batches", a->micro_batches, "micro-batch sizes (sequences per GPU) to search");
   cmd->add_option("--qwz-bits", a->qwz_bits, "qwZ weight bits to search (4,8; default 8)");
-  cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (4,8; default 4,8)");
+  cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (default 4)");
   cmd->add_option("--confirm", a->confirm, "candidates re-simulated on the flow tier (default 8)")
       ->check(CLI::Range(0, 10000));
   cmd->add_option("--top", a->top, "configurations printed (default 10)")->check(CLI::Range(1, 100000));

@@ -17,7 +17,7 @@ struct PlanRequest {
   long long global_batch = 0;   // sequences per optimizer step over all GPUs; 0: free (grad-accum 1)
   std::vector<int> micro_batches = {1, 2, 4, 8, 16, 32};  // sequences per GPU per micro-step
   std::vector<int> qwz_bits = {8};     // INT4 weights are not searched by default (convergence unmodelled)
-  std::vector<int> qgz_bits = {4, 8};  // the kernels support INT4 and INT8
+  std::vector<int> qgz_bits = {4};     // simulate() models qgZ with INT4 gradients (the paper)
   int confirm_top = 8;                 // candidates re-simulated on the flow tier
   int threads = 0;
 };

@@ -34,9 +34,12 @@ TEST_CASE("search space: every ZeRO++ subset, hpZ sizes dividing the node, qgZ b
   ClusterShape multi{24, 16, 512};
   std::vector<std::string> notes;
   auto c = enumerate_candidates(request(24), multi, &notes);
-  // Per micro-batch: zero3 1, qwZ 1, hpZ 4 (k=2,4,8,16), qgZ 2 (INT4, INT8), qwZ+hpZ 4, qwZ+qgZ 2,
-  // hpZ+qgZ 8, all three 8 = 30; six micro-batches.
-  CHECK(c.size() == 30u * 6u);
+  // Per micro-batch: zero3 1, qwZ 1, hpZ 4 (k=2,4,8,16), qgZ 1, qwZ+hpZ 4, qwZ+qgZ 1, hpZ+qgZ 4,
+  // all three 4 = 20; six micro-batches. With qgZ bits {4, 8}: qgZ subsets double (+1+1+4+4 = 30).
+  CHECK(c.size() == 20u * 6u);
+  auto wide = request(24);
+  wide.qgz_bits = {4, 8};
+  CHECK(enumerate_candidates(wide, multi).size() == 30u * 6u);
   std::set<std::string> strategies;
   for (const auto& x : c) {
     strategies.insert(x.scenario.strategy);
@@ -85,21 +88,19 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
     return testing::fake_result(s);
   };
   auto p = run_plan(q, multi, runner);
-  CHECK(p.enumerated == 180u);
-  // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9: micro-batch 32 (16384
-  // tokens) never fits (30 candidates); micro-batch 16 (8192 tokens, 26.4e9) fits only with hpZ k >= 8 ...
-  // hpZ k=2 adds 18e9, k=4 adds 9e9: at micro-batch 16 those 2 x 4 (hpZ subsets) x qgZ variants do not fit.
+  CHECK(p.enumerated == 120u);
+  // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the closed form.
   std::size_t expect_infeasible = 0;
   for (const auto& c : enumerate_candidates(q, multi))
     if (!testing::fake_result(c.scenario)["memory"]["fits"].get<bool>()) ++expect_infeasible;
   CHECK(p.infeasible == expect_infeasible);
-  CHECK(p.ranked.size() == 180u - expect_infeasible);
-  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 180);
+  CHECK(p.ranked.size() == 120u - expect_infeasible);
+  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 120);
   CHECK(std::count(tiers.begin(), tiers.end(), "flow") == 5);
   for (std::size_t i = 0; i < p.ranked.size(); ++i) CHECK(p.ranked[i].confirmed == (i < 5));
   for (std::size_t i = 1; i < 5; ++i) CHECK(p.ranked[i - 1].tokens_per_s >= p.ranked[i].tokens_per_s);
   // Winner under the fake's closed form: all three techniques, the largest micro-batch that fits (16);
-  // hpZ sizes and qgZ bits tie on time, so the least memory wins: hpZ 16, and then INT4 (enumerated first).
+  // hpZ sizes tie on time, so the least memory wins: hpZ 16.
   const auto& w = p.ranked[0];
   CHECK(w.scenario.strategy == "zeropp");
   CHECK(w.micro_batch == 16);

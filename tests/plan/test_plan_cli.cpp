@@ -1,0 +1,90 @@
+// `zerosim plan` with the real simulator: on 24 DGX-2 nodes with 1 x 100 Gbps per node the choice for
+// gpt-18b uses ZeRO++ components; on a single node it does not use qgZ; the DeepSpeed config it emits
+// reads back through the project's parser; bad flags exit 2 without output files.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "sim/core/json_io.hpp"
+#include "sim/strategy/strategy.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int rc;
+  std::string out;
+};
+
+Run run(const std::string& args) {
+  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+fs::path temp_dir(const char* tag) {
+  fs::path d = fs::temp_directory_path() / (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+// A reduced search (micro-batches 1, 2, 4; top 3 confirmed on the flow tier) keeps the test short.
+const std::string kPlan = "plan --cluster dgx2-v100 --model gpt-18b --micro-batches 1,2,4 --confirm 3 ";
+
+}  // namespace
+
+TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
+  fs::path d = temp_dir("plan24");
+  Run r = run(kPlan + "--nodes 24 --nics-per-node 1 --nic-gbps 100 --json " + (d / "p.json").string() +
+              " --emit-deepspeed " + (d / "ds.json").string());
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  auto plan = zerosim::load_json_file((d / "p.json").string());
+  CHECK(plan["kind"] == "plan");
+  auto winner = plan["candidates"][0];
+  std::string strategy = winner["scenario"]["strategy"];
+  CHECK_MESSAGE(strategy != "zero3", r.out);
+  CHECK(winner["tier"] == "flow");
+  CHECK(r.out.find("Why ") != std::string::npos);
+  CHECK(r.out.find("Pareto front") != std::string::npos);
+  zerosim::Strategy ds = zerosim::load_deepspeed((d / "ds.json").string());
+  CHECK((ds.qwz || ds.hpz || ds.qgz));
+  CHECK(ds.micro_batch_sequences == winner["micro_batch"].get<int>());
+  fs::remove_all(d);
+}
+
+TEST_CASE("a single DGX-2 node: the plan does not pick qgZ") {
+  fs::path d = temp_dir("plan1");
+  Run r = run(kPlan + "--nodes 1 --json " + (d / "p.json").string());
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  auto plan = zerosim::load_json_file((d / "p.json").string());
+  std::string strategy = plan["candidates"][0]["scenario"]["strategy"];
+  CHECK_MESSAGE(strategy.find("qgz") == std::string::npos, r.out);
+  CHECK(strategy != "zeropp");
+  fs::remove_all(d);
+}
+
+TEST_CASE("plan: bad input exits 2 without output files") {
+  fs::path d = temp_dir("planbad");
+  std::string js = (d / "p.json").string();
+  for (const auto& args : std::vector<std::string>{
+           "--nodes 24 --global-batch 100 --json " + js,
+           "--nodes 24 --micro-batches '' --json " + js,
+           "--nodes 24 --qgz-bits 3 --json " + js,
+           "--nodes 24 --json " + (d / "missing" / "p.json").string(),
+           "--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string()}) {
+    CAPTURE(args);
+    Run r = run(kPlan + args);
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("error") != std::string::npos);
+    CHECK_FALSE(fs::exists(js));
+  }
+  fs::remove_all(d);
+}

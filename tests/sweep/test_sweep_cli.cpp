@@ -1,0 +1,187 @@
+// `zerosim sweep` end to end with the real simulator: results equal one-by-one `simulate --json`,
+// 1 vs 2 threads give identical bytes, `mpirun -np 2` equals a single process (skipped visibly without
+// mpirun), and bad input exits 2 with a clear message and no output file.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/json_io.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int rc;
+  std::string out;  // stdout + stderr
+};
+
+Run run(const std::string& args) {
+  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir(const char* tag) {
+  fs::path d = fs::temp_directory_path() / (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+// Four scenarios on the analytic tier keep the test fast; the machinery is tier-independent.
+const std::string kSweep =
+    "sweep --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic --tokens-per-gpu 1024 "
+    "--nics-per-node 1,4 --strategy zero3,zeropp";
+
+}  // namespace
+
+TEST_CASE("sweep results equal one-by-one simulate results, in order") {
+  fs::path d = temp_dir("sweep_eq");
+  Run r = run(kSweep + " --threads 2 --out " + (d / "s.json").string());
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  auto doc = zerosim::load_json_file((d / "s.json").string());
+  CHECK(doc["kind"] == "sweep");
+  CHECK(doc["schema_version"] == 1);
+  REQUIRE(doc["results"].size() == 4u);
+  int i = 0;
+  for (const char* nics : {"1", "4"})
+    for (const char* strategy : {"zero3", "zeropp"}) {
+      fs::path one = d / ("one" + std::to_string(i) + ".json");
+      Run s = run(std::string("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic ") +
+                  "--tokens-per-gpu 1024 --nics-per-node " + nics + " --strategy " + strategy + " --out " +
+                  one.string());
+      REQUIRE_MESSAGE(s.rc == 0, s.out);
+      CHECK(doc["results"][i] == zerosim::load_json_file(one.string()));
+      ++i;
+    }
+  CHECK_FALSE(fs::exists(d / "s.json.partial"));  // removed once the complete file is in place
+  fs::remove_all(d);
+}
+
+TEST_CASE("1 thread and 2 threads write identical JSON and CSV bytes") {
+  fs::path d = temp_dir("sweep_threads");
+  Run a = run(kSweep + " --threads 1 --out " + (d / "a.json").string() + " --csv " + (d / "a.csv").string());
+  Run b = run(kSweep + " --threads 2 --out " + (d / "b.json").string() + " --csv " + (d / "b.csv").string());
+  REQUIRE_MESSAGE(a.rc == 0, a.out);
+  REQUIRE_MESSAGE(b.rc == 0, b.out);
+  CHECK(slurp(d / "a.json") == slurp(d / "b.json"));
+  CHECK(slurp(d / "a.csv") == slurp(d / "b.csv"));
+  std::string csv = slurp(d / "a.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
+  fs::remove_all(d);
+}
+
+TEST_CASE("mpirun -np 2 output equals single-process output") {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0) {
+    MESSAGE("SKIPPED: mpirun not found (install openmpi-bin)");
+    return;
+  }
+  fs::path d = temp_dir("sweep_mpi");
+  Run one = run(kSweep + " --threads 1 --out " + (d / "one.json").string() + " --csv " + (d / "one.csv").string());
+  REQUIRE_MESSAGE(one.rc == 0, one.out);
+  std::string cmd = "mpirun --allow-run-as-root --oversubscribe -np 2 " + std::string(ZEROSIM_CLI) + " " + kSweep +
+                    " --threads 1 --out " + (d / "mpi.json").string() + " --csv " + (d / "mpi.csv").string() +
+                    " > " + (d / "mpi.log").string() + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  REQUIRE_MESSAGE(rc == 0, slurp(d / "mpi.log"));
+  CHECK(slurp(d / "mpi.json") == slurp(d / "one.json"));
+  CHECK(slurp(d / "mpi.csv") == slurp(d / "one.csv"));
+  CHECK_FALSE(fs::exists(d / "mpi.json.partial.r0"));
+  CHECK_FALSE(fs::exists(d / "mpi.json.partial.r1"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("bad input: exit 2, the flag named, no output file") {
+  fs::path d = temp_dir("sweep_bad");
+  std::string out = (d / "x.json").string();
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--nic-gbps '' --out " + out, "--nic-gbps"},
+           {"--nic-gbps 100,,200 --out " + out, "empty item"},
+           {"--strategy zero3 --deepspeed ds.json --out " + out, "contradicts --deepspeed"},
+           {"--nodes 0,2 --out " + out, "--nodes"},
+           {"--tier exact --out " + out, "--tier"},
+           {"--out " + (d / "missing" / "x.json").string(), "output folder does not exist"},
+           {"--out " + d.string(), "is a folder"},
+           {"--csv " + (d / "missing" / "x.csv").string(), "--csv"},
+           {"--resume", "--resume"},
+           {"--model no-such-model --tier analytic --out " + out, "no-such-model"},
+       }) {
+    CAPTURE(c.args);
+    Run r = run("sweep --cluster dgx2-v100 --nodes 2 " + c.args);
+    CHECK(r.rc == 2);
+    CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
+    CHECK_FALSE(fs::exists(out));
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("--resume completes an interrupted sweep from its partial file") {
+  fs::path d = temp_dir("sweep_resume");
+  std::string out = (d / "s.json").string();
+  Run full = run(kSweep + " --out " + (d / "full.json").string());
+  REQUIRE_MESSAGE(full.rc == 0, full.out);
+  auto doc = zerosim::load_json_file((d / "full.json").string());
+  // The partial file an interrupted run leaves: scenarios 0 and 2 finished. Their results are marked so
+  // the test can see that they were reused rather than recomputed.
+  zerosim::Scenario base;
+  base.cluster = "dgx2-v100";
+  base.nodes = 2;
+  base.model = "gpt-18b";
+  base.tier = "analytic";
+  base.tokens_per_gpu = 1024;
+  auto scenarios = zerosim::sweep::expand(base, {{"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
+  {
+    std::ofstream p(out + ".partial");
+    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})" << "\n";
+    for (int i : {0, 2}) {
+      zerosim::json r = doc["results"][i];
+      r["warnings"].push_back("reused from the partial file");
+      p << zerosim::json{{"index", i}, {"scenario", zerosim::sweep::scenario_to_json(scenarios[i])}, {"result", r}}.dump()
+        << "\n";
+    }
+    p << R"({"index":1,"scen)";  // cut mid-line by the interrupt
+  }
+  Run resumed = run(kSweep + " --resume --out " + out);
+  REQUIRE_MESSAGE(resumed.rc == 0, resumed.out);
+  auto res = zerosim::load_json_file(out);
+  REQUIRE(res["results"].size() == 4u);
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    bool reused = i == 0 || i == 2;
+    CHECK((res["results"][i]["warnings"].dump().find("reused from the partial") != std::string::npos) == reused);
+    zerosim::json plain = res["results"][i];
+    if (reused) plain["warnings"].erase(plain["warnings"].size() - 1);
+    CHECK(plain == doc["results"][i]);
+  }
+  CHECK_FALSE(fs::exists(out + ".partial"));
+  // A partial file from another sweep is refused with exit 2.
+  {
+    std::ofstream p(out + ".partial");
+    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})" << "\n"
+      << R"({"index":0,"scenario":{"cluster":"other"},"result":{}})" << "\n";
+  }
+  Run bad = run(kSweep + " --resume --out " + out);
+  CHECK(bad.rc == 2);
+  CHECK(bad.out.find("different sweep") != std::string::npos);
+  fs::remove_all(d);
+}
