@@ -8,10 +8,16 @@
 namespace zerosim {
 
 int prefetch_depth(const Strategy& s, std::int64_t layer_elems) {
+  // DeepSpeed prefetches while the prefetched numel is below stage3_prefetch_bucket_size and the
+  // live parameters (the running layer plus those prefetched) stay below
+  // stage3_max_live_parameters. It works tensor by tensor; at layer granularity that is: none if
+  // the bucket is 0 or the running layer alone reaches the live limit, else ceil(bucket / layer)
+  // layers, at least 1, at most what the live limit leaves room for.
   const auto L = std::max<std::int64_t>(1, layer_elems);
-  std::int64_t want = (s.prefetch_bucket_elems + L - 1) / L;
-  std::int64_t cap = std::max<std::int64_t>(0, s.max_live_params / L - 1);
-  return static_cast<int>(std::min(want, cap));
+  if (s.prefetch_bucket_elems <= 0 || s.max_live_params <= L) return 0;
+  const std::int64_t want = (s.prefetch_bucket_elems + L - 1) / L;
+  const std::int64_t room = (s.max_live_params - L + L - 1) / L;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(want, room)));
 }
 
 namespace {

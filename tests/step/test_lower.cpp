@@ -1,0 +1,69 @@
+// Lowering: prefetch depth from DeepSpeed's knobs, and the shape of the StepProgram (which
+// collectives, how many, on which groups) for ZeRO-3 and each ZeRO++ component.
+#include <doctest/doctest.h>
+
+#include "sim/step/lower.hpp"
+#include "sim/topology/topology.hpp"
+
+using namespace zerosim;
+
+TEST_CASE("prefetch depth follows stage3_prefetch_bucket_size and stage3_max_live_parameters") {
+  Strategy s;                                    // DeepSpeed defaults: bucket 5e7, live 1e9
+  CHECK(prefetch_depth(s, 453'000'000) == 1);    // gpt-18b layer: a partial prefetch, one layer
+  CHECK(prefetch_depth(s, 1'258'000'000) == 0);  // a layer alone exceeds the live limit
+  s.prefetch_bucket_elems = 0;
+  CHECK(prefetch_depth(s, 100) == 0);
+  s.prefetch_bucket_elems = 1'000'000'000;
+  s.max_live_params = 3'000'000'000;
+  CHECK(prefetch_depth(s, 400'000'000) == 3);  // want ceil(1e9/4e8) = 3, room ceil(2.6e9/4e8) = 7
+  s.max_live_params = 1'000'000'000;
+  CHECK(prefetch_depth(s, 400'000'000) == 2);  // room ceil(6e8/4e8) = 2
+}
+
+namespace {
+struct Counts {
+  int world_ag = 0, hpz_ag = 0, rs = 0, a2a_intra = 0, a2a_rail = 0, kernels = 0;
+};
+Counts count(const std::string& strategy, int nodes, int grad_accum = 1) {
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  StepSetup st;
+  st.model = load_model("gpt-18b");
+  st.strategy = parse_strategy(strategy);
+  if (st.strategy.hpz) st.strategy.hpz_size = 16;
+  st.tokens = 1024;
+  st.seq = 512;
+  st.grad_accum = grad_accum;
+  auto low = lower_step(st, topo, prof);
+  Counts c;
+  for (const auto& op : low.program.collectives) {
+    if (op.kind == CollKind::AllGather) (op.groups.size() == 1 ? c.world_ag : c.hpz_ag)++;
+    if (op.kind == CollKind::ReduceScatter) c.rs++;
+    if (op.kind == CollKind::AllToAll)
+      (op.groups.size() == static_cast<std::size_t>(nodes) ? c.a2a_intra : c.a2a_rail)++;
+  }
+  for (const auto& s : low.program.streams)
+    for (const auto& op : s.ops) c.kernels += op.kind == OpKind::Kernel;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("program shape per strategy (gpt-18b: 42 modules)") {
+  auto z3 = count("zero3", 24);
+  CHECK(z3.world_ag == 2 * 42);
+  CHECK(z3.hpz_ag == 0);
+  CHECK(z3.a2a_intra + z3.a2a_rail == 0);
+  CHECK(z3.kernels == 0);
+  auto hpz = count("zero3+hpz", 24, 2);
+  CHECK(hpz.world_ag == 42);    // only the first forward after the optimizer step
+  CHECK(hpz.hpz_ag == 42 * 3);  // both backwards and the second forward
+  auto qwz = count("zero3+qwz", 24);
+  CHECK(qwz.kernels == 2 * 2 * 42);  // quantize + dequantize per gather
+  auto qgz = count("zero3+qgz", 24);
+  CHECK(qgz.a2a_intra == qgz.a2a_rail);
+  CHECK(qgz.a2a_intra > 0);
+  CHECK(qgz.kernels == 3 * qgz.a2a_intra);  // swizzle-quant, dequant-reduce-quant, dequant-reduce
+  auto one = count("zero3+qgz", 1);
+  CHECK(one.a2a_intra + one.a2a_rail == 0);  // one node: the FP16 reduce-scatter
+  CHECK(one.rs == count("zero3", 1).rs);
+}
