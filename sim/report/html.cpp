@@ -19,6 +19,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Group {
   std::string title;
+  std::string short_title;  // for legends: model and tokens per GPU
   std::vector<const ResultView*> rows;
 };
 
@@ -30,7 +31,9 @@ std::vector<Group> make_groups(const std::vector<ResultView>& results) {
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, groups.size()).first;
-      groups.push_back({group_title(r), {}});
+      std::string short_title = r.model + (r.tokens_per_gpu > 0 ? fmt::format(", {} tok/GPU", r.tokens_per_gpu) : "");
+      if (r.grad_accum > 1) short_title += fmt::format(", ga {}", r.grad_accum);
+      groups.push_back({group_title(r), short_title, {}});
     }
     groups[it->second].rows.push_back(&r);
   }
@@ -79,7 +82,7 @@ std::string short_strategy(const std::string& s) {
 
 std::string throughput_chart(const Group& g) {
   ChartSpec c;
-  c.title = "Throughput vs network bandwidth: " + g.title;
+  c.title = "Throughput: " + g.title;
   c.x_label = "Network bandwidth per node (Gbps)";
   c.y_label = "Throughput (TFLOPs per GPU)";
   auto bws = bandwidths(g.rows);
@@ -109,7 +112,7 @@ std::string speedup_chart(const std::vector<Group>& groups) {
   for (double bw : all_bw) c.categories.push_back(bw_label(bw));
   std::size_t k = 0;
   for (const auto& g : groups) {
-    Series s{g.title, palette(k), {}};
+    Series s{g.short_title, palette(k), {}};
     bool any = false;
     for (double bw : all_bw) {
       auto *a = find(g.rows, bw, "zero3"), *b = find(g.rows, bw, "zeropp");
@@ -128,7 +131,7 @@ std::string speedup_chart(const std::vector<Group>& groups) {
 
 std::string breakdown_chart(const Group& g) {
   ChartSpec c;
-  c.title = "Step-time breakdown: " + g.title;
+  c.title = "Step time: " + g.title;
   c.x_label = "Strategy and network bandwidth per node (Gbps)";
   c.y_label = "Time per step (ms)";
   c.stacked = true;
@@ -171,7 +174,7 @@ std::string memory_chart(const std::vector<Group>& groups) {
   std::set<double> capacities;
   std::size_t k = 0;
   for (const auto& g : groups) {
-    Series ser{g.title, palette(k++), {}};
+    Series ser{g.short_title, palette(k++), {}};
     for (const auto& s : strats) {
       double peak = kNaN;  // the largest over bandwidths (memory rarely depends on the network)
       for (auto* r : g.rows)

@@ -60,7 +60,7 @@ Frame make_frame(const ChartSpec& spec, double data_max) {
 
 std::string fmt_tick(double v) {
   if (v == 0) return "0";
-  if (std::fabs(v) >= 1e4 || std::fabs(v) < 1e-2) return fmt::format("{:.2g}", v);
+  if (std::fabs(v) >= 1e7 || std::fabs(v) < 1e-2) return fmt::format("{:.2g}", v);
   return fmt::format("{:g}", std::round(v * 1000) / 1000);
 }
 
@@ -69,8 +69,8 @@ std::string open_svg(const ChartSpec& spec, const Frame& f) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"{2}\">\n"
       "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{2}</text>\n",
-      spec.width, spec.height, html_escape(spec.title), f.left + f.w / 2);
+      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
+      spec.width, spec.height, html_escape(spec.title), spec.width / 2);
   // y grid, ticks and label
   for (double t : f.ticks) {
     double y = f.top + f.h - t / f.y_max * f.h;
