@@ -74,16 +74,20 @@ TEST_CASE("a single DGX-2 node: the plan does not pick qgZ") {
 TEST_CASE("plan: bad input exits 2 without output files") {
   fs::path d = temp_dir("planbad");
   std::string js = (d / "p.json").string();
-  for (const auto& args : std::vector<std::string>{
-           "--nodes 24 --global-batch 100 --json " + js,
-           "--nodes 24 --micro-batches '' --json " + js,
-           "--nodes 24 --qgz-bits 3 --json " + js,
-           "--nodes 24 --json " + (d / "missing" / "p.json").string(),
-           "--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string()}) {
-    CAPTURE(args);
-    Run r = run(kPlan + args);
+  struct Case {
+    std::string args, expect;
+  };
+  const std::string base = "plan --cluster dgx2-v100 --model gpt-18b --confirm 1 ";
+  for (const Case& c : std::vector<Case>{
+           {"--nodes 24 --global-batch 100 --json " + js, "--global-batch"},
+           {"--nodes 24 --micro-batches '' --json " + js, "--micro-batches: empty item"},
+           {"--nodes 24 --qgz-bits 3 --json " + js, "--qgz-bits"},
+           {"--nodes 24 --json " + (d / "missing" / "p.json").string(), "output folder does not exist"},
+           {"--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string(), "--emit-deepspeed"}}) {
+    CAPTURE(c.args);
+    Run r = run(base + c.args);
     CHECK(r.rc == 2);
-    CHECK(r.out.find("error") != std::string::npos);
+    CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
     CHECK_FALSE(fs::exists(js));
   }
   fs::remove_all(d);
