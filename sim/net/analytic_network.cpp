@@ -2,6 +2,7 @@
 #include "sim/net/analytic_network.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace zerosim {
 
@@ -38,8 +39,17 @@ double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
 }
 
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  const double t = plan_time(lower_collective(op, topo_, profile_));
-  engine_.schedule_after(t, std::move(on_done));
+  const Cached* c = cache_.find(op);
+  if (!c) {
+    const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own stats
+    const double t = plan_time(lower_collective(op, topo_, profile_));
+    c = &cache_.insert(op, Cached{t, stats_});
+    stats_ = saved;
+  }
+  stats_.inter_node_bytes += c->stats.inter_node_bytes;
+  stats_.intra_node_bytes += c->stats.intra_node_bytes;
+  stats_.flows += c->stats.flows;
+  engine_.schedule_after(c->time_s, std::move(on_done));
 }
 
 }  // namespace zerosim

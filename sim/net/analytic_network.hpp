@@ -1,13 +1,16 @@
 // AnalyticNetwork: the "analytic" tier. No contention between collectives: each phase of a lowered
 // collective takes latency_s + max over links of (bytes of that phase's flows on the link) /
 // (link bandwidth x class efficiency); the collective's time is the sum over its phases and its
-// completion is one engine event. Flows of one phase that share a link do contend (their bytes add).
+// completion is one engine event. Flows of one phase that share a link do contend (their bytes
+// add). Each distinct op's time and stats are computed once (OpCache): the result depends on the op
+// only.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "sim/net/network_model.hpp"
+#include "sim/net/op_cache.hpp"
 
 namespace zerosim {
 
@@ -32,6 +35,11 @@ class AnalyticNetwork : public NetworkModel {
   std::vector<double> capacity_;  // effective bytes/s per link
   std::vector<double> load_;      // bytes per link in the current phase (scratch, kept zeroed)
   std::vector<std::int32_t> touched_;
+  struct Cached {
+    double time_s;
+    NetStats stats;  // what plan_time added
+  };
+  OpCache<Cached> cache_;
 };
 
 }  // namespace zerosim

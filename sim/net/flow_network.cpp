@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <span>
 #include <utility>
 
 namespace zerosim {
@@ -20,10 +22,53 @@ FlowNetwork::FlowNetwork(Engine& engine, const Topology& topo, const CostProfile
 }
 
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  start_plan(lower_collective(op, topo_, profile_), std::move(on_done));
+  if (!shortcuts_) {
+    start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
+    return;
+  }
+  if (const auto* hit = cache_.find(op)) return start_resolved(*hit, std::move(on_done));
+  start_resolved(cache_.insert(op, resolve_plan(lower_collective(op, topo_, profile_))),
+                 std::move(on_done));
 }
 
 void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {
+  start_resolved(resolve_plan(plan), std::move(on_done));
+}
+
+std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
+    const CollectivePlan& plan) const {
+  auto out = std::make_shared<ResolvedPlan>();
+  std::map<std::pair<std::vector<std::int32_t>, double>, std::size_t> seen;  // merge key -> flow
+  for (const Phase& ph : plan.phases) {
+    ResolvedPhase rp;
+    rp.latency_s = ph.latency_s;
+    seen.clear();
+    for (const Flow& fl : ph.flows) {
+      if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
+      const Route& r = topo_.route(fl.src_gpu, fl.dst_gpu);
+      if (shortcuts_) {
+        auto [it, fresh] = seen.try_emplace(
+            {std::vector<std::int32_t>(r.links.begin(), r.links.end()), fl.bytes}, rp.flows.size());
+        if (!fresh) {
+          rp.flows[it->second].weight += 1;
+          continue;
+        }
+      }
+      ResolvedFlow f;
+      f.link_begin = static_cast<std::int64_t>(out->links.size());
+      f.link_count = static_cast<std::int32_t>(r.links.size());
+      f.crosses_nodes = r.crosses_nodes;
+      f.bytes = fl.bytes;
+      out->links.insert(out->links.end(), r.links.begin(), r.links.end());
+      rp.flows.push_back(f);
+    }
+    out->phases.push_back(std::move(rp));
+  }
+  return out;
+}
+
+void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
+                                 std::function<void()> on_done) {
   int c;
   if (!free_colls_.empty()) {
     c = free_colls_.back();
@@ -37,25 +82,28 @@ void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done)
   coll.phase = 0;
   coll.outstanding = 0;
   coll.on_done = std::move(on_done);
-  if (coll.plan.phases.empty()) {
+  if (coll.plan->phases.empty()) {
     auto cb = std::move(coll.on_done);
+    coll.plan.reset();
     free_colls_.push_back(c);
     engine_.schedule_at(engine_.now(), std::move(cb));
     return;
   }
-  engine_.schedule_after(coll.plan.phases[0].latency_s, [this, c] { begin_phase(c); });
+  engine_.schedule_after(coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
 }
 
 void FlowNetwork::begin_phase(int c) {
   const double now = engine_.now();
   Coll& coll = colls_[c];
-  const Phase& phase = coll.plan.phases[coll.phase];
-  for (const Flow& fl : phase.flows) {
-    if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
-    const Route& r = topo_.route(fl.src_gpu, fl.dst_gpu);
-    (r.crosses_nodes ? stats_.inter_node_bytes : stats_.intra_node_bytes) += fl.bytes;
+  const ResolvedPlan& plan = *coll.plan;
+  const ResolvedPhase& phase = plan.phases[coll.phase];
+  for (const ResolvedFlow& fl : phase.flows) {
+    (fl.crosses_nodes ? stats_.inter_node_bytes : stats_.intra_node_bytes) += fl.bytes * fl.weight;
     ++stats_.flows;
-    const FairShare::FlowId f = solver_.add_flow(r.links, 1.0);
+    const FairShare::FlowId f =
+        solver_.add_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
+                                                       static_cast<std::size_t>(fl.link_count)),
+                         fl.weight);
     const auto need = static_cast<std::size_t>(solver_.flow_capacity());
     if (remaining_.size() < need) {
       remaining_.resize(need);
@@ -64,7 +112,7 @@ void FlowNetwork::begin_phase(int c) {
       version_.resize(need);
       coll_of_.resize(need);
     }
-    remaining_[f] = fl.bytes;
+    remaining_[f] = fl.bytes * fl.weight;  // the aggregate's rate is weight x one member's
     settled_at_[f] = now;
     rate_[f] = 0;
     ++version_[f];
@@ -77,13 +125,12 @@ void FlowNetwork::begin_phase(int c) {
 
 void FlowNetwork::finish_phase(int c) {
   Coll& coll = colls_[c];
-  if (++coll.phase < coll.plan.phases.size()) {
-    engine_.schedule_after(coll.plan.phases[coll.phase].latency_s, [this, c] { begin_phase(c); });
+  if (++coll.phase < coll.plan->phases.size()) {
+    engine_.schedule_after(coll.plan->phases[coll.phase].latency_s, [this, c] { begin_phase(c); });
     return;
   }
   auto cb = std::move(coll.on_done);
-  coll.plan.phases.clear();
-  coll.plan.phases.shrink_to_fit();
+  coll.plan.reset();
   free_colls_.push_back(c);
   // Through the engine, so a callback that starts another collective never re-enters advance_to.
   engine_.schedule_at(engine_.now(), std::move(cb));

@@ -4,13 +4,21 @@
 // max-min fair (FairShare), recomputed only in the components whose flow set changed. A flow's
 // completion time is computed exactly from remaining bytes / rate; completions within a relative
 // 1e-9 of each other are handled as one event. The collective completes when its last phase does.
+//
+// Speed: a step repeats the same few collectives every layer, so start() caches each distinct op's
+// lowered plan with its routes already resolved (link lists in one pool). Within a phase, flows
+// with the same link list and the same bytes start together and always get the same max-min rate,
+// so they are one solver flow of weight w (exact up to rounding; test_flow_speed compares with the
+// unmerged simulation).
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/net/fair_share.hpp"
 #include "sim/net/network_model.hpp"
+#include "sim/net/op_cache.hpp"
 
 namespace zerosim {
 
@@ -31,10 +39,34 @@ class FlowNetwork : public NetworkModel {
   std::size_t active_flows() const { return solver_.active_flows(); }
   // Rate of the solver flows of the last started phase (tests); valid after next_event_time().
   const FairShare& solver() const { return solver_; }
+  // false: no plan cache and no merging of identical flows (the reference for tests).
+  void set_shortcuts(bool on) { shortcuts_ = on; }
+  // Distinct collectives lowered so far (plan cache entries).
+  std::size_t cached_plans() const { return cache_.size(); }
+
+  // A plan with routes resolved: solver flows of weight w, links in one pool.
+  struct ResolvedFlow {
+    std::int64_t link_begin = 0;
+    std::int32_t link_count = 0;
+    bool crosses_nodes = false;
+    double bytes = 0;   // of one member
+    double weight = 1;  // members merged into this solver flow
+  };
+  struct ResolvedPhase {
+    double latency_s = 0;
+    std::vector<ResolvedFlow> flows;
+  };
+  struct ResolvedPlan {
+    std::vector<ResolvedPhase> phases;
+    std::vector<std::int32_t> links;
+  };
 
  private:
+  std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan) const;
+  void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done);
+
   struct Coll {
-    CollectivePlan plan;
+    std::shared_ptr<const ResolvedPlan> plan;
     std::size_t phase = 0;
     std::int64_t outstanding = 0;  // solver flows of the current phase still running
     std::function<void()> on_done;
@@ -69,6 +101,8 @@ class FlowNetwork : public NetworkModel {
   mutable std::vector<Done> done_heap_;
   mutable bool dirty_ = false;
   std::vector<FairShare::FlowId> finished_;  // scratch of advance_to
+  bool shortcuts_ = true;
+  OpCache<std::shared_ptr<const ResolvedPlan>> cache_;
 };
 
 }  // namespace zerosim
