@@ -144,8 +144,8 @@ TEST_CASE("bad-input corpus: each case exits with its code and names the problem
       const RunResult r = run(c);
       INFO("case " << c.name << " (" << c.area << "): " << c.why);
       INFO("output:\n" << r.output);
-      if (r.code == 124) FAIL("hang: no exit within " << kTimeoutS << " s");
-      if (r.code > 128) FAIL("crash: killed by signal " << r.code - 128);
+      if (r.code == 124) FAIL_CHECK("hang: no exit within " << kTimeoutS << " s");
+      if (r.code > 128) FAIL_CHECK("crash: killed by signal " << (r.code - 128));
       CHECK(r.code == c.exit);
       for (const auto& f : c.fragments) {
         INFO("expected message fragment: " << f);
