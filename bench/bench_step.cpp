@@ -1,0 +1,159 @@
+// Whole-step simulation speed (issue 8): one training step of gpt-18b / gpt-138b under ZeRO-3 and
+// ZeRO++, flow and analytic tier, on 64 / 384 / 4096 / 32768 GPUs (DGX-2 and DGX H100 clusters,
+// rail-optimized and a 2:1 oversubscribed fat-tree). Counters: engine events, solver flows, GPUs x
+// layers and the process's peak RSS (getrusage; monotonic over the run, so it bounds the largest
+// case run so far). Also: analytic-tier scenarios per second, and the fitted exponent b of
+// wall ~ (GPUs x layers)^b.
+//
+// Cases on 4096+ GPUs (both tiers: lowering a 4096-GPU all-to-all alone takes seconds, and 32768
+// GPUs need ~10^8 flows) run only with ZEROSIM_BENCH_LARGE=1. Times are CPU seconds of one thread.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "sim/step/simulate.hpp"
+#include "sim/workload/model.hpp"
+
+using namespace zerosim;
+
+namespace {
+
+struct Cluster {
+  const char* preset;
+  int nodes;
+  const char* fabric;  // "" = preset's (rail-optimized)
+  double oversubscription;
+  int gpus;
+};
+
+// DGX-2 nodes: 16 GPUs, 4 x 100 Gb/s NICs (the ZeRO++ paper's cluster); DGX H100: 8 GPUs.
+const Cluster kClusters[] = {
+    {"dgx2-v100", 4, "", 0, 64},
+    {"dgx2-v100", 24, "", 0, 384},
+    {"dgx-h100", 48, "fat-tree", 2, 384},
+    {"dgx-h100", 512, "", 0, 4096},
+    {"dgx-h100", 512, "fat-tree", 2, 4096},
+    {"dgx-h100", 4096, "", 0, 32768},
+};
+const char* kModels[] = {"gpt-18b", "gpt-138b"};
+const char* kStrategies[] = {"zero3", "zeropp"};
+const char* kTiers[] = {"flow", "analytic"};
+
+Scenario scenario(const Cluster& c, const char* model, const char* strategy, const char* tier) {
+  Scenario s;
+  s.cluster = c.preset;
+  s.nodes = c.nodes;
+  if (std::string(c.preset) == "dgx2-v100") {
+    s.nics_per_node = 4;
+    s.nic_gbps = 100;
+  }
+  s.fabric = c.fabric;
+  s.oversubscription = c.oversubscription;
+  s.model = model;
+  s.strategy = strategy;
+  s.tier = tier;
+  s.tokens_per_gpu = 2048;
+  return s;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
+}
+
+int layers_of(const char* model) { return load_model(model).layers; }
+
+// args: cluster, model, strategy, tier (indices into the tables above).
+void BM_Step(benchmark::State& state) {
+  const Cluster& c = kClusters[state.range(0)];
+  const char* model = kModels[state.range(1)];
+  const Scenario s = scenario(c, model, kStrategies[state.range(2)], kTiers[state.range(3)]);
+  state.SetLabel(std::string(c.preset) + "/" + std::to_string(c.gpus) + "gpu/" +
+                 (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
+                 s.tier);
+  json r;
+  for (auto _ : state) {
+    r = simulate(s);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["events"] = r["engine"]["events"].get<double>();
+  state.counters["flows"] = r["comm"]["flows"].get<double>();
+  state.counters["gpus"] = c.gpus;
+  state.counters["gpu_layers"] = static_cast<double>(c.gpus) * layers_of(model);
+  state.counters["step_s"] = r["step_time_s"].get<double>();
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
+void register_steps() {
+  const bool large = std::getenv("ZEROSIM_BENCH_LARGE") != nullptr;
+  for (int c = 0; c < static_cast<int>(std::size(kClusters)); ++c)
+    for (int m = 0; m < 2; ++m)
+      for (int st = 0; st < 2; ++st)
+        for (int t = 0; t < 2; ++t) {
+          const bool flow = t == 0;
+          if (kClusters[c].gpus > 384 && !large) continue;  // minutes each on one core
+          benchmark::RegisterBenchmark("BM_Step", BM_Step)
+              ->Args({c, m, st, t})
+              ->Unit(benchmark::kMillisecond)
+              ->Iterations(flow || kClusters[c].gpus > 384 ? 1 : 5);
+        }
+}
+
+// Analytic-tier planning throughput: distinct scenarios (node count varies) per second.
+void BM_AnalyticScenarios(benchmark::State& state) {
+  std::vector<Scenario> ss;
+  for (int nodes = 1; nodes <= 32; ++nodes)
+    ss.push_back(
+        scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, "gpt-18b", "zeropp", "analytic"));
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()]));
+  state.counters["scenarios_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// Least-squares slope of log(wall) on log(GPUs x layers) over a grid of flow-tier steps.
+void BM_ScalingExponent(benchmark::State& state) {
+  const char* tier = kTiers[state.range(0)];
+  std::vector<double> x, y;
+  for (auto _ : state) {
+    x.clear();
+    y.clear();
+    for (const char* model : kModels)
+      for (int nodes : {1, 2, 4, 8, 16}) {
+        const Cluster c{"dgx2-v100", nodes, "", 0, 16 * nodes};
+        const Scenario s = scenario(c, model, "zeropp", tier);
+        const auto t0 = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(simulate(s));
+        const double dt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        x.push_back(std::log(static_cast<double>(c.gpus) * layers_of(model)));
+        y.push_back(std::log(dt));
+      }
+  }
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  state.SetLabel(std::string(tier) + ": gpt-18b/138b zeropp on 16..256 DGX-2 GPUs");
+  state.counters["exponent"] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+const bool registered = [] {
+  register_steps();
+  return true;
+}();
+
+}  // namespace
+
+BENCHMARK(BM_AnalyticScenarios)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScalingExponent)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
