@@ -7,6 +7,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/utf8.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
   zerosim::cli::register_topology(app);
   zerosim::cli::register_calibrate(app);
   try {
+    // Every argument may end up in a JSON result, which must be valid UTF-8.
+    for (int i = 1; i < argc; ++i) zerosim::require_utf8(argv[i], "argument " + std::to_string(i));
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include <algorithm>
 
 #include "sim/core/error.hpp"
@@ -51,10 +53,19 @@ std::string opt_string(const JsonReader& sc, std::string_view key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// Optional scenario fields: absent -> fallback; present but mistyped or out of range -> InputError
+// (a silent 0 would mislabel the row, and casting a huge double to int is undefined behaviour).
 double opt_number(const JsonReader& sc, std::string_view key, double fallback) {
+  return sc.has(key) ? sc.at(key).get_nonnegative() : fallback;
+}
+
+int opt_int(const JsonReader& sc, std::string_view key, int fallback) {
   if (!sc.has(key)) return fallback;
-  const json& v = sc.at(key).value();
-  return v.is_number() ? v.get<double>() : fallback;
+  const JsonReader r = sc.at(key);
+  const std::int64_t v = r.get_int();
+  if (v < 0 || v > std::numeric_limits<int>::max())
+    r.fail(fmt::format("must be between 0 and {} (got {})", std::numeric_limits<int>::max(), v));
+  return static_cast<int>(v);
 }
 
 }  // namespace
@@ -104,13 +115,13 @@ ResultView read_result(const JsonReader& r) {
     v.strategy = opt_string(sc, "strategy");
     v.tier = opt_string(sc, "tier");
     v.profile = opt_string(sc, "profile");
-    v.nodes = static_cast<int>(opt_number(sc, "nodes", 0));
+    v.nodes = opt_int(sc, "nodes", 0);
     v.gpus = static_cast<int>(opt_number(sc, "world_size", opt_number(sc, "gpus", 0)));
-    v.nics_per_node = static_cast<int>(opt_number(sc, "nics_per_node", 0));
+    v.nics_per_node = opt_int(sc, "nics_per_node", 0);
     v.nic_gbps = opt_number(sc, "nic_gbps", 0);
-    v.tokens_per_gpu = static_cast<int>(opt_number(sc, "tokens_per_gpu", 0));
-    v.seq_len = static_cast<int>(opt_number(sc, "seq_len", 0));
-    v.grad_accum = static_cast<int>(opt_number(sc, "grad_accum", 1));
+    v.tokens_per_gpu = opt_int(sc, "tokens_per_gpu", 0);
+    v.seq_len = opt_int(sc, "seq_len", 0);
+    v.grad_accum = opt_int(sc, "grad_accum", 1);
   }
   v.step_time_s = r.at("step_time_s").get_positive();
   v.tflops_per_gpu = r.at("tflops_per_gpu").get_nonnegative();

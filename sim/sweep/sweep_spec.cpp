@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/core/error.hpp"
+#include "sim/core/utf8.hpp"
 
 namespace zerosim::sweep {
 
@@ -69,6 +70,7 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
 }
 
 void apply_flag(Scenario& s, const std::string& flag, const std::string& v) {
+  require_utf8(v, flag);
   if (flag == "--cluster") {
     s.cluster = v;
   } else if (flag == "--nodes") {

@@ -10,14 +10,14 @@ using namespace zerosim;
 TEST_CASE("prefetch depth follows stage3_prefetch_bucket_size and stage3_max_live_parameters") {
   Strategy s;                                    // DeepSpeed defaults: bucket 5e7, live 1e9
   CHECK(prefetch_depth(s, 453'000'000) == 1);    // gpt-18b layer: a partial prefetch, one layer
-  CHECK(prefetch_depth(s, 1'258'000'000) == 0);  // a layer alone exceeds the live limit
+  CHECK(prefetch_depth(s, 1'258'000'000) == 1);  // layer > live limit: tensors still prefetch one ahead
   s.prefetch_bucket_elems = 0;
   CHECK(prefetch_depth(s, 100) == 0);
   s.prefetch_bucket_elems = 1'000'000'000;
   s.max_live_params = 3'000'000'000;
-  CHECK(prefetch_depth(s, 400'000'000) == 3);  // want ceil(1e9/4e8) = 3, room ceil(2.6e9/4e8) = 7
+  CHECK(prefetch_depth(s, 400'000'000) == 3);  // want ceil(1e9/4e8) = 3, room floor(2.6e9/4e8) = 6
   s.max_live_params = 1'000'000'000;
-  CHECK(prefetch_depth(s, 400'000'000) == 2);  // room ceil(6e8/4e8) = 2
+  CHECK(prefetch_depth(s, 400'000'000) == 1);  // room floor(6e8/4e8) = 1 whole layer
 }
 
 namespace {
