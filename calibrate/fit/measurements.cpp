@@ -22,14 +22,6 @@ namespace zerosim::calib {
 
 namespace {
 
-// An integer that must fit an int: larger JSON values would otherwise wrap silently (2^32 + 1 -> 1).
-int get_int32_at_least(const JsonReader& r, std::int64_t min) {
-  const std::int64_t v = r.get_int_at_least(min);
-  if (v > std::numeric_limits<int>::max())
-    r.fail(fmt::format("must be at most {} (got {})", std::numeric_limits<int>::max(), v));
-  return static_cast<int>(v);
-}
-
 // nccl-tests prints bandwidths with two decimals and times with about four significant digits.
 bool consistent(double given, double expected) { return std::fabs(given - expected) <= 0.02 * expected + 0.011; }
 
@@ -44,8 +36,8 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
   } catch (const InputError& e) {
     r.at("op").fail(e.rule());
   }
-  c.ranks = get_int32_at_least(r.at("ranks"), kind == CollKind::SendRecv ? 2 : 1);
-  c.nodes = r.has("nodes") ? get_int32_at_least(r.at("nodes"), 1) : 1;
+  c.ranks = r.at("ranks").get_int32_at_least(kind == CollKind::SendRecv ? 2 : 1);
+  c.nodes = r.has("nodes") ? r.at("nodes").get_int32_at_least(1) : 1;
   if (c.nodes > c.ranks) r.at("nodes").fail(fmt::format("must not exceed ranks ({})", c.ranks));
   c.tier = tier_for_nodes(c.nodes);
   if (r.has("tier") && r.at("tier").get_string() != c.tier)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -112,6 +113,13 @@ std::int64_t JsonReader::get_int_at_least(std::int64_t min) const {
   auto v = get_int();
   if (v < min) fail(fmt::format("must be at least {} (got {})", min, v));
   return v;
+}
+
+int JsonReader::get_int32_at_least(std::int64_t min) const {
+  const auto v = get_int_at_least(min);
+  if (v > std::numeric_limits<int>::max())
+    fail(fmt::format("must be at most {} (got {})", std::numeric_limits<int>::max(), v));
+  return static_cast<int>(v);
 }
 
 bool JsonReader::get_bool() const {

@@ -37,6 +37,7 @@ class JsonReader {
   double get_nonnegative() const;          // finite and >= 0
   std::int64_t get_int() const;            // integral number
   std::int64_t get_int_at_least(std::int64_t min) const;
+  int get_int32_at_least(std::int64_t min) const;  // also at most INT_MAX: no silent wrap to int
   bool get_bool() const;
 
   // Optional keys with defaults that are documented at the call site.

@@ -1,5 +1,6 @@
-// UTF-8 validation for user-supplied text that ends up in JSON output: nlohmann::json refuses to dump
-// invalid UTF-8, so such text is rejected where it enters, with the flag or path that carried it.
+// UTF-8 validation for user-supplied text that ends up in JSON output: nlohmann::json refuses to
+// dump invalid UTF-8, so such text is rejected where it enters, with the flag or path that carried
+// it.
 #pragma once
 #include <string>
 #include <string_view>

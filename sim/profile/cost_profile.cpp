@@ -28,14 +28,6 @@ namespace zerosim {
 
 namespace {
 
-// An integer that must fit an int: larger JSON values would otherwise wrap silently (2^32 + 1 -> 1).
-int get_int32_at_least(const JsonReader& r, std::int64_t min) {
-  const std::int64_t v = r.get_int_at_least(min);
-  if (v > std::numeric_limits<int>::max())
-    r.fail(fmt::format("must be at most {} (got {})", std::numeric_limits<int>::max(), v));
-  return static_cast<int>(v);
-}
-
 namespace fs = std::filesystem;
 
 // Keys in the profile's JSON for the link classes (independent of to_string(LinkClass) wording).
@@ -69,7 +61,7 @@ KernelCost parse_kernel(const JsonReader& r) {
 CollectiveCurve parse_curve(const JsonReader& r) {
   r.require_object({"ranks", "segments"});
   CollectiveCurve c;
-  if (r.has("ranks")) c.ranks = get_int32_at_least(r.at("ranks"), 1);
+  if (r.has("ranks")) c.ranks = r.at("ranks").get_int32_at_least(1);
   JsonReader segs = r.at("segments");
   std::size_t n = segs.array_size();
   if (n == 0) segs.fail("must have at least one segment");
@@ -159,7 +151,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
                     "attention_efficiency", "kernels", "optimizer_GBps", "memory_reserved_bytes",
                     "link_classes", "collectives"});
   CostProfile p;
-  p.version = get_int32_at_least(r.at("version"), std::numeric_limits<int>::min());
+  p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
     r.at("version").fail(fmt::format("unsupported version {} (this build reads version {})", p.version,
                                      kCostProfileVersion));

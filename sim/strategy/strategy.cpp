@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <limits>
-
 #include <vector>
 
 #include "sim/core/error.hpp"
@@ -55,14 +54,6 @@ Strategy parse_strategy(const std::string& text, const std::string& flag) {
 }
 
 namespace {
-
-// An integer that must fit an int: larger JSON values would otherwise wrap silently (2^32 + 1 -> 1).
-int get_int32_at_least(const JsonReader& r, std::int64_t min) {
-  const std::int64_t v = r.get_int_at_least(min);
-  if (v > std::numeric_limits<int>::max())
-    r.fail(fmt::format("must be at most {} (got {})", std::numeric_limits<int>::max(), v));
-  return static_cast<int>(v);
-}
 
 bool enabled_section(const JsonReader& r, const char* key) {
   if (!r.has(key)) return false;
@@ -116,7 +107,7 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
   s.qwz = z.bool_or("zero_quantized_weights", false);
   s.qgz = z.bool_or("zero_quantized_gradients", false);
   const auto hpz =
-      z.has("zero_hpz_partition_size") ? get_int32_at_least(z.at("zero_hpz_partition_size"), 1) : 1;
+      z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int32_at_least(1) : 1;
   s.hpz = hpz > 1;
   s.hpz_size = s.hpz ? static_cast<int>(hpz) : 0;
   if (stage != 3) {
@@ -137,10 +128,9 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
   if (z.has("stage3_max_live_parameters"))
     s.max_live_params = z.at("stage3_max_live_parameters").get_int_at_least(1);
   if (r.has("train_micro_batch_size_per_gpu"))
-    s.micro_batch_sequences =
-        get_int32_at_least(r.at("train_micro_batch_size_per_gpu"), 1);
+    s.micro_batch_sequences = r.at("train_micro_batch_size_per_gpu").get_int32_at_least(1);
   if (r.has("gradient_accumulation_steps"))
-    s.grad_accum = get_int32_at_least(r.at("gradient_accumulation_steps"), 1);
+    s.grad_accum = r.at("gradient_accumulation_steps").get_int32_at_least(1);
   const bool fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
   if (fp16 && bf16) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
   if (!fp16 && !bf16) r.fail("enable fp16 or bf16 (FP32 training is not modelled)");

@@ -10,14 +10,6 @@ namespace zerosim {
 
 namespace {
 
-// An integer that must fit an int: larger JSON values would otherwise wrap silently (2^32 + 1 -> 1).
-int get_int32_at_least(const JsonReader& r, std::int64_t min) {
-  const std::int64_t v = r.get_int_at_least(min);
-  if (v > std::numeric_limits<int>::max())
-    r.fail(fmt::format("must be at most {} (got {})", std::numeric_limits<int>::max(), v));
-  return static_cast<int>(v);
-}
-
 // Shape limits far above any real model keep the 64-bit parameter and FLOP counts from overflowing
 // (layers x 12 h^2 stays below 2^62): a larger value is a typo, not a model.
 constexpr std::int64_t kMaxLayers = 1 << 16, kMaxHidden = 1 << 20, kMaxFfn = 1 << 22,
@@ -58,12 +50,12 @@ ModelShape parse_workload(const JsonReader& r) {
   apply_family(m);
   m.layers = static_cast<int>(get_dim(r.at("layers"), kMaxLayers));
   m.hidden = get_dim(r.at("hidden"), kMaxHidden);
-  m.heads = get_int32_at_least(r.at("heads"), 1);
-  m.kv_heads = r.has("kv_heads") ? get_int32_at_least(r.at("kv_heads"), 1) : m.heads;
+  m.heads = r.at("heads").get_int32_at_least(1);
+  m.kv_heads = r.has("kv_heads") ? r.at("kv_heads").get_int32_at_least(1) : m.heads;
   // GPT's MLP is 4h wide unless stated; Llama's width is not derivable, so it is required.
   m.ffn = m.family == "gpt" && !r.has("ffn") ? 4 * m.hidden : get_dim(r.at("ffn"), kMaxFfn);
   m.vocab = get_dim(r.at("vocab"), kMaxVocab);
-  m.seq = get_int32_at_least(r.at("seq"), 1);
+  m.seq = r.at("seq").get_int32_at_least(1);
   m.gated_ffn = r.bool_or("gated_ffn", m.gated_ffn);
   m.bias = r.bool_or("bias", m.bias);
   if (r.has("norm")) {
@@ -98,12 +90,13 @@ ModelShape parse_hf_config(const JsonReader& r) {
                : r.file();
   m.hidden = get_dim(r.at("hidden_size"), kMaxHidden);
   m.layers = static_cast<int>(get_dim(r.at("num_hidden_layers"), kMaxLayers));
-  m.heads = get_int32_at_least(r.at("num_attention_heads"), 1);
+  m.heads = r.at("num_attention_heads").get_int32_at_least(1);
   // HF semantics: a config without num_key_value_heads has multi-head attention.
-  m.kv_heads = r.has("num_key_value_heads") ? get_int32_at_least(r.at("num_key_value_heads"), 1) : m.heads;
+  m.kv_heads =
+      r.has("num_key_value_heads") ? r.at("num_key_value_heads").get_int32_at_least(1) : m.heads;
   m.ffn = get_dim(r.at("intermediate_size"), kMaxFfn);
   m.vocab = get_dim(r.at("vocab_size"), kMaxVocab);
-  m.seq = get_int32_at_least(r.at("max_position_embeddings"), 1);
+  m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
   m.tied_embeddings = r.has("tie_word_embeddings") && r.at("tie_word_embeddings").get_bool();
   m.bias = r.has("attention_bias") && r.at("attention_bias").get_bool();
   m.source = "Hugging Face config " + r.file();

@@ -22,7 +22,7 @@ TEST_CASE("invalid sequences are rejected") {
   CHECK_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong '/'
   CHECK_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate U+D800
   CHECK_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // beyond U+10FFFF
-  CHECK_FALSE(is_valid_utf8("\xC3(")); // bad continuation byte
+  CHECK_FALSE(is_valid_utf8("\xC3("));             // bad continuation byte
   try {
     require_utf8("\xFF", "--model");
     FAIL("no error");
