@@ -1,5 +1,7 @@
 #include "sim/sweep/run_sweep.hpp"
 
+#include "sim/core/json_io.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,17 +102,19 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
 
   std::ofstream partial;
   if (!options.partial_path.empty()) {
-    // Resumed results are copied into the fresh partial file so it stays complete on its own.
-    partial.open(options.partial_path, std::ios::binary | std::ios::trunc);
-    if (!partial) throw InputError(options.partial_path, "", "partial results file is not writable");
-    partial << json{{"kind", "sweep-partial"}, {"schema_version", kResultSchemaVersion},
-                    {"total", scenarios.size()}}.dump()
-            << '\n';
+    // Resumed results are copied into the fresh partial file so it stays complete on its own. The
+    // copy replaces the old file atomically (a kill at any moment leaves one complete partial file),
+    // and new results are then appended to it one line at a time.
+    std::string head = json{{"kind", "sweep-partial"}, {"schema_version", kResultSchemaVersion},
+                            {"total", scenarios.size()}}.dump() + '\n';
     for (auto i : indices)
       if (results[i])
-        partial << json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", *results[i]}}.dump()
-                << '\n';
-    partial.flush();
+        head += json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", *results[i]}}
+                    .dump() +
+                '\n';
+    write_file_atomic(options.partial_path, head);
+    partial.open(options.partial_path, std::ios::binary | std::ios::app);
+    if (!partial) throw InputError(options.partial_path, "", "partial results file is not writable");
   }
 
   std::mutex mu;
