@@ -1,7 +1,5 @@
 #include "sim/sweep/run_sweep.hpp"
 
-#include "sim/core/json_io.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <thread>
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_io.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace zerosim::sweep {
@@ -35,20 +34,23 @@ std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
       entry = json::parse(line);
     } catch (const json::exception&) {  // syntax error or a number out of range (1e400)
       if (in.peek() == std::char_traits<char>::eof()) break;  // last line cut by an interrupt
-      throw InputError(path, fmt::format("line {}", line_no), "malformed JSON line in the middle of the file");
+      throw InputError(path, fmt::format("line {}", line_no),
+                       "malformed JSON line in the middle of the file");
     }
     if (line_no == 1) {
       if (!entry.is_object() || entry.value("kind", json()) != "sweep-partial")
-        throw InputError(path, "line 1", "not a zerosim sweep partial file (kind must be 'sweep-partial')");
+        throw InputError(path, "line 1",
+                         "not a zerosim sweep partial file (kind must be 'sweep-partial')");
       continue;
     }
     JsonReader r(entry, path, fmt::format("line {}", line_no));
     r.require_object({"index", "scenario", "result"});
     auto index = static_cast<std::size_t>(r.at("index").get_int_at_least(0));
     if (index >= scenarios.size() || r.at("scenario").value() != scenario_to_json(scenarios[index]))
-      throw InputError(path, fmt::format("line {}/scenario", line_no),
-                       "this partial file was written by a different sweep (scenario does not match the "
-                       "command's scenario at that index); remove it or run without --resume");
+      throw InputError(
+          path, fmt::format("line {}/scenario", line_no),
+          "this partial file was written by a different sweep (scenario does not match the "
+          "command's scenario at that index); remove it or run without --resume");
     out.emplace_back(index, r.at("result").value());
   }
   return out;
@@ -85,7 +87,8 @@ json sweep_document(const json& axes, const std::vector<json>& results) {
 
 std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scenarios,
                                                const std::vector<std::size_t>& indices,
-                                               const ScenarioRunner& runner, const RunOptions& options) {
+                                               const ScenarioRunner& runner,
+                                               const RunOptions& options) {
   std::vector<std::optional<json>> results(scenarios.size());
   std::vector<char> wanted(scenarios.size(), 0);
   for (auto i : indices) {
@@ -103,18 +106,24 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
   std::ofstream partial;
   if (!options.partial_path.empty()) {
     // Resumed results are copied into the fresh partial file so it stays complete on its own. The
-    // copy replaces the old file atomically (a kill at any moment leaves one complete partial file),
-    // and new results are then appended to it one line at a time.
-    std::string head = json{{"kind", "sweep-partial"}, {"schema_version", kResultSchemaVersion},
-                            {"total", scenarios.size()}}.dump() + '\n';
+    // copy replaces the old file atomically (a kill at any moment leaves one complete partial
+    // file), and new results are then appended to it one line at a time.
+    std::string head = json{{"kind", "sweep-partial"},
+                            {"schema_version", kResultSchemaVersion},
+                            {"total", scenarios.size()}}
+                           .dump() +
+                       '\n';
     for (auto i : indices)
       if (results[i])
-        head += json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", *results[i]}}
-                    .dump() +
-                '\n';
+        head +=
+            json{
+                {"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", *results[i]}}
+                .dump() +
+            '\n';
     write_file_atomic(options.partial_path, head);
     partial.open(options.partial_path, std::ios::binary | std::ios::app);
-    if (!partial) throw InputError(options.partial_path, "", "partial results file is not writable");
+    if (!partial)
+      throw InputError(options.partial_path, "", "partial results file is not writable");
   }
 
   std::mutex mu;
@@ -133,7 +142,9 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
         json r = runner(scenarios[i]);
         std::lock_guard lock(mu);
         if (partial.is_open()) {
-          partial << json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", r}}.dump() << '\n';
+          partial << json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", r}}
+                         .dump()
+                  << '\n';
           partial.flush();
         }
         results[i] = std::move(r);
@@ -146,7 +157,8 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
       }
     }
   };
-  int n = std::min<int>(resolve_threads(options.threads, 1), static_cast<int>(std::max<std::size_t>(1, todo.size())));
+  int n = std::min<int>(resolve_threads(options.threads, 1),
+                        static_cast<int>(std::max<std::size_t>(1, todo.size())));
   std::vector<std::thread> pool;
   for (int t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
