@@ -1,6 +1,6 @@
-// `zerosim plan` with the real simulator: on 24 DGX-2 nodes with 1 x 100 Gbps per node the choice for
-// gpt-18b uses ZeRO++ components; on a single node it does not use qgZ; the DeepSpeed config it emits
-// reads back through the project's parser; bad flags exit 2 without output files.
+// `zerosim plan` with the real simulator: on 24 DGX-2 nodes with 1 x 100 Gbps per node the choice
+// for gpt-18b uses ZeRO++ components; on a single node it does not use qgZ; the DeepSpeed config it
+// emits reads back through the project's parser; bad flags exit 2 without output files.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -10,41 +10,29 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/strategy.hpp"
+#include "tests/support/run_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int rc;
-  std::string out;
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 fs::path temp_dir(const char* tag) {
-  fs::path d = fs::temp_directory_path() / (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
+  fs::path d = fs::temp_directory_path() /
+               (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
 }
 
 // A reduced search (micro-batches 1, 2, 4; top 3 confirmed on the flow tier) keeps the test short.
-const std::string kPlan = "plan --cluster dgx2-v100 --model gpt-18b --micro-batches 1,2,4 --confirm 3 ";
+const std::string kPlan =
+    "plan --cluster dgx2-v100 --model gpt-18b --micro-batches 1,2,4 --confirm 3 ";
 
 }  // namespace
 
 TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
   fs::path d = temp_dir("plan24");
-  Run r = run(kPlan + "--nodes 24 --nics-per-node 1 --nic-gbps 100 --json " + (d / "p.json").string() +
-              " --emit-deepspeed " + (d / "ds.json").string());
+  CliRun r = run(kPlan + "--nodes 24 --nics-per-node 1 --nic-gbps 100 --json " +
+                 (d / "p.json").string() + " --emit-deepspeed " + (d / "ds.json").string());
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto plan = zerosim::load_json_file((d / "p.json").string());
   CHECK(plan["kind"] == "plan");
@@ -62,7 +50,7 @@ TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
 
 TEST_CASE("a single DGX-2 node: the plan does not pick qgZ") {
   fs::path d = temp_dir("plan1");
-  Run r = run(kPlan + "--nodes 1 --json " + (d / "p.json").string());
+  CliRun r = run(kPlan + "--nodes 1 --json " + (d / "p.json").string());
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto plan = zerosim::load_json_file((d / "p.json").string());
   std::string strategy = plan["candidates"][0]["scenario"]["strategy"];
@@ -82,10 +70,12 @@ TEST_CASE("plan: bad input exits 2 without output files") {
            {"--nodes 24 --global-batch 100 --json " + js, "--global-batch"},
            {"--nodes 24 --micro-batches '' --json " + js, "--micro-batches: empty item"},
            {"--nodes 24 --qgz-bits 3 --json " + js, "--qgz-bits"},
-           {"--nodes 24 --json " + (d / "missing" / "p.json").string(), "output folder does not exist"},
-           {"--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string(), "--emit-deepspeed"}}) {
+           {"--nodes 24 --json " + (d / "missing" / "p.json").string(),
+            "output folder does not exist"},
+           {"--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string(),
+            "--emit-deepspeed"}}) {
     CAPTURE(c.args);
-    Run r = run(base + c.args);
+    CliRun r = run(base + c.args);
     CHECK(r.rc == 2);
     CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
     CHECK_FALSE(fs::exists(js));

@@ -1,4 +1,5 @@
-// `zerosim report` and `zerosim compare` on the command line: formats, atomic output, exit 2 on bad input.
+// `zerosim report` and `zerosim compare` on the command line: formats, atomic output, exit 2 on bad
+// input.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -10,45 +11,28 @@
 #include "../sweep/fake_results.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/run_cli.hpp"
 
 namespace fs = std::filesystem;
 using namespace zerosim;
 
-namespace {
-
-struct Run {
-  int rc;
-  std::string out;
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-}  // namespace
-
 TEST_CASE("report writes html, md and csv; compare diffs; bad input exits 2 leaving no file") {
   fs::path d = fs::temp_directory_path() / ("zerosim_report_cli_" + std::to_string(::getpid()));
   fs::create_directories(d);
-  auto s = sweep::expand(Scenario{}, {{"--nodes", {"24"}}, {"--nics-per-node", {"1", "4"}},
-                                      {"--strategy", {"zero3", "zeropp"}}});
+  auto s = sweep::expand(
+      Scenario{},
+      {{"--nodes", {"24"}}, {"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
   std::vector<json> results;
   for (const auto& sc : s) results.push_back(testing::fake_result(sc));
   std::string in = (d / "in.json").string();
   std::ofstream(in) << sweep::sweep_document(json::object(), results).dump();
   for (const char* fmt : {"html", "md", "csv"}) {
     std::string out = (d / (std::string("r.") + fmt)).string();
-    Run r = run("report " + in + " --out " + out);  // format from the extension
+    CliRun r = run("report " + in + " --out " + out);  // format from the extension
     REQUIRE_MESSAGE(r.rc == 0, r.out);
     CHECK(fs::file_size(out) > 100u);
   }
-  Run c = run("compare " + in + " " + in);
+  CliRun c = run("compare " + in + " " + in);
   CHECK(c.rc == 0);
   CHECK(c.out.find("4 matched, 0 only in A, 0 only in B") != std::string::npos);
   CHECK(c.out.find("| +0.00% |") != std::string::npos);
@@ -64,7 +48,7 @@ TEST_CASE("report writes html, md and csv; compare diffs; bad input exits 2 leav
            "report " + (d / "absent.json").string() + " --out " + (d / "x.html").string(),
            "compare " + in + " " + bad}) {
     CAPTURE(args);
-    Run r = run(args);
+    CliRun r = run(args);
     CHECK(r.rc == 2);
     CHECK_FALSE(fs::exists(d / "x.html"));
     CHECK_FALSE(fs::exists(d / "x.txt"));

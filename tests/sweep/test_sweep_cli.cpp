@@ -1,6 +1,6 @@
 // `zerosim sweep` end to end with the real simulator: results equal one-by-one `simulate --json`,
-// 1 vs 2 threads give identical bytes, `mpirun -np 2` equals a single process (skipped visibly without
-// mpirun), and bad input exits 2 with a clear message and no output file.
+// 1 vs 2 threads give identical bytes, `mpirun -np 2` equals a single process (skipped visibly
+// without mpirun), and bad input exits 2 with a clear message and no output file.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -12,25 +12,11 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/run_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Run {
-  int rc;
-  std::string out;  // stdout + stderr
-};
-
-Run run(const std::string& args) {
-  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -40,7 +26,8 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path temp_dir(const char* tag) {
-  fs::path d = fs::temp_directory_path() / (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
+  fs::path d = fs::temp_directory_path() /
+               (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
 }
@@ -54,7 +41,7 @@ const std::string kSweep =
 
 TEST_CASE("sweep results equal one-by-one simulate results, in order") {
   fs::path d = temp_dir("sweep_eq");
-  Run r = run(kSweep + " --threads 2 --out " + (d / "s.json").string());
+  CliRun r = run(kSweep + " --threads 2 --out " + (d / "s.json").string());
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto doc = zerosim::load_json_file((d / "s.json").string());
   CHECK(doc["kind"] == "sweep");
@@ -64,9 +51,10 @@ TEST_CASE("sweep results equal one-by-one simulate results, in order") {
   for (const char* nics : {"1", "4"})
     for (const char* strategy : {"zero3", "zeropp"}) {
       fs::path one = d / ("one" + std::to_string(i) + ".json");
-      Run s = run(std::string("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic ") +
-                  "--tokens-per-gpu 1024 --nics-per-node " + nics + " --strategy " + strategy + " --out " +
-                  one.string());
+      CliRun s = run(
+          std::string("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic ") +
+          "--tokens-per-gpu 1024 --nics-per-node " + nics + " --strategy " + strategy + " --out " +
+          one.string());
       REQUIRE_MESSAGE(s.rc == 0, s.out);
       CHECK(doc["results"][i] == zerosim::load_json_file(one.string()));
       ++i;
@@ -77,8 +65,10 @@ TEST_CASE("sweep results equal one-by-one simulate results, in order") {
 
 TEST_CASE("1 thread and 2 threads write identical JSON and CSV bytes") {
   fs::path d = temp_dir("sweep_threads");
-  Run a = run(kSweep + " --threads 1 --out " + (d / "a.json").string() + " --csv " + (d / "a.csv").string());
-  Run b = run(kSweep + " --threads 2 --out " + (d / "b.json").string() + " --csv " + (d / "b.csv").string());
+  CliRun a = run(kSweep + " --threads 1 --out " + (d / "a.json").string() + " --csv " +
+                 (d / "a.csv").string());
+  CliRun b = run(kSweep + " --threads 2 --out " + (d / "b.json").string() + " --csv " +
+                 (d / "b.csv").string());
   REQUIRE_MESSAGE(a.rc == 0, a.out);
   REQUIRE_MESSAGE(b.rc == 0, b.out);
   CHECK(slurp(d / "a.json") == slurp(d / "b.json"));
@@ -94,11 +84,12 @@ TEST_CASE("mpirun -np 2 output equals single-process output") {
     return;
   }
   fs::path d = temp_dir("sweep_mpi");
-  Run one = run(kSweep + " --threads 1 --out " + (d / "one.json").string() + " --csv " + (d / "one.csv").string());
+  CliRun one = run(kSweep + " --threads 1 --out " + (d / "one.json").string() + " --csv " +
+                   (d / "one.csv").string());
   REQUIRE_MESSAGE(one.rc == 0, one.out);
-  std::string cmd = "mpirun --allow-run-as-root --oversubscribe -np 2 " + std::string(ZEROSIM_CLI) + " " + kSweep +
-                    " --threads 1 --out " + (d / "mpi.json").string() + " --csv " + (d / "mpi.csv").string() +
-                    " > " + (d / "mpi.log").string() + " 2>&1";
+  std::string cmd = "mpirun --allow-run-as-root --oversubscribe -np 2 " + std::string(ZEROSIM_CLI) +
+                    " " + kSweep + " --threads 1 --out " + (d / "mpi.json").string() + " --csv " +
+                    (d / "mpi.csv").string() + " > " + (d / "mpi.log").string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   REQUIRE_MESSAGE(rc == 0, slurp(d / "mpi.log"));
   CHECK(slurp(d / "mpi.json") == slurp(d / "one.json"));
@@ -127,7 +118,7 @@ TEST_CASE("bad input: exit 2, the flag named, no output file") {
            {"--model no-such-model --tier analytic --out " + out, "no-such-model"},
        }) {
     CAPTURE(c.args);
-    Run r = run("sweep --cluster dgx2-v100 --nodes 2 " + c.args);
+    CliRun r = run("sweep --cluster dgx2-v100 --nodes 2 " + c.args);
     CHECK(r.rc == 2);
     CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
     CHECK_FALSE(fs::exists(out));
@@ -138,37 +129,43 @@ TEST_CASE("bad input: exit 2, the flag named, no output file") {
 TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   fs::path d = temp_dir("sweep_resume");
   std::string out = (d / "s.json").string();
-  Run full = run(kSweep + " --out " + (d / "full.json").string());
+  CliRun full = run(kSweep + " --out " + (d / "full.json").string());
   REQUIRE_MESSAGE(full.rc == 0, full.out);
   auto doc = zerosim::load_json_file((d / "full.json").string());
-  // The partial file an interrupted run leaves: scenarios 0 and 2 finished. Their results are marked so
-  // the test can see that they were reused rather than recomputed.
+  // The partial file an interrupted run leaves: scenarios 0 and 2 finished. Their results are
+  // marked so the test can see that they were reused rather than recomputed.
   zerosim::Scenario base;
   base.cluster = "dgx2-v100";
   base.nodes = 2;
   base.model = "gpt-18b";
   base.tier = "analytic";
   base.tokens_per_gpu = 1024;
-  auto scenarios = zerosim::sweep::expand(base, {{"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
+  auto scenarios = zerosim::sweep::expand(
+      base, {{"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
   {
     std::ofstream p(out + ".partial");
-    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})" << "\n";
+    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})"
+      << "\n";
     for (int i : {0, 2}) {
       zerosim::json r = doc["results"][i];
       r["warnings"].push_back("reused from the partial file");
-      p << zerosim::json{{"index", i}, {"scenario", zerosim::sweep::scenario_to_json(scenarios[i])}, {"result", r}}.dump()
+      p << zerosim::json{{"index", i},
+                         {"scenario", zerosim::sweep::scenario_to_json(scenarios[i])},
+                         {"result", r}}
+               .dump()
         << "\n";
     }
     p << R"({"index":1,"scen)";  // cut mid-line by the interrupt
   }
-  Run resumed = run(kSweep + " --resume --out " + out);
+  CliRun resumed = run(kSweep + " --resume --out " + out);
   REQUIRE_MESSAGE(resumed.rc == 0, resumed.out);
   auto res = zerosim::load_json_file(out);
   REQUIRE(res["results"].size() == 4u);
   for (int i = 0; i < 4; ++i) {
     CAPTURE(i);
     bool reused = i == 0 || i == 2;
-    CHECK((res["results"][i]["warnings"].dump().find("reused from the partial") != std::string::npos) == reused);
+    CHECK((res["results"][i]["warnings"].dump().find("reused from the partial") !=
+           std::string::npos) == reused);
     zerosim::json plain = res["results"][i];
     if (reused) plain["warnings"].erase(plain["warnings"].size() - 1);
     CHECK(plain == doc["results"][i]);
@@ -177,10 +174,12 @@ TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   // A partial file from another sweep is refused with exit 2.
   {
     std::ofstream p(out + ".partial");
-    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})" << "\n"
-      << R"({"index":0,"scenario":{"cluster":"other"},"result":{}})" << "\n";
+    p << R"({"kind":"sweep-partial","schema_version":1,"total":4})"
+      << "\n"
+      << R"({"index":0,"scenario":{"cluster":"other"},"result":{}})"
+      << "\n";
   }
-  Run bad = run(kSweep + " --resume --out " + out);
+  CliRun bad = run(kSweep + " --resume --out " + out);
   CHECK(bad.rc == 2);
   CHECK(bad.out.find("different sweep") != std::string::npos);
   fs::remove_all(d);
