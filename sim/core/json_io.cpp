@@ -1,9 +1,11 @@
 #include "sim/core/json_io.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -30,7 +32,8 @@ json parse_json_text(std::string_view text, const std::string& file) {
 
 json load_json_file(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "", "file does not exist or is not a regular file");
+  if (!fs::is_regular_file(path, ec))
+    throw InputError(path, "", "file does not exist or is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "file cannot be opened for reading");
   std::ostringstream ss;
@@ -49,7 +52,8 @@ void JsonReader::require_object(std::initializer_list<std::string_view> allowed)
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      throw InputError(file_, path_ + "/" + key, fmt::format("unknown key '{}' (allowed: {})", key, list));
+      throw InputError(file_, path_ + "/" + key,
+                       fmt::format("unknown key '{}' (allowed: {})", key, list));
     }
   }
 }
@@ -104,7 +108,8 @@ std::int64_t JsonReader::get_int() const {
   if (value_->is_number_integer()) return value_->get<std::int64_t>();
   if (value_->is_number_float()) {
     double v = value_->get<double>();
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<std::int64_t>(v);
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
+      return static_cast<std::int64_t>(v);
   }
   fail(fmt::format("must be an integer, not {}", value_->dump()));
 }
@@ -123,7 +128,8 @@ int JsonReader::get_int32_at_least(std::int64_t min) const {
 }
 
 bool JsonReader::get_bool() const {
-  if (!value_->is_boolean()) fail(fmt::format("must be true or false, not {}", value_->type_name()));
+  if (!value_->is_boolean())
+    fail(fmt::format("must be true or false, not {}", value_->type_name()));
   return value_->get<bool>();
 }
 
@@ -140,31 +146,64 @@ bool JsonReader::bool_or(std::string_view key, bool fallback) const {
   return has(key) ? at(key).get_bool() : fallback;
 }
 
+namespace {
+
+// Writes all of `content` to fd, retrying short writes and EINTR. False on any other error.
+bool write_all(int fd, std::string_view content) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    content.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+int fsync_retry(int fd) {
+  int rc;
+  do rc = ::fsync(fd);
+  while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, std::string_view content) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(path, "", "output folder does not exist");
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "", "output path is not writable");
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw InputError(path, "", "writing the output failed (disk full?)");
-    }
+  std::string tmp =
+      (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw InputError(path, "", "output path is not writable");
+  // fsync before rename: after a crash or power loss the name points at complete data or at the
+  // old file, never at an empty one (rename alone orders nothing on ext4/xfs with delayed alloc).
+  bool ok = write_all(fd, content) && fsync_retry(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok) {
+    fs::remove(tmp, ec);
+    throw InputError(path, "", "writing the output failed (disk full?)");
   }
   fs::rename(tmp, target, ec);
   if (ec) {
     fs::remove(tmp, ec);
     throw InputError(path, "", "cannot move the finished file into place: " + ec.message());
   }
+  // The rename itself is durable only once the folder's entry is synced. Filesystems that cannot
+  // sync a directory (EINVAL, e.g. some FUSE/network mounts) have no stronger guarantee to give.
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    int rc = fsync_retry(dfd);
+    int err = errno;
+    ::close(dfd);
+    if (rc != 0 && err != EINVAL && err != EROFS)
+      throw InputError(path, "", "the file is in place but its folder could not be synced to disk");
+  }
 }
 
-std::string resolve_data_file(const std::string& dir, const std::string& name, const std::string& flag) {
+std::string resolve_data_file(const std::string& dir, const std::string& name,
+                              const std::string& flag) {
   std::error_code ec;
   if (name.find('/') != std::string::npos || name.ends_with(".json")) {
     if (fs::is_regular_file(name, ec)) return name;
@@ -179,7 +218,8 @@ std::string resolve_data_file(const std::string& dir, const std::string& name, c
   std::sort(names.begin(), names.end());
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw InputError("<command line>", flag, fmt::format("unknown preset '{}' (presets: {})", name, list));
+  throw InputError("<command line>", flag,
+                   fmt::format("unknown preset '{}' (presets: {})", name, list));
 }
 
 }  // namespace zerosim

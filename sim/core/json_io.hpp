@@ -53,7 +53,8 @@ class JsonReader {
   std::string file_, path_;
 };
 
-// Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed.
+// Writes `content` to `path` atomically and durably: a temporary file in the same folder, fsynced,
+// renamed over `path`, then the folder fsynced (a crash leaves the old file or the new one, whole).
 // A failure (unwritable folder) is an InputError naming the path; no partial file is left behind.
 void write_file_atomic(const std::string& path, std::string_view content);
 
