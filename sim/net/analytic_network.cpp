@@ -2,16 +2,34 @@
 #include "sim/net/analytic_network.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace zerosim {
 
+namespace {
+
+bool full_from_env() {
+  const char* v = std::getenv("ZEROSIM_ANALYTIC_FULL");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+}  // namespace
+
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile)
-    : engine_(engine), topo_(topo), profile_(profile) {
-  capacity_.reserve(topo.links().size());
-  for (const LinkInfo& l : topo.links())
-    capacity_.push_back(l.bandwidth_Bps * profile.link_class(l.cls).efficiency);
+    : AnalyticNetwork(engine, topo, profile, full_from_env()) {}
+
+AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile,
+                                 bool full)
+    : engine_(engine),
+      topo_(topo),
+      profile_(profile),
+      full_(full),
+      capacity_(link_capacities(topo, profile)) {
   load_.assign(capacity_.size(), 0.0);
+  if (!full_) shared_ = fabric_plans(topo, profile);
 }
 
 double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
@@ -38,18 +56,36 @@ double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
   return total;
 }
 
-void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  const Cached* c = cache_.find(op);
-  if (!c) {
-    const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own stats
-    const double t = plan_time(lower_collective(op, topo_, profile_));
-    c = &cache_.insert(op, Cached{t, stats_});
-    stats_ = saved;
+std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
+  if (full_) {
+    const Cached* c = cache_.find(op);
+    if (!c) {
+      const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
+      const double t = plan_time(lower_collective(op, topo_, profile_));
+      c = &cache_.insert(op, Cached{t, stats_});
+      stats_ = saved;
+    }
+    return {c->time_s, c->stats};
   }
-  stats_.inter_node_bytes += c->stats.inter_node_bytes;
-  stats_.intra_node_bytes += c->stats.intra_node_bytes;
-  stats_.flows += c->stats.flows;
-  engine_.schedule_after(c->time_s, std::move(on_done));
+  auto& list = shapes_[{op.kind, op.algorithm}];
+  const UnitPlan* plan = nullptr;
+  for (const auto& [groups, p] : list)
+    if (groups == op.groups) plan = &p;
+  if (!plan) {
+    if (!(op.bytes > 0) || !std::isfinite(op.bytes))
+      lower_collective(op, topo_, profile_);  // throws the size rule's InputError
+    list.emplace_back(op.groups, shared_->get(op, topo_, profile_, capacity_));
+    plan = &list.back().second;
+  }
+  return {plan->time_s(op.bytes), plan->stats(op.bytes)};
+}
+
+void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+  const auto [time_s, s] = op_cost(op);
+  stats_.inter_node_bytes += s.inter_node_bytes;
+  stats_.intra_node_bytes += s.intra_node_bytes;
+  stats_.flows += s.flows;
+  engine_.schedule_after(time_s, std::move(on_done));
 }
 
 }  // namespace zerosim

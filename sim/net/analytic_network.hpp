@@ -2,13 +2,22 @@
 // collective takes latency_s + max over links of (bytes of that phase's flows on the link) /
 // (link bandwidth x class efficiency); the collective's time is the sum over its phases and its
 // completion is one engine event. Flows of one phase that share a link do contend (their bytes
-// add). Each distinct op's time and stats are computed once (OpCache): the result depends on the op
-// only.
+// add).
+//
+// Loads are proportional to op.bytes, so one per-byte plan per op shape (kind, algorithm, groups)
+// serves every size (analytic_shortcuts.hpp; the rail all-to-all is computed without flows), and
+// networks on identical fabrics share those plans (analytic_plan_cache.hpp).
+// With ZEROSIM_ANALYTIC_FULL=1 in the environment (or full = true) every distinct op is lowered
+// with its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/net/op_cache.hpp"
 
@@ -16,7 +25,9 @@ namespace zerosim {
 
 class AnalyticNetwork : public NetworkModel {
  public:
+  // full: the reference computation; default: ZEROSIM_ANALYTIC_FULL from the environment.
   AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile);
+  AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile, bool full);
 
   const char* name() const override { return "analytic"; }
   void start(const CollectiveOp& op, std::function<void()> on_done) override;
@@ -27,10 +38,14 @@ class AnalyticNetwork : public NetworkModel {
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);
 
+  // Time and stats of op alone (cached), by the per-shape plans or, when full, the reference.
+  std::pair<double, NetStats> op_cost(const CollectiveOp& op);
+
  private:
   Engine& engine_;
   const Topology& topo_;
   const CostProfile& profile_;
+  bool full_;
   NetStats stats_;
   std::vector<double> capacity_;  // effective bytes/s per link
   std::vector<double> load_;      // bytes per link in the current phase (scratch, kept zeroed)
@@ -39,7 +54,12 @@ class AnalyticNetwork : public NetworkModel {
     double time_s;
     NetStats stats;  // what plan_time added
   };
-  OpCache<Cached> cache_;
+  OpCache<Cached> cache_;                // full mode
+  std::shared_ptr<FabricPlans> shared_;  // not full mode
+  // This network's own copies of the plans it used, by (kind, algorithm): no lock per start.
+  std::map<std::pair<CollKind, Algorithm>,
+           std::vector<std::pair<std::vector<std::vector<int>>, UnitPlan>>>
+      shapes_;
 };
 
 }  // namespace zerosim

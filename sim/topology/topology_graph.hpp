@@ -101,6 +101,12 @@ class TopologyBuilder {
 // reference that Topology::route must equal; used by tests and by the router's fallback.
 Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
 
+// The router's ECMP hash: at hop t of the walk from src to dst (t = 0 leaves the source GPU), the
+// state is route_hash_next applied t times to route_hash(src, dst), and a vertex with k equal-cost
+// next hops takes the (state % k)-th in out-edge order. Shortcuts that predict routes use these.
+std::uint64_t route_hash(int src_gpu, int dst_gpu);
+std::uint64_t route_hash_next(std::uint64_t h);
+
 // dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not
 // transit.
 std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target);

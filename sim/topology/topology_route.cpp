@@ -25,14 +25,19 @@
 
 namespace zerosim {
 
-namespace {
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+std::uint64_t route_hash_next(std::uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
+
+std::uint64_t route_hash(int src_gpu, int dst_gpu) {
+  return route_hash_next((static_cast<std::uint64_t>(src_gpu) << 32) ^
+                         static_cast<std::uint32_t>(dst_gpu));
+}
+
+namespace {
 
 using RevGraph = boost::reverse_graph<Graph, const Graph&>;
 using RevEdge = boost::graph_traits<RevGraph>::edge_descriptor;
@@ -76,8 +81,7 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
   std::int64_t cur = dist(s);
   if (cur >= kInfCost)
     throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
-  std::uint64_t h =
-      mix((static_cast<std::uint64_t>(src_gpu) << 32) ^ static_cast<std::uint32_t>(dst_gpu));
+  std::uint64_t h = route_hash(src_gpu, dst_gpu);
   const int src_node = t.vertex(s).node;
   std::vector<Graph::edge_descriptor> cand;
   int v = s;
@@ -92,7 +96,7 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
     }
     if (cand.empty()) throw std::logic_error("router lost its way at " + t.vertex(v).name);
     auto e = cand[cand.size() == 1 ? 0 : h % cand.size()];
-    h = mix(h);
+    h = route_hash_next(h);
     LinkId id = g[e].id;
     r.links.push_back(id);
     r.latency_s += t.link(id).latency_s;

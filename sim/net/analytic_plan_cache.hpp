@@ -1,0 +1,37 @@
+// Process-wide cache of the analytic tier's per-byte plans (analytic_shortcuts.hpp), shared by
+// every AnalyticNetwork on an identical fabric: scenarios of a sweep or a planner that differ in
+// model, strategy or batch, but run on the same cluster, plan each collective shape once. The key
+// is the whole fabric (vertices, links with bandwidths and latencies, GPU numbering) plus the
+// profile's per-link-class hop latency and efficiency, compared exactly (a hash only picks the
+// bucket), so a hit returns what unit_plan would compute. Thread-safe (sweeps run scenarios on all
+// cores).
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "sim/net/analytic_shortcuts.hpp"
+
+namespace zerosim {
+
+class FabricPlans {
+ public:
+  // The plan of op's shape (kind, algorithm, groups), computed with unit_plan on a miss.
+  UnitPlan get(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+               const std::vector<double>& capacity);
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<CollKind, Algorithm>,
+           std::vector<std::pair<std::vector<std::vector<int>>, UnitPlan>>>
+      shapes_;
+};
+
+// The shared plans of topo's fabric under profile (created empty on first use). At most a few
+// dozen fabrics are kept; older ones are dropped from the registry (holders keep theirs).
+std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile);
+
+}  // namespace zerosim

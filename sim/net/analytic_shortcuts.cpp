@@ -1,0 +1,279 @@
+// Per-byte analytic plans: the plain (lowered flows) computation and the rail all-to-all shortcut.
+#include "sim/net/analytic_shortcuts.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include "sim/collectives/lowering_detail.hpp"
+#include "sim/topology/topology_graph.hpp"
+
+namespace zerosim {
+
+double UnitPlan::time_s(double bytes) const {
+  double t = 0;
+  for (const UnitPhase& p : phases) t += p.latency_s + p.busiest_s_per_byte * bytes;
+  return t;
+}
+
+NetStats UnitPlan::stats(double bytes) const {
+  NetStats s = stats_per_byte;
+  s.inter_node_bytes *= bytes;
+  s.intra_node_bytes *= bytes;
+  return s;
+}
+
+std::vector<double> link_capacities(const Topology& topo, const CostProfile& profile) {
+  std::vector<double> c;
+  c.reserve(topo.links().size());
+  for (const LinkInfo& l : topo.links())
+    c.push_back(l.bandwidth_Bps * profile.link_class(l.cls).efficiency);
+  return c;
+}
+
+UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile, const std::vector<double>& capacity) {
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  UnitPlan out;
+  std::vector<double> load(capacity.size(), 0.0);
+  std::vector<LinkId> touched;
+  for (const Phase& phase : lower_collective(unit, topo, profile).phases) {
+    for (const Flow& fl : phase.flows) {
+      if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;
+      const Route& r = topo.route(fl.src_gpu, fl.dst_gpu);
+      (r.crosses_nodes ? out.stats_per_byte.inter_node_bytes
+                       : out.stats_per_byte.intra_node_bytes) += fl.bytes;
+      ++out.stats_per_byte.flows;
+      for (LinkId l : r.links) {
+        if (load[l] == 0) touched.push_back(l);
+        load[l] += fl.bytes;
+      }
+    }
+    double busiest = 0;
+    for (LinkId l : touched) {
+      busiest = std::max(busiest, load[l] / capacity[l]);
+      load[l] = 0;
+    }
+    touched.clear();
+    out.phases.push_back({phase.latency_s, busiest});
+  }
+  return out;
+}
+
+namespace {
+
+// The builders' fabric seen per GPU: its NIC link pair, its NIC's leaf link pair, its leaf, and
+// the leaves' spine links in the router's candidate order (out-edge order = link id order).
+struct RailFabric {
+  std::vector<LinkId> gpu_up, gpu_down, nic_up, nic_down;  // per GPU index
+  std::vector<int> leaf;                                   // per GPU index: dense leaf index
+  int spines = 0;
+  std::vector<LinkId> up, down;  // [leaf * spines + k]: k-th uplink of leaf, and its way back
+};
+
+std::optional<RailFabric> rail_fabric(const Topology& t) {
+  const int V = t.vertex_count();
+  std::vector<std::vector<LinkId>> out(static_cast<std::size_t>(V));
+  for (LinkId id = 0; id < t.link_count(); ++id) out[t.link(id).from].push_back(id);
+  auto kind = [&](int v) { return t.vertex(v).kind; };
+  // Latency per (from kind, to kind) must be uniform, so all routes of one shape are equally long.
+  std::map<std::pair<NodeKind, NodeKind>, double> latency;
+  for (const LinkInfo& l : t.links()) {
+    const auto [it, fresh] = latency.emplace(std::pair{kind(l.from), kind(l.to)}, l.latency_s);
+    if (!fresh && it->second != l.latency_s) return std::nullopt;
+  }
+  std::vector<int> leaf_index(static_cast<std::size_t>(V), -1), spine_index(V, -1);
+  std::vector<int> leaves, spines;
+  for (int v = 0; v < V; ++v) {
+    switch (kind(v)) {
+      case NodeKind::PcieSwitch:
+        return std::nullopt;
+      case NodeKind::NvSwitch:  // joins GPUs of its node only: never a way out of the node
+        for (LinkId id : out[v])
+          if (kind(t.link(id).to) != NodeKind::Gpu ||
+              t.vertex(t.link(id).to).node != t.vertex(v).node)
+            return std::nullopt;
+        break;
+      case NodeKind::LeafSwitch:
+        leaf_index[v] = static_cast<int>(leaves.size());
+        leaves.push_back(v);
+        break;
+      case NodeKind::SpineSwitch:
+        spine_index[v] = static_cast<int>(spines.size());
+        spines.push_back(v);
+        break;
+      default:
+        break;
+    }
+  }
+  RailFabric f;
+  f.spines = static_cast<int>(spines.size());
+  if (leaves.size() > 1 && spines.empty()) return std::nullopt;
+  const std::size_t S = spines.size();
+  f.up.assign(leaves.size() * S, -1);
+  f.down.assign(leaves.size() * S, -1);
+  for (std::size_t li = 0; li < leaves.size(); ++li) {
+    std::size_t k = 0;
+    for (LinkId id : out[leaves[li]]) {
+      const int to = t.link(id).to;
+      if (kind(to) == NodeKind::Nic) continue;
+      if (kind(to) != NodeKind::SpineSwitch || k >= S) return std::nullopt;
+      f.up[li * S + k++] = id;
+    }
+    if (k != S) return std::nullopt;
+  }
+  for (int s : spines) {
+    std::vector<char> seen(leaves.size(), 0);
+    for (LinkId id : out[s]) {
+      const int li = leaf_index[t.link(id).to];
+      if (li < 0 || seen[li]) return std::nullopt;
+      seen[li] = 1;
+    }
+    if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(leaves.size()))
+      return std::nullopt;
+  }
+  // down[li * S + k] = spine(up[li * S + k]) -> leaf li; every uplink's spine must be distinct.
+  for (std::size_t li = 0; li < leaves.size(); ++li) {
+    std::vector<char> used(S, 0);
+    for (std::size_t k = 0; k < S; ++k) {
+      const int s = t.link(f.up[li * S + k]).to;
+      if (used[spine_index[s]]) return std::nullopt;
+      used[spine_index[s]] = 1;
+      for (LinkId id : out[s])
+        if (t.link(id).to == leaves[li]) f.down[li * S + k] = id;
+    }
+  }
+  const int W = t.gpu_count();
+  f.gpu_up.assign(W, -1);
+  f.gpu_down.assign(W, -1);
+  f.nic_up.assign(W, -1);
+  f.nic_down.assign(W, -1);
+  f.leaf.assign(W, -1);
+  for (int g = 0; g < W; ++g) {
+    const int gv = t.gpu_vertex(g);
+    int nic = -1;
+    for (LinkId id : out[gv]) {
+      const int to = t.link(id).to;
+      if (kind(to) == NodeKind::NvSwitch) continue;
+      if (kind(to) != NodeKind::Nic || nic >= 0) return std::nullopt;
+      nic = to;
+      f.gpu_up[g] = id;
+    }
+    if (nic < 0) return std::nullopt;
+    int leaf = -1;
+    for (LinkId id : out[nic]) {
+      const int to = t.link(id).to;
+      if (to == gv) {
+        if (f.gpu_down[g] >= 0) return std::nullopt;
+        f.gpu_down[g] = id;
+      } else if (leaf_index[to] >= 0) {
+        if (leaf >= 0) return std::nullopt;
+        leaf = to;
+        f.nic_up[g] = id;
+      } else if (kind(to) != NodeKind::Gpu) {
+        return std::nullopt;
+      }
+    }
+    if (leaf < 0 || f.gpu_down[g] < 0) return std::nullopt;
+    for (LinkId id : out[leaf])
+      if (t.link(id).to == nic) {
+        if (f.nic_down[g] >= 0) return std::nullopt;
+        f.nic_down[g] = id;
+      }
+    if (f.nic_down[g] < 0) return std::nullopt;
+    f.leaf[g] = leaf_index[leaf];
+  }
+  return f;
+}
+
+// Groups of one GPU per node at one local index, no GPU in two groups.
+bool rail_groups_only(const CollectiveOp& op, const Topology& topo) {
+  std::vector<char> used(static_cast<std::size_t>(topo.gpu_count()), 0);
+  for (const auto& g : op.groups)
+    for (int r : g) {
+      if (used[r] || topo.local_of(r) != topo.local_of(g.front())) return false;
+      used[r] = 1;
+    }
+  return true;
+}
+
+}  // namespace
+
+std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
+                                             const CostProfile& profile,
+                                             const std::vector<double>& capacity) {
+  if (op.kind != CollKind::AllToAll) return std::nullopt;
+  if (select_algorithm(op, topo) != Algorithm::Direct) return std::nullopt;  // validates op
+  if (!rail_groups_only(op, topo)) return std::nullopt;
+  const std::optional<RailFabric> fab = rail_fabric(topo);
+  if (!fab) return std::nullopt;
+  const RailFabric& f = *fab;
+  const std::size_t S = static_cast<std::size_t>(f.spines);
+
+  // Flow counts per link, per group size (each pair of a group of n carries 1/n per byte).
+  std::map<std::size_t, std::vector<std::uint32_t>> counts;
+  UnitPlan plan;
+  double latency = 0;
+  for (const auto& g : op.groups) {
+    const std::size_t n = g.size();
+    if (n < 2) continue;
+    auto& c = counts[n];
+    if (c.empty()) c.assign(capacity.size(), 0);
+    const auto others = static_cast<std::uint32_t>(n - 1);
+    bool same_leaf = false, cross_leaf = false;
+    int same_pair[2] = {-1, -1}, cross_pair[2] = {-1, -1};
+    for (int s : g) {  // every flow leaves s's GPU and NIC and enters d's NIC and GPU
+      c[f.gpu_up[s]] += others;
+      c[f.nic_up[s]] += others;
+      c[f.nic_down[s]] += others;
+      c[f.gpu_down[s]] += others;
+    }
+    for (int s : g) {
+      const int ls = f.leaf[s];
+      for (int d : g) {
+        if (d == s) continue;
+        const int ld = f.leaf[d];
+        if (ld == ls) {
+          if (!same_leaf) same_pair[0] = s, same_pair[1] = d, same_leaf = true;
+          continue;
+        }
+        if (!cross_leaf) cross_pair[0] = s, cross_pair[1] = d, cross_leaf = true;
+        // Hop 0 leaves the GPU, hop 1 the NIC, hop 2 picks the spine at the source leaf.
+        const std::uint64_t h = route_hash_next(route_hash_next(route_hash(s, d)));
+        const std::size_t k = h % S;
+        ++c[f.up[static_cast<std::size_t>(ls) * S + k]];
+        ++c[f.down[static_cast<std::size_t>(ld) * S + k]];
+      }
+    }
+    plan.stats_per_byte.inter_node_bytes += static_cast<double>(n - 1);  // n (n-1) pairs x 1/n
+    plan.stats_per_byte.flows += n * (n - 1);
+    // Every route of one shape has the same links' latencies: one pair of each shape is enough.
+    for (const int* p : {same_pair, cross_pair})
+      if (p[0] >= 0)
+        latency = std::max(latency, coll_detail::hop(topo, profile, p[0], p[1]).latency_s);
+  }
+  if (counts.empty()) return plan;  // no pairs: lower_collective makes no phase either
+  std::vector<double> load(capacity.size(), 0.0);
+  for (const auto& [n, c] : counts)
+    for (std::size_t l = 0; l < c.size(); ++l)
+      if (c[l]) load[l] += c[l] / static_cast<double>(n);
+  double busiest = 0;
+  for (std::size_t l = 0; l < load.size(); ++l) busiest = std::max(busiest, load[l] / capacity[l]);
+  plan.phases.push_back({latency, busiest});
+  return plan;
+}
+
+UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+                   const std::vector<double>& capacity) {
+  if (auto p = rail_all_to_all_plan(op, topo, profile, capacity)) return std::move(*p);
+  return unit_plan_by_flows(op, topo, profile, capacity);
+}
+
+NetStats collective_stats(const CollectiveOp& op, const Topology& topo,
+                          const CostProfile& profile) {
+  return unit_plan(op, topo, profile, link_capacities(topo, profile)).stats(op.bytes);
+}
+
+}  // namespace zerosim

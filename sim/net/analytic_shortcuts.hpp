@@ -1,0 +1,59 @@
+// Analytic-tier shortcuts. A collective's analytic time is, per phase, latency + the busiest link's
+// bytes / capacity, and every flow's bytes are proportional to op.bytes, so a phase's busiest load
+// is op.bytes x (its load per byte). UnitPlan holds those per-byte figures; one is computed per op
+// shape (kind, algorithm, groups) and serves every size.
+//
+// Computing a UnitPlan the plain way lowers the op (with 1 byte) to flows and routes each. The
+// rail all-to-all shortcut computes it without flows or cached routes: an all-to-all whose groups
+// hold one GPU per node at the same local index (qgZ's inter-node hop), on a fabric of the
+// builders' shape (each GPU has one NIC over one link, each NIC one leaf, leaves fully joined to
+// spines with uniform latencies). Such a pair's route is fixed except for the spine, which the
+// router's ECMP hash picks at the source leaf (route_hash, topology_graph.hpp), so per-link flow
+// counts follow from the group sizes plus one hash per cross-leaf pair. Anything else (other ops,
+// explicit graphs, PCIe switches, uneven latencies, overlapping groups) falls back to the plain
+// computation. tests/net/test_analytic_shortcuts.cpp checks both agree to 1e-9.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+#include "sim/net/network_model.hpp"
+
+namespace zerosim {
+
+struct UnitPlan {
+  struct UnitPhase {
+    double latency_s = 0;
+    double busiest_s_per_byte = 0;  // max over links of (load per byte of op.bytes) / capacity
+  };
+  std::vector<UnitPhase> phases;
+  NetStats stats_per_byte;  // bytes per byte of op.bytes; flows as counted (not scaled)
+
+  double time_s(double bytes) const;
+  NetStats stats(double bytes) const;
+};
+
+// Per-link effective capacity (bytes/s): bandwidth x the profile's class efficiency.
+std::vector<double> link_capacities(const Topology& topo, const CostProfile& profile);
+
+// The plain computation: lowers op with op.bytes = 1 and sums per-link loads per phase.
+UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile, const std::vector<double>& capacity);
+
+// The rail all-to-all shortcut, or nullopt when it does not apply (see above). Validates op like
+// lower_collective (InputError on bad groups).
+std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
+                                             const CostProfile& profile,
+                                             const std::vector<double>& capacity);
+
+// Shortcut if one applies, else the plain computation. ZEROSIM_ANALYTIC_FULL=1 in the environment
+// makes AnalyticNetwork skip all of this (see analytic_network.hpp).
+UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+                   const std::vector<double>& capacity);
+
+// Payload bytes (inter-/intra-node) and flow count of op's lowered flows, through unit_plan: what
+// the step's per-collective byte accounting needs, without lowering qgZ's inter-node all-to-all.
+NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
+
+}  // namespace zerosim
