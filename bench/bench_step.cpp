@@ -5,8 +5,10 @@
 // case run so far). Also: analytic-tier scenarios per second, and the fitted exponent b of
 // wall ~ (GPUs x layers)^b.
 //
-// Cases on 4096+ GPUs (both tiers: lowering a 4096-GPU all-to-all alone takes seconds, and 32768
-// GPUs need ~10^8 flows) run only with ZEROSIM_BENCH_LARGE=1. Times are CPU seconds of one thread.
+// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (flow tier: minutes; analytic tier:
+// simulate()'s per-collective byte count still lowers qgZ's 4096-GPU all-to-all to flows, and
+// 32768 GPUs to ~10^8). BM_AnalyticStep: the analytic tier on DGX-2 rail and H100 fat-tree
+// clusters of 64..32768 GPUs. Times are CPU seconds of one thread.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -69,11 +71,8 @@ double peak_rss_mib() {
 
 int layers_of(const char* model) { return load_model(model).layers; }
 
-// args: cluster, model, strategy, tier (indices into the tables above).
-void BM_Step(benchmark::State& state) {
-  const Cluster& c = kClusters[state.range(0)];
-  const char* model = kModels[state.range(1)];
-  const Scenario s = scenario(c, model, kStrategies[state.range(2)], kTiers[state.range(3)]);
+// One whole step of (cluster, model, strategy, tier) per iteration, with the counters above.
+void step_case(benchmark::State& state, const Cluster& c, const char* model, const Scenario& s) {
   state.SetLabel(std::string(c.preset) + "/" + std::to_string(c.gpus) + "gpu/" +
                  (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
                  s.tier);
@@ -90,6 +89,33 @@ void BM_Step(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
+// args: cluster, model, strategy, tier (indices into the tables above).
+void BM_Step(benchmark::State& state) {
+  const Cluster& c = kClusters[state.range(0)];
+  const char* model = kModels[state.range(1)];
+  step_case(state, c, model,
+            scenario(c, model, kStrategies[state.range(2)], kTiers[state.range(3)]));
+}
+
+// Analytic tier only: DGX-2 rail (4 x 100 Gb/s) and DGX H100 2:1 fat-tree, 64 .. 32768 GPUs.
+const Cluster kAnalyticClusters[] = {
+    {"dgx2-v100", 4, "", 0, 64},
+    {"dgx2-v100", 24, "", 0, 384},
+    {"dgx2-v100", 256, "", 0, 4096},
+    {"dgx2-v100", 2048, "", 0, 32768},
+    {"dgx-h100", 8, "fat-tree", 2, 64},
+    {"dgx-h100", 48, "fat-tree", 2, 384},
+    {"dgx-h100", 512, "fat-tree", 2, 4096},
+    {"dgx-h100", 4096, "fat-tree", 2, 32768},
+};
+
+// args: analytic cluster, model, strategy.
+void BM_AnalyticStep(benchmark::State& state) {
+  const Cluster& c = kAnalyticClusters[state.range(0)];
+  const char* model = kModels[state.range(1)];
+  step_case(state, c, model, scenario(c, model, kStrategies[state.range(2)], "analytic"));
+}
+
 void register_steps() {
   const bool large = std::getenv("ZEROSIM_BENCH_LARGE") != nullptr;
   for (int c = 0; c < static_cast<int>(std::size(kClusters)); ++c)
@@ -103,6 +129,15 @@ void register_steps() {
               ->Unit(benchmark::kMillisecond)
               ->Iterations(flow || kClusters[c].gpus > 384 ? 1 : 5);
         }
+  for (int c = 0; c < static_cast<int>(std::size(kAnalyticClusters)); ++c)
+    for (int m = 0; m < 2; ++m)
+      for (int st = 0; st < 2; ++st) {
+        if (kAnalyticClusters[c].gpus > 384 && !large) continue;
+        benchmark::RegisterBenchmark("BM_AnalyticStep", BM_AnalyticStep)
+            ->Args({c, m, st})
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(kAnalyticClusters[c].gpus > 384 ? 1 : 5);
+      }
 }
 
 // Analytic-tier planning throughput: distinct scenarios (node count varies) per second.

@@ -2,6 +2,7 @@
 #include "sim/net/analytic_plan_cache.hpp"
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace zerosim {
@@ -73,6 +74,14 @@ std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfil
   auto plans = std::make_shared<FabricPlans>();
   reg.map.emplace(h, std::pair{std::move(key), plans});
   return plans;
+}
+
+NetStats collective_stats(const CollectiveOp& op, const Topology& topo,
+                          const CostProfile& profile) {
+  if (!(op.bytes > 0) || !std::isfinite(op.bytes)) lower_collective(op, topo, profile);  // throws
+  return fabric_plans(topo, profile)
+      ->get(op, topo, profile, link_capacities(topo, profile))
+      .stats(op.bytes);
 }
 
 }  // namespace zerosim

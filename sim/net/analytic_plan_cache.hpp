@@ -34,4 +34,9 @@ class FabricPlans {
 // dozen fabrics are kept; older ones are dropped from the registry (holders keep theirs).
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile);
 
+// Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from the shared plan of
+// its shape: the step's per-collective byte accounting without lowering qgZ's inter-node
+// all-to-all (equal to summing lower_collective's flows by whether they cross nodes).
+NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
+
 }  // namespace zerosim

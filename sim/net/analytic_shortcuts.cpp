@@ -271,9 +271,4 @@ UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfi
   return unit_plan_by_flows(op, topo, profile, capacity);
 }
 
-NetStats collective_stats(const CollectiveOp& op, const Topology& topo,
-                          const CostProfile& profile) {
-  return unit_plan(op, topo, profile, link_capacities(topo, profile)).stats(op.bytes);
-}
-
 }  // namespace zerosim

@@ -52,8 +52,4 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity);
 
-// Payload bytes (inter-/intra-node) and flow count of op's lowered flows, through unit_plan: what
-// the step's per-collective byte accounting needs, without lowering qgZ's inter-node all-to-all.
-NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
-
 }  // namespace zerosim

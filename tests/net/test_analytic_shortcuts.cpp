@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../collectives/collectives_fixture.hpp"
@@ -229,4 +230,33 @@ TEST_CASE("whole steps: same step time and bytes with and without ZEROSIM_ANALYT
           doctest::Approx(full["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-9));
     CHECK(fast["comm"]["flows"] == full["comm"]["flows"]);
   }
+}
+
+TEST_CASE("plans are shared by identical fabrics only, and across threads") {
+  const Topology a = cluster("dgx-h100", 6, "fat-tree", 2),
+                 b = cluster("dgx-h100", 6, "fat-tree", 2);
+  const Topology c = cluster("dgx-h100", 6, "fat-tree", 3);  // other uplink bandwidths
+  const CostProfile prof = profile_for(a);
+  CostProfile slower = prof;
+  slower.link_classes[LinkClass::Network].efficiency *= 0.5;
+  CHECK(fabric_plans(a, prof) == fabric_plans(b, prof));
+  CHECK(fabric_plans(a, prof) != fabric_plans(c, prof));
+  CHECK(fabric_plans(a, prof) != fabric_plans(a, slower));
+
+  // The same op on the three fabrics from four threads each: every result equals the full one.
+  const CollectiveOp op = make_op(CollKind::AllToAll, Algorithm::Direct, rail_groups(a), 1 << 26);
+  std::vector<double> ref;
+  for (const auto* t : {&a, &c}) {
+    Engine e;
+    ref.push_back(AnalyticNetwork(e, *t, prof, true).op_cost(op).first);
+  }
+  std::vector<double> got(8);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 8; ++i)
+    pool.emplace_back([&, i] {
+      Engine e;
+      got[i] = AnalyticNetwork(e, i % 2 ? c : (i % 4 ? a : b), prof, false).op_cost(op).first;
+    });
+  for (auto& t : pool) t.join();
+  for (int i = 0; i < 8; ++i) CHECK(got[i] == doctest::Approx(ref[i % 2]).epsilon(1e-9));
 }
