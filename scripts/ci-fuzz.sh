@@ -17,8 +17,10 @@ cc=${CC:-$(command -v clang || command -v clang-14)}
 case "$cxx" in *clang*) ;; *) echo "ci-fuzz: needs clang (got CXX=$cxx)"; exit 1 ;; esac
 
 start=$(date +%s)
-# Warnings.cmake names GCC-only warnings; clang must not turn "unknown warning option" into an error.
+# Warnings.cmake names GCC-only warnings (-Wno-unknown-warning-option), and the GCC builds gate
+# warnings: clang's own extra warnings are printed here but are not errors (ZEROSIM_WERROR=OFF).
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DZEROSIM_FUZZ=ON \
+  -DZEROSIM_WERROR=OFF \
   -DZEROSIM_SANITIZE=ON -DZEROSIM_CUDA=OFF -DZEROSIM_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS="-Wno-unknown-warning-option" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" >/dev/null
 cmake --build "$build" -j"$jobs" --target fuzzers

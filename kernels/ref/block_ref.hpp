@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -12,26 +13,47 @@
 
 namespace zerosim::kernels::ref {
 
+// Element i of a buffer that may be unaligned (the API takes void* at any byte offset): memcpy,
+// since dereferencing a misaligned T* is undefined behaviour (found by UBSan).
+template <class T>
+T load_unaligned(const T* p, std::size_t i) {
+  T v;
+  std::memcpy(&v, reinterpret_cast<const unsigned char*>(p) + i * sizeof(T), sizeof(T));
+  return v;
+}
+template <class T>
+void store_unaligned(T* p, std::size_t i, T v) {
+  std::memcpy(reinterpret_cast<unsigned char*>(p) + i * sizeof(T), &v, sizeof(T));
+}
+
 // Element loaders/storers by type; Elem is float, or uint16_t bits tagged by the DType.
 template <DType D>
 struct Elem;
 template <>
 struct Elem<DType::kF32> {
   using T = float;
-  static float load(const T* p, std::size_t i) { return p[i]; }
-  static void store(T* p, std::size_t i, float v) { p[i] = v; }
+  static float load(const T* p, std::size_t i) { return load_unaligned(p, i); }
+  static void store(T* p, std::size_t i, float v) { store_unaligned(p, i, v); }
 };
 template <>
 struct Elem<DType::kF16> {
   using T = std::uint16_t;
-  static float load(const T* p, std::size_t i) { return detail::f16_bits_to_f32(p[i]); }
-  static void store(T* p, std::size_t i, float v) { p[i] = detail::f32_to_f16_bits(v); }
+  static float load(const T* p, std::size_t i) {
+    return detail::f16_bits_to_f32(load_unaligned(p, i));
+  }
+  static void store(T* p, std::size_t i, float v) {
+    store_unaligned(p, i, detail::f32_to_f16_bits(v));
+  }
 };
 template <>
 struct Elem<DType::kBF16> {
   using T = std::uint16_t;
-  static float load(const T* p, std::size_t i) { return detail::bf16_bits_to_f32(p[i]); }
-  static void store(T* p, std::size_t i, float v) { p[i] = detail::f32_to_bf16_bits(v); }
+  static float load(const T* p, std::size_t i) {
+    return detail::bf16_bits_to_f32(load_unaligned(p, i));
+  }
+  static void store(T* p, std::size_t i, float v) {
+    store_unaligned(p, i, detail::f32_to_bf16_bits(v));
+  }
 };
 
 // Calls f.template operator()<D>() for the runtime dtype t.

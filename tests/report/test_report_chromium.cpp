@@ -1,7 +1,7 @@
-// The HTML report renders in headless Chromium with every chart non-empty: each chart is screenshotted
-// on its own page and the PNG must show the chart's data colors (exact fills of its bars/markers) over a
-// non-trivial number of pixels, plus many distinct colors overall. Skipped, visibly, without Chromium
-// or libpng.
+// The HTML report renders in headless Chromium with every chart non-empty: each chart is
+// screenshotted on its own page and the PNG must show the chart's data colors (exact fills of its
+// bars/markers) over a non-trivial number of pixels, plus many distinct colors overall. Skipped,
+// visibly, without Chromium or libpng.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -50,9 +50,10 @@ bool screenshot(const fs::path& html_path, const fs::path& png_path, int width, 
   std::string cmd = std::string("timeout 120 ") + kChromium +
                     " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                     " --disable-background-networking --disable-component-update --disable-sync"
-                    " --hide-scrollbars --user-data-dir=" + profile.string() +
-                    " --screenshot=" + png_path.string() + " --window-size=" + std::to_string(width) + "," +
-                    std::to_string(height) + " file://" + html_path.string() + " >/dev/null 2>&1";
+                    " --hide-scrollbars --user-data-dir=" +
+                    profile.string() + " --screenshot=" + png_path.string() +
+                    " --window-size=" + std::to_string(width) + "," + std::to_string(height) +
+                    " file://" + html_path.string() + " >/dev/null 2>&1";
   int rc = std::system(cmd.c_str());
   return rc == 0 && fs::exists(png_path) && fs::file_size(png_path) > 0;
 }
@@ -60,15 +61,17 @@ bool screenshot(const fs::path& html_path, const fs::path& png_path, int width, 
 std::string paper_like_html() {
   Scenario base;
   base.cluster = "dgx2-v100";
-  auto s = sweep::expand(base, {{"--nodes", {"24"}},
-                                {"--tokens-per-gpu", {"1024", "2048"}},
-                                {"--nics-per-node", {"1", "2", "4", "8"}},
-                                {"--nic-gbps", {"100"}},
-                                {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
+  auto s = sweep::expand(
+      base, {{"--nodes", {"24"}},
+             {"--tokens-per-gpu", {"1024", "2048"}},
+             {"--nics-per-node", {"1", "2", "4", "8"}},
+             {"--nic-gbps", {"100"}},
+             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
   std::vector<json> results;
   for (const auto& sc : s) results.push_back(testing::fake_result(sc));
-  return report::render_html(report::read_results(sweep::sweep_document(json::object(), results), "f.json"),
-                             "fixture.json");
+  return report::render_html(
+      report::read_results(sweep::sweep_document(json::object(), results), "f.json"),
+      "fixture.json");
 }
 
 }  // namespace
@@ -85,17 +88,24 @@ TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium
   fs::path dir = fs::temp_directory_path() / ("zerosim_chromium_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::string html = paper_like_html();
-  std::regex svg_re("<svg[\\s\\S]*?</svg>");
   std::regex fill_re("class=\"data\"[^>]*?(?:fill|stroke)=\"#([0-9A-Fa-f]{6})\"");
+  const std::sregex_iterator end;
   std::size_t n = 0;
-  for (std::sregex_iterator it(html.begin(), html.end(), svg_re), end; it != end; ++it, ++n) {
-    std::string svg = it->str();
+  // Each <svg>...</svg> chart by string search: libstdc++'s regex recurses once per character
+  // of a lazy match, which overflows the stack on a whole chart (found under ASan).
+  for (std::size_t pos = html.find("<svg"); pos != std::string::npos;
+       pos = html.find("<svg", pos), ++n) {
+    const std::size_t stop = html.find("</svg>", pos);
+    REQUIRE(stop != std::string::npos);
+    std::string svg = html.substr(pos, stop + 6 - pos);
+    pos = stop + 6;
     CAPTURE(n);
     // The colors the chart's data marks are drawn with.
     std::set<std::uint32_t> data_colors;
     for (std::sregex_iterator f(svg.begin(), svg.end(), fill_re); f != end; ++f) {
       auto rgb = static_cast<std::uint32_t>(std::stoul((*f)[1].str(), nullptr, 16));
-      // png_image RGBA in memory is bytes R,G,B,A: as a little-endian uint32 that is A<<24|B<<16|G<<8|R.
+      // png_image RGBA in memory is bytes R,G,B,A: as a little-endian uint32 that is
+      // A<<24|B<<16|G<<8|R.
       data_colors.insert(0xFF000000u | ((rgb & 0xFF) << 16) | (rgb & 0xFF00) | (rgb >> 16));
     }
     REQUIRE(!data_colors.empty());
@@ -103,7 +113,8 @@ TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium
     REQUIRE(std::regex_search(svg, wm, std::regex("width=\"(\\d+)\" height=\"(\\d+)\"")));
     int w = std::stoi(wm[1].str()) + 40, h = std::stoi(wm[2].str()) + 40;
     fs::path page = dir / ("chart" + std::to_string(n) + ".html");
-    std::ofstream(page) << "<!DOCTYPE html><html><body style=\"margin:8px\">" << svg << "</body></html>";
+    std::ofstream(page) << "<!DOCTYPE html><html><body style=\"margin:8px\">" << svg
+                        << "</body></html>";
     fs::path png = dir / ("chart" + std::to_string(n) + ".png");
     REQUIRE(screenshot(page, png, w, h));
     int pw = 0, ph = 0;

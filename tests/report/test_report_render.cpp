@@ -1,10 +1,8 @@
-// Report renderers on hand-written results: CSV rows and escaping, Markdown tables, HTML with one SVG
-// per chart each holding data marks, HTML-escaping of strings from input files, and compare deltas.
+// Report renderers on hand-written results: CSV rows and escaping, Markdown tables, HTML with one
+// SVG per chart each holding data marks, HTML-escaping of strings from input files, and compare
+// deltas.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
-
-#include <regex>
 
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
@@ -25,11 +23,12 @@ json paper_sweep(const std::string& model = "gpt-18b") {
   Scenario base;
   base.cluster = "dgx2-v100";
   base.model = model;
-  auto s = sweep::expand(base, {{"--nodes", {"24"}},
-                                {"--tokens-per-gpu", {"1024", "2048"}},
-                                {"--nics-per-node", {"1", "2", "4", "8"}},
-                                {"--nic-gbps", {"100"}},
-                                {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
+  auto s = sweep::expand(
+      base, {{"--nodes", {"24"}},
+             {"--tokens-per-gpu", {"1024", "2048"}},
+             {"--nics-per-node", {"1", "2", "4", "8"}},
+             {"--nic-gbps", {"100"}},
+             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
   std::vector<json> results;
   for (const auto& sc : s) results.push_back(testing::fake_result(sc));
   return sweep::sweep_document(json::object(), results);
@@ -60,7 +59,8 @@ TEST_CASE("read_results accepts sweep, array and single results and rejects malf
   bad = doc;
   bad["results"][2]["memory"]["fits"] = "yes";
   CHECK_THROWS_AS(read_results(bad, "bad.json"), InputError);
-  CHECK_THROWS_AS(read_results(json{{"kind", "sweep"}, {"results", json::array()}}, "e.json"), InputError);
+  CHECK_THROWS_AS(read_results(json{{"kind", "sweep"}, {"results", json::array()}}, "e.json"),
+                  InputError);
   CHECK_THROWS_AS(read_results(json{{"hello", 1}}, "e.json"), InputError);
 }
 
@@ -90,13 +90,14 @@ TEST_CASE("CSV: header plus one row per result, metrics round-trip") {
 TEST_CASE("Markdown: a table per group with speedups against ZeRO-3") {
   auto rows = read_results(paper_sweep(), "s.json");
   std::string md = render_markdown(rows, "s.json");
-  CHECK(count(md, "\n## ") == 2);  // 1K and 2K tokens per GPU
+  CHECK(count(md, "\n## ") == 2);       // 1K and 2K tokens per GPU
   CHECK(count(md, "| 1.00x |") == 8u);  // ZeRO-3 against itself, 2 groups x 4 bandwidths
   const ResultView& z3 = rows[0];
   const ResultView& zpp = rows[4];
   REQUIRE(z3.strategy == "zero3");
   REQUIRE(zpp.strategy == "zeropp");
-  CHECK(md.find(fmt::format("| {:.2f}x |", zpp.tflops_per_gpu / z3.tflops_per_gpu)) != std::string::npos);
+  CHECK(md.find(fmt::format("| {:.2f}x |", zpp.tflops_per_gpu / z3.tflops_per_gpu)) !=
+        std::string::npos);
   CHECK(md_cell("a|b<c>") == "a\\|b&lt;c&gt;");
 }
 
@@ -104,14 +105,21 @@ TEST_CASE("HTML: four kinds of chart, each with data marks, titles, axis labels 
   auto rows = read_results(paper_sweep(), "s.json");
   std::string html = render_html(rows, "s.json");
   // 2 throughput + 1 speedup + 2 breakdown + 1 memory.
-  std::regex svg_re("<svg[\\s\\S]*?</svg>");
+  // By string search: libstdc++'s regex recurses once per character of a lazy match, which
+  // overflows the stack on a whole chart (found under ASan).
   std::vector<std::string> svgs;
-  for (std::sregex_iterator it(html.begin(), html.end(), svg_re), end; it != end; ++it) svgs.push_back(it->str());
+  for (std::size_t pos = html.find("<svg"); pos != std::string::npos;
+       pos = html.find("<svg", pos)) {
+    const std::size_t stop = html.find("</svg>", pos);
+    REQUIRE(stop != std::string::npos);
+    svgs.push_back(html.substr(pos, stop + 6 - pos));
+    pos = stop + 6;
+  }
   REQUIRE(svgs.size() == 6u);
   for (const auto& svg : svgs) {
     CAPTURE(svg.substr(0, 300));
     CHECK(count(svg, "class=\"data\"") >= 2u);
-    CHECK(count(svg, "font-weight=\"bold\"") == 1u);  // title
+    CHECK(count(svg, "font-weight=\"bold\"") == 1u);     // title
     CHECK(svg.find("rotate(-90") != std::string::npos);  // y-axis label
   }
   CHECK(svgs[0].find("Throughput (TFLOPs per GPU)") != std::string::npos);
@@ -124,7 +132,7 @@ TEST_CASE("HTML: four kinds of chart, each with data marks, titles, axis labels 
   CHECK(count(svgs[2], "<circle class=\"data\"") == 8u);  // 2 groups x 4 bandwidths
   CHECK(svgs[3].find("Time per step (ms)") != std::string::npos);
   CHECK(svgs[5].find("capacity") != std::string::npos);
-  CHECK(html.find("<script") == std::string::npos);  // self-contained, static
+  CHECK(html.find("<script") == std::string::npos);                        // self-contained, static
   CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // no external resources
 }
 
@@ -138,7 +146,8 @@ TEST_CASE("HTML: strings from input files are escaped everywhere") {
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("<img") == std::string::npos);
   CHECK(html.find("<b>bold") == std::string::npos);
-  CHECK(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&amp;&lt;img") != std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;&amp;&lt;img") !=
+        std::string::npos);
   CHECK(html.find("&lt;evil&gt;.json") != std::string::npos);
   std::string md = render_markdown(rows, "s.json");
   CHECK(md.find("<script") == std::string::npos);
