@@ -7,14 +7,14 @@
 
 namespace zerosim {
 
-int prefetch_depth(const Strategy& s, std::int64_t layer_elems) {
+int prefetch_depth(const Strategy& s, std::int64_t module_elems) {
   // DeepSpeed prefetches tensor by tensor while the prefetched numel is below
   // stage3_prefetch_bucket_size, and releases each tensor of the running module as soon as the
   // module is done, so the live limit (stage3_max_live_parameters) never stops the one-tensor-ahead
   // prefetch as long as single tensors fit under it (the largest, 4h^2, does for every model here).
-  // At layer granularity that is: none if the bucket is 0, else ceil(bucket / layer) layers, at
-  // least 1, and more than 1 only as far as the live limit leaves room for whole layers.
-  const auto L = std::max<std::int64_t>(1, layer_elems);
+  // At module granularity that is: none if the bucket is 0, else ceil(bucket / module) modules,
+  // at least 1, and more than 1 only as far as the live limit leaves room for whole modules.
+  const auto L = std::max<std::int64_t>(1, module_elems);
   if (s.prefetch_bucket_elems <= 0) return 0;
   const std::int64_t want = (s.prefetch_bucket_elems + L - 1) / L;
   const std::int64_t room = std::max<std::int64_t>(0, s.max_live_params - L) / L;

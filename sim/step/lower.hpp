@@ -35,9 +35,9 @@ struct StepSetup {
 };
 
 // Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in
-// units of the largest layer: ceil(prefetch / layer), at most max_live / layer - 1 (the running
-// layer counts).
-int prefetch_depth(const Strategy& s, std::int64_t layer_elems);
+// modules of `module_elems` parameters: ceil(prefetch / module), at least 1, at most
+// max_live / module - 1 (the running module counts).
+int prefetch_depth(const Strategy& s, std::int64_t module_elems);
 
 // Compute time of a module's forward and backward from the profile's GEMM curve and attention
 // efficiency (backward runs two GEMMs of each forward GEMM's size).

@@ -61,20 +61,44 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   embed.gather_elems = embed.param_elems();
   mods.push_back(embed);
 
+  // DeepSpeed fetches weights per submodule (its pre-forward hook gathers a leaf module's
+  // parameters), so a layer is four modules in forward order: the attention input projection, the
+  // attention core with its output projection, and the two MLP projections. Each norm rides with
+  // the projection that follows it (norms are tiny and below DeepSpeed's persistence threshold).
+  const double kv = static_cast<double>(m.kv_dim());
   for (int l = 0; l < m.layers; ++l) {
-    Module layer{"layer" + std::to_string(l), ModuleKind::Layer, layer_params(m), 0, {}, 0, true};
-    layer.gather_elems = layer.param_elems();
-    layer.gemms.push_back({"qkv", 2 * T * h * (h + 2 * static_cast<double>(m.kv_dim()))});
-    layer.gemms.push_back({"attn_out", 2 * T * h * h});
+    const std::string prefix = "layer" + std::to_string(l) + ".";
+    auto sub = [&](const std::string& name) {
+      Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true};
+      mod.layer = l;
+      return mod;
+    };
+    Module qkv = sub("qkv");
+    add_norm(qkv.params, m, "input_norm");
+    add_linear(qkv.params, m, "qkv", m.hidden, m.hidden + 2 * m.kv_dim());
+    qkv.gemms.push_back({"qkv", 2 * T * h * (h + 2 * kv)});
+    Module attn = sub("attn");
+    add_linear(attn.params, m, "attn_out", m.hidden, m.hidden);
+    attn.attention_flops = 4 * T * seq * h;  // QK^T and attention x V, as Megatron-LM counts them
+    attn.gemms.push_back({"attn_out", 2 * T * h * h});
+    Module up = sub(m.gated_ffn ? "gate_up" : "fc1");
+    add_norm(up.params, m, "post_attn_norm");
     if (m.gated_ffn) {
-      layer.gemms.push_back({"gate", 2 * T * h * f});
-      layer.gemms.push_back({"up", 2 * T * h * f});
+      add_linear(up.params, m, "gate", m.hidden, m.ffn);
+      add_linear(up.params, m, "up", m.hidden, m.ffn);
+      up.gemms.push_back({"gate", 2 * T * h * f});
+      up.gemms.push_back({"up", 2 * T * h * f});
     } else {
-      layer.gemms.push_back({"fc1", 2 * T * h * f});
+      add_linear(up.params, m, "fc1", m.hidden, m.ffn);
+      up.gemms.push_back({"fc1", 2 * T * h * f});
     }
-    layer.gemms.push_back({"fc2", 2 * T * h * f});
-    layer.attention_flops = 4 * T * seq * h;  // QK^T and attention x V, as Megatron-LM counts them
-    mods.push_back(layer);
+    Module down = sub("fc2");
+    add_linear(down.params, m, "fc2", m.ffn, m.hidden);
+    down.gemms.push_back({"fc2", 2 * T * h * f});
+    for (Module* mod : {&qkv, &attn, &up, &down}) {
+      mod->gather_elems = mod->param_elems();
+      mods.push_back(std::move(*mod));
+    }
   }
 
   Module head{"head", ModuleKind::Head, {}, 0, {}, 0, false};

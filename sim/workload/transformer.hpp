@@ -1,6 +1,7 @@
 // Transformer: what a ModelShape costs. The model is a list of modules in forward order (embedding,
-// layers, head), each owning parameter tensors (the units DeepSpeed reduces gradients in),
-// gathering weights before it runs, and running GEMMs and attention whose FLOPs are closed forms:
+// four submodules per layer, head), each owning parameter tensors (the units DeepSpeed reduces
+// gradients in), gathering weights before it runs, and running GEMMs and attention whose FLOPs are
+// closed forms:
 //   GPT layer params 12h^2 + 13h; forward FLOPs per layer 24·T·h^2 + 4·T·s·h (Megatron-LM);
 //   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T
 //   for GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated
@@ -28,7 +29,7 @@ struct Gemm {
 enum class ModuleKind { Embedding, Layer, Head };
 
 struct Module {
-  std::string name;  // "embed", "layer3", "head"
+  std::string name;  // "embed", "layer3.qkv", "layer3.attn", "layer3.fc1", "layer3.fc2", "head"
   ModuleKind kind = ModuleKind::Layer;
   std::vector<ParamTensor> params;  // tensors owned (gradients produced here)
   std::int64_t gather_elems = 0;    // weights gathered before it runs (the tied head re-gathers
@@ -36,6 +37,7 @@ struct Module {
   std::vector<Gemm> gemms;          // forward GEMMs
   double attention_flops = 0;       // forward score + context matmuls
   bool recomputed = false;          // re-run in backward under activation checkpointing
+  int layer = -1;                   // transformer layer index of a Layer submodule
 
   std::int64_t param_elems() const;
   double forward_flops() const;

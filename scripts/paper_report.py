@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Writes reports/paper-reproduction.{md,html}: the ZeRO++ paper's 384-GPU table against zerosim.
+
+Runs the `zerosim` CLI (flow tier, shipped dgx2-v100 profile) on every published cell
+(tests/paper/zeropp_published_384.json), reports per-cell errors, the mean and worst, the step
+breakdown behind each speedup, a sensitivity run with DeepSpeed's default prefetch, and the
+prediction section (other bandwidths, cluster sizes, each technique alone, hpZ memory).
+
+Usage: scripts/paper_report.py [path/to/zerosim] [--jobs N]
+"""
+import argparse
+import concurrent.futures as cf
+import copy
+import datetime
+import html
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(ROOT, "tests/paper/zeropp_published_384.json")
+STRATEGIES = ["zero3", "zeropp", "zero3+qwz", "zero3+hpz", "zero3+qgz"]
+
+
+def ds_config(tmp, strategy, prefetch=None):
+    """The paper's DeepSpeed config for a strategy string (zero3, zeropp or zero3+<technique>)."""
+    base = json.load(open(os.path.join(ROOT, "workloads/deepspeed/zeropp-paper-zero3.json")))
+    z = base["zero_optimization"]
+    techniques = {"qwz", "hpz", "qgz"} if strategy == "zeropp" else set(strategy.split("+")[1:])
+    if "qwz" in techniques:
+        z["zero_quantized_weights"] = True
+    if "hpz" in techniques:
+        z["zero_hpz_partition_size"] = 16
+    if "qgz" in techniques:
+        z["zero_quantized_gradients"] = True
+    if prefetch is not None:
+        z["stage3_prefetch_bucket_size"] = prefetch
+    path = os.path.join(tmp, f"ds-{strategy}-{prefetch}.json")
+    with open(path, "w") as f:
+        json.dump(base, f, indent=2)
+    return path
+
+
+def simulate(zerosim, ds, model, tokens, nodes=24, nics=4):
+    cmd = [zerosim, "simulate", "--cluster", "dgx2-v100", "--nodes", str(nodes),
+           "--nics-per-node", str(nics), "--nic-gbps", "100", "--model", model,
+           "--deepspeed", ds, "--tokens-per-gpu", str(tokens), "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"paper_report: {' '.join(cmd)} failed:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def pct(x):
+    return f"{100 * x:+.1f}%"
+
+
+def run_all(zerosim, jobs, specs):
+    with cf.ThreadPoolExecutor(jobs) as ex:
+        return list(ex.map(lambda s: simulate(zerosim, *s), specs))
+
+
+def reproduction(zerosim, jobs, tmp, table, prefetch=None):
+    specs, keys = [], []
+    for c in table["cells"]:
+        for s in ("zero3", "zeropp"):
+            specs.append((ds_config(tmp, s, prefetch), c["model"], c["tokens_per_gpu"]))
+            keys.append((c["model"], c["tokens_per_gpu"], s))
+    res = dict(zip(keys, run_all(zerosim, jobs, specs)))
+    rows = []
+    for c in table["cells"]:
+        a = res[(c["model"], c["tokens_per_gpu"], "zero3")]
+        b = res[(c["model"], c["tokens_per_gpu"], "zeropp")]
+        s3, sp = a["tflops_per_gpu"], b["tflops_per_gpu"]
+        p3, pp = c["zero3_tflops"], c["zeropp_tflops"]
+        rows.append(dict(cell=c, z3=a, zp=b, s3=s3, sp=sp, p3=p3, pp=pp, e3=s3 / p3 - 1,
+                         ep=sp / pp - 1, es=(sp / s3) / (pp / p3) - 1))
+    errs = [abs(r["e3"]) for r in rows] + [abs(r["ep"]) for r in rows]
+    worst = max(((abs(r["e3"]), r, "ZeRO-3") for r in rows),
+                key=lambda t: t[0])
+    worst_p = max(((abs(r["ep"]), r, "ZeRO++") for r in rows), key=lambda t: t[0])
+    worst = max(worst, worst_p, key=lambda t: t[0])
+    sp_errs = [abs(r["es"]) for r in rows]
+    return rows, sum(errs) / len(errs), worst, sum(sp_errs) / len(sp_errs), max(sp_errs)
+
+
+def breakdown_row(r):
+    def parts(d):
+        b = d["breakdown"]
+        e = b["exposed_comm_s"]
+        return (d["step_time_s"], b["compute_s"] + b["recompute_s"], e["all_gather"],
+                e["reduce_scatter"], e["all_to_all"], b["exposed_kernels_s"])
+    return parts(r["z3"]), parts(r["zp"])
+
+
+def predictions(zerosim, jobs, tmp, models):
+    specs, keys = [], []
+    for m in models:
+        for t in (1024, 2048):
+            for s in STRATEGIES:
+                for nodes, nics in ((24, 1), (24, 2), (24, 8), (4, 4), (8, 4)):
+                    specs.append((ds_config(tmp, s), m, t, nodes, nics))
+                    keys.append((m, t, s, nodes, nics))
+    return dict(zip(keys, run_all(zerosim, jobs, specs)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zerosim", nargs="?", default=os.path.join(ROOT, "build/sim/zerosim"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    table = json.load(open(TABLE))
+    profile = json.load(open(os.path.join(ROOT, "calibrate/profiles/dgx2-v100.json")))
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, mean, worst, sp_mean, sp_worst = reproduction(args.zerosim, args.jobs, tmp, table)
+        alt = reproduction(args.zerosim, args.jobs, tmp, table, prefetch=50_000_000)
+        models = sorted({c["model"] for c in table["cells"]}, key=lambda m: int(m[4:-1]))
+        pred = predictions(args.zerosim, args.jobs, tmp, models)
+
+    md = []
+    w = md.append
+    w("# ZeRO++ paper reproduction (issue 7)\n")
+    w(f"Generated {datetime.date.today().isoformat()} at commit `{commit}` by "
+      "`scripts/paper_report.py build/sim/zerosim` (flow tier). Checked in CI by "
+      "`tests/paper/test_paper_check.cpp`.\n")
+    w(f"**Published values:** {table['citation']}.\n")
+    w("**Setup simulated:** 24 DGX-2 nodes (`--cluster dgx2-v100 --nodes 24 --nics-per-node 4 "
+      "--nic-gbps 100`), GPT models of `workloads/`, FP16, activation checkpointing, DeepSpeed "
+      "configs `workloads/deepspeed/zeropp-paper-zero3.json` and `...-zeropp.json`: the ZeRO++ "
+      "tutorial's settings (reduce_bucket_size 1e7, overlap_comm, contiguous gradients, hpZ "
+      "partition 16) with `stage3_prefetch_bucket_size` 0, see *Assumptions*.\n")
+    w(f"**Profile:** `calibrate/profiles/dgx2-v100.json` (status `{profile['provenance']['status']}`)."
+      " Two parameters were fitted on this table, nothing per model or per cell: network "
+      f"efficiency {profile['link_classes']['network']['efficiency']} of line rate and the "
+      "quantization kernels' rates (one factor 0.13 on the datasheet-derived values, e.g. "
+      f"quantize_int8 {profile['kernels']['quantize_int8']['throughput_GBps']} GB/s). Everything "
+      "else is datasheet or NCCL-model derived (see the profile's provenance).\n")
+    w("## Published vs simulated TFLOPs/GPU\n")
+    w("| model | tokens/GPU | ZeRO-3 paper | ZeRO-3 sim | error | ZeRO++ paper | ZeRO++ sim | error "
+      "| speedup paper | speedup sim | error |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        c = r["cell"]
+        w(f"| {c['model']} | {c['tokens_per_gpu']} | {r['p3']} | {r['s3']:.1f} | {pct(r['e3'])} | "
+          f"{r['pp']} | {r['sp']:.1f} | {pct(r['ep'])} | {r['pp'] / r['p3']:.2f} | "
+          f"{r['sp'] / r['s3']:.2f} | {pct(r['es'])} |")
+    wc = worst[1]["cell"]
+    w(f"\n**Mean absolute error over the 16 TFLOPs cells: {100 * mean:.1f}%. Worst cell: "
+      f"{wc['model']} {wc['tokens_per_gpu']} tokens/GPU {worst[2]}, {100 * worst[0]:.1f}%.** "
+      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Tolerance of the "
+      "check: 10% for each.\n")
+    w("## Where each speedup comes from\n")
+    w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; the "
+      "`exposed` columns are time the compute stream waited on that collective kind or on "
+      "quantization kernels (DeepSpeed runs them on the gather and reduce streams).\n")
+    w("| model | tokens | strategy | step | compute | exposed all-gather | exposed reduce-scatter | "
+      "exposed all-to-all | exposed kernels |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        c = r["cell"]
+        z3, zp = breakdown_row(r)
+        for name, p in (("ZeRO-3", z3), ("ZeRO++", zp)):
+            w(f"| {c['model']} | {c['tokens_per_gpu']} | {name} | " +
+              " | ".join(f"{x:.2f}" for x in p) + " |")
+    w("\nReading: ZeRO-3's step is compute plus the weight all-gathers it waits for (no prefetch) "
+      "and the part of the reduce-scatter the backward cannot hide; ZeRO++ cuts the all-gather "
+      "bytes across nodes in half (qwZ) and moves the backward gathers into the node (hpZ), and "
+      "replaces the reduce-scatter by qgZ's all-to-alls, but pays for quantization on the critical "
+      "path. The speedup falls from 1K to 2K tokens because compute grows while the "
+      "communication saved does not.\n")
+    w("## Assumptions and sensitivity\n")
+    w("- The paper does not publish its DeepSpeed configs. The tutorial's are used, with weight "
+      "prefetching off (`stage3_prefetch_bucket_size: 0`): the published numbers grow from 1K to "
+      "2K tokens by almost exactly the compute added (ZeRO-3 and ZeRO++ gain the same seconds per "
+      "extra token), which is what a step without gather/compute overlap does.")
+    am, aw = alt[1], alt[2]
+    w(f"- With DeepSpeed's default prefetch (5e7 elements) and the same profile the simulator "
+      f"overlaps the gathers and gives a mean error of {100 * am:.1f}% (worst {100 * aw[0]:.1f}%), "
+      "far outside tolerance: so this is an assumption the fit depends on, stated here rather "
+      "than hidden in a parameter.")
+    w("- The fitted network efficiency 0.5 is below what nccl-tests reach on one EDR port (about "
+      "0.9); the fit folds into it what the model does not resolve (GPUDirect through the DGX-2's "
+      "PCIe switches, NCCL/GEMM contention for SMs and HBM). Likewise the quantization rates "
+      "(about 10% of HBM) stand for DeepSpeed 0.9/0.10's whole per-byte ZeRO++ path, kernels plus "
+      "PyTorch glue. A measured profile replaces both.\n")
+    w("## Predictions (written before comparison with any published value)\n")
+    w(f"Generated at commit `{commit}` with the profile above; nothing below was compared with "
+      "the paper's other results when this was written. TFLOPs/GPU, flow tier.\n")
+    for t in (1024, 2048):
+        for title, cfgs in (("384 GPUs at 1, 2 and 8 x 100 Gbps per node", ((24, 1), (24, 2), (24, 8))),
+                            ("64 and 128 GPUs at 4 x 100 Gbps per node", ((4, 4), (8, 4)))):
+            w(f"### {title}, {t} tokens/GPU\n")
+            head = "| model | strategy | " + " | ".join(
+                f"{n * 16} GPUs, {k}x100G" for n, k in cfgs) + " |"
+            w(head)
+            w("|---|---|" + "---|" * len(cfgs))
+            for m in models:
+                for s in STRATEGIES:
+                    vals = [pred[(m, t, s, n, k)]["tflops_per_gpu"] for n, k in cfgs]
+                    w(f"| {m} | {s} | " + " | ".join(f"{v:.1f}" for v in vals) + " |")
+            w("")
+    w("### hpZ memory cost (384 GPUs, k = 16)\n")
+    w("| model | hpZ secondary partition per GPU | peak per GPU ZeRO-3 | peak per GPU ZeRO++ | "
+      "fits in 32 GiB |")
+    w("|---|---|---|---|---|")
+    for m in models:
+        for t in (1024, 2048):
+            a = pred[(m, t, "zero3", 24, 8)]["memory"]
+            b = pred[(m, t, "zeropp", 24, 8)]["memory"]
+            w(f"| {m} ({t} tokens) | {b['components']['hpz_secondary'] / 2**30:.2f} GiB | "
+              f"{a['peak_bytes_per_gpu'] / 2**30:.2f} GiB | {b['peak_bytes_per_gpu'] / 2**30:.2f} GiB"
+              f" | {'yes' if b['fits'] else 'no'} |")
+    text = "\n".join(md) + "\n"
+    os.makedirs(os.path.join(ROOT, "reports"), exist_ok=True)
+    write_atomic(os.path.join(ROOT, "reports/paper-reproduction.md"), text)
+    write_atomic(os.path.join(ROOT, "reports/paper-reproduction.html"), to_html(text, rows))
+    print(f"mean {100 * mean:.2f}% worst {100 * worst[0]:.2f}% speedup mean {100 * sp_mean:.2f}% "
+          f"worst {100 * sp_worst:.2f}%")
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def bar_chart(rows):
+    """Grouped bars: published vs simulated TFLOPs per cell and strategy (inline SVG)."""
+    bw, gap, h, top = 9, 14, 220, 10
+    items = []
+    for r in rows:
+        c = r["cell"]
+        items.append((f"{c['model'][4:]} {c['tokens_per_gpu'] // 1024}K", r["p3"], r["s3"], r["pp"], r["sp"]))
+    width = len(items) * (4 * bw + gap) + 60
+    vmax = max(max(i[1:]) for i in items) * 1.1
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 50}" '
+           'font-family="sans-serif" font-size="11">']
+    colors = ["#9ecae1", "#3182bd", "#fdae6b", "#e6550d"]
+    for i, (label, *vals) in enumerate(items):
+        x0 = 50 + i * (4 * bw + gap)
+        for j, v in enumerate(vals):
+            bh = h * v / vmax
+            out.append(f'<rect x="{x0 + j * bw}" y="{top + h - bh:.1f}" width="{bw - 1}" '
+                       f'height="{bh:.1f}" fill="{colors[j]}"><title>{v:.1f}</title></rect>')
+        out.append(f'<text x="{x0}" y="{top + h + 14}">{html.escape(label)}</text>')
+    for v in range(0, int(vmax) + 1, 10):
+        y = top + h - h * v / vmax
+        out.append(f'<text x="20" y="{y + 4:.1f}">{v}</text>'
+                   f'<line x1="45" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+    legend = ["ZeRO-3 paper", "ZeRO-3 sim", "ZeRO++ paper", "ZeRO++ sim"]
+    for j, name in enumerate(legend):
+        out.append(f'<rect x="{50 + j * 110}" y="{top + h + 26}" width="10" height="10" '
+                   f'fill="{colors[j]}"/><text x="{64 + j * 110}" y="{top + h + 35}">{name}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def to_html(md_text, rows):
+    """Minimal Markdown (headings, paragraphs, lists, pipe tables, bold, code) to HTML."""
+    import re
+
+    def inline(s):
+        s = html.escape(s)
+        s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
+        s = re.sub(r"\*(.+?)\*", r"<em>\1</em>", s)
+        return re.sub(r"`(.+?)`", r"<code>\1</code>", s)
+
+    out = ['<!DOCTYPE html><html><head><meta charset="utf-8"><title>ZeRO++ paper reproduction'
+           '</title><style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;'
+           'line-height:1.4}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;'
+           'padding:2px 6px;text-align:right}th{background:#f3f3f3}code{background:#f6f6f6}'
+           '</style></head><body>']
+    lines = md_text.split("\n")
+    i = 0
+    chart_done = False
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            out.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
+            if line.startswith("## Published") and not chart_done:
+                out.append(bar_chart(rows))
+                chart_done = True
+        elif line.startswith("|"):
+            rows_md = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows_md.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            out.append("<table><tr>" + "".join(f"<th>{inline(c)}</th>" for c in rows_md[0]) + "</tr>")
+            for r in rows_md[2:]:
+                out.append("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>")
+            out.append("</table>")
+            continue
+        elif line.startswith("- "):
+            out.append("<ul>")
+            while i < len(lines) and lines[i].startswith("- "):
+                out.append(f"<li>{inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("</ul>")
+            continue
+        elif line.strip():
+            out.append(f"<p>{inline(line)}</p>")
+        i += 1
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
