@@ -1,6 +1,6 @@
 // FairShare: progressive filling with an indexed min-heap of link saturation levels. When a flow
-// freezes, the other links it crosses lose its rate and its weight; their level (remaining / unfrozen
-// weight) is re-keyed in place.
+// freezes, the other links it crosses lose its rate and its weight; their level (remaining /
+// unfrozen weight) is re-keyed in place.
 #include "sim/net/fair_share.hpp"
 
 #include <algorithm>
@@ -74,14 +74,16 @@ void FairShare::remove_flow(FlowId f) {
     const std::int32_t l = pool_link_[b + i];
     auto& lf = link_flows_[l];
     const std::int32_t pos = pool_pos_[b + i];
-    // Swap-remove; the moved flow's back-pointer for link l must follow it.
-    const FlowId moved = lf.back();
+    // Swap-remove; the moved entry's back-pointer must follow it. A flow may cross a link more
+    // than once (quotient flows, see equitable.hpp), so the entry is found by link AND position.
+    const auto last = static_cast<std::int32_t>(lf.size()) - 1;
+    const FlowId moved = lf[last];
     lf[pos] = moved;
     lf.pop_back();
-    if (moved != f) {
+    if (pos != last) {
       const std::int64_t mb = begin_[moved];
       for (std::int32_t k = 0; k < len_[moved]; ++k)
-        if (pool_link_[mb + k] == l) {
+        if (pool_link_[mb + k] == l && pool_pos_[mb + k] == last) {
           pool_pos_[mb + k] = pos;
           break;
         }
@@ -146,8 +148,8 @@ void FairShare::gather_component() {
   }
 }
 
-// Indexed binary min-heap of links keyed by (level, link id): one entry per link, so re-keying a link
-// touched by a saturation costs one sift instead of leaving stale entries behind.
+// Indexed binary min-heap of links keyed by (level, link id): one entry per link, so re-keying a
+// link touched by a saturation costs one sift instead of leaving stale entries behind.
 bool FairShare::heap_less(std::int32_t a, std::int32_t b) const {
   return key_[a] != key_[b] ? key_[a] < key_[b] : a < b;
 }

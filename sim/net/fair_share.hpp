@@ -1,13 +1,15 @@
 // FairShare: a standalone max-min fair bandwidth solver (no topology code). Links have capacities;
 // a flow crosses a list of links and carries a weight w (an aggregate of w identical flows, which
-// together receive w times one flow's share). Rates come from progressive filling: all unfrozen flows
-// rise at the same per-unit level; when a link saturates, the flows crossing it freeze at
+// together receive w times one flow's share). Rates come from progressive filling: all unfrozen
+// flows rise at the same per-unit level; when a link saturates, the flows crossing it freeze at
 // rate = weight x level. The solution is the unique max-min fair allocation.
+// A link may appear k times in a flow's list: it then carries k x the flow's rate (quotient flows
+// of equitable.hpp).
 //
 // Incremental: add_flow / remove_flow / set_capacity mark links dirty; solve() recomputes only the
-// connected components (flows linked through shared links) that contain a dirty link and returns the
-// flows it recomputed. Flow ids are reused after removal. No allocation in the steady state once the
-// buffers have grown to the working-set size.
+// connected components (flows linked through shared links) that contain a dirty link and returns
+// the flows it recomputed. Flow ids are reused after removal. No allocation in the steady state
+// once the buffers have grown to the working-set size.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -79,9 +81,9 @@ class FairShare {
   std::vector<FlowId> comp_flows_;
   std::vector<double> rem_, wsum_;
   std::vector<std::int32_t> left_;  // unfrozen flows per link
-  std::vector<double> key_;            // saturation level of a link in the heap
-  std::vector<std::int32_t> hpos_;     // position in heap_, -1 if absent
-  std::vector<std::int32_t> heap_;     // link ids
+  std::vector<double> key_;         // saturation level of a link in the heap
+  std::vector<std::int32_t> hpos_;  // position in heap_, -1 if absent
+  std::vector<std::int32_t> heap_;  // link ids
   std::vector<char> touched_mark_;
   std::vector<std::int32_t> touched_;
   std::vector<char> frozen_;

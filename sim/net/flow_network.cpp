@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <span>
 #include <utility>
@@ -17,8 +18,24 @@ constexpr double kRelEps = 1e-9;
 
 FlowNetwork::FlowNetwork(Engine& engine, const Topology& topo, const CostProfile& profile)
     : engine_(engine), topo_(topo), profile_(profile) {
-  for (const LinkInfo& l : topo.links())
-    solver_.add_link(l.bandwidth_Bps * profile.link_class(l.cls).efficiency);
+  const char* off = std::getenv("ZEROSIM_NO_SYMMETRY");
+  if (off && *off && std::string(off) != "0") symmetry_ = false;
+}
+
+// Solver links: the real links, or (symmetry mode) the classes of the link partition. Deferred to
+// the first start so that set_shortcuts / set_symmetry can choose.
+void FlowNetwork::init_links() {
+  if (links_ready_) return;
+  links_ready_ = true;
+  std::vector<double> caps;
+  for (const LinkInfo& l : topo_.links())
+    caps.push_back(l.bandwidth_Bps * profile_.link_class(l.cls).efficiency);
+  if (!symmetry()) {
+    for (double c : caps) solver_.add_link(c);
+    return;
+  }
+  part_ = std::make_unique<LinkPartition>(caps);
+  for (int k = 0; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
 }
 
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
@@ -32,6 +49,7 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
 }
 
 void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {
+  init_links();
   start_resolved(resolve_plan(plan), std::move(on_done));
 }
 
@@ -51,9 +69,11 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
             {std::vector<std::int32_t>(r.links.begin(), r.links.end()), fl.bytes}, rp.flows.size());
         if (!fresh) {
           rp.flows[it->second].weight += 1;
+          (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
           continue;
         }
       }
+      (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
       ResolvedFlow f;
       f.link_begin = static_cast<std::int64_t>(out->links.size());
       f.link_count = static_cast<std::int32_t>(r.links.size());
@@ -69,6 +89,7 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
 
 void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
                                  std::function<void()> on_done) {
+  init_links();
   int c;
   if (!free_colls_.empty()) {
     c = free_colls_.back();
@@ -92,39 +113,120 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
   engine_.schedule_after(coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
 }
 
+FairShare::FlowId FlowNetwork::add_solver_flow(std::span<const std::int32_t> links, double weight,
+                                               double remaining, int c) {
+  const FairShare::FlowId f = solver_.add_flow(links, weight);
+  const auto need = static_cast<std::size_t>(solver_.flow_capacity());
+  if (remaining_.size() < need) {
+    remaining_.resize(need);
+    settled_at_.resize(need);
+    rate_.resize(need);
+    version_.resize(need);
+    coll_of_.resize(need);
+  }
+  remaining_[f] = remaining;  // the aggregate's rate is weight x one member's
+  settled_at_[f] = engine_.now();
+  rate_[f] = 0;
+  ++version_[f];
+  coll_of_[f] = c;
+  ++colls_[c].outstanding;
+  dirty_ = true;
+  return f;
+}
+
 void FlowNetwork::begin_phase(int c) {
-  const double now = engine_.now();
   Coll& coll = colls_[c];
   const ResolvedPlan& plan = *coll.plan;
   const ResolvedPhase& phase = plan.phases[coll.phase];
-  for (const ResolvedFlow& fl : phase.flows) {
-    (fl.crosses_nodes ? stats_.inter_node_bytes : stats_.intra_node_bytes) += fl.bytes * fl.weight;
-    ++stats_.flows;
-    const FairShare::FlowId f =
-        solver_.add_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
-                                                       static_cast<std::size_t>(fl.link_count)),
-                         fl.weight);
-    const auto need = static_cast<std::size_t>(solver_.flow_capacity());
-    if (remaining_.size() < need) {
-      remaining_.resize(need);
-      settled_at_.resize(need);
-      rate_.resize(need);
-      version_.resize(need);
-      coll_of_.resize(need);
-    }
-    remaining_[f] = fl.bytes * fl.weight;  // the aggregate's rate is weight x one member's
-    settled_at_[f] = now;
-    rate_[f] = 0;
-    ++version_[f];
-    coll_of_[f] = c;
-    ++coll.outstanding;
-    dirty_ = true;
+  stats_.inter_node_bytes += phase.inter_node_bytes;
+  stats_.intra_node_bytes += phase.intra_node_bytes;
+  stats_.flows += phase.flows.size();
+  if (!symmetry()) {
+    for (const ResolvedFlow& fl : phase.flows)
+      add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
+                                                    static_cast<std::size_t>(fl.link_count)),
+                      fl.weight, fl.bytes * fl.weight, c);
+    stats_.solver_flows += phase.flows.size();
+  } else {
+    if (phase.quotient.version != part_->version()) sync_partition(c);
+    const QuotientPhase& q = phase.quotient;
+    coll.flows.clear();
+    for (const PlanFlow& fl : q.flows)
+      coll.flows.push_back(
+          add_solver_flow(std::span<const std::int32_t>(q.links.data() + fl.link_begin,
+                                                        static_cast<std::size_t>(fl.link_count)),
+                          fl.weight, fl.bytes * fl.weight, c));
+    stats_.solver_flows += q.flows.size();
   }
+  coll.in_solver = coll.outstanding > 0;
   if (coll.outstanding == 0) finish_phase(c);
+}
+
+bool FlowNetwork::refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph) {
+  if (ph.quotient.version == part.version()) return false;
+  part.refine(ph.flows, plan.links, ph.quotient);
+  return true;
+}
+
+void FlowNetwork::sync_partition(int c) {
+  const double now = engine_.now();
+  active_colls_.clear();
+  for (int k = 0; k < static_cast<int>(colls_.size()); ++k)
+    if (colls_[k].plan && colls_[k].in_solver) active_colls_.push_back(k);
+  // Per flow in flight: its class before refinement and its members' remaining bytes.
+  struct Snapshot {
+    std::vector<std::int32_t> class_of;
+    std::vector<double> remaining;  // per old class; < 0: finished
+  };
+  std::vector<Snapshot> snap(active_colls_.size());
+  for (std::size_t i = 0; i < active_colls_.size(); ++i) {
+    Coll& ck = colls_[active_colls_[i]];
+    snap[i].class_of = ck.plan->phases[ck.phase].quotient.class_of;
+    snap[i].remaining.assign(ck.flows.size(), -1);
+    for (std::size_t a = 0; a < ck.flows.size(); ++a) {
+      const FairShare::FlowId f = ck.flows[a];
+      if (!solver_.alive(f) || coll_of_[f] != active_colls_[i]) continue;
+      const double left = std::max(0.0, remaining_[f] - rate_[f] * (now - settled_at_[f]));
+      snap[i].remaining[a] = left / solver_.weight(f);
+      solver_.remove_flow(f);
+      ++version_[f];
+      dirty_ = true;
+    }
+    ck.flows.clear();
+    ck.outstanding = 0;
+  }
+  // Refining one phase can break another's equitability: repeat until all are current.
+  for (bool again = true; again;) {
+    again = refresh(*part_, *colls_[c].plan, colls_[c].plan->phases[colls_[c].phase]);
+    for (int k : active_colls_)
+      again = refresh(*part_, *colls_[k].plan, colls_[k].plan->phases[colls_[k].phase]) || again;
+  }
+  const int had = solver_.link_count();
+  for (int k = had; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
+  for (int k = 0; k < had; ++k)
+    if (solver_.capacity(k) != part_->quotient_capacity(k))
+      solver_.set_capacity(k, part_->quotient_capacity(k));
+  // New classes refine old ones, so each takes its members' remaining bytes from its old class.
+  for (std::size_t i = 0; i < active_colls_.size(); ++i) {
+    const int k = active_colls_[i];
+    Coll& ck = colls_[k];
+    const QuotientPhase& q = ck.plan->phases[ck.phase].quotient;
+    for (std::size_t a = 0; a < q.flows.size(); ++a) {
+      const double left = snap[i].remaining[snap[i].class_of[q.rep[a]]];
+      const PlanFlow& fl = q.flows[a];
+      ck.flows.push_back(left < 0 ? -1
+                                  : add_solver_flow(std::span<const std::int32_t>(
+                                                        q.links.data() + fl.link_begin,
+                                                        static_cast<std::size_t>(fl.link_count)),
+                                                    fl.weight, left * fl.weight, k));
+    }
+  }
 }
 
 void FlowNetwork::finish_phase(int c) {
   Coll& coll = colls_[c];
+  coll.in_solver = false;
+  coll.flows.clear();
   if (++coll.phase < coll.plan->phases.size()) {
     engine_.schedule_after(coll.plan->phases[coll.phase].latency_s, [this, c] { begin_phase(c); });
     return;

@@ -10,12 +10,20 @@
 // with the same link list and the same bytes start together and always get the same max-min rate,
 // so they are one solver flow of weight w (exact up to rounding; test_flow_speed compares with the
 // unmerged simulation).
+//
+// Symmetry (equitable.hpp): the solver does not see real links and flows but link classes and flow
+// classes of an equitable partition refined on the actual routes, so the N images of a collective's
+// traffic on N identical nodes are one solver flow of weight N. When a phase needs a finer link
+// partition, the flows in flight are re-expressed in it (their members' remaining bytes are equal).
+// ZEROSIM_NO_SYMMETRY=1 (or set_symmetry(false)) simulates every merged flow on every real link.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include "sim/net/equitable.hpp"
 #include "sim/net/fair_share.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/net/op_cache.hpp"
@@ -41,20 +49,19 @@ class FlowNetwork : public NetworkModel {
   const FairShare& solver() const { return solver_; }
   // false: no plan cache and no merging of identical flows (the reference for tests).
   void set_shortcuts(bool on) { shortcuts_ = on; }
+  // false: no symmetry reduction (also ZEROSIM_NO_SYMMETRY=1). Call before the first start.
+  void set_symmetry(bool on) { symmetry_ = on; }
+  bool symmetry() const { return shortcuts_ && symmetry_; }
   // Distinct collectives lowered so far (plan cache entries).
   std::size_t cached_plans() const { return cache_.size(); }
 
   // A plan with routes resolved: solver flows of weight w, links in one pool.
-  struct ResolvedFlow {
-    std::int64_t link_begin = 0;
-    std::int32_t link_count = 0;
-    bool crosses_nodes = false;
-    double bytes = 0;   // of one member
-    double weight = 1;  // members merged into this solver flow
-  };
+  using ResolvedFlow = PlanFlow;
   struct ResolvedPhase {
     double latency_s = 0;
     std::vector<ResolvedFlow> flows;
+    double inter_node_bytes = 0, intra_node_bytes = 0;  // of all flows, for the stats
+    mutable QuotientPhase quotient;  // under this network's link partition (symmetry mode)
   };
   struct ResolvedPlan {
     std::vector<ResolvedPhase> phases;
@@ -68,7 +75,9 @@ class FlowNetwork : public NetworkModel {
   struct Coll {
     std::shared_ptr<const ResolvedPlan> plan;
     std::size_t phase = 0;
-    std::int64_t outstanding = 0;  // solver flows of the current phase still running
+    std::int64_t outstanding = 0;          // solver flows of the current phase still running
+    bool in_solver = false;                // the current phase's flows are in the solver
+    std::vector<FairShare::FlowId> flows;  // solver flows of the current phase (symmetry mode)
     std::function<void()> on_done;
   };
   struct Done {
@@ -85,6 +94,13 @@ class FlowNetwork : public NetworkModel {
   void begin_phase(int coll);
   void finish_phase(int coll);
   void resolve() const;  // re-solve rates of changed components, settle, reschedule
+  void init_links();
+  FairShare::FlowId add_solver_flow(std::span<const std::int32_t> links, double weight,
+                                    double remaining, int coll);
+  // Symmetry mode: refines the link partition until coll c's next phase and every phase in flight
+  // are equitable; re-expresses the flows in flight in the refined partition.
+  void sync_partition(int c);
+  static bool refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph);
 
   Engine& engine_;
   const Topology& topo_;
@@ -102,6 +118,10 @@ class FlowNetwork : public NetworkModel {
   mutable bool dirty_ = false;
   std::vector<FairShare::FlowId> finished_;  // scratch of advance_to
   bool shortcuts_ = true;
+  bool symmetry_ = true;
+  bool links_ready_ = false;
+  std::unique_ptr<LinkPartition> part_;
+  std::vector<int> active_colls_;  // scratch of sync_partition
   OpCache<std::shared_ptr<const ResolvedPlan>> cache_;
 };
 

@@ -1,6 +1,6 @@
 // Network models behind one interface: given a CollectiveOp at the engine's current time, call
-// on_done when it completes. "flow": collectives lowered to phases of flows that share links max-min
-// fair (flow_network.hpp); "analytic": alpha + bytes/beta per collective, no contention.
+// on_done when it completes. "flow": collectives lowered to phases of flows that share links
+// max-min fair (flow_network.hpp); "analytic": alpha + bytes/beta per collective, no contention.
 #pragma once
 #include <functional>
 #include <memory>
@@ -12,9 +12,10 @@
 namespace zerosim {
 
 struct NetStats {
-  double inter_node_bytes = 0;  // payload bytes of flows whose route crosses a node boundary
-  double intra_node_bytes = 0;  // payload bytes of flows that stay inside a node
-  std::uint64_t flows = 0;      // flows simulated (after any aggregation)
+  double inter_node_bytes = 0;     // payload bytes of flows whose route crosses a node boundary
+  double intra_node_bytes = 0;     // payload bytes of flows that stay inside a node
+  std::uint64_t flows = 0;         // flows simulated (after any aggregation)
+  std::uint64_t solver_flows = 0;  // flow tier: solver flows after symmetry reduction (<= flows)
 };
 
 class NetworkModel : public Model {
@@ -24,7 +25,8 @@ class NetworkModel : public Model {
   virtual const NetStats& stats() const = 0;
 };
 
-// tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the engine.
+// tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the
+// engine.
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile);
 

@@ -1,12 +1,12 @@
 // FairShare: each case states the system and the max-min fair shares expected, then asserts them.
-#include "sim/net/fair_share.hpp"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
+
+#include "sim/net/fair_share.hpp"
 
 using namespace zerosim;
 using L = std::vector<std::int32_t>;
@@ -23,8 +23,9 @@ TEST_CASE("three flows on one link of capacity 9 get 3 each") {
 }
 
 TEST_CASE("classic two-link line: the long flow is limited by the tighter link") {
-  // System: link0 cap 1, link1 cap 2. Flow A crosses link0 and link1; B crosses link0; C crosses link1.
-  // Link0 saturates first at level 1/2: A = B = 0.5. Then link1 has 2 - 0.5 = 1.5 left for C alone.
+  // System: link0 cap 1, link1 cap 2. Flow A crosses link0 and link1; B crosses link0; C crosses
+  // link1. Link0 saturates first at level 1/2: A = B = 0.5. Then link1 has 2 - 0.5 = 1.5 left for C
+  // alone.
   FairShare s;
   s.add_link(1);
   s.add_link(2);
@@ -36,9 +37,9 @@ TEST_CASE("classic two-link line: the long flow is limited by the tighter link")
 }
 
 TEST_CASE("bottleneck hierarchy: three levels saturate one after another") {
-  // System: link0 cap 3 crossed by A, B, C; link1 cap 10 crossed by C, D; link2 cap 6 crossed by D, E.
-  // Level 1: link0 saturates at 1 (A = B = C = 1). Link1 then has 9 left for D alone; link2 offers
-  // D and E 3 each, which is tighter: D = E = 3. Link1 ends with 10 - 1 - 3 = 6 unused.
+  // System: link0 cap 3 crossed by A, B, C; link1 cap 10 crossed by C, D; link2 cap 6 crossed by D,
+  // E. Level 1: link0 saturates at 1 (A = B = C = 1). Link1 then has 9 left for D alone; link2
+  // offers D and E 3 each, which is tighter: D = E = 3. Link1 ends with 10 - 1 - 3 = 6 unused.
   FairShare s;
   for (double c : {3.0, 10.0, 6.0}) s.add_link(c);
   auto a = s.add_flow(L{0}), b = s.add_flow(L{0}), c = s.add_flow(L{0, 1});
@@ -115,7 +116,8 @@ void check_maxmin(const FairShare& s) {
       for (FairShare::FlowId g = 0; g < s.flow_capacity(); ++g) {
         if (!s.alive(g)) continue;
         for (std::int32_t m : s.links(g))
-          if (m == l && s.rate(g) / s.weight(g) > s.rate(f) / s.weight(f) * (1 + eps)) largest = false;
+          if (m == l && s.rate(g) / s.weight(g) > s.rate(f) / s.weight(f) * (1 + eps))
+            largest = false;
       }
       has_bottleneck = has_bottleneck || largest;
     }
@@ -124,7 +126,8 @@ void check_maxmin(const FairShare& s) {
 }
 }  // namespace
 
-TEST_CASE("random systems: incremental equals full recompute and satisfies the max-min certificate") {
+TEST_CASE(
+    "random systems: incremental equals full recompute and satisfies the max-min certificate") {
   std::mt19937 rng(7);
   FairShare s, full;
   const int links = 12;
@@ -159,4 +162,28 @@ TEST_CASE("random systems: incremental equals full recompute and satisfies the m
     if (step % 25 == 0) check_maxmin(s);
   }
   check_maxmin(s);
+}
+
+TEST_CASE("a flow crossing a link twice uses twice its rate there; removal keeps the lists") {
+  FairShare fs;
+  const int l0 = fs.add_link(10), l1 = fs.add_link(100);
+  const std::int32_t twice[] = {l0, l1, l0};
+  const std::int32_t once[] = {l0};
+  const auto a = fs.add_flow(twice, 1.0);
+  const auto b = fs.add_flow(once, 1.0);
+  const auto c = fs.add_flow(twice, 2.0);
+  fs.solve();
+  // Link 0 carries 2 x level (a) + level (b) + 2 x 2 x level (c) = 7 x level = 10.
+  CHECK(fs.rate(a) == doctest::Approx(10.0 / 7));
+  CHECK(fs.rate(b) == doctest::Approx(10.0 / 7));
+  CHECK(fs.rate(c) == doctest::Approx(20.0 / 7));
+  CHECK(fs.load(l0) == doctest::Approx(10.0));
+  fs.remove_flow(a);
+  fs.solve();
+  CHECK(fs.rate(b) == doctest::Approx(2.0));  // 1 + 4 shares of 10
+  CHECK(fs.rate(c) == doctest::Approx(4.0));
+  fs.remove_flow(c);
+  fs.solve();
+  CHECK(fs.rate(b) == doctest::Approx(10.0));
+  CHECK(fs.load(l1) == 0);
 }

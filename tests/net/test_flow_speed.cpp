@@ -10,15 +10,13 @@
 
 #include "sim/net/analytic_network.hpp"
 #include "sim/net/flow_network.hpp"
+#include "tests/net/net_workload.hpp"
 
 using namespace zerosim;
 
 namespace {
 
-CostProfile profile(const std::string& name) {
-  return load_cost_profile(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/" + name +
-                           ".json");
-}
+CostProfile profile(const std::string& name) { return test::shipped_profile(name); }
 
 std::vector<CollectiveOp> workload(const Topology& topo) {
   const int per_node = topo.gpus_per_node();
@@ -27,17 +25,11 @@ std::vector<CollectiveOp> workload(const Topology& topo) {
   std::vector<std::vector<int>> dup;  // the same pair twice: two identical flows in one phase
   dup.push_back({0, per_node});
   dup.push_back({0, per_node});
-  std::vector<CollectiveOp> ops = {
-      {CollKind::AllGather, Algorithm::Hierarchical, world_group(topo), 64e6, "ag.hier"},
-      {CollKind::AllGather, Algorithm::IntraNode, intra_node_groups(topo, per_node), 32e6,
-       "ag.hpz"},
-      {CollKind::ReduceScatter, Algorithm::Ring, world_group(topo), 48e6, "rs.ring"},
-      {CollKind::AllReduce, Algorithm::Auto, rail_groups(topo), 8e6, "ar.rail"},
-      {CollKind::AllToAll, Algorithm::TwoHopAllToAll, world_group(topo), 16e6, "a2a.2hop"},
-      {CollKind::AllToAll, Algorithm::Direct, intra_node_groups(topo, per_node), 4e6, "a2a.node"},
-      {CollKind::SendRecv, Algorithm::Auto, pairs, 2e6, "p2p"},
-      {CollKind::SendRecv, Algorithm::Auto, dup, 1e6, "p2p.dup"},
-  };
+  std::vector<CollectiveOp> ops = test::data_parallel_ops(topo);
+  ops.insert(ops.end(), {
+                            {CollKind::SendRecv, Algorithm::Auto, pairs, 2e6, "p2p"},
+                            {CollKind::SendRecv, Algorithm::Auto, dup, 1e6, "p2p.dup"},
+                        });
   const std::size_t distinct = ops.size();
   for (std::size_t i = 0; i < distinct; ++i) ops.push_back(ops[i]);  // repeats hit the cache
   return ops;

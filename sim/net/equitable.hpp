@@ -1,0 +1,76 @@
+// Exact symmetry reduction of the max-min fair flow problem (issue 8): an equitable partition of
+// links and flows. Links are split into classes with equal capacity; the flows of a phase into
+// classes with equal bytes and weight, such that
+//   (1) every flow of class A crosses the same number k(A, B) of links of each link class B, and
+//   (2) every link of class B is crossed by the same number of class-A flows, for every A.
+// Then progressive filling treats all members of a class alike (links of a class saturate at the
+// same level, flows of a class freeze at the same level), so the unique max-min allocation gives
+// them equal rates, and since they start together with equal bytes they stay equal until they all
+// finish together. The quotient problem has one flow per class A, of weight |A| x w, crossing each
+// link class B k(A, B) times, and one link per class B of capacity |B| x capacity: its level at
+// every step equals the full problem's. This holds for ANY union of phases, each equitable with
+// respect to the same link partition, so concurrent collectives share one partition.
+//
+// The partition is found by colour refinement (1-dimensional Weisfeiler-Leman) of the flow/link
+// incidence graph on the actual routes, so ECMP choices, odd node counts and asymmetric groups
+// simply refine it further (down to single flows and links: the full simulation). The link
+// partition only ever gets finer; every refinement bumps version() so phases computed for an older
+// partition are refined again before use.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace zerosim {
+
+// A flow of a resolved phase: its links are links[link_begin, +link_count) of the plan's pool.
+struct PlanFlow {
+  std::int64_t link_begin = 0;
+  std::int32_t link_count = 0;
+  bool crosses_nodes = false;
+  double bytes = 0;   // of one member
+  double weight = 1;  // members merged into this flow (identical link list and bytes)
+};
+
+// A phase reduced under the link partition: flows are classes, links are link classes.
+struct QuotientPhase {
+  std::uint64_t version = ~std::uint64_t{0};  // LinkPartition::version() it was computed for
+  std::vector<std::int32_t> class_of;         // per flow of the phase: its class
+  std::vector<PlanFlow> flows;    // per class: weight = total of its members; links = link classes
+  std::vector<std::int32_t> rep;  // per class: one member (index into the phase's flows)
+  std::vector<std::int32_t> links;  // pool of link-class ids (class k(A, B) times per B)
+};
+
+class LinkPartition {
+ public:
+  // Initial classes: links of equal capacity.
+  explicit LinkPartition(std::span<const double> capacities);
+
+  std::uint64_t version() const { return version_; }
+  int class_count() const { return static_cast<int>(members_.size()); }
+  int class_of(int link) const { return class_of_[link]; }
+  // Capacity of the quotient link: |B| x one link's capacity.
+  double quotient_capacity(int cls) const {
+    return static_cast<double>(members_[cls].size()) * capacity_[cls];
+  }
+
+  // Refines the partition (and the phase's flow classes) until the phase is equitable, and stores
+  // the phase's quotient in q. Returns true if the link partition changed (other phases must then
+  // be refined again). Deterministic: class ids depend only on the inputs.
+  bool refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+              QuotientPhase& q);
+
+ private:
+  bool split_links(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+                   const std::vector<std::int32_t>& colour);
+
+  std::vector<std::int32_t> class_of_;
+  std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
+  std::vector<double> capacity_;                    // one link's capacity, per class
+  std::uint64_t version_ = 0;
+  // Scratch.
+  std::vector<std::pair<std::int32_t, std::int32_t>> inc_;  // (link, flow colour)
+  std::vector<std::int32_t> touched_pos_;                   // per link: start in inc_, or -1
+};
+
+}  // namespace zerosim

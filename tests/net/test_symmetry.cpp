@@ -1,0 +1,184 @@
+// The flow tier's symmetry reduction (equitable.hpp) must give the same times as the full
+// simulation: every collective of a mixed, overlapping workload completes within 1e-9 relative of
+// the plain run (no plan cache, no merging, no symmetry), and a whole training step's time equals
+// the ZEROSIM_NO_SYMMETRY=1 run within 1e-9, on rail-optimized DGX-2 and DGX H100 clusters (one
+// leaf per rail, and two leaves per rail with ECMP over spines), 2:1 fat-trees, and node counts
+// that break the symmetry (odd, uneven leaves, asymmetric send/recv groups).
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/net/equitable.hpp"
+#include "sim/net/flow_network.hpp"
+#include "sim/step/simulate.hpp"
+#include "tests/net/net_workload.hpp"
+
+using namespace zerosim;
+
+namespace {
+
+CostProfile profile(const std::string& name) { return test::shipped_profile(name); }
+
+Topology cluster(const std::string& type, int nodes, const std::string& fabric, int nics = -1) {
+  ClusterSpec s;
+  s.name = "symmetry-test";
+  s.node_type = type;
+  s.nodes = nodes;
+  s.nics_per_node = nics;
+  if (type == "dgx2-v100") s.nic_gbps = 100;
+  s.fabric = fabric;
+  s.oversubscription = fabric == "fat-tree" ? 2 : 1;
+  return build_cluster(s);
+}
+
+// A data-parallel step's collectives (symmetric) plus, optionally, a chain of send/recv that breaks
+// the node symmetry (node n -> n+1, not wrapping around).
+std::vector<CollectiveOp> workload(const Topology& topo, bool asymmetric) {
+  const int per_node = topo.gpus_per_node();
+  std::vector<CollectiveOp> ops = test::data_parallel_ops(topo);
+  ops.push_back({CollKind::AllGather, Algorithm::Ring, world_group(topo), 24e6, "ag.ring"});
+  if (asymmetric) {
+    std::vector<std::vector<int>> pairs;
+    for (int g = 0; g + per_node < topo.gpu_count(); g += 3) pairs.push_back({g, g + per_node});
+    ops.push_back({CollKind::SendRecv, Algorithm::Auto, pairs, 2e6, "p2p"});
+  }
+  const std::size_t distinct = ops.size();
+  for (std::size_t i = 0; i < distinct; ++i) ops.push_back(ops[i]);  // repeats hit the cache
+  return ops;
+}
+
+enum class Mode { Plain, Shortcuts, Symmetry };
+
+// Starts op i at time i * 40 us (so collectives overlap and contend); returns completion times.
+std::vector<double> run(const Topology& topo, const CostProfile& prof, Mode mode, bool asymmetric,
+                        NetStats* stats = nullptr) {
+  const std::vector<CollectiveOp> ops = workload(topo, asymmetric);
+  Engine e;
+  FlowNetwork net(e, topo, prof);
+  net.set_shortcuts(mode != Mode::Plain);
+  net.set_symmetry(mode == Mode::Symmetry);
+  e.add_model(&net);
+  std::vector<double> done(ops.size(), -1);
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    e.schedule_at(40e-6 * static_cast<double>(i),
+                  [&, i] { net.start(ops[i], [&, i] { done[i] = e.now(); }); });
+  e.run();
+  if (stats) *stats = net.stats();
+  return done;
+}
+
+// Returns solver flows with symmetry / without.
+double compare(const Topology& topo, const CostProfile& prof, bool asymmetric) {
+  NetStats plain, sym;
+  const std::vector<double> ref = run(topo, prof, Mode::Plain, asymmetric, &plain);
+  const std::vector<double> fast = run(topo, prof, Mode::Symmetry, asymmetric, &sym);
+  REQUIRE(ref.size() == fast.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(ref[i] > 0);
+    CHECK(std::abs(fast[i] - ref[i]) <= 1e-9 * ref[i]);
+  }
+  CHECK(std::abs(sym.inter_node_bytes - plain.inter_node_bytes) <= 1e-12 * plain.inter_node_bytes);
+  CHECK(std::abs(sym.intra_node_bytes - plain.intra_node_bytes) <= 1e-12 * plain.intra_node_bytes);
+  CHECK(sym.solver_flows <= sym.flows);
+  return static_cast<double>(sym.solver_flows) / static_cast<double>(plain.solver_flows);
+}
+
+}  // namespace
+
+TEST_CASE("symmetry matches the full flow simulation, collective by collective") {
+  struct Case {
+    const char* type;
+    int nodes;
+    const char* fabric;
+    int nics;
+  };
+  const Case cases[] = {
+      {"dgx2-v100", 4, "rail", 4},      // one leaf per rail
+      {"dgx2-v100", 5, "rail", 2},      // odd node count
+      {"dgx-h100", 6, "fat-tree", -1},  // 2:1 fat-tree, 4 nodes per leaf: uneven leaves
+      {"dgx-h100", 8, "fat-tree", -1},  // two full leaves, ECMP over spines
+      {"dgx-h100", 34, "rail", 2},      // two leaves per rail (32 + 2 nodes), ECMP over spines
+  };
+  for (const Case& c : cases)
+    for (bool asymmetric : {false, true}) {
+      CAPTURE(c.type);
+      CAPTURE(c.nodes);
+      CAPTURE(c.fabric);
+      CAPTURE(asymmetric);
+      const Topology topo = cluster(c.type, c.nodes, c.fabric, c.nics);
+      const double ratio = compare(topo, profile(c.type), asymmetric);
+      // Identical nodes on one leaf per rail: the node images of a flow are one solver flow.
+      if (std::string(c.fabric) == "rail" && c.nodes < 32 && !asymmetric)
+        CHECK(ratio <= 1.0 / c.nodes);
+    }
+}
+
+TEST_CASE("symmetry matches the full flow simulation: whole ZeRO-3 / ZeRO++ steps") {
+  struct Case {
+    const char* cluster;
+    int nodes;
+    const char* fabric;
+    const char* model;
+    const char* strategy;
+  };
+  const Case cases[] = {
+      {"dgx2-v100", 4, "", "gpt-18b", "zeropp"},
+      {"dgx2-v100", 3, "", "gpt-138b", "zero3"},
+      {"dgx-h100", 6, "fat-tree", "gpt-18b", "zeropp"},
+      {"dgx-h100", 5, "", "gpt-18b", "zero3+qgz"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.cluster);
+    CAPTURE(c.nodes);
+    CAPTURE(c.strategy);
+    Scenario s;
+    s.cluster = c.cluster;
+    s.nodes = c.nodes;
+    s.fabric = c.fabric;
+    if (std::string(c.fabric) == "fat-tree") s.oversubscription = 2;
+    s.model = c.model;
+    s.strategy = c.strategy;
+    s.tokens_per_gpu = 1024;
+    ::setenv("ZEROSIM_NO_SYMMETRY", "1", 1);
+    const json full = simulate(s);
+    ::unsetenv("ZEROSIM_NO_SYMMETRY");
+    const json fast = simulate(s);
+    const double a = full["step_time_s"].get<double>(), b = fast["step_time_s"].get<double>();
+    REQUIRE(a > 0);
+    CHECK(std::abs(a - b) <= 1e-9 * a);
+    CHECK(full["comm"]["flows"] == fast["comm"]["flows"]);
+  }
+}
+
+TEST_CASE("link partition: a symmetric phase reduces to one class, a broken one does not") {
+  // Links 0..3 of equal capacity. Phase A: flows 0->{0,1}, 1->{2,3}: equitable with links {0..3} in
+  // one class. Phase B adds a flow on link 0 only: link 0 becomes its own class, and so do the
+  // flows and links that see it.
+  const std::vector<double> caps(4, 10.0);
+  LinkPartition part(caps);
+  CHECK(part.class_count() == 1);
+  const std::vector<std::int32_t> links = {0, 1, 2, 3, 0};
+  std::vector<PlanFlow> a(2), b(3);
+  a[0] = {0, 2, false, 5, 1};
+  a[1] = {2, 2, false, 5, 1};
+  QuotientPhase qa;
+  CHECK_FALSE(part.refine(a, links, qa));
+  REQUIRE(qa.flows.size() == 1);
+  CHECK(qa.flows[0].weight == 2);
+  CHECK(qa.links.size() == 2);  // the class crosses the link class twice
+  CHECK(part.quotient_capacity(0) == 40.0);
+  b[0] = a[0];
+  b[1] = a[1];
+  b[2] = {4, 1, false, 5, 1};
+  QuotientPhase qb;
+  CHECK(part.refine(b, links, qb));
+  CHECK(part.class_count() == 3);  // {0}, {1}, {2, 3}
+  CHECK(part.class_of(2) == part.class_of(3));
+  CHECK(part.class_of(0) != part.class_of(1));
+  CHECK(qb.flows.size() == 3);
+  CHECK(qa.version != part.version());  // phase A must be refined again before use
+}
