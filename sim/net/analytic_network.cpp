@@ -74,7 +74,7 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
   if (!plan) {
     if (!(op.bytes > 0) || !std::isfinite(op.bytes))
       lower_collective(op, topo_, profile_);  // throws the size rule's InputError
-    list.emplace_back(op.groups, shared_->get(op, topo_, profile_, capacity_));
+    list.emplace_back(op.groups, shared_->get(op, topo_, profile_, &capacity_));
     plan = &list.back().second;
   }
   return {plan->time_s(op.bytes), plan->stats(op.bytes)};

@@ -51,16 +51,24 @@ constexpr std::size_t kMaxFabrics = 64;
 }  // namespace
 
 UnitPlan FabricPlans::get(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
-                          const std::vector<double>& capacity) {
+                          const std::vector<double>* capacity) {
   {
     std::lock_guard lock(mu_);
     for (const auto& [groups, plan] : shapes_[{op.kind, op.algorithm}])
       if (groups == op.groups) return plan;
   }
-  UnitPlan plan = unit_plan(op, topo, profile, capacity);  // outside the lock: may take a while
+  // Outside the lock: may take a while.
+  UnitPlan plan = capacity ? unit_plan(op, topo, profile, *capacity)
+                           : unit_plan(op, topo, profile, link_capacities(topo, profile));
   std::lock_guard lock(mu_);
   shapes_[{op.kind, op.algorithm}].emplace_back(op.groups, plan);
   return plan;
+}
+
+NetStats FabricPlans::stats(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile) {
+  if (!(op.bytes > 0) || !std::isfinite(op.bytes)) lower_collective(op, topo, profile);  // throws
+  return get(op, topo, profile).stats(op.bytes);
 }
 
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {
@@ -78,10 +86,7 @@ std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfil
 
 NetStats collective_stats(const CollectiveOp& op, const Topology& topo,
                           const CostProfile& profile) {
-  if (!(op.bytes > 0) || !std::isfinite(op.bytes)) lower_collective(op, topo, profile);  // throws
-  return fabric_plans(topo, profile)
-      ->get(op, topo, profile, link_capacities(topo, profile))
-      .stats(op.bytes);
+  return fabric_plans(topo, profile)->stats(op, topo, profile);
 }
 
 }  // namespace zerosim

@@ -19,9 +19,12 @@ namespace zerosim {
 
 class FabricPlans {
  public:
-  // The plan of op's shape (kind, algorithm, groups), computed with unit_plan on a miss.
+  // The plan of op's shape (kind, algorithm, groups), computed with unit_plan on a miss (with
+  // capacity, or link_capacities(topo, profile) when null). topo and profile must be the fabric's.
   UnitPlan get(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
-               const std::vector<double>& capacity);
+               const std::vector<double>* capacity = nullptr);
+  // Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from its plan.
+  NetStats stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
  private:
   std::mutex mu_;
@@ -36,7 +39,8 @@ std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfil
 
 // Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from the shared plan of
 // its shape: the step's per-collective byte accounting without lowering qgZ's inter-node
-// all-to-all (equal to summing lower_collective's flows by whether they cross nodes).
+// all-to-all (equal to summing lower_collective's flows by whether they cross nodes). Each call
+// looks the fabric up (O(links)); callers with many ops keep fabric_plans(...) and call stats().
 NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
 }  // namespace zerosim
