@@ -9,44 +9,68 @@ namespace zerosim {
 
 namespace {
 
-// Everything a plan depends on, as numbers (all integers involved are exact in a double).
-std::vector<double> fabric_key(const Topology& t, const CostProfile& p) {
-  std::vector<double> k;
-  k.reserve(4 + 3 * static_cast<std::size_t>(t.vertex_count()) + 5 * t.links().size() +
-            static_cast<std::size_t>(t.gpu_count()) + 9);
-  k.push_back(t.gpus_per_node());
-  k.push_back(t.vertex_count());
-  k.push_back(t.link_count());
-  k.push_back(t.gpu_count());
+// Everything a plan depends on, as numbers (all integers involved are exact in a double), passed
+// to f one by one: hashing and comparing need no copy of a large fabric.
+template <class F>
+void visit_key(const Topology& t, const CostProfile& p, F&& f) {
+  f(t.gpus_per_node());
+  f(t.vertex_count());
+  f(t.link_count());
+  f(t.gpu_count());
   for (int v = 0; v < t.vertex_count(); ++v) {
     const VertexInfo& x = t.vertex(v);
-    k.insert(k.end(), {static_cast<double>(x.kind), double(x.node), double(x.local)});
+    f(static_cast<double>(x.kind));
+    f(x.node);
+    f(x.local);
   }
-  for (const LinkInfo& l : t.links())
-    k.insert(k.end(), {double(l.from), double(l.to), l.bandwidth_Bps, l.latency_s,
-                       static_cast<double>(l.cls)});
-  for (int g = 0; g < t.gpu_count(); ++g) k.push_back(t.gpu_vertex(g));
+  for (const LinkInfo& l : t.links()) {
+    f(l.from);
+    f(l.to);
+    f(l.bandwidth_Bps);
+    f(l.latency_s);
+    f(static_cast<double>(l.cls));
+  }
+  for (int g = 0; g < t.gpu_count(); ++g) f(t.gpu_vertex(g));
   for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
     const auto it = p.link_classes.find(c);
-    k.push_back(it != p.link_classes.end());
-    k.push_back(it != p.link_classes.end() ? it->second.hop_latency_s : 0);
-    k.push_back(it != p.link_classes.end() ? it->second.efficiency : 0);
+    const bool has = it != p.link_classes.end();
+    f(has);
+    f(has ? it->second.hop_latency_s : 0);
+    f(has ? it->second.efficiency : 0);
   }
-  return k;
 }
 
-std::uint64_t hash_of(const std::vector<double>& k) {
+std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the values' bit patterns
-  for (double x : k) h = (h ^ std::bit_cast<std::uint64_t>(x)) * 1099511628211ULL;
+  visit_key(t, p, [&](double x) { h = (h ^ std::bit_cast<std::uint64_t>(x)) * 1099511628211ULL; });
   return h;
+}
+
+bool key_equals(const std::vector<double>& k, const Topology& t, const CostProfile& p) {
+  std::size_t i = 0;
+  bool same = true;
+  visit_key(t, p, [&](double x) {
+    same = same && i < k.size() && k[i] == x;
+    ++i;
+  });
+  return same && i == k.size();
+}
+
+std::vector<double> key_of(const Topology& t, const CostProfile& p) {
+  std::vector<double> k;
+  visit_key(t, p, [&](double x) { k.push_back(x); });
+  return k;
 }
 
 struct Registry {
   std::mutex mu;
   std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<FabricPlans>>> map;
+  std::size_t key_values = 0;
 };
 
+// Bounds on what the registry keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
 constexpr std::size_t kMaxFabrics = 64;
+constexpr std::size_t kMaxKeyValues = std::size_t{16} << 20;  // 128 MiB of keys
 
 }  // namespace
 
@@ -73,12 +97,16 @@ NetStats FabricPlans::stats(const CollectiveOp& op, const Topology& topo,
 
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {
   static Registry reg;
-  std::vector<double> key = fabric_key(topo, profile);
-  const std::uint64_t h = hash_of(key);
+  const std::uint64_t h = key_hash(topo, profile);
   std::lock_guard lock(reg.mu);
   for (auto [it, end] = reg.map.equal_range(h); it != end; ++it)
-    if (it->second.first == key) return it->second.second;
-  if (reg.map.size() >= kMaxFabrics) reg.map.clear();
+    if (key_equals(it->second.first, topo, profile)) return it->second.second;
+  std::vector<double> key = key_of(topo, profile);
+  if (reg.map.size() >= kMaxFabrics || reg.key_values + key.size() > kMaxKeyValues) {
+    reg.map.clear();
+    reg.key_values = 0;
+  }
+  reg.key_values += key.size();
   auto plans = std::make_shared<FabricPlans>();
   reg.map.emplace(h, std::pair{std::move(key), plans});
   return plans;
