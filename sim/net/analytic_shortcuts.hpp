@@ -10,8 +10,8 @@
 // spines with uniform latencies). Such a pair's route is fixed except for the spine, which the
 // router's ECMP hash picks at the source leaf (route_hash, topology_graph.hpp), so per-link flow
 // counts follow from the group sizes plus one hash per cross-leaf pair. Anything else (other ops,
-// explicit graphs, PCIe switches, uneven latencies, overlapping groups) falls back to the plain
-// computation. tests/net/test_analytic_shortcuts.cpp checks both agree to 1e-9.
+// graphs of another shape, PCIe switches, uneven latencies, overlapping groups) falls back to the
+// plain computation. tests/net/test_analytic_shortcuts.cpp checks both agree to 1e-9.
 #pragma once
 #include <cstdint>
 #include <optional>
