@@ -41,8 +41,8 @@ std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfil
 // its shape: the step's per-collective byte accounting without lowering qgZ's inter-node
 // all-to-all. Inter-node = the flow's route leaves the source node, as in NetStats; this equals
 // node_of(src) != node_of(dst) unless an explicit graph routes a pair of one node through the
-// fabric. Each call
-// looks the fabric up (O(links)); callers with many ops keep fabric_plans(...) and call stats().
+// fabric. Each call looks the fabric up (O(links)); callers with many ops keep fabric_plans(...)
+// and call stats().
 NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
 }  // namespace zerosim
