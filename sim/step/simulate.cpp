@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/memory/memory.hpp"
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
@@ -32,27 +33,27 @@ struct Bytes {
   double inter = 0, intra = 0;
 };
 
-// Payload bytes of one collective by tier, from its lowered flows (cached: the step repeats a few
-// shapes many times).
+// Payload bytes of one collective by tier, from the shared per-byte plan of its shape (no per-rank
+// flows: qgZ's 32768-GPU inter-node all-to-all would be 134M of them), cached per op: the step
+// repeats a few shapes many times.
 class ByteCounter {
  public:
-  ByteCounter(const Topology& topo, const CostProfile& prof) : topo_(topo), prof_(prof) {}
+  ByteCounter(const Topology& topo, const CostProfile& prof)
+      : topo_(topo), prof_(prof), plans_(fabric_plans(topo, prof)) {}
   Bytes operator()(const CollectiveOp& op) {
     const std::string key =
         fmt::format("{}/{}/{}/{}/{}/{}", to_string(op.kind), to_string(op.algorithm), op.bytes,
                     op.groups.size(), op.groups.front().size(), op.groups.front().front());
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    Bytes b;
-    for (const auto& phase : lower_collective(op, topo_, prof_).phases)
-      for (const auto& f : phase.flows)
-        (topo_.node_of(f.src_gpu) != topo_.node_of(f.dst_gpu) ? b.inter : b.intra) += f.bytes;
-    return cache_[key] = b;
+    const NetStats st = plans_->stats(op, topo_, prof_);
+    return cache_[key] = Bytes{st.inter_node_bytes, st.intra_node_bytes};
   }
 
  private:
   const Topology& topo_;
   const CostProfile& prof_;
+  std::shared_ptr<FabricPlans> plans_;
   std::map<std::string, Bytes> cache_;
 };
 
