@@ -4,12 +4,9 @@
 // ZeRO++ helps most.
 #include <doctest/doctest.h>
 
-#include <ctime>
-
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
-#include "tests/support/speed_check.hpp"
 
 using namespace zerosim;
 
@@ -260,14 +257,12 @@ TEST_CASE("a model that does not fit still simulates, with a warning naming the 
   CHECK(r["step_time_s"].get<double>() > 0);
 }
 
-TEST_CASE("the paper's 384-GPU step simulates in well under a second of CPU time") {
+// Speed is measured by bench/bench_step.cpp (Google Benchmark), not asserted here.
+TEST_CASE("the paper's 384-GPU step result has every DESIGN.md key") {
   auto s = paper("zeropp");
   s.nics_per_node = 1;
   s.nic_gbps = 100;
-  const std::clock_t start = std::clock();
   auto r = simulate(s);
-  const double cpu = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-  CHECK_SPEED(cpu < 1.0);
   for (const char* k : {"schema_version", "scenario", "step_time_s", "tflops_per_gpu",
                         "tokens_per_s", "breakdown", "comm", "memory", "warnings"})
     CHECK(r.contains(k));

@@ -2,14 +2,12 @@
 // Dijkstra over the whole graph); ECMP is deterministic and spreads over spines; scale.
 #include <doctest/doctest.h>
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "sim/topology/topology.hpp"
 #include "sim/topology/topology_graph.hpp"
-#include "tests/support/speed_check.hpp"
 
 using namespace zerosim;
 
@@ -36,9 +34,6 @@ void check_same(const Topology& t, int s, int d) {
   CHECK(fast.crosses_nodes == ref.crosses_nodes);
   CHECK(fast.crosses_nodes == (t.node_of(s) != t.node_of(d)));
 }
-
-// Process CPU time: the test machine is shared, so wall time would measure the neighbours.
-double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
 
@@ -125,32 +120,21 @@ TEST_CASE("ECMP spreads cross-rail traffic over all spines, evenly within 2x") {
   CHECK(total == cross_rail);  // exactly one spine per cross-rail route
 }
 
-TEST_CASE("scale: 4096 DGX-H100 nodes build in under a second of CPU and route fast") {
-  double t0 = cpu_seconds();
+// Speed is measured by the Google Benchmark suites (bench/), not asserted here.
+TEST_CASE("scale: 4096 DGX-H100 nodes build and route like the plain search") {
   Topology t = build_cluster(spec("dgx-h100", 4096, 8, "rail"));
-  double build_s = cpu_seconds() - t0;
-  MESSAGE("build 4096 x DGX-H100 (" << t.gpu_count() << " GPUs, " << t.vertex_count()
-                                    << " vertices, " << t.link_count() << " links): " << build_s
-                                    << " s");
   CHECK(t.gpu_count() == 32768);
-  CHECK_SPEED(build_s < 1.0);
   // A ring over all GPUs plus a rail-aligned all-to-all-like pattern: 2 x 32768 routes.
-  t0 = cpu_seconds();
   std::size_t hops = 0;
   for (int g = 0; g < t.gpu_count(); ++g) {
     hops += t.route(g, (g + 1) % t.gpu_count()).links.size();
     hops += t.route(g, (g + 8 * 517) % t.gpu_count()).links.size();
   }
-  double route_s = cpu_seconds() - t0;
-  MESSAGE("65536 routes on 32768 GPUs: " << route_s << " s (" << hops << " links)");
-  CHECK_SPEED(route_s < 10.0);
   // Fabric fields are now warm: new pairs cost only the walk.
-  t0 = cpu_seconds();
   for (int g = 0; g < t.gpu_count(); ++g)
     hops += t.route(g, (g + 8 * 1001 + 3) % t.gpu_count()).links.size();
-  double warm_s = cpu_seconds() - t0;
-  MESSAGE("32768 more cross-node routes (warm fabric fields): " << warm_s << " s");
-  CHECK_SPEED(warm_s < 5.0);
+  // 3 x 32768 routes, each leaving one GPU and entering another: at least 2 links each.
+  CHECK(hops >= 2 * 3 * std::size_t{32768});
   for (int g : {0, 7, 8, 4095, 12345, 32767})
     for (int d : {1, 9, 255, 256, 20000, 32766})
       if (g != d) check_same(t, g, d);
