@@ -113,7 +113,7 @@ bool LinkPartition::split_links(std::span<const PlanFlow> flows,
 }
 
 bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
-                           QuotientPhase& q) {
+                           QuotientPhase& q, std::size_t max_classes) {
   const std::size_t n = flows.size();
   std::vector<std::int32_t> order(n), colour(n), next(n);
   std::iota(order.begin(), order.end(), 0);
@@ -158,6 +158,11 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
           return std::equal(a0, a1, b0, b1);
         });
     colour.swap(next);
+    if (static_cast<std::size_t>(fresh) > max_classes) {
+      q = QuotientPhase{};
+      q.too_fine = true;
+      return changed;
+    }
     const bool split = split_links(flows, links, colour);
     changed = changed || split;
     if (fresh == count && !split) break;

@@ -17,6 +17,7 @@
 // partition only ever gets finer; every refinement bumps version() so phases computed for an older
 // partition are refined again before use.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -39,6 +40,7 @@ struct QuotientPhase {
   std::vector<PlanFlow> flows;    // per class: weight = total of its members; links = link classes
   std::vector<std::int32_t> rep;  // per class: one member (index into the phase's flows)
   std::vector<std::int32_t> links;  // pool of link-class ids (class k(A, B) times per B)
+  bool too_fine = false;  // refinement stopped at more than max_classes classes; no quotient
 };
 
 class LinkPartition {
@@ -57,8 +59,9 @@ class LinkPartition {
   // Refines the partition (and the phase's flow classes) until the phase is equitable, and stores
   // the phase's quotient in q. Returns true if the link partition changed (other phases must then
   // be refined again). Deterministic: class ids depend only on the inputs.
+  // Stops early (q.too_fine, q stale) once the phase has more than max_classes flow classes.
   bool refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
-              QuotientPhase& q);
+              QuotientPhase& q, std::size_t max_classes = SIZE_MAX);
 
  private:
   bool split_links(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,

@@ -141,6 +141,13 @@ void FlowNetwork::begin_phase(int c) {
   stats_.inter_node_bytes += phase.inter_node_bytes;
   stats_.intra_node_bytes += phase.intra_node_bytes;
   stats_.flows += phase.flows.size();
+  if (symmetry()) {
+    if (phase.quotient.version != part_->version()) sync_partition(c);
+    if (phase.flows.size() >= fallback_min_flows_ &&
+        static_cast<double>(phase.quotient.flows.size()) >
+            fallback_max_ratio_ * static_cast<double>(phase.flows.size()))
+      leave_symmetry();
+  }
   if (!symmetry()) {
     for (const ResolvedFlow& fl : phase.flows)
       add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
@@ -148,7 +155,6 @@ void FlowNetwork::begin_phase(int c) {
                       fl.weight, fl.bytes * fl.weight, c);
     stats_.solver_flows += phase.flows.size();
   } else {
-    if (phase.quotient.version != part_->version()) sync_partition(c);
     const QuotientPhase& q = phase.quotient;
     coll.flows.clear();
     for (const PlanFlow& fl : q.flows)
@@ -162,44 +168,79 @@ void FlowNetwork::begin_phase(int c) {
   if (coll.outstanding == 0) finish_phase(c);
 }
 
-bool FlowNetwork::refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph) {
+bool FlowNetwork::refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph,
+                          std::size_t max_classes) {
   if (ph.quotient.version == part.version()) return false;
-  part.refine(ph.flows, plan.links, ph.quotient);
+  part.refine(ph.flows, plan.links, ph.quotient, max_classes);
   return true;
 }
 
-void FlowNetwork::sync_partition(int c) {
+std::vector<double> FlowNetwork::take_out(int k) {
   const double now = engine_.now();
-  active_colls_.clear();
-  for (int k = 0; k < static_cast<int>(colls_.size()); ++k)
-    if (colls_[k].plan && colls_[k].in_solver) active_colls_.push_back(k);
-  // Per flow in flight: its class before refinement and its members' remaining bytes.
-  struct Snapshot {
-    std::vector<std::int32_t> class_of;
-    std::vector<double> remaining;  // per old class; < 0: finished
-  };
-  std::vector<Snapshot> snap(active_colls_.size());
-  for (std::size_t i = 0; i < active_colls_.size(); ++i) {
-    Coll& ck = colls_[active_colls_[i]];
-    snap[i].class_of = ck.plan->phases[ck.phase].quotient.class_of;
-    snap[i].remaining.assign(ck.flows.size(), -1);
-    for (std::size_t a = 0; a < ck.flows.size(); ++a) {
-      const FairShare::FlowId f = ck.flows[a];
-      if (!solver_.alive(f) || coll_of_[f] != active_colls_[i]) continue;
-      const double left = std::max(0.0, remaining_[f] - rate_[f] * (now - settled_at_[f]));
-      snap[i].remaining[a] = left / solver_.weight(f);
-      solver_.remove_flow(f);
-      ++version_[f];
-      dirty_ = true;
-    }
-    ck.flows.clear();
-    ck.outstanding = 0;
+  Coll& ck = colls_[k];
+  std::vector<double> left(ck.flows.size(), -1);
+  for (std::size_t a = 0; a < ck.flows.size(); ++a) {
+    const FairShare::FlowId f = ck.flows[a];
+    if (!solver_.alive(f) || coll_of_[f] != k) continue;
+    left[a] = std::max(0.0, remaining_[f] - rate_[f] * (now - settled_at_[f])) / solver_.weight(f);
+    solver_.remove_flow(f);
+    ++version_[f];
+    dirty_ = true;
   }
+  ck.flows.clear();
+  ck.outstanding = 0;
+  return left;
+}
+
+std::vector<FlowNetwork::Snapshot> FlowNetwork::take_out_all() {
+  std::vector<Snapshot> snap;
+  for (int k = 0; k < static_cast<int>(colls_.size()); ++k)
+    if (colls_[k].plan && colls_[k].in_solver)
+      snap.push_back({k, colls_[k].plan->phases[colls_[k].phase].quotient.class_of, take_out(k)});
+  return snap;
+}
+
+void FlowNetwork::leave_symmetry() {
+  init_links();
+  if (symmetry()) to_full(take_out_all());
+}
+
+void FlowNetwork::to_full(const std::vector<Snapshot>& snap) {
+  symmetry_ = false;
+  solver_ = FairShare();
+  for (const LinkInfo& l : topo_.links())
+    solver_.add_link(l.bandwidth_Bps * profile_.link_class(l.cls).efficiency);
+  dirty_ = true;
+  // Every member of a class has the class's remaining bytes.
+  for (const Snapshot& s : snap) {
+    const ResolvedPlan& plan = *colls_[s.coll].plan;
+    const ResolvedPhase& ph = plan.phases[colls_[s.coll].phase];
+    for (std::size_t i = 0; i < ph.flows.size(); ++i) {
+      const double member = s.remaining[s.class_of[i]];
+      if (member < 0) continue;
+      const ResolvedFlow& fl = ph.flows[i];
+      add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
+                                                    static_cast<std::size_t>(fl.link_count)),
+                      fl.weight, member * fl.weight, s.coll);
+    }
+  }
+}
+
+void FlowNetwork::sync_partition(int c) {
+  std::vector<Snapshot> snap = take_out_all();
+  const ResolvedPhase& next = colls_[c].plan->phases[colls_[c].phase];
+  const std::size_t max_classes =
+      next.flows.size() >= fallback_min_flows_
+          ? static_cast<std::size_t>(fallback_max_ratio_ * static_cast<double>(next.flows.size()))
+          : SIZE_MAX;
   // Refining one phase can break another's equitability: repeat until all are current.
   for (bool again = true; again;) {
-    again = refresh(*part_, *colls_[c].plan, colls_[c].plan->phases[colls_[c].phase]);
-    for (int k : active_colls_)
-      again = refresh(*part_, *colls_[k].plan, colls_[k].plan->phases[colls_[k].phase]) || again;
+    again = refresh(*part_, *colls_[c].plan, next, max_classes);
+    if (next.quotient.too_fine) return to_full(snap);
+    for (const Snapshot& s : snap)
+      again = refresh(*part_, *colls_[s.coll].plan,
+                      colls_[s.coll].plan->phases[colls_[s.coll].phase]) ||
+              again;
   }
   const int had = solver_.link_count();
   for (int k = had; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
@@ -207,18 +248,17 @@ void FlowNetwork::sync_partition(int c) {
     if (solver_.capacity(k) != part_->quotient_capacity(k))
       solver_.set_capacity(k, part_->quotient_capacity(k));
   // New classes refine old ones, so each takes its members' remaining bytes from its old class.
-  for (std::size_t i = 0; i < active_colls_.size(); ++i) {
-    const int k = active_colls_[i];
-    Coll& ck = colls_[k];
+  for (const Snapshot& s : snap) {
+    Coll& ck = colls_[s.coll];
     const QuotientPhase& q = ck.plan->phases[ck.phase].quotient;
     for (std::size_t a = 0; a < q.flows.size(); ++a) {
-      const double left = snap[i].remaining[snap[i].class_of[q.rep[a]]];
+      const double left = s.remaining[s.class_of[q.rep[a]]];
       const PlanFlow& fl = q.flows[a];
       ck.flows.push_back(left < 0 ? -1
                                   : add_solver_flow(std::span<const std::int32_t>(
                                                         q.links.data() + fl.link_begin,
                                                         static_cast<std::size_t>(fl.link_count)),
-                                                    fl.weight, left * fl.weight, k));
+                                                    fl.weight, left * fl.weight, s.coll));
     }
   }
 }

@@ -52,6 +52,15 @@ class FlowNetwork : public NetworkModel {
   // false: no symmetry reduction (also ZEROSIM_NO_SYMMETRY=1). Call before the first start.
   void set_symmetry(bool on) { symmetry_ = on; }
   bool symmetry() const { return shortcuts_ && symmetry_; }
+  // Leaves symmetry mode for the rest of the run: the flows in flight move to the real links.
+  // Called automatically when a phase of at least `min_flows` merged flows keeps more than
+  // `max_ratio` of them as classes (the quotient then costs more than it saves: its link classes
+  // join components that the full problem solves separately). Public for tests.
+  void leave_symmetry();
+  void set_symmetry_fallback(std::size_t min_flows, double max_ratio) {
+    fallback_min_flows_ = min_flows;
+    fallback_max_ratio_ = max_ratio;
+  }
   // Distinct collectives lowered so far (plan cache entries).
   std::size_t cached_plans() const { return cache_.size(); }
 
@@ -100,7 +109,22 @@ class FlowNetwork : public NetworkModel {
   // Symmetry mode: refines the link partition until coll c's next phase and every phase in flight
   // are equitable; re-expresses the flows in flight in the refined partition.
   void sync_partition(int c);
-  static bool refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph);
+  // Symmetry mode: removes coll k's solver flows; returns their members' remaining bytes per class
+  // (-1: class finished).
+  std::vector<double> take_out(int k);
+  static bool refresh(LinkPartition& part, const ResolvedPlan& plan, const ResolvedPhase& ph,
+                      std::size_t max_classes = SIZE_MAX);
+  // Per coll in flight (symmetry mode, taken out of the solver): its flows' classes and their
+  // members' remaining bytes per class (< 0: finished).
+  struct Snapshot {
+    int coll = -1;
+    std::vector<std::int32_t> class_of;
+    std::vector<double> remaining;
+  };
+  std::vector<Snapshot> take_out_all();
+  // Leaves symmetry mode: a solver on the real links, the snapshots' flows re-added member by
+  // member.
+  void to_full(const std::vector<Snapshot>& snap);
 
   Engine& engine_;
   const Topology& topo_;
@@ -121,7 +145,8 @@ class FlowNetwork : public NetworkModel {
   bool symmetry_ = true;
   bool links_ready_ = false;
   std::unique_ptr<LinkPartition> part_;
-  std::vector<int> active_colls_;  // scratch of sync_partition
+  std::size_t fallback_min_flows_ = 1000;
+  double fallback_max_ratio_ = 0.5;
   OpCache<std::shared_ptr<const ResolvedPlan>> cache_;
 };
 
