@@ -1,12 +1,13 @@
 // Flow-tier throughput: the fair-share solver on random systems (flows solved per second, full and
-// incremental), and the flow model on large all-to-alls (wall time of one collective, which must stay
-// interactive).
+// incremental), and the flow model on large all-to-alls (wall time of one collective, which must
+// stay interactive).
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
 #include "sim/net/fair_share.hpp"
+#include "sim/net/flow_network.hpp"
 #include "sim/net/network_model.hpp"
 
 using namespace zerosim;
@@ -32,8 +33,9 @@ static void BM_SolverFull(benchmark::State& state) {
   const int flows = static_cast<int>(state.range(0));
   FairShare s = random_system(flows / 16 + 8, flows, 1);
   for (auto _ : state) benchmark::DoNotOptimize(s.solve_all().size());
-  state.counters["flows_per_s"] = benchmark::Counter(
-      static_cast<double>(flows) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["flows_per_s"] =
+      benchmark::Counter(static_cast<double>(flows) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SolverFull)->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
@@ -93,8 +95,8 @@ BENCHMARK(BM_FlowAllToAll)
     ->Iterations(1)
     ->UseRealTime();
 
-// The 4096-GPU cluster (512 nodes) of issue 8. Not interactive yet (every completion event re-solves
-// the one connected component of all flows); run explicitly with
+// The 4096-GPU cluster (512 nodes) of issue 8. Not interactive yet (every completion event
+// re-solves the one connected component of all flows); run explicitly with
 // --benchmark_filter=BM_FlowAllToAll4096.
 static void BM_FlowAllToAll4096(benchmark::State& state) { BM_FlowAllToAll(state); }
 BENCHMARK(BM_FlowAllToAll4096)
@@ -103,3 +105,42 @@ BENCHMARK(BM_FlowAllToAll4096)
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();
+
+// Symmetry reduction (sim/net/equitable.hpp) on the ZeRO++ collectives of a DGX-2 rail cluster
+// (4 x 100 Gb/s NICs, one leaf per rail): hierarchical all-gather of the world, intra-node
+// all-gather (hpZ), two-hop all-to-all (qgZ), started together. Arg 1: nodes; arg 2: symmetry on.
+// Counters: merged flows and solver flows.
+static void BM_FlowSymmetry(benchmark::State& state) {
+  ClusterSpec spec;
+  spec.name = "bench";
+  spec.node_type = "dgx2-v100";
+  spec.nodes = static_cast<int>(state.range(0));
+  spec.nics_per_node = 4;
+  spec.nic_gbps = 100;
+  const Topology topo = build_cluster(spec);
+  const CostProfile prof = select_cost_profile("", topo);
+  const std::vector<CollectiveOp> ops = {
+      {CollKind::AllGather, Algorithm::Hierarchical, world_group(topo), 256e6, "ag"},
+      {CollKind::AllGather, Algorithm::IntraNode, intra_node_groups(topo, 16), 128e6, "hpz"},
+      {CollKind::AllToAll, Algorithm::TwoHopAllToAll, world_group(topo), 64e6, "qgz"},
+  };
+  NetStats stats;
+  for (auto _ : state) {
+    Engine e;
+    FlowNetwork net(e, topo, prof);
+    net.set_symmetry(state.range(1) != 0);
+    e.add_model(&net);
+    for (const CollectiveOp& op : ops) net.start(op, [] {});
+    e.run();
+    stats = net.stats();
+  }
+  state.counters["flows"] = static_cast<double>(stats.flows);
+  state.counters["solver_flows"] = static_cast<double>(stats.solver_flows);
+  state.SetLabel(state.range(1) ? "symmetry" : "full");
+}
+BENCHMARK(BM_FlowSymmetry)
+    ->Args({24, 0})
+    ->Args({24, 1})
+    ->Args({32, 0})
+    ->Args({32, 1})
+    ->Unit(benchmark::kMillisecond);
