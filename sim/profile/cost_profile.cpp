@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "sim/core/error.hpp"
+#include "sim/core/memo.hpp"
 
 namespace zerosim {
 
@@ -232,7 +233,15 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   return p;
 }
 
-CostProfile load_cost_profile(const std::string& path) { return parse_cost_profile(load_json_file(path), path); }
+CostProfile load_cost_profile(const std::string& path) {
+  // Every scenario of a sweep loads the same profile(s): parse each distinct file content once.
+  static FileMemo<CostProfile> memo;
+  if (auto p = memo.get(path, [&](const std::string& text) {
+        return parse_cost_profile(parse_json_text(text, path), path);
+      }))
+    return std::move(*p);
+  return parse_cost_profile(load_json_file(path), path);
+}
 
 json to_json(const CostProfile& p) {
   json j;

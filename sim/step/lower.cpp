@@ -96,12 +96,20 @@ class Builder {
     }
     // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
     // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-    const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
+    const double shard = static_cast<double>(param_count()) / W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps, "optimizer");
   }
 
  private:
+  // total_param_count(model) without building the modules again: only the learned position
+  // embedding depends on the sequence length, and it is the model's own here in the common case.
+  std::int64_t param_count() const {
+    if (s_.seq != s_.model.seq) return total_param_count(s_.model);
+    std::int64_t n = 0;
+    for (const auto& m : out_.modules) n += m.param_elems();
+    return n;
+  }
   int event() { return prog_.event_count++; }
   int label(const std::string& text) {
     prog_.labels.push_back(text);

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <tuple>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
@@ -22,11 +24,14 @@ namespace zerosim {
 
 namespace {
 
-// Where a collective belongs in the step, from its label (see lower.cpp's naming).
-std::string phase_of(const std::string& label) {
-  if (label.find(".bucket") != std::string::npos) return "gradient_reduction";
-  if (label.find(".bwd.") != std::string::npos) return "backward_all_gather";
-  return "forward_all_gather";
+// Where a collective belongs in the step, from its label (see lower.cpp's naming), as an index
+// into kPhases.
+constexpr const char* kPhases[] = {"backward_all_gather", "forward_all_gather",
+                                   "gradient_reduction"};
+int phase_of(const std::string& label) {
+  if (label.find(".bucket") != std::string::npos) return 2;
+  if (label.find(".bwd.") != std::string::npos) return 0;
+  return 1;
 }
 
 struct Bytes {
@@ -41,9 +46,12 @@ class ByteCounter {
   ByteCounter(const Topology& topo, const CostProfile& prof)
       : topo_(topo), prof_(prof), plans_(fabric_plans(topo, prof)) {}
   Bytes operator()(const CollectiveOp& op) {
-    const std::string key =
-        fmt::format("{}/{}/{}/{}/{}/{}", to_string(op.kind), to_string(op.algorithm), op.bytes,
-                    op.groups.size(), op.groups.front().size(), op.groups.front().front());
+    const Key key{op.kind,
+                  op.algorithm,
+                  op.bytes,
+                  op.groups.size(),
+                  op.groups.front().size(),
+                  op.groups.front().front()};
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const NetStats st = plans_->stats(op, topo_, prof_);
@@ -51,36 +59,50 @@ class ByteCounter {
   }
 
  private:
+  using Key = std::tuple<CollKind, Algorithm, double, std::size_t, std::size_t, int>;
   const Topology& topo_;
   const CostProfile& prof_;
   std::shared_ptr<FabricPlans> plans_;
-  std::map<std::string, Bytes> cache_;
+  std::map<Key, Bytes> cache_;
+};
+
+// Sums of one "by_collective" / "by_phase" entry, added in timeline order.
+struct CommSum {
+  double inter = 0, intra = 0, busy = 0;
+  int count = 0;
+  void add(const Bytes& b, double seconds) {
+    inter += b.inter;
+    intra += b.intra;
+    ++count;
+    busy += seconds;
+  }
+  json to_json() const {
+    return json{{"inter_node_bytes", inter},
+                {"intra_node_bytes", intra},
+                {"count", count},
+                {"busy_s", busy}};
+  }
 };
 
 json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo,
                const CostProfile& prof) {
   ByteCounter count(topo, prof);
-  std::map<std::string, json> by_kind, by_phase;
-  auto add = [](json& j, const Bytes& b, double seconds) {
-    if (j.is_null())
-      j = json{{"inter_node_bytes", 0.0}, {"intra_node_bytes", 0.0}, {"count", 0}, {"busy_s", 0.0}};
-    j["inter_node_bytes"] = j["inter_node_bytes"].get<double>() + b.inter;
-    j["intra_node_bytes"] = j["intra_node_bytes"].get<double>() + b.intra;
-    j["count"] = j["count"].get<int>() + 1;
-    j["busy_s"] = j["busy_s"].get<double>() + seconds;
-  };
+  constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
+  CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
   for (const auto& t : run.timeline) {
     const StepOp& op =
         low.program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
     if (op.kind != OpKind::Collective) continue;
     const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
     const Bytes b = count(c);
-    add(by_kind[to_string(c.kind)], b, t.end - t.start);
-    add(by_phase[phase_of(c.label)], b, t.end - t.start);
+    by_kind[static_cast<int>(c.kind)].add(b, t.end - t.start);
+    by_phase[phase_of(c.label)].add(b, t.end - t.start);
   }
   json kinds = json::object(), phases = json::object();
-  for (auto& [k, v] : by_kind) kinds[k] = v;
-  for (auto& [k, v] : by_phase) phases[k] = v;
+  for (int k = 0; k < kKinds; ++k)
+    if (by_kind[k].count > 0) kinds[to_string(static_cast<CollKind>(k))] = by_kind[k].to_json();
+  for (std::size_t p = 0; p < std::size(kPhases); ++p)
+    if (by_phase[p].count > 0) phases[kPhases[p]] = by_phase[p].to_json();
   return json{{"inter_node_bytes", run.net.inter_node_bytes},
               {"intra_node_bytes", run.net.intra_node_bytes},
               {"by_collective", kinds},
@@ -198,6 +220,13 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
     exposed[k] = bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0;
   exposed["total"] = bd.exposed_comm_total_s;
 
+  // total_param_count() without rebuilding the modules (they depend on seq only through the
+  // learned position embedding).
+  std::int64_t params = 0;
+  if (setup.seq == setup.model.seq)
+    for (const auto& m : low.modules) params += m.param_elems();
+  else
+    params = total_param_count(setup.model);
   json scenario = {
       {"cluster", sc.cluster},
       {"node_type", topo.node_type()},
@@ -209,7 +238,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
       {"nic_gbps", topo.nic_Bps() / kGbpsToBps},
       {"fabric", sc.fabric.empty() ? "preset" : sc.fabric},
       {"model", to_json(setup.model)},
-      {"params", total_param_count(setup.model)},
+      {"params", params},
       {"strategy", to_json(st)},
       {"tokens_per_gpu", setup.tokens},
       {"seq_len", setup.seq},

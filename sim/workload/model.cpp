@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/core/error.hpp"
+#include "sim/core/memo.hpp"
 
 namespace zerosim {
 
@@ -114,6 +115,12 @@ ModelShape parse_model(const json& j, const std::string& file) {
 
 ModelShape load_model(const std::string& name_or_file) {
   auto path = resolve_data_file("workloads", name_or_file, "--model");
+  // Sweeps load the same model for every scenario: parse each distinct file content once.
+  static FileMemo<ModelShape> memo;
+  if (auto m = memo.get(path, [&](const std::string& text) {
+        return parse_model(parse_json_text(text, path), path);
+      }))
+    return std::move(*m);
   return parse_model(load_json_file(path), path);
 }
 
