@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace zerosim {
 
@@ -133,14 +134,14 @@ class Builder {
     if (bytes <= 0) return;
     push(stream, StepOp{OpKind::Kernel, c, prof_.kernel_time(kname, bytes), -1, -1, label(name)});
   }
-  void collective(int stream, CollKind kind, Algorithm algo,
-                  const std::vector<std::vector<int>>& groups, double bytes, Category c,
-                  const std::string& name) {
+  // groups by value: the {world_} temporaries move in instead of being copied a second time.
+  void collective(int stream, CollKind kind, Algorithm algo, std::vector<std::vector<int>> groups,
+                  double bytes, Category c, const std::string& name) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
     CollectiveOp op;
     op.kind = kind;
     op.algorithm = algo;
-    op.groups = groups;
+    op.groups = std::move(groups);
     op.bytes = bytes;
     op.label = name;
     prog_.collectives.push_back(std::move(op));
@@ -189,7 +190,9 @@ class Builder {
     // order).
     for (std::size_t j = 0; j < M; ++j) {
       const Module& m = out_.modules[static_cast<std::size_t>(order[j])];
-      const std::string tag = fmt::format("{}.{}", phase, m.name);
+      // Plain concatenation: labels are built for every op of every scenario, and fmt's
+      // formatting cost more than the rest of the label handling.
+      const std::string tag = phase + "." + m.name;
       if (j == 0) {
         wait(kGather, boundary);
       } else if (depth == 0) {
@@ -248,7 +251,7 @@ class Builder {
         }
         any = true;
         reduce_bucket(reduce_stream, out_.buckets[next_bucket],
-                      fmt::format("mb{}.bucket{}", mu, bucket_no++));
+                      "mb" + std::to_string(mu) + ".bucket" + std::to_string(bucket_no++));
         ++next_bucket;
       }
     });
@@ -277,7 +280,7 @@ class Builder {
     const double N = N_, total = static_cast<double>(b.quantized);
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const std::string ct = chunks > 1 ? fmt::format("{}.chunk{}", tag, c) : tag;
+      const std::string ct = chunks > 1 ? tag + ".chunk" + std::to_string(c) : tag;
       const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q,
