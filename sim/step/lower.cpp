@@ -63,7 +63,7 @@ class Builder {
  public:
   Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
           LoweredStep& out)
-      : s_(setup), st_(setup.strategy), topo_(topo), prof_(profile), out_(out), prog_(out.program) {
+      : s_(setup), st_(setup.strategy), prof_(profile), out_(out), prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
     world_ = world_group(topo).front();
@@ -303,7 +303,6 @@ class Builder {
 
   const StepSetup& s_;
   const Strategy& st_;
-  const Topology& topo_;
   const CostProfile& prof_;
   LoweredStep& out_;
   StepProgram& prog_;
