@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <limits>
-
 #include <algorithm>
+#include <limits>
 
 #include "sim/core/error.hpp"
 
@@ -26,7 +25,8 @@ Techniques parse_techniques(const std::string& s) {
   bool first = true;
   while (start <= s.size()) {
     auto plus = s.find('+', start);
-    std::string part = s.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    std::string part =
+        s.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
     if (first) {
       if (part != "zero3") t.known = false;
       first = false;
@@ -48,8 +48,10 @@ Techniques parse_techniques(const std::string& s) {
 std::string opt_string(const JsonReader& sc, std::string_view key) {
   if (!sc.has(key)) return "";
   const json& v = sc.at(key).value();
-  // simulate() echoes resolved objects for some fields ({"name": ...} for model, strategy, profile).
-  if (v.is_object() && v.contains("name") && v["name"].is_string()) return v["name"].get<std::string>();
+  // simulate() echoes resolved objects for some fields ({"name": ...} for model, strategy,
+  // profile).
+  if (v.is_object() && v.contains("name") && v["name"].is_string())
+    return v["name"].get<std::string>();
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
@@ -95,7 +97,8 @@ int strategy_rank(const std::string& strategy) {
 std::string ResultView::label() const {
   std::string out = model.empty() ? "?" : model;
   if (nodes > 0) out += fmt::format(", {} node{}", nodes, nodes == 1 ? "" : "s");
-  if (nics_per_node > 0 && nic_gbps > 0) out += fmt::format(", {}x{:g} Gbps", nics_per_node, nic_gbps);
+  if (nics_per_node > 0 && nic_gbps > 0)
+    out += fmt::format(", {}x{:g} Gbps", nics_per_node, nic_gbps);
   out += ", " + strategy_display(strategy);
   if (tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", tokens_per_gpu);
   if (grad_accum > 1) out += fmt::format(", ga {}", grad_accum);
@@ -116,7 +119,7 @@ ResultView read_result(const JsonReader& r) {
     v.tier = opt_string(sc, "tier");
     v.profile = opt_string(sc, "profile");
     v.nodes = opt_int(sc, "nodes", 0);
-    v.gpus = static_cast<int>(opt_number(sc, "world_size", opt_number(sc, "gpus", 0)));
+    v.gpus = opt_int(sc, "world_size", opt_int(sc, "gpus", 0));
     v.nics_per_node = opt_int(sc, "nics_per_node", 0);
     v.nic_gbps = opt_number(sc, "nic_gbps", 0);
     v.tokens_per_gpu = opt_int(sc, "tokens_per_gpu", 0);
@@ -164,19 +167,23 @@ std::vector<ResultView> read_results(const json& doc, const std::string& file) {
       read_array(root.at("results"));
     } else if (kind == "plan") {
       JsonReader cands = root.at("candidates");
-      for (std::size_t i = 0; i < cands.array_size(); ++i) out.push_back(read_result(cands.at(i).at("result")));
+      for (std::size_t i = 0; i < cands.array_size(); ++i)
+        out.push_back(read_result(cands.at(i).at("result")));
     } else {
       root.at("kind").fail(fmt::format("unknown kind '{}' (expected sweep or plan)", kind));
     }
   } else if (doc.is_object() && doc.contains("step_time_s")) {
     out.push_back(read_result(root));
   } else {
-    root.fail("not a zerosim results file (expected a sweep, a plan, an array of results or one result)");
+    root.fail(
+        "not a zerosim results file (expected a sweep, a plan, an array of results or one result)");
   }
   if (out.empty()) root.fail("contains no results");
   return out;
 }
 
-std::vector<ResultView> load_results(const std::string& path) { return read_results(load_json_file(path), path); }
+std::vector<ResultView> load_results(const std::string& path) {
+  return read_results(load_json_file(path), path);
+}
 
 }  // namespace zerosim::report
