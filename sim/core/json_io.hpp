@@ -1,8 +1,9 @@
 // Strict JSON reading and atomic file writing shared by every parser and writer.
-// Parsers reject unknown keys and wrong types with InputError(file, JSON path, rule): no silent defaults.
+// Parsers reject unknown keys and wrong types with InputError(file, JSON path, rule): no silent
+// defaults.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -32,10 +33,10 @@ class JsonReader {
   std::size_t array_size() const;             // throws unless array
 
   std::string get_string() const;
-  double get_number() const;               // finite number
-  double get_positive() const;             // finite and > 0
-  double get_nonnegative() const;          // finite and >= 0
-  std::int64_t get_int() const;            // integral number
+  double get_number() const;       // finite number
+  double get_positive() const;     // finite and > 0
+  double get_nonnegative() const;  // finite and >= 0
+  std::int64_t get_int() const;    // integral number
   std::int64_t get_int_at_least(std::int64_t min) const;
   int get_int32_at_least(std::int64_t min) const;  // also at most INT_MAX: no silent wrap to int
   bool get_bool() const;
@@ -61,6 +62,7 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // Resolves a shipped data file: `dir` is "topologies", "workloads" or "calibrate/profiles";
 // `name` is a preset name ("dgx-h100") or a path. Returns the path of an existing file or throws
 // InputError listing the presets available.
-std::string resolve_data_file(const std::string& dir, const std::string& name, const std::string& flag);
+std::string resolve_data_file(const std::string& dir, const std::string& name,
+                              const std::string& flag);
 
 }  // namespace zerosim

@@ -7,19 +7,19 @@
 //   "attention_efficiency": 0.4,
 //   "kernels": {"quantize_int8": {"throughput_GBps": 2500, "launch_us": 5}, ...},
 //   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648,
-//   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "efficiency": 0.82}, "pcie": {...}, "network": {...}},
-//   "collectives": {"all_gather/intra_node": {"ranks": 8, "segments": [{"min_bytes": 0, "alpha_us": 10,
+//   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "efficiency": 0.82}, "pcie": {...},
+//   "network": {...}}, "collectives": {"all_gather/intra_node": {"ranks": 8, "segments":
+//   [{"min_bytes": 0, "alpha_us": 10,
 //                    "busbw_GBps": 300}, ...]}}                      // optional
 // }
 #include "sim/profile/cost_profile.hpp"
 
 #include <fmt/format.h>
 
-#include <limits>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/core/error.hpp"
@@ -35,8 +35,8 @@ namespace fs = std::filesystem;
 constexpr std::pair<LinkClass, const char*> kLinkClassKeys[] = {
     {LinkClass::NvLink, "nvlink"}, {LinkClass::Pcie, "pcie"}, {LinkClass::Network, "network"}};
 
-// Unit conversions (s -> us, B/s -> GB/s) leave binary noise such as 3.3999999999999995; 12 significant
-// digits keep the written file readable and make parse(to_json(p)) a fixed point.
+// Unit conversions (s -> us, B/s -> GB/s) leave binary noise such as 3.3999999999999995; 12
+// significant digits keep the written file readable and make parse(to_json(p)) a fixed point.
 double clean(double x) { return std::stod(fmt::format("{:.12g}", x)); }
 
 bool valid_efficiency(double e) { return e > 0 && e <= 1.0; }
@@ -71,7 +71,8 @@ CollectiveCurve parse_curve(const JsonReader& r) {
     s.require_object({"min_bytes", "alpha_us", "busbw_GBps"});
     CollectiveCurve::Segment seg;
     seg.min_bytes = get_bytes(s.at("min_bytes"), 0);
-    if (i == 0 && seg.min_bytes != 0) s.at("min_bytes").fail("the first segment must start at 0 bytes");
+    if (i == 0 && seg.min_bytes != 0)
+      s.at("min_bytes").fail("the first segment must start at 0 bytes");
     if (i > 0 && seg.min_bytes <= c.segments.back().min_bytes)
       s.at("min_bytes").fail("segments must have strictly increasing min_bytes");
     seg.alpha_s = s.at("alpha_us").get_nonnegative() * 1e-6;
@@ -84,9 +85,14 @@ CollectiveCurve parse_curve(const JsonReader& r) {
 }  // namespace
 
 const std::vector<std::string>& cost_profile_kernel_names() {
-  static const std::vector<std::string> names = {
-      "copy",          "dequant_reduce_int4",   "dequant_reduce_quant_int4", "dequantize_int4",
-      "dequantize_int8", "quantize_int4",       "quantize_int8",             "swizzle_quantize_int4"};
+  static const std::vector<std::string> names = {"copy",
+                                                 "dequant_reduce_int4",
+                                                 "dequant_reduce_quant_int4",
+                                                 "dequantize_int4",
+                                                 "dequantize_int8",
+                                                 "quantize_int4",
+                                                 "quantize_int8",
+                                                 "swizzle_quantize_int4"};
   return names;
 }
 
@@ -116,7 +122,8 @@ double CollectiveCurve::time(double bytes_factor, double bytes) const {
 }
 
 double CostProfile::gemm_efficiency_at(double flops) const {
-  if (gemm_efficiency.empty()) throw std::out_of_range("cost profile '" + name + "' has no GEMM efficiency curve");
+  if (gemm_efficiency.empty())
+    throw std::out_of_range("cost profile '" + name + "' has no GEMM efficiency curve");
   if (flops <= gemm_efficiency.front().first) return gemm_efficiency.front().second;
   if (flops >= gemm_efficiency.back().first) return gemm_efficiency.back().second;
   auto hi = std::upper_bound(gemm_efficiency.begin(), gemm_efficiency.end(), flops,
@@ -137,11 +144,13 @@ const KernelCost& CostProfile::kernel(const std::string& kname) const {
 const LinkClassCost& CostProfile::link_class(LinkClass c) const {
   auto it = link_classes.find(c);
   if (it == link_classes.end())
-    throw std::out_of_range("cost profile '" + name + "' has no link class '" + link_class_key(c) + "'");
+    throw std::out_of_range("cost profile '" + name + "' has no link class '" + link_class_key(c) +
+                            "'");
   return it->second;
 }
 
-const CollectiveCurve* CostProfile::collective(const std::string& op, const std::string& tier) const {
+const CollectiveCurve* CostProfile::collective(const std::string& op,
+                                               const std::string& tier) const {
   auto it = collectives.find(op + "/" + tier);
   return it == collectives.end() ? nullptr : &it->second;
 }
@@ -154,8 +163,8 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   CostProfile p;
   p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
-    r.at("version").fail(fmt::format("unsupported version {} (this build reads version {})", p.version,
-                                     kCostProfileVersion));
+    r.at("version").fail(fmt::format("unsupported version {} (this build reads version {})",
+                                     p.version, kCostProfileVersion));
   p.name = r.at("name").get_string();
   if (p.name.empty()) r.at("name").fail("must not be empty");
   p.gpu_model = r.at("gpu_model").get_string();
@@ -192,7 +201,8 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   const auto& known = cost_profile_kernel_names();
   for (const auto& [kname, _] : kernels.value().items()) {
     if (std::find(known.begin(), known.end(), kname) == known.end())
-      kernels.at(kname).fail(fmt::format("unknown kernel '{}' (known: {})", kname, fmt::join(known, ", ")));
+      kernels.at(kname).fail(
+          fmt::format("unknown kernel '{}' (known: {})", kname, fmt::join(known, ", ")));
     p.kernels[kname] = parse_kernel(kernels.at(kname));
   }
   for (const auto& kname : known)
@@ -225,8 +235,9 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
       const auto& tiers = collective_tier_names();
       if (std::find(ops.begin(), ops.end(), op) == ops.end() ||
           std::find(tiers.begin(), tiers.end(), tier) == tiers.end())
-        colls.at(key).fail(fmt::format("key must be '<op>/<tier>' with op one of {} and tier one of {}",
-                                       fmt::join(ops, ", "), fmt::join(tiers, ", ")));
+        colls.at(key).fail(
+            fmt::format("key must be '<op>/<tier>' with op one of {} and tier one of {}",
+                        fmt::join(ops, ", "), fmt::join(tiers, ", ")));
       p.collectives[key] = parse_curve(colls.at(key));
     }
   }
@@ -260,20 +271,24 @@ json to_json(const CostProfile& p) {
   j["attention_efficiency"] = p.attention_efficiency;
   json kernels = json::object();
   for (const auto& [kname, k] : p.kernels)
-    kernels[kname] = {{"throughput_GBps", clean(k.throughput_Bps / 1e9)}, {"launch_us", clean(k.launch_s * 1e6)}};
+    kernels[kname] = {{"throughput_GBps", clean(k.throughput_Bps / 1e9)},
+                      {"launch_us", clean(k.launch_s * 1e6)}};
   j["kernels"] = kernels;
   j["optimizer_GBps"] = clean(p.optimizer_Bps / 1e9);
   j["memory_reserved_bytes"] = p.memory_reserved_bytes;
   json links = json::object();
   for (const auto& [cls, c] : p.link_classes)
-    links[link_class_key(cls)] = {{"hop_latency_us", clean(c.hop_latency_s * 1e6)}, {"efficiency", c.efficiency}};
+    links[link_class_key(cls)] = {{"hop_latency_us", clean(c.hop_latency_s * 1e6)},
+                                  {"efficiency", c.efficiency}};
   j["link_classes"] = links;
   if (!p.collectives.empty()) {
     json colls = json::object();
     for (const auto& [key, c] : p.collectives) {
       json segs = json::array();
       for (const auto& s : c.segments)
-        segs.push_back({{"min_bytes", s.min_bytes}, {"alpha_us", clean(s.alpha_s * 1e6)}, {"busbw_GBps", clean(s.busbw_Bps / 1e9)}});
+        segs.push_back({{"min_bytes", s.min_bytes},
+                        {"alpha_us", clean(s.alpha_s * 1e6)},
+                        {"busbw_GBps", clean(s.busbw_Bps / 1e9)}});
       json cj = {{"segments", segs}};
       if (c.ranks > 0) cj["ranks"] = c.ranks;
       colls[key] = cj;
@@ -286,13 +301,15 @@ json to_json(const CostProfile& p) {
 std::vector<std::string> shipped_cost_profiles() {
   std::vector<std::string> paths;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(ZEROSIM_DATA_DIR) / "calibrate" / "profiles", ec))
+  for (const auto& e :
+       fs::directory_iterator(fs::path(ZEROSIM_DATA_DIR) / "calibrate" / "profiles", ec))
     if (e.path().extension() == ".json") paths.push_back(e.path().string());
   std::sort(paths.begin(), paths.end());
   return paths;
 }
 
-CostProfile select_cost_profile_for_gpu(const std::string& name_or_file, const std::string& gpu_model) {
+CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
+                                        const std::string& gpu_model) {
   if (!name_or_file.empty())
     return load_cost_profile(resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
   std::string shipped;
@@ -301,10 +318,11 @@ CostProfile select_cost_profile_for_gpu(const std::string& name_or_file, const s
     if (p.gpu_model == gpu_model) return p;
     shipped += fmt::format("{}{} ({})", shipped.empty() ? "" : ", ", p.name, p.gpu_model);
   }
-  throw InputError("<command line>", "--profile",
-                   fmt::format("no shipped cost profile matches GPU model '{}' (shipped: {}); pass --profile "
-                               "NAME|FILE",
-                               gpu_model, shipped.empty() ? "none" : shipped));
+  throw InputError(
+      "<command line>", "--profile",
+      fmt::format("no shipped cost profile matches GPU model '{}' (shipped: {}); pass --profile "
+                  "NAME|FILE",
+                  gpu_model, shipped.empty() ? "none" : shipped));
 }
 
 CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo) {
