@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/files.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -48,14 +50,6 @@ int run(const std::string& cmd, std::string& log) {
   while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) log.append(buf, n);
   const int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in, "missing output " << path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Runs `zerosim <args>` (with an optional launcher prefix such as mpirun) and returns the JSON it

@@ -13,23 +13,12 @@
 
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/files.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 Scenario make(const std::string& cluster, int nodes, const std::string& strategy,
               const std::string& tier) {

@@ -12,18 +12,12 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fs::path temp_dir(const char* tag) {
   fs::path d = fs::temp_directory_path() /

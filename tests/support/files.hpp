@@ -1,0 +1,24 @@
+// Whole-file read and write for tests that compare or rewrite output and input files.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+// The file's bytes; fails the test if it cannot be opened.
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in, "missing file " << path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Replaces the file's content with text.
+inline void spit(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  REQUIRE_MESSAGE(out, "cannot write " << path.string());
+  out << text;
+}
