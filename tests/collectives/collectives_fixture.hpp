@@ -1,7 +1,9 @@
 // Shared helpers for the collectives tests: small DGX clusters built through the public builder,
-// the shipped cost profiles, and byte accounting over a lowered plan.
+// the shipped cost profiles, collective ops, and byte accounting over a lowered plan.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/profile/cost_profile.hpp"
@@ -20,6 +22,16 @@ inline Topology dgx(const std::string& node_type, int nodes, int nics = -1, doub
   s.fabric = fabric;
   s.oversubscription = oversubscription;
   return build_cluster(s);
+}
+
+inline CollectiveOp make_op(CollKind kind, Algorithm algo, std::vector<std::vector<int>> groups,
+                            double bytes) {
+  CollectiveOp op;
+  op.kind = kind;
+  op.algorithm = algo;
+  op.groups = std::move(groups);
+  op.bytes = bytes;
+  return op;
 }
 
 inline CostProfile shipped_profile(const std::string& name) {

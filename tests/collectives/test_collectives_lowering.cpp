@@ -9,18 +9,9 @@
 
 using namespace zerosim;
 using doctest::Approx;
+using test::make_op;
 
 namespace {
-
-CollectiveOp make_op(CollKind kind, Algorithm algo, std::vector<std::vector<int>> groups,
-                     double bytes) {
-  CollectiveOp op;
-  op.kind = kind;
-  op.algorithm = algo;
-  op.groups = std::move(groups);
-  op.bytes = bytes;
-  return op;
-}
 
 int nic_of_route(const Topology& topo, int src, int dst) {
   for (LinkId id : topo.route(src, dst).links) {

@@ -11,21 +11,12 @@
 
 using namespace zerosim;
 using doctest::Approx;
+using test::make_op;
 
 namespace {
 
 constexpr double S = 1 << 30;
 constexpr double kNvLinkH100Bps = 450e9;
-
-CollectiveOp make_op(CollKind kind, std::vector<std::vector<int>> groups, double bytes,
-                     Algorithm algo = Algorithm::Auto) {
-  CollectiveOp op;
-  op.kind = kind;
-  op.algorithm = algo;
-  op.groups = std::move(groups);
-  op.bytes = bytes;
-  return op;
-}
 
 }  // namespace
 
@@ -38,7 +29,8 @@ TEST_CASE("ring all-gather on one NVSwitch node: (n-1)*alpha + (n-1)/n*S/B") {
     CAPTURE(n);
     std::vector<int> g;
     for (int r = 0; r < n; ++r) g.push_back(r);
-    const double t = collective_time("flow", make_op(CollKind::AllGather, {g}, S), topo, prof);
+    const double t =
+        collective_time("flow", make_op(CollKind::AllGather, Algorithm::Auto, {g}, S), topo, prof);
     CHECK(t == Approx((n - 1) * alpha + (n - 1.0) / n * S / B).epsilon(1e-6));
   }
 }
@@ -51,8 +43,8 @@ TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x eff
   const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
   const double latency = (n - 1 - (Y - 1)) * test::step_alpha(topo, prof, 0, 1) +
                          (Y - 1) * test::step_alpha(topo, prof, 0, N);
-  const double t =
-      collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  const double t = collective_time(
+      "flow", make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S), topo, prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-6));
   const double busbw = S / t * busbw_factor(CollKind::AllGather, n);
   CHECK(busbw == Approx(4 * nic).epsilon(0.01));  // latency is < 1% at 1 GiB
@@ -70,8 +62,8 @@ TEST_CASE("16 DGX H100 nodes, 8 x 400 Gbps: ring all-gather streams at min(NVLin
                             8 * 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency);
   const double latency =
       (n - Y) * test::step_alpha(topo, prof, 0, 1) + (Y - 1) * test::step_alpha(topo, prof, 0, N);
-  const double t =
-      collective_time("flow", make_op(CollKind::AllGather, world_group(topo), S), topo, prof);
+  const double t = collective_time(
+      "flow", make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S), topo, prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-6));
 }
 
@@ -80,8 +72,8 @@ TEST_CASE("two collectives sharing the NICs each get half") {
   const Topology topo = test::dgx("dgx-h100", 2, 1, 200);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
-  const auto a = make_op(CollKind::AllGather, {{0, 8}}, S);
-  const auto b = make_op(CollKind::AllGather, {{1, 9}}, S);
+  const auto a = make_op(CollKind::AllGather, Algorithm::Auto, {{0, 8}}, S);
+  const auto b = make_op(CollKind::AllGather, Algorithm::Auto, {{1, 9}}, S);
   const double alpha_a = test::step_alpha(topo, prof, 0, 8);
   const double alpha_b = test::step_alpha(topo, prof, 1, 9);
   // Alone: one step of latency, then S/2 at the NIC's rate.
@@ -106,8 +98,8 @@ TEST_CASE("two-hop all-to-all moves 1/N of a direct all-to-all's bytes across no
   Engine e1, e2;
   auto direct = make_network_model("flow", e1, topo, prof);
   auto two_hop = make_network_model("flow", e2, topo, prof);
-  direct->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::Direct), [] {});
-  two_hop->start(make_op(CollKind::AllToAll, world_group(topo), S, Algorithm::TwoHopAllToAll),
+  direct->start(make_op(CollKind::AllToAll, Algorithm::Direct, world_group(topo), S), [] {});
+  two_hop->start(make_op(CollKind::AllToAll, Algorithm::TwoHopAllToAll, world_group(topo), S),
                  [] {});
   e1.run();
   e2.run();
@@ -130,8 +122,11 @@ TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
   for (int i = 0; i < 2; ++i) {
     const Topology topo = test::dgx("dgx-h100", 8, 8, 400, "fat-tree", i == 0 ? 1.0 : 2.0);
     const double alpha = test::step_alpha(topo, prof, 0, 32);
-    stream[i] = collective_time("flow", make_op(CollKind::SendRecv, cross, S), topo, prof) - alpha;
-    local_t[i] = collective_time("flow", make_op(CollKind::SendRecv, local, S), topo, prof);
+    stream[i] = collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, cross, S),
+                                topo, prof) -
+                alpha;
+    local_t[i] =
+        collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, local, S), topo, prof);
   }
   const double nic = 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
   CHECK(stream[0] >= S / nic * (1 - 1e-9));  // never faster than the NIC

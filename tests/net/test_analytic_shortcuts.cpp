@@ -19,6 +19,7 @@
 #include "sim/step/simulate.hpp"
 
 using namespace zerosim;
+using test::make_op;
 
 namespace {
 
@@ -29,16 +30,6 @@ Topology cluster(const std::string& type, int nodes, const std::string& fabric =
 }
 
 CostProfile profile_for(const Topology& topo) { return select_cost_profile("", topo); }
-
-CollectiveOp make_op(CollKind kind, Algorithm algo, std::vector<std::vector<int>> groups,
-                     double bytes) {
-  CollectiveOp op;
-  op.kind = kind;
-  op.algorithm = algo;
-  op.groups = std::move(groups);
-  op.bytes = bytes;
-  return op;
-}
 
 // Full and shortcut networks agree on op at several sizes (each size a fresh full computation).
 void check_same(const Topology& topo, const CostProfile& prof, CollectiveOp op) {

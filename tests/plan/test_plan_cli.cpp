@@ -10,18 +10,12 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/strategy.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir(const char* tag) {
-  fs::path d = fs::temp_directory_path() /
-               (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
 
 // A reduced search (micro-batches 1, 2, 4; top 3 confirmed on the flow tier) keeps the test short.
 const std::string kPlan =

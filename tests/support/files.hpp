@@ -1,6 +1,8 @@
-// Whole-file read and write for tests that compare or rewrite output and input files.
+// Whole-file read and write, and per-process scratch folders, for tests that compare or rewrite
+// output and input files.
 #pragma once
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -21,4 +23,12 @@ inline void spit(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   REQUIRE_MESSAGE(out, "cannot write " << path.string());
   out << text;
+}
+
+// A fresh-enough scratch folder for this process: <tmp>/zerosim_<tag>_<pid>, created.
+inline std::filesystem::path temp_dir(const char* tag) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() /
+                            (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
 }

@@ -19,13 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const char* tag) {
-  fs::path d = fs::temp_directory_path() /
-               (std::string("zerosim_") + tag + "_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
 // Four scenarios on the analytic tier keep the test fast; the machinery is tier-independent.
 const std::string kSweep =
     "sweep --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic --tokens-per-gpu 1024 "
