@@ -1,18 +1,21 @@
-// nccl-tests importer: the representative fixture's rows, ranks and hosts; text variants (old 'error'
-// column, N/A, NCCL INFO chatter); -J JSON; and every bad-log rule with file:line and column.
+// nccl-tests importer: the representative fixture's rows, ranks and hosts; text variants (old
+// 'error' column, N/A, NCCL INFO chatter); -J JSON; and every bad-log rule with file:line and
+// column.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using namespace zerosim::calib;
 
 namespace {
 
-const std::string kFixture = std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
+const std::string kFixture =
+    std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
 
 NcclTestsOptions op(const std::string& name, int ranks = 0) {
   NcclTestsOptions o;
@@ -21,16 +24,9 @@ NcclTestsOptions op(const std::string& name, int ranks = 0) {
   return o;
 }
 
-void expect_bad(const std::string& text, const NcclTestsOptions& o, const std::string& file, const std::string& path,
-                const std::string& rule_part) {
-  try {
-    parse_nccl_tests(text, "log.txt", o);
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.file() == file);
-    CHECK(e.path() == path);
-    CHECK_MESSAGE(e.rule().find(rule_part) != std::string::npos, e.what());
-  }
+void expect_bad(const std::string& text, const NcclTestsOptions& o, const std::string& file,
+                const std::string& path, const std::string& rule_part) {
+  expect_input_error([&] { parse_nccl_tests(text, "log.txt", o); }, file, path, rule_part);
 }
 
 }  // namespace
@@ -57,14 +53,18 @@ TEST_CASE("the fixture: 31 rows, 8 ranks from the Rank lines, one host") {
   CHECK(load_nccl_tests(kFixture, in_place).records.back().time_s == doctest::Approx(63741e-6));
 }
 
-TEST_CASE("text variants: no root column, old float error column, N/A, NCCL INFO lines, nodes from hosts") {
+TEST_CASE(
+    "text variants: no root column, old float error column, N/A, NCCL INFO lines, nodes from "
+    "hosts") {
   std::string text =
       "# nThread 1 nGpus 1 minBytes 1024 maxBytes 2048 step: 2(factor)\n"
       "#  Rank  0 Group  0 Pid  1 on nodeA device  0 [0x07] NVIDIA H100 80GB HBM3\n"
       "#  Rank  1 Group  0 Pid  2 on nodeB device  0 [0x07] NVIDIA H100 80GB HBM3\n"
       "nodeA:1:1 [0] NCCL INFO Bootstrap : Using eth0\n"
-      "        1024           256     float    none    20.00    0.05    0.03  1e-07    20.00    0.05    0.03  1e-07\n"
-      "        2048           512     float    none    21.00    0.10    0.05    N/A    21.00    0.10    0.05    N/A\n";
+      "        1024           256     float    none    20.00    0.05    0.03  1e-07    20.00    "
+      "0.05    0.03  1e-07\n"
+      "        2048           512     float    none    21.00    0.10    0.05    N/A    21.00    "
+      "0.10    0.05    N/A\n";
   NcclTestsLog log = parse_nccl_tests(text, "log.txt", op("all_gather"));
   REQUIRE(log.records.size() == 2);
   CHECK(log.records[0].ranks == 2);
@@ -95,7 +95,8 @@ TEST_CASE("-J JSON output") {
     CHECK(e.path() == "--ranks");
   }
   try {
-    parse_nccl_tests(R"({"results": [{"size": 8, "out_of_place": {"algbw": 1}}]})", "log.json", op("all_reduce", 8));
+    parse_nccl_tests(R"({"results": [{"size": 8, "out_of_place": {"algbw": 1}}]})", "log.json",
+                     op("all_reduce", 8));
     FAIL("expected InputError");
   } catch (const InputError& e) {
     CHECK(e.path() == "/results/0/out_of_place");
@@ -105,18 +106,19 @@ TEST_CASE("-J JSON output") {
 
 TEST_CASE("bad logs name file:line and the column") {
   auto o = op("all_reduce", 8);
-  expect_bad("# header\n        1024   256  float  sum  -1   20.00  0.05\n", o, "log.txt:2", "row", "columns");
-  expect_bad("        1024   256  float  sum  -1   fast  0.05  0.09  0  20.0  0.05  0.09  0\n", o, "log.txt:1", "time",
-             "not a non-negative number");
-  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  3  20.0  0.05  0.09  0\n", o, "log.txt:1",
-             "#wrong", "failed validation");
-  expect_bad("        1024   256  float  sum  -1   0.00  0.05  0.09  0  20.0  0.05  0.09  0\n", o, "log.txt:1", "time",
-             "positive");
-  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  x  20.0  0.05  0.09  0\n", o, "log.txt:1",
-             "#wrong", "not a count");
+  expect_bad("# header\n        1024   256  float  sum  -1   20.00  0.05\n", o, "log.txt:2", "row",
+             "columns");
+  expect_bad("        1024   256  float  sum  -1   fast  0.05  0.09  0  20.0  0.05  0.09  0\n", o,
+             "log.txt:1", "time", "not a non-negative number");
+  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  3  20.0  0.05  0.09  0\n", o,
+             "log.txt:1", "#wrong", "failed validation");
+  expect_bad("        1024   256  float  sum  -1   0.00  0.05  0.09  0  20.0  0.05  0.09  0\n", o,
+             "log.txt:1", "time", "positive");
+  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  x  20.0  0.05  0.09  0\n", o,
+             "log.txt:1", "#wrong", "not a count");
   expect_bad("# only comments\n#\n", o, "log.txt", "", "no nccl-tests result rows");
-  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  0  20.0  0.05  0.09  0\n", op("all_reduce"),
-             "log.txt", "--ranks", "Rank");
+  expect_bad("        1024   256  float  sum  -1   20.0  0.05  0.09  0  20.0  0.05  0.09  0\n",
+             op("all_reduce"), "log.txt", "--ranks", "Rank");
   expect_bad("{\"results\": [", o, "log.txt", "", "malformed JSON");
   CHECK_THROWS_AS(parse_nccl_tests("x", "log.txt", op("allreduce", 8)), InputError);
 }

@@ -59,19 +59,8 @@ bool screenshot(const fs::path& html_path, const fs::path& png_path, int width, 
 }
 
 std::string paper_like_html() {
-  Scenario base;
-  base.cluster = "dgx2-v100";
-  auto s = sweep::expand(
-      base, {{"--nodes", {"24"}},
-             {"--tokens-per-gpu", {"1024", "2048"}},
-             {"--nics-per-node", {"1", "2", "4", "8"}},
-             {"--nic-gbps", {"100"}},
-             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
-  std::vector<json> results;
-  for (const auto& sc : s) results.push_back(testing::fake_result(sc));
-  return report::render_html(
-      report::read_results(sweep::sweep_document(json::object(), results), "f.json"),
-      "fixture.json");
+  return report::render_html(report::read_results(testing::fake_paper_sweep(), "f.json"),
+                             "fixture.json");
 }
 
 }  // namespace

@@ -19,21 +19,6 @@ using namespace zerosim::report;
 
 namespace {
 
-json paper_sweep(const std::string& model = "gpt-18b") {
-  Scenario base;
-  base.cluster = "dgx2-v100";
-  base.model = model;
-  auto s = sweep::expand(
-      base, {{"--nodes", {"24"}},
-             {"--tokens-per-gpu", {"1024", "2048"}},
-             {"--nics-per-node", {"1", "2", "4", "8"}},
-             {"--nic-gbps", {"100"}},
-             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
-  std::vector<json> results;
-  for (const auto& sc : s) results.push_back(testing::fake_result(sc));
-  return sweep::sweep_document(json::object(), results);
-}
-
 std::size_t count(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;
   for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
@@ -43,7 +28,7 @@ std::size_t count(const std::string& hay, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("read_results accepts sweep, array and single results and rejects malformed ones") {
-  auto doc = paper_sweep();
+  auto doc = testing::fake_paper_sweep();
   CHECK(read_results(doc, "a.json").size() == 40u);
   CHECK(read_results(doc["results"], "a.json").size() == 40u);
   CHECK(read_results(doc["results"][0], "a.json").size() == 1u);
@@ -75,7 +60,7 @@ TEST_CASE("strategy names and order") {
 }
 
 TEST_CASE("CSV: header plus one row per result, metrics round-trip") {
-  auto rows = read_results(paper_sweep(), "s.json");
+  auto rows = read_results(testing::fake_paper_sweep(), "s.json");
   std::string csv = render_csv(rows);
   CHECK(count(csv, "\n") == rows.size() + 1);
   CHECK(csv.rfind("cluster,nodes,gpus,", 0) == 0);
@@ -88,7 +73,7 @@ TEST_CASE("CSV: header plus one row per result, metrics round-trip") {
 }
 
 TEST_CASE("Markdown: a table per group with speedups against ZeRO-3") {
-  auto rows = read_results(paper_sweep(), "s.json");
+  auto rows = read_results(testing::fake_paper_sweep(), "s.json");
   std::string md = render_markdown(rows, "s.json");
   CHECK(count(md, "\n## ") == 2);       // 1K and 2K tokens per GPU
   CHECK(count(md, "| 1.00x |") == 8u);  // ZeRO-3 against itself, 2 groups x 4 bandwidths
@@ -102,7 +87,7 @@ TEST_CASE("Markdown: a table per group with speedups against ZeRO-3") {
 }
 
 TEST_CASE("HTML: four kinds of chart, each with data marks, titles, axis labels and legends") {
-  auto rows = read_results(paper_sweep(), "s.json");
+  auto rows = read_results(testing::fake_paper_sweep(), "s.json");
   std::string html = render_html(rows, "s.json");
   // 2 throughput + 1 speedup + 2 breakdown + 1 memory.
   // By string search: libstdc++'s regex recurses once per character of a lazy match, which
@@ -138,7 +123,7 @@ TEST_CASE("HTML: four kinds of chart, each with data marks, titles, axis labels 
 
 TEST_CASE("HTML: strings from input files are escaped everywhere") {
   const std::string evil = "<script>alert('x')</script>\"&<img src=x onerror=alert(1)>";
-  auto doc = paper_sweep(evil);
+  auto doc = testing::fake_paper_sweep(evil);
   doc["results"][0]["warnings"] = json::array({"<b>bold</b> warning"});
   doc["results"][1]["scenario"]["cluster"] = "</svg><script>1</script>";
   auto rows = read_results(doc, "s.json");
@@ -155,8 +140,8 @@ TEST_CASE("HTML: strings from input files are escaped everywhere") {
 }
 
 TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
-  auto a = read_results(paper_sweep(), "a.json");
-  json docb = paper_sweep();
+  auto a = read_results(testing::fake_paper_sweep(), "a.json");
+  json docb = testing::fake_paper_sweep();
   // B: scenario 0 is 10% slower (step x 1.1, TFLOPs / 1.1); scenario 1 removed.
   docb["results"][0]["step_time_s"] = docb["results"][0]["step_time_s"].get<double>() * 1.1;
   docb["results"][0]["tflops_per_gpu"] = docb["results"][0]["tflops_per_gpu"].get<double>() / 1.1;
