@@ -11,7 +11,6 @@ Usage: scripts/paper_fit.py [path/to/zerosim] [--jobs N]
 """
 import argparse
 import concurrent.futures as cf
-import copy
 import itertools
 import json
 import os

@@ -10,7 +10,6 @@ Usage: scripts/paper_report.py [path/to/zerosim] [--jobs N]
 """
 import argparse
 import concurrent.futures as cf
-import copy
 import datetime
 import html
 import json
@@ -77,11 +76,9 @@ def reproduction(zerosim, jobs, tmp, table, prefetch=None):
         p3, pp = c["zero3_tflops"], c["zeropp_tflops"]
         rows.append(dict(cell=c, z3=a, zp=b, s3=s3, sp=sp, p3=p3, pp=pp, e3=s3 / p3 - 1,
                          ep=sp / pp - 1, es=(sp / s3) / (pp / p3) - 1))
-    errs = [abs(r["e3"]) for r in rows] + [abs(r["ep"]) for r in rows]
-    worst = max(((abs(r["e3"]), r, "ZeRO-3") for r in rows),
-                key=lambda t: t[0])
-    worst_p = max(((abs(r["ep"]), r, "ZeRO++") for r in rows), key=lambda t: t[0])
-    worst = max(worst, worst_p, key=lambda t: t[0])
+    cells = [(abs(r[k]), r, name) for r in rows for k, name in (("e3", "ZeRO-3"), ("ep", "ZeRO++"))]
+    errs = [c[0] for c in cells]
+    worst = max(cells, key=lambda c: c[0])
     sp_errs = [abs(r["es"]) for r in rows]
     return rows, sum(errs) / len(errs), worst, sum(sp_errs) / len(sp_errs), max(sp_errs)
 
