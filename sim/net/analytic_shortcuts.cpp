@@ -240,9 +240,9 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
           continue;
         }
         if (!cross_leaf) cross_pair[0] = s, cross_pair[1] = d, cross_leaf = true;
-        // Hop 0 leaves the GPU, hop 1 the NIC, hop 2 picks the spine at the source leaf.
-        const std::uint64_t h = route_hash_next(route_hash_next(route_hash(s, d)));
-        const std::size_t k = h % S;
+        // The source leaf is the walk's first choice (one NIC per GPU, one leaf per NIC): the
+        // destination's D-mod-k key picks the spine.
+        const std::size_t k = route_dest_key(topo, d) % S;
         ++c[f.up[static_cast<std::size_t>(ls) * S + k]];
         ++c[f.down[static_cast<std::size_t>(ld) * S + k]];
       }

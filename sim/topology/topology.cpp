@@ -164,6 +164,45 @@ void precompute_decomposition(const Topology& t, TopologyGraph& tg) {
   }
 }
 
+// D-mod-k keys (route_dest_key, topology_graph.hpp): per GPU, the number of the fabric port that
+// delivers its traffic. A vertex's "switch" is its first fabric in-neighbour (in-edge order); a
+// GPU's delivering vertex is itself if it has a switch, else its first non-GPU in-neighbour that
+// has one. Ports are numbered like LIDs: switch by switch in vertex order, each switch's delivered
+// in-server out-neighbours in out-edge order. Linear in the links.
+void precompute_dest_keys(const Topology& t, TopologyGraph& tg) {
+  const Graph& g = tg.g;
+  const int n = t.vertex_count();
+  auto is_fabric = [&](int v) { return g[v].node < 0; };
+  std::vector<int> sw(n, -1);
+  for (int v = 0; v < n; ++v) {
+    if (is_fabric(v)) continue;
+    for (auto [it, end] = boost::in_edges(v, g); it != end && sw[v] < 0; ++it) {
+      const int u = static_cast<int>(boost::source(*it, g));
+      if (is_fabric(u)) sw[v] = u;
+    }
+  }
+  std::vector<std::int64_t> port(n, -1);
+  std::int64_t next = 0;
+  for (int a = 0; a < n; ++a) {
+    if (!is_fabric(a)) continue;
+    for (auto [it, end] = boost::out_edges(a, g); it != end; ++it) {
+      const int w = static_cast<int>(boost::target(*it, g));
+      if (is_fabric(w) || sw[w] != a || port[w] >= 0) continue;
+      port[w] = next++;
+    }
+  }
+  tg.dest_key.assign(static_cast<std::size_t>(t.gpu_count()), 0);
+  for (int i = 0; i < t.gpu_count(); ++i) {
+    const int d = t.gpu_vertex(i);
+    int via = sw[d] >= 0 ? d : -1;
+    for (auto [it, end] = boost::in_edges(d, g); it != end && via < 0; ++it) {
+      const int u = static_cast<int>(boost::source(*it, g));
+      if (!is_fabric(u) && !tg.is_gpu[u] && sw[u] >= 0) via = u;
+    }
+    tg.dest_key[i] = static_cast<std::uint32_t>(via >= 0 ? port[via] : i);
+  }
+}
+
 }  // namespace
 
 Topology TopologyBuilder::finish() {
@@ -206,6 +245,7 @@ Topology TopologyBuilder::finish() {
     if (a >= 0 && b >= 0) boost::add_edge(a, b, ep, tg->fabric);
   }
   precompute_decomposition(t, *tg);
+  precompute_dest_keys(t, *tg);
   t.graph_ = std::move(tg);
   t.cache_.reset();
   return std::move(t_);

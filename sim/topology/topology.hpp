@@ -1,7 +1,7 @@
 // Topology: a cluster as a graph of GPUs, NVSwitches, NICs, PCIe/leaf/spine switches and directed links.
 // The Boost.Graph adjacency_list lives in topology_graph.hpp (only topology code includes it); everyone
-// else sees flat link arrays and route(src, dst): a shortest path (by hop count, then latency) with ECMP
-// among equal-cost paths chosen deterministically per (src, dst), cached.
+// else sees flat link arrays and route(src, dst): a shortest path (by hop count, then latency), cached,
+// with ECMP among equal-cost paths chosen by the destination only (D-mod-k, as InfiniBand routes).
 // A duplex link is two directed links, one per direction, each with the full bandwidth.
 #pragma once
 #include <cstdint>
@@ -118,5 +118,15 @@ struct ClusterOverrides {
   double oversubscription = 0;
 };
 Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {});
+
+// load_cluster, memoized per thread for clusters of at most kSharedClusterMaxGpus GPUs: a sweep
+// simulates many scenarios on each cluster, and building the graph was a fifth of a small analytic
+// scenario. The key is the resolved file's path AND bytes plus the overrides, so an edited file is
+// loaded again. Per thread because a Topology's route cache is not thread-safe; small clusters
+// only so that cached route tables stay small; at most a few entries (least recently used first
+// out).
+constexpr int kSharedClusterMaxGpus = 1024;
+std::shared_ptr<const Topology> shared_cluster(const std::string& name_or_file,
+                                               const ClusterOverrides& overrides = {});
 
 }  // namespace zerosim

@@ -7,7 +7,12 @@
 // leaf; a leaf takes floor(32 / nics_per_node) servers. In both, when there is more than one leaf,
 // every leaf has one uplink to each of min(32, leaves) spines; a leaf's uplinks together carry its
 // used downlink bandwidth divided by the oversubscription. Traffic between rails (or leaves) goes
-// up to a spine; ECMP spreads it over the spines.
+// up to a spine. The router picks the spine by destination, as InfiniBand's fat-tree routing does
+// (switches forward by destination LID; D-mod-k, see topology_graph.hpp): NICs are numbered leaf by
+// leaf in the order their links are added here (rail: NIC r of node n is number r x nodes + n;
+// fat-tree: n x nics + r), and every flow to NIC number q goes up to spine q mod (spines), whatever
+// its source leaf. On rail clusters whose spine count divides the node count (8 rails and a
+// multiple of 32 nodes: 8, 16, 24 or 32 spines) that is spine (n mod spines) on every rail.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -47,6 +47,7 @@ class TopologyGraph {
   std::vector<int> fabric_vertex;  // index in `fabric` -> vertex
 
   std::vector<char> is_gpu;  // per vertex, compact copy of kind == Gpu for the router's inner loop
+  std::vector<std::uint32_t> dest_key;  // per GPU index: route_dest_key
 
   // Decomposition used by the fast router (see topology_route.cpp). Valid when `decomposable`.
   bool decomposable = false;
@@ -101,11 +102,16 @@ class TopologyBuilder {
 // reference that Topology::route must equal; used by tests and by the router's fallback.
 Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
 
-// The router's ECMP hash: at hop t of the walk from src to dst (t = 0 leaves the source GPU), the
-// state is route_hash_next applied t times to route_hash(src, dst), and a vertex with k equal-cost
-// next hops takes the (state % k)-th in out-edge order. Shortcuts that predict routes use these.
-std::uint64_t route_hash(int src_gpu, int dst_gpu);
-std::uint64_t route_hash_next(std::uint64_t h);
+// The router's ECMP rule is destination-based (D-mod-k), like InfiniBand's fat-tree routing, where
+// switches forward by destination LID only (see topology_route.cpp). route_dest_key(t, dst) is the
+// number of dst's port, numbered like LIDs: the in-server vertices that fabric switches deliver to
+// (NICs, or GPUs sitting on the fabric), switch by switch in vertex order and, per switch, in link
+// order; dst's port is the one its traffic enters the server by (its GPU index when the fabric does
+// not reach it). The walk from any src to dst starts with key = route_dest_key(dst); a vertex with
+// k > 1 equal-cost next hops takes the (key % k)-th in out-edge order and the walk continues with
+// key / k (one base-k digit per level). On the builders' fabrics the only choice is the spine at
+// the source leaf (see topology_build.cpp). Shortcuts that predict routes use this.
+std::uint64_t route_dest_key(const Topology& t, int dst_gpu);
 
 // dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not
 // transit.

@@ -1,14 +1,23 @@
-// Routing: shortest path by (hops, latency) with ECMP among equal-cost next hops picked from a hash
-// of (src, dst), cached per pair. GPUs are endpoints, never transit (GPU-to-GPU forwarding would be
-// software, not the fabric).
+// Routing: shortest path by (hops, latency); among equal-cost next hops the choice depends on the
+// destination only (D-mod-k, see route_dest_key in topology_graph.hpp), cached per pair. GPUs are
+// endpoints, never transit (GPU-to-GPU forwarding would be software, not the fabric).
+//
+// Why destination-based: InfiniBand switches forward by destination LID only, and OpenSM's fat-tree
+// routing (ftree, up-down) routes the destinations leaf by leaf, port by port, each over the next
+// uplink in turn. So every flow to one NIC takes the same spine whatever its source, and the NICs
+// below a leaf take different spines (NIC number q with k spines: spine q mod k). The routes are
+// then as symmetric as the fabric: with full leaves and k dividing the 32 ports, permuting leaves
+// and nodes within a leaf (with the spines) maps routes to routes, which the flow tier's symmetry
+// reduction (sim/net/equitable.hpp) exploits. A hash of (src, dst), as before, picked a random
+// spine per pair and left almost no symmetry.
 //
 // Both routers walk from src to dst choosing, at each vertex, among the out-links whose far end is
-// exactly one link cost closer to dst (in edge-index order; index = hash % count). They differ only
-// in how they obtain dist(v) = cost of the cheapest path v -> dst:
+// exactly one link cost closer to dst (in edge-index order; with k > 1 candidates, index = key % k,
+// then key /= k, starting from key = route_dest_key(dst)). They differ only in how they obtain
+// dist(v) = cost of the cheapest path v -> dst:
 // - route_reference: one reverse Dijkstra over the whole graph per query.
 // - Topology::route, when the graph decomposes (see precompute_decomposition): a path leaving a
-// server
-//   goes GPU -> border (NIC) -> its fabric switch -> fabric -> border -> GPU, so dist(fabric
+//   server goes GPU -> border (NIC) -> its fabric switch -> fabric -> border -> GPU, so dist(fabric
 //   vertex) = min over dst's borders b of distF(v, attach(b)) + cost(attach(b) -> b) + cost(b ->
 //   dst), with distF from a reverse Dijkstra over the fabric subgraph cached per fabric target (a
 //   few thousand at most), and dist(in-server switch) from a Dijkstra over the destination server
@@ -25,16 +34,8 @@
 
 namespace zerosim {
 
-std::uint64_t route_hash_next(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t route_hash(int src_gpu, int dst_gpu) {
-  return route_hash_next((static_cast<std::uint64_t>(src_gpu) << 32) ^
-                         static_cast<std::uint32_t>(dst_gpu));
+std::uint64_t route_dest_key(const Topology& t, int dst_gpu) {
+  return TopologyBuilder::graph(t).dest_key.at(static_cast<std::size_t>(dst_gpu));
 }
 
 namespace {
@@ -81,7 +82,7 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
   std::int64_t cur = dist(s);
   if (cur >= kInfCost)
     throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
-  std::uint64_t h = route_hash(src_gpu, dst_gpu);
+  std::uint64_t key = tg.dest_key[static_cast<std::size_t>(dst_gpu)];  // D-mod-k digits
   const int src_node = t.vertex(s).node;
   std::vector<Graph::edge_descriptor> cand;
   int v = s;
@@ -95,8 +96,11 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
       if (dw + g[*it].cost == cur) cand.push_back(*it);
     }
     if (cand.empty()) throw std::logic_error("router lost its way at " + t.vertex(v).name);
-    auto e = cand[cand.size() == 1 ? 0 : h % cand.size()];
-    h = route_hash_next(h);
+    auto e = cand[0];
+    if (cand.size() > 1) {
+      e = cand[key % cand.size()];
+      key /= cand.size();
+    }
     LinkId id = g[e].id;
     r.links.push_back(id);
     r.latency_s += t.link(id).latency_s;

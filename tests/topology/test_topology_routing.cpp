@@ -97,27 +97,62 @@ TEST_CASE("cache returns the identical route object; routes are deterministic ac
     }
 }
 
-TEST_CASE("ECMP spreads cross-rail traffic over all spines, evenly within 2x") {
-  Topology t = build_cluster(spec("dgx2-v100", 2, 8));  // 8 rail leaves -> 8 spines
+namespace {
+
+// The spine a route crosses ("" if none); at most one.
+std::string spine_of(const Topology& t, const Route& r) {
+  std::string name;
+  for (auto id : r.links)
+    if (t.vertex(t.link(id).to).kind == NodeKind::SpineSwitch) {
+      CHECK(name.empty());
+      name = t.vertex(t.link(id).to).name;
+    }
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("ECMP is D-mod-k: the spine depends on the destination NIC only, spread evenly") {
+  // 2 DGX-2 nodes, 8 rails of one leaf, 8 spines. NICs are numbered leaf by leaf: rail r's leaf
+  // delivers to n0.nic r and n1.nic r, numbers 2r and 2r + 1; GPU local i is on NIC i / 2. A route
+  // to NIC number q crosses spine q mod 8, from any source.
+  Topology t = build_cluster(spec("dgx2-v100", 2, 8));
   std::map<std::string, int> per_spine;
   int cross_rail = 0;
-  for (int a = 0; a < 16; ++a)
-    for (int b = 16; b < 32; ++b) {
-      if (a / 2 == (b - 16) / 2) continue;  // same NIC index: same rail, no spine
+  for (int a = 0; a < 32; ++a)
+    for (int b = 0; b < 32; ++b) {
+      const int na = a / 16, nb = b / 16, ra = (a % 16) / 2, rb = (b % 16) / 2;
+      if (na == nb || ra == rb) continue;  // NVLink, or the rail's leaf: no spine
       ++cross_rail;
-      for (auto id : t.route(a, b).links)
-        if (t.vertex(t.link(id).to).kind == NodeKind::SpineSwitch)
-          ++per_spine[t.vertex(t.link(id).to).name];
+      const std::string s = spine_of(t, t.route(a, b));
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(s == "spine" + std::to_string((2 * rb + nb) % 8));
+      ++per_spine[s];
     }
-  CHECK(cross_rail == 16 * 14);
+  CHECK(cross_rail == 2 * 16 * 14);
+  // Each spine takes two destination NICs (numbers s and s + 8), 2 GPUs each, 14 sources each.
   REQUIRE(per_spine.size() == 8);
-  int total = 0;
-  for (const auto& [name, c] : per_spine) {
-    total += c;
-    CHECK(c <= 2 * cross_rail / 8);
-    CHECK(c >= cross_rail / 8 / 2);
-  }
-  CHECK(total == cross_rail);  // exactly one spine per cross-rail route
+  for (const auto& [name, c] : per_spine) CHECK(c == 2 * 2 * 14);
+}
+
+TEST_CASE("D-mod-k on multi-leaf rails and fat-trees (hand-computed spines)") {
+  // H100 rail, 70 nodes: 3 leaves per rail (32, 32, 6 nodes), 24 leaves, 24 spines. NIC r of node
+  // n is number 70 r + n.
+  Topology rail = build_cluster(spec("dgx-h100", 70, 8, "rail"));
+  CHECK(spine_of(rail, rail.route(0, 33 * 8 + 2)) == "spine5");   // 140 + 33 = 173 = 7 x 24 + 5
+  CHECK(spine_of(rail, rail.route(69 * 8 + 7, 8)) == "spine1");   // node 1, rail 0: 1
+  CHECK(spine_of(rail, rail.route(8, 69 * 8 + 7)) == "spine7");   // 490 + 69 = 559 = 23 x 24 + 7
+  CHECK(spine_of(rail, rail.route(9, 31 * 8 + 1)).empty());       // rail 1, nodes 1, 31: one leaf
+  CHECK(spine_of(rail, rail.route(9, 64 * 8 + 1)) == "spine14");  // 70 + 64 = 134 = 5 x 24 + 14
+  // H100 fat-tree 2:1, 9 nodes: 4 servers (32 NICs) per leaf, 3 leaves, 3 spines. NIC r of node n
+  // is number 8 n + r.
+  Topology ft = build_cluster(spec("dgx-h100", 9, 8, "fat-tree", 2));
+  CHECK(spine_of(ft, ft.route(0, 8 * 8 + 5)) == "spine0");          // 69 = 23 x 3
+  CHECK(spine_of(ft, ft.route(0, 4 * 8 + 1)) == "spine0");          // 33 = 11 x 3
+  CHECK(spine_of(ft, ft.route(0, 4 * 8 + 2)) == "spine1");          // 34
+  CHECK(spine_of(ft, ft.route(8 * 8 + 3, 4 * 8 + 3)) == "spine2");  // 35, from leaf 2
+  CHECK(spine_of(ft, ft.route(7 * 8 + 7, 4 * 8 + 3)).empty());      // within leaf 1
 }
 
 // Speed is measured by the Google Benchmark suites (bench/), not asserted here.
