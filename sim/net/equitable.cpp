@@ -1,15 +1,21 @@
 // Colour refinement of one phase's flow/link incidence against the global link partition.
+//
+// Each round groups the flows by (colour, sorted classes of their links), then the links of each
+// class by the sorted colours of the flows crossing them (the incidence by link is built once per
+// refine call). Groups are found by hashing a signature and comparing it exactly with the first
+// member of the group it hashes to, and numbered in order of first appearance, so a round costs
+// time linear in the incidences plus sorting each signature, and class ids depend only on the
+// inputs.
 #include "sim/net/equitable.hpp"
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <tuple>
 
 namespace zerosim {
 
 LinkPartition::LinkPartition(std::span<const double> capacities)
-    : class_of_(capacities.size()), touched_pos_(capacities.size(), -1) {
+    : class_of_(capacities.size()), touched_(capacities.size(), -1) {
   std::map<double, std::int32_t> by_cap;
   for (std::size_t l = 0; l < capacities.size(); ++l) {
     auto [it, fresh] =
@@ -25,89 +31,105 @@ LinkPartition::LinkPartition(std::span<const double> capacities)
 
 namespace {
 
-// Dense ids for keys in sorted order; order[] is sorted by less(); equal(a, b) on neighbours.
-template <class Less, class Equal>
-std::int32_t dense_ids(std::vector<std::int32_t>& order, std::vector<std::int32_t>& id, Less less,
-                       Equal equal) {
-  std::sort(order.begin(), order.end(), less);
-  std::int32_t next = -1;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (k == 0 || !equal(order[k - 1], order[k])) ++next;
-    id[order[k]] = next;
+template <class It>
+std::uint64_t hash_range(It a, It b) {
+  std::uint64_t h = static_cast<std::uint64_t>(b - a);
+  for (; a != b; ++a) {
+    h ^= static_cast<std::uint32_t>(*a) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   }
-  return next + 1;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64 finaliser
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
 }
+
+// Numbers items 0..n-1 by equality class in order of first appearance: id[i] = its group. hash(i)
+// must be equal for equal items; same(a, b) decides equality exactly. Returns the group count.
+class Grouper {
+ public:
+  template <class Hash, class Same>
+  std::int32_t run(std::size_t n, std::vector<std::int32_t>& id, Hash hash, Same same) {
+    std::size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    slot_.assign(cap, -1);
+    hash_.resize(n);
+    id.resize(n);
+    std::int32_t groups = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t h = hash(i);
+      hash_[i] = h;
+      for (std::size_t s = h & (cap - 1);; s = (s + 1) & (cap - 1)) {
+        const std::int32_t r = slot_[s];
+        if (r < 0) {
+          slot_[s] = static_cast<std::int32_t>(i);
+          id[i] = groups++;
+          break;
+        }
+        if (hash_[r] == h && same(static_cast<std::size_t>(r), i)) {
+          id[i] = id[r];
+          break;
+        }
+      }
+    }
+    return groups;
+  }
+
+ private:
+  std::vector<std::int32_t> slot_;  // representative item, -1 if empty
+  std::vector<std::uint64_t> hash_;
+};
 
 }  // namespace
 
-bool LinkPartition::split_links(std::span<const PlanFlow> flows,
-                                std::span<const std::int32_t> links,
-                                const std::vector<std::int32_t>& colour) {
-  inc_.clear();
-  for (std::size_t i = 0; i < flows.size(); ++i)
-    for (std::int32_t k = 0; k < flows[i].link_count; ++k)
-      inc_.emplace_back(links[flows[i].link_begin + k], colour[i]);
-  std::sort(inc_.begin(), inc_.end());
+bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
+  // A link's signature: the sorted colours of the flows crossing it (empty if untouched).
+  inc_col_.resize(inc_flow_.size());
   std::vector<std::int32_t> classes;
-  for (std::size_t k = 0; k < inc_.size(); ++k)
-    if (k == 0 || inc_[k].first != inc_[k - 1].first) {
-      touched_pos_[inc_[k].first] = static_cast<std::int32_t>(k);
-      classes.push_back(class_of_[inc_[k].first]);
-    }
+  for (std::size_t t = 0; t < inc_link_.size(); ++t) {
+    const auto b = inc_begin_[t], e = inc_begin_[t + 1];
+    for (auto k = b; k < e; ++k) inc_col_[k] = colour[inc_flow_[k]];
+    std::sort(inc_col_.begin() + b, inc_col_.begin() + e);
+    classes.push_back(class_of_[inc_link_[t]]);
+  }
   std::sort(classes.begin(), classes.end());
   classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
-
-  // A link's signature: the sorted colours of the flows crossing it (empty if untouched).
-  auto sig = [&](std::int32_t l) {
-    std::pair<std::size_t, std::size_t> r{0, 0};
-    if (touched_pos_[l] < 0) return r;
-    r.first = static_cast<std::size_t>(touched_pos_[l]);
-    r.second = r.first;
-    while (r.second < inc_.size() && inc_[r.second].first == l) ++r.second;
-    return r;
-  };
-  auto sig_less = [&](std::int32_t a, std::int32_t b) {
-    const auto ra = sig(a), rb = sig(b);
-    const bool lt = std::lexicographical_compare(
-        inc_.begin() + ra.first, inc_.begin() + ra.second, inc_.begin() + rb.first,
-        inc_.begin() + rb.second, [](const auto& x, const auto& y) { return x.second < y.second; });
-    if (lt) return true;
-    const bool gt = std::lexicographical_compare(
-        inc_.begin() + rb.first, inc_.begin() + rb.second, inc_.begin() + ra.first,
-        inc_.begin() + ra.second, [](const auto& x, const auto& y) { return x.second < y.second; });
-    return gt ? false : a < b;
-  };
-  auto sig_equal = [&](std::int32_t a, std::int32_t b) {
-    const auto ra = sig(a), rb = sig(b);
-    return std::equal(inc_.begin() + ra.first, inc_.begin() + ra.second, inc_.begin() + rb.first,
-                      inc_.begin() + rb.second,
-                      [](const auto& x, const auto& y) { return x.second == y.second; });
+  auto seg = [&](std::int32_t l) {
+    const std::int32_t t = touched_[l];
+    if (t < 0) return std::pair(inc_col_.begin(), inc_col_.begin());
+    return std::pair(inc_col_.begin() + inc_begin_[t], inc_col_.begin() + inc_begin_[t + 1]);
   };
 
   bool split = false;
+  Grouper grouper;
+  std::vector<std::int32_t> group;
   for (std::int32_t b : classes) {
-    std::vector<std::int32_t> m = members_[b];
-    std::sort(m.begin(), m.end(), sig_less);
-    std::vector<std::vector<std::int32_t>> groups(1);
-    for (std::size_t k = 0; k < m.size(); ++k) {
-      if (k > 0 && !sig_equal(m[k - 1], m[k])) groups.emplace_back();
-      groups.back().push_back(m[k]);
-    }
-    if (groups.size() == 1) continue;
+    if (members_[b].size() < 2) continue;
+    const std::vector<std::int32_t> m = members_[b];
+    const std::int32_t groups = grouper.run(
+        m.size(), group,
+        [&](std::size_t k) {
+          auto [x, y] = seg(m[k]);
+          return hash_range(x, y);
+        },
+        [&](std::size_t a, std::size_t k) {
+          auto [x0, x1] = seg(m[a]);
+          auto [y0, y1] = seg(m[k]);
+          return std::equal(x0, x1, y0, y1);
+        });
+    if (groups == 1) continue;
     split = true;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      std::sort(groups[g].begin(), groups[g].end());
-      std::int32_t id = b;
-      if (g > 0) {
-        id = static_cast<std::int32_t>(members_.size());
-        members_.emplace_back();
-        capacity_.push_back(capacity_[b]);
-      }
-      for (std::int32_t l : groups[g]) class_of_[l] = id;
-      members_[id] = std::move(groups[g]);
+    // The group of the first (smallest) link keeps id b; the others are new, in order.
+    const auto first_new = static_cast<std::int32_t>(members_.size());
+    for (std::int32_t g = 1; g < groups; ++g) {
+      members_.emplace_back();
+      capacity_.push_back(capacity_[b]);
+    }
+    members_[b].clear();
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      const std::int32_t id = group[k] == 0 ? b : first_new + group[k] - 1;
+      class_of_[m[k]] = id;
+      members_[id].push_back(m[k]);
     }
   }
-  for (const auto& [l, c] : inc_) touched_pos_[l] = -1;
   if (split) ++version_;
   return split;
 }
@@ -115,23 +137,44 @@ bool LinkPartition::split_links(std::span<const PlanFlow> flows,
 bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
                            QuotientPhase& q, std::size_t max_classes) {
   const std::size_t n = flows.size();
-  std::vector<std::int32_t> order(n), colour(n), next(n);
-  std::iota(order.begin(), order.end(), 0);
-  auto key = [&](std::int32_t i) {
-    return std::tuple(flows[i].bytes, flows[i].weight, flows[i].crosses_nodes);
+  // Incidence by link, in flow order (a flow crossing a link twice is listed twice).
+  inc_link_.clear();
+  std::vector<std::int64_t> count;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::int32_t k = 0; k < flows[i].link_count; ++k) {
+      const std::int32_t l = links[flows[i].link_begin + k];
+      if (touched_[l] < 0) {
+        touched_[l] = static_cast<std::int32_t>(inc_link_.size());
+        inc_link_.push_back(l);
+        count.push_back(0);
+      }
+      ++count[touched_[l]];
+    }
+  inc_begin_.assign(inc_link_.size() + 1, 0);
+  for (std::size_t t = 0; t < inc_link_.size(); ++t) inc_begin_[t + 1] = inc_begin_[t] + count[t];
+  inc_flow_.resize(static_cast<std::size_t>(inc_begin_.back()));
+  for (std::size_t t = 0; t < inc_link_.size(); ++t) count[t] = inc_begin_[t];
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::int32_t k = 0; k < flows[i].link_count; ++k)
+      inc_flow_[count[touched_[links[flows[i].link_begin + k]]]++] = static_cast<std::int32_t>(i);
+  auto untouch = [&] {
+    for (std::int32_t l : inc_link_) touched_[l] = -1;
   };
-  std::int32_t count = dense_ids(
-      order, colour,
-      [&](std::int32_t a, std::int32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; },
-      [&](std::int32_t a, std::int32_t b) { return key(a) == key(b); });
+
+  // Initial colours: (bytes, weight, crosses_nodes).
+  std::vector<std::int32_t> colour(n), next;
+  std::map<std::tuple<double, double, bool>, std::int32_t> initial;
+  for (std::size_t i = 0; i < n; ++i)
+    colour[i] = initial
+                    .try_emplace({flows[i].bytes, flows[i].weight, flows[i].crosses_nodes},
+                                 static_cast<std::int32_t>(initial.size()))
+                    .first->second;
+  auto count_classes = static_cast<std::int32_t>(initial.size());
 
   // Flat signatures: colour, then the sorted classes of the flow's links.
   std::vector<std::int32_t> sig;
   std::vector<std::size_t> begin(n + 1);
-  auto seg = [&](std::int32_t i) {
-    return std::pair(sig.begin() + static_cast<std::ptrdiff_t>(begin[i]),
-                     sig.begin() + static_cast<std::ptrdiff_t>(begin[i + 1]));
-  };
+  Grouper grouper;
   bool changed = false;
   for (;;) {
     sig.clear();
@@ -143,36 +186,39 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
       std::sort(sig.begin() + static_cast<std::ptrdiff_t>(begin[i]) + 1, sig.end());
     }
     begin[n] = sig.size();
-    const std::int32_t fresh = dense_ids(
-        order, next,
-        [&](std::int32_t a, std::int32_t b) {
-          auto [a0, a1] = seg(a);
-          auto [b0, b1] = seg(b);
-          if (std::lexicographical_compare(a0, a1, b0, b1)) return true;
-          if (std::lexicographical_compare(b0, b1, a0, a1)) return false;
-          return a < b;
+    auto seg = [&](std::size_t i) {
+      return std::pair(sig.begin() + static_cast<std::ptrdiff_t>(begin[i]),
+                       sig.begin() + static_cast<std::ptrdiff_t>(begin[i + 1]));
+    };
+    const std::int32_t fresh = grouper.run(
+        n, next,
+        [&](std::size_t i) {
+          auto [a, b] = seg(i);
+          return hash_range(a, b);
         },
-        [&](std::int32_t a, std::int32_t b) {
+        [&](std::size_t a, std::size_t b) {
           auto [a0, a1] = seg(a);
           auto [b0, b1] = seg(b);
           return std::equal(a0, a1, b0, b1);
         });
     colour.swap(next);
     if (static_cast<std::size_t>(fresh) > max_classes) {
+      untouch();
       q = QuotientPhase{};
       q.too_fine = true;
       return changed;
     }
-    const bool split = split_links(flows, links, colour);
+    const bool split = split_links(colour);
     changed = changed || split;
-    if (fresh == count && !split) break;
-    count = fresh;
+    if (fresh == count_classes && !split) break;
+    count_classes = fresh;
   }
+  untouch();
 
   q.version = version_;
   q.class_of = colour;
-  q.flows.assign(static_cast<std::size_t>(count), PlanFlow{});
-  q.rep.assign(static_cast<std::size_t>(count), -1);
+  q.flows.assign(static_cast<std::size_t>(count_classes), PlanFlow{});
+  q.rep.assign(static_cast<std::size_t>(count_classes), -1);
   q.links.clear();
   for (std::size_t i = 0; i < n; ++i) {
     PlanFlow& c = q.flows[colour[i]];

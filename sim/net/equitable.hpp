@@ -64,16 +64,20 @@ class LinkPartition {
               QuotientPhase& q, std::size_t max_classes = SIZE_MAX);
 
  private:
-  bool split_links(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
-                   const std::vector<std::int32_t>& colour);
+  // Splits link classes by the multiset of flow colours crossing each link (inc_ holds the phase's
+  // incidence by link). Returns true if a class split.
+  bool split_links(const std::vector<std::int32_t>& colour);
 
   std::vector<std::int32_t> class_of_;
   std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
   std::vector<double> capacity_;                    // one link's capacity, per class
   std::uint64_t version_ = 0;
-  // Scratch.
-  std::vector<std::pair<std::int32_t, std::int32_t>> inc_;  // (link, flow colour)
-  std::vector<std::int32_t> touched_pos_;                   // per link: start in inc_, or -1
+  // Scratch, per refine(): the phase's incidence by link (CSR over links crossed by some flow).
+  std::vector<std::int32_t> inc_link_;   // touched links, ascending
+  std::vector<std::int64_t> inc_begin_;  // per touched link (and one past): start in inc_flow_
+  std::vector<std::int32_t> inc_flow_;   // flows crossing each touched link
+  std::vector<std::int32_t> inc_col_;    // per iteration: their colours, sorted per link
+  std::vector<std::int32_t> touched_;    // per link: index in inc_link_, or -1
 };
 
 }  // namespace zerosim
