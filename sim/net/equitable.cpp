@@ -23,6 +23,7 @@ LinkPartition::LinkPartition(std::span<const double> capacities)
     if (fresh) {
       members_.emplace_back();
       capacity_.push_back(capacities[l]);
+      split_at_.push_back(0);
     }
     class_of_[l] = it->second;
     members_[it->second].push_back(static_cast<std::int32_t>(l));
@@ -119,9 +120,11 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
     split = true;
     // The group of the first (smallest) link keeps id b; the others are new, in order.
     const auto first_new = static_cast<std::int32_t>(members_.size());
+    split_at_[b] = version_ + 1;
     for (std::int32_t g = 1; g < groups; ++g) {
       members_.emplace_back();
       capacity_.push_back(capacity_[b]);
+      split_at_.push_back(version_ + 1);
     }
     members_[b].clear();
     for (std::size_t k = 0; k < m.size(); ++k) {
@@ -134,8 +137,18 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
   return split;
 }
 
+bool LinkPartition::revalidate(QuotientPhase& q) const {
+  if (q.version == ~std::uint64_t{0} || q.too_fine) return false;
+  if (q.version == version_) return true;
+  for (std::int32_t c : q.link_classes)
+    if (split_at_[c] > q.version) return false;
+  q.version = version_;
+  return true;
+}
+
 bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
                            QuotientPhase& q, std::size_t max_classes) {
+  if (revalidate(q)) return false;
   const std::size_t n = flows.size();
   // Incidence by link, in flow order (a flow crossing a link twice is listed twice).
   inc_link_.clear();
@@ -235,6 +248,10 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
     for (std::int32_t k = 0; k < r.link_count; ++k)
       q.links.push_back(class_of_[links[r.link_begin + k]]);
   }
+  q.link_classes.assign(q.links.begin(), q.links.end());
+  std::sort(q.link_classes.begin(), q.link_classes.end());
+  q.link_classes.erase(std::unique(q.link_classes.begin(), q.link_classes.end()),
+                       q.link_classes.end());
   return changed;
 }
 

@@ -41,6 +41,7 @@ struct QuotientPhase {
   std::vector<std::int32_t> rep;  // per class: one member (index into the phase's flows)
   std::vector<std::int32_t> links;  // pool of link-class ids (class k(A, B) times per B)
   bool too_fine = false;  // refinement stopped at more than max_classes classes; no quotient
+  std::vector<std::int32_t> link_classes;  // distinct link classes the phase's flows cross
 };
 
 class LinkPartition {
@@ -55,6 +56,11 @@ class LinkPartition {
   double quotient_capacity(int cls) const {
     return static_cast<double>(members_[cls].size()) * capacity_[cls];
   }
+
+  // A quotient computed for an older version stays exact when none of the link classes its flows
+  // cross has split since (the others may split freely: the phase crosses none of their links).
+  // Then revalidate marks it current and returns true; refine does this check first.
+  bool revalidate(QuotientPhase& q) const;
 
   // Refines the partition (and the phase's flow classes) until the phase is equitable, and stores
   // the phase's quotient in q. Returns true if the link partition changed (other phases must then
@@ -71,6 +77,7 @@ class LinkPartition {
   std::vector<std::int32_t> class_of_;
   std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
   std::vector<double> capacity_;                    // one link's capacity, per class
+  std::vector<std::uint64_t> split_at_;  // per class: version_ when it last split or was created
   std::uint64_t version_ = 0;
   // Scratch, per refine(): the phase's incidence by link (CSR over links crossed by some flow).
   std::vector<std::int32_t> inc_link_;   // touched links, ascending

@@ -142,7 +142,7 @@ void FlowNetwork::begin_phase(int c) {
   stats_.intra_node_bytes += phase.intra_node_bytes;
   stats_.flows += phase.flows.size();
   if (symmetry()) {
-    if (phase.quotient.version != part_->version()) sync_partition(c);
+    if (!part_->revalidate(phase.quotient)) sync_partition(c);
     if (phase.flows.size() >= fallback_min_flows_ &&
         static_cast<double>(phase.quotient.flows.size()) >
             fallback_max_ratio_ * static_cast<double>(phase.flows.size()))
