@@ -152,6 +152,31 @@ void BM_AnalyticScenarios(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// Planner-sweep throughput: a grid of 300 distinct scenarios in sweep order (cluster outermost, as
+// `zerosim sweep` and `zerosim plan` enumerate them): 5 cluster sizes x 2 models x 5 strategies x 3
+// batch sizes x 2 accumulation steps, analytic tier, whole simulate() with its result JSON. What a
+// sweep shares across scenarios (the cluster graph per thread, the model's modules, the per-byte
+// collective plans) is shared here too; every scenario still lowers, schedules and reports.
+void BM_SweepScenarios(benchmark::State& state) {
+  std::vector<Scenario> ss;
+  for (int nodes : {2, 4, 8, 16, 32})
+    for (const char* model : {"gpt-18b", "gpt-49b"})
+      for (const char* strategy : {"zero3", "zeropp", "zero3+qwz", "zero3+hpz", "zero3+qgz"})
+        for (int tokens : {1024, 2048, 4096})
+          for (int accum : {1, 2}) {
+            Scenario s =
+                scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, model, strategy, "analytic");
+            s.tokens_per_gpu = tokens;
+            s.grad_accum = accum;
+            ss.push_back(s);
+          }
+  std::size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()]));
+  state.counters["scenarios_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["distinct"] = static_cast<double>(ss.size());
+}
+
 // Least-squares slope of log(wall) on log(GPUs x layers) over a grid of flow-tier steps.
 void BM_ScalingExponent(benchmark::State& state) {
   const char* tier = kTiers[state.range(0)];
@@ -191,4 +216,5 @@ const bool registered = [] {
 }  // namespace
 
 BENCHMARK(BM_AnalyticScenarios)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SweepScenarios)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ScalingExponent)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -1,14 +1,15 @@
 // Collectives over rank groups, lowered to phases of (src, dst, bytes) flows on the topology.
-// A CollectiveOp carries every group that runs it at the same moment (e.g. one intra-node all-gather
-// per node), so the network sees the whole cluster's traffic and contention is modelled.
+// A CollectiveOp carries every group that runs it at the same moment (e.g. one intra-node
+// all-gather per node), so the network sees the whole cluster's traffic and contention is modelled.
 // Byte convention is nccl-tests': all_gather = total output bytes per rank; reduce_scatter = total
-// input bytes per rank; all_reduce = buffer bytes; all_to_all = total bytes each rank sends (including
-// its own slice); send_recv = bytes sent by each sender (groups are [src, dst] pairs).
+// input bytes per rank; all_reduce = buffer bytes; all_to_all = total bytes each rank sends
+// (including its own slice); send_recv = bytes sent by each sender (groups are [src, dst] pairs).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "sim/collectives/group_list.hpp"
 #include "sim/profile/cost_profile.hpp"
 #include "sim/topology/topology.hpp"
 
@@ -16,17 +17,18 @@ namespace zerosim {
 
 enum class CollKind { AllGather, ReduceScatter, AllReduce, AllToAll, SendRecv };
 enum class Algorithm {
-  Ring,           // NCCL's pipelined ring (one long-lived flow per neighbour, (n-1) hop latencies)
-  Hierarchical,   // intra-node phase, then inter-node phase over rails (for AG/RS/AR)
-  Direct,         // direct all-to-all (every pair)
-  TwoHopAllToAll, // intra-node all-to-all, then all-to-all among same-local-index GPUs across nodes
-  IntraNode,      // group lies inside one node; ring over NVLink/NVSwitch
-  Auto,           // the selector picks (see select_algorithm)
+  Ring,            // NCCL's pipelined ring (one long-lived flow per neighbour, (n-1) hop latencies)
+  Hierarchical,    // intra-node phase, then inter-node phase over rails (for AG/RS/AR)
+  Direct,          // direct all-to-all (every pair)
+  TwoHopAllToAll,  // intra-node all-to-all, then all-to-all among same-local-index GPUs across
+                   // nodes
+  IntraNode,       // group lies inside one node; ring over NVLink/NVSwitch
+  Auto,            // the selector picks (see select_algorithm)
 };
 
 const char* to_string(CollKind k);
 const char* to_string(Algorithm a);
-CollKind parse_coll_kind(const std::string& s, const std::string& where);  // InputError if unknown
+CollKind parse_coll_kind(const std::string& s, const std::string& where);   // InputError if unknown
 Algorithm parse_algorithm(const std::string& s, const std::string& where);  // InputError if unknown
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor(n).
@@ -35,9 +37,9 @@ double busbw_factor(CollKind k, int n);
 struct CollectiveOp {
   CollKind kind = CollKind::AllGather;
   Algorithm algorithm = Algorithm::Auto;
-  std::vector<std::vector<int>> groups;  // GPU indices; all groups run concurrently
-  double bytes = 0;                      // per-group size in nccl-tests' convention (see above)
-  std::string label;                     // for traces: "fwd.ag.L3", "bwd.rs.bucket7", ...
+  GroupList groups;   // GPU indices; all groups run concurrently (shared, immutable)
+  double bytes = 0;   // per-group size in nccl-tests' convention (see above)
+  std::string label;  // for traces: "fwd.ag.L3", "bwd.rs.bucket7", ...
 };
 
 struct Flow {
@@ -57,11 +59,13 @@ struct CollectivePlan {
 
 Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo);
 // Lowers op to phases of flows; per-hop latencies come from the profile's link classes.
-CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
+CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
+                                const CostProfile& profile);
 
 // Convenience groups.
-std::vector<std::vector<int>> world_group(const Topology& topo);        // one group of every GPU
-std::vector<std::vector<int>> intra_node_groups(const Topology& topo, int group_size);  // consecutive
-std::vector<std::vector<int>> rail_groups(const Topology& topo);       // same local index across nodes
+std::vector<std::vector<int>> world_group(const Topology& topo);  // one group of every GPU
+std::vector<std::vector<int>> intra_node_groups(const Topology& topo,
+                                                int group_size);  // consecutive
+std::vector<std::vector<int>> rail_groups(const Topology& topo);  // same local index across nodes
 
 }  // namespace zerosim

@@ -11,26 +11,39 @@ namespace zerosim {
 
 const char* to_string(Category c) {
   switch (c) {
-    case Category::Compute: return "compute";
-    case Category::Recompute: return "recompute";
-    case Category::Optimizer: return "optimizer";
-    case Category::QuantKernel: return "quant_kernel";
-    case Category::AllGather: return "all_gather";
-    case Category::ReduceScatter: return "reduce_scatter";
-    case Category::AllToAll: return "all_to_all";
-    case Category::AllReduce: return "all_reduce";
-    case Category::Other: return "other";
+    case Category::Compute:
+      return "compute";
+    case Category::Recompute:
+      return "recompute";
+    case Category::Optimizer:
+      return "optimizer";
+    case Category::QuantKernel:
+      return "quant_kernel";
+    case Category::AllGather:
+      return "all_gather";
+    case Category::ReduceScatter:
+      return "reduce_scatter";
+    case Category::AllToAll:
+      return "all_to_all";
+    case Category::AllReduce:
+      return "all_reduce";
+    case Category::Other:
+      return "other";
   }
   return "?";
 }
 
-namespace {
+std::string StepProgram::label_text(int label) const {
+  if (label < 0) return "op";
+  const OpLabel& l = labels[static_cast<std::size_t>(label)];
+  return (l.prefix >= 0 ? prefixes[static_cast<std::size_t>(l.prefix)] : std::string()) + l.suffix;
+}
 
-std::string where(const StepProgram& p, std::size_t s, std::size_t i) {
+std::string op_where(const StepProgram& p, std::size_t s, std::size_t i) {
   return "stream " + std::to_string(s) + " ('" + p.streams[s].name + "') op " + std::to_string(i);
 }
 
-void validate(const StepProgram& p) {
+void validate_program(const StepProgram& p) {
   for (std::size_t s = 0; s < p.streams.size(); ++s) {
     for (std::size_t i = 0; i < p.streams[s].ops.size(); ++i) {
       const StepOp& op = p.streams[s].ops[i];
@@ -38,17 +51,18 @@ void validate(const StepProgram& p) {
         case OpKind::Compute:
         case OpKind::Kernel:
           if (!(op.duration_s >= 0))
-            throw std::logic_error("run_program: " + where(p, s, i) + " has a negative duration");
+            throw std::logic_error("run_program: " + op_where(p, s, i) +
+                                   " has a negative duration");
           break;
         case OpKind::Collective:
           if (op.collective < 0 || op.collective >= static_cast<int>(p.collectives.size()))
-            throw std::logic_error("run_program: " + where(p, s, i) + " names collective " +
+            throw std::logic_error("run_program: " + op_where(p, s, i) + " names collective " +
                                    std::to_string(op.collective) + " out of range");
           break;
         case OpKind::Record:
         case OpKind::Wait:
           if (op.event < 0 || op.event >= p.event_count)
-            throw std::logic_error("run_program: " + where(p, s, i) + " names event " +
+            throw std::logic_error("run_program: " + op_where(p, s, i) + " names event " +
                                    std::to_string(op.event) + " outside [0, event_count)");
           break;
       }
@@ -56,10 +70,16 @@ void validate(const StepProgram& p) {
   }
 }
 
+namespace {
+
 class Runner {
  public:
   Runner(const StepProgram& p, Engine& e, NetworkModel& net)
-      : p_(p), e_(e), net_(net), pc_(p.streams.size(), 0), start_(p.streams.size(), 0),
+      : p_(p),
+        e_(e),
+        net_(net),
+        pc_(p.streams.size(), 0),
+        start_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(p.event_count), 0),
         waiters_(static_cast<std::size_t>(p.event_count)) {}
 
@@ -75,7 +95,7 @@ class Runner {
       if (pc_[s] >= p_.streams[s].ops.size()) continue;
       const StepOp& op = p_.streams[s].ops[pc_[s]];
       throw std::logic_error(
-          "run_program: deadlock: " + where(p_, s, pc_[s]) +
+          "run_program: deadlock: " + op_where(p_, s, pc_[s]) +
           (op.kind == OpKind::Wait
                ? " waits for event " + std::to_string(op.event) + " which is never recorded"
                : " never completed"));
@@ -91,7 +111,8 @@ class Runner {
   }
 
  private:
-  // FIFO over the ready list; re-entrant calls (a model that completes inside start()) only enqueue.
+  // FIFO over the ready list; re-entrant calls (a model that completes inside start()) only
+  // enqueue.
   void drain() {
     if (draining_) return;
     draining_ = true;
@@ -155,10 +176,16 @@ class Runner {
 
 }  // namespace
 
-RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network) {
-  validate(program);
+RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network) {
+  validate_program(program);
   Runner runner(program, engine, network);
   return runner.run();
+}
+
+RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network) {
+  if (network.contention_free() && engine.pending() == 0)
+    return run_program_direct(program, engine.now(), network);
+  return run_program_on_engine(program, engine, network);
 }
 
 }  // namespace zerosim

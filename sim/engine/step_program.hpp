@@ -1,6 +1,6 @@
-// StepProgram: per-rank CUDA-stream-like queues of ops (Compute, Kernel, Collective, event Record and
-// Wait). Ranks of a data-parallel step are identical, so one program stands for every rank and each
-// Collective op carries all of its concurrent groups; run_program executes it on the engine.
+// StepProgram: per-rank CUDA-stream-like queues of ops (Compute, Kernel, Collective, event Record
+// and Wait). Ranks of a data-parallel step are identical, so one program stands for every rank and
+// each Collective op carries all of its concurrent groups; run_program executes it on the engine.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +15,17 @@ namespace zerosim {
 enum class OpKind { Compute, Kernel, Collective, Record, Wait };
 
 // What an op's time is charged to in the breakdown.
-enum class Category { Compute, Recompute, Optimizer, QuantKernel, AllGather, ReduceScatter, AllToAll, AllReduce, Other };
+enum class Category {
+  Compute,
+  Recompute,
+  Optimizer,
+  QuantKernel,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  AllReduce,
+  Other
+};
 const char* to_string(Category c);
 
 struct StepOp {
@@ -24,7 +34,14 @@ struct StepOp {
   double duration_s = 0;  // Compute / Kernel
   int collective = -1;    // index into StepProgram::collectives
   int event = -1;         // Record / Wait
-  int label = -1;         // index into StepProgram::labels (for traces)
+  int label = -1;         // index into StepProgram::labels (for traces); -1: none
+};
+
+// An op's name for traces, stored in two parts so that lowering thousands of ops builds one string
+// per module pass instead of one per op: text = prefixes[prefix] + suffix (a string literal).
+struct OpLabel {
+  int prefix = -1;
+  const char* suffix = "";
 };
 
 struct Stream {
@@ -35,8 +52,11 @@ struct Stream {
 struct StepProgram {
   std::vector<Stream> streams;
   std::vector<CollectiveOp> collectives;
-  std::vector<std::string> labels;
+  std::vector<std::string> prefixes;
+  std::vector<OpLabel> labels;
   int event_count = 0;
+
+  std::string label_text(int label) const;  // "op" for -1
 };
 
 struct OpTiming {
@@ -51,9 +71,25 @@ struct RunResult {
   NetStats net;
 };
 
-// Executes the program: each stream runs its ops in order; Wait blocks until the matching Record has
-// executed; a Collective starts on the network model and completes when it says so. Throws
-// std::logic_error on a deadlock (a Wait whose Record never runs).
+// Executes the program: each stream runs its ops in order; Wait blocks until the matching Record
+// has executed; a Collective starts on the network model and completes when it says so. Throws
+// std::logic_error on a deadlock (a Wait whose Record never runs) or a malformed program.
+// Dispatches: run_program_direct when the network is contention_free(), else on the engine.
 RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network);
+
+// The event-driven execution: every timed op is an engine event.
+RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network);
+
+// One pass without events, for contention-free networks: a stream's op starts when its previous op
+// ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.charge
+// for collectives). The same additions as the engine's, so every start and end time, the makespan
+// and the event count (one per timed op) are identical; the timeline is in completion order with
+// ties by start, then stream. Starts at t0 (the engine's clock in run_program).
+RunResult run_program_direct(const StepProgram& program, double t0, NetworkModel& network);
+
+// logic_error naming stream and op for a negative duration or an out-of-range collective/event.
+void validate_program(const StepProgram& program);
+// "stream S ('name') op I", for messages.
+std::string op_where(const StepProgram& p, std::size_t stream, std::size_t op);
 
 }  // namespace zerosim

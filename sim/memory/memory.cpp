@@ -21,14 +21,21 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const Strategy& s = *in.strategy;
   const double W = in.world;
   const double psi = static_cast<double>(total_param_count(m));
-  const auto modules = build_modules(m, in.tokens, in.seq);
+  std::shared_ptr<const std::vector<Module>> own;
+  if (!in.modules) own = shared_modules(m, in.tokens, in.seq);
+  const std::vector<Module>& modules = in.modules ? *in.modules : *own;
   double max_gather = 0;
   for (const auto& mod : modules)
     max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
   const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
   double max_bucket = 0;
-  for (const auto& b : make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world))
-    max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
+  const auto max_of = [&](const std::vector<GradBucket>& buckets) {
+    for (const auto& b : buckets) max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
+  };
+  if (in.buckets)
+    max_of(*in.buckets);
+  else
+    max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world));
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
   const double block = static_cast<double>(s.quant_block);
 

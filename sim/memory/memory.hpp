@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
+#include "sim/workload/transformer.hpp"
 
 namespace zerosim {
 
@@ -27,6 +29,10 @@ struct MemoryInputs {
   int prefetch_depth = 1;  // modules gathered ahead of the running one
   double capacity_bytes = 0;
   double reserved_bytes = 0;
+  // Optional, from the step's lowering (same model, tokens, seq and bucket rule): saves building
+  // them again. Null: estimate_memory derives them.
+  const std::vector<Module>* modules = nullptr;
+  const std::vector<GradBucket>* buckets = nullptr;
 };
 
 struct MemoryEstimate {

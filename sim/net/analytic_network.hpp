@@ -34,6 +34,8 @@ class AnalyticNetwork : public NetworkModel {
   const NetStats& stats() const override { return stats_; }
   double next_event_time() const override { return kNever; }  // completions are engine events
   void advance_to(double) override {}
+  bool contention_free() const override { return true; }
+  double charge(const CollectiveOp& op) override;
 
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);
@@ -57,9 +59,7 @@ class AnalyticNetwork : public NetworkModel {
   OpCache<Cached> cache_;                // full mode
   std::shared_ptr<FabricPlans> shared_;  // not full mode
   // This network's own copies of the plans it used, by (kind, algorithm): no lock per start.
-  std::map<std::pair<CollKind, Algorithm>,
-           std::vector<std::pair<std::vector<std::vector<int>>, UnitPlan>>>
-      shapes_;
+  std::map<std::pair<CollKind, Algorithm>, std::vector<std::pair<GroupList, UnitPlan>>> shapes_;
 };
 
 }  // namespace zerosim

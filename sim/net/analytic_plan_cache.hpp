@@ -28,9 +28,7 @@ class FabricPlans {
 
  private:
   std::mutex mu_;
-  std::map<std::pair<CollKind, Algorithm>,
-           std::vector<std::pair<std::vector<std::vector<int>>, UnitPlan>>>
-      shapes_;
+  std::map<std::pair<CollKind, Algorithm>, std::vector<std::pair<GroupList, UnitPlan>>> shapes_;
 };
 
 // The shared plans of topo's fabric under profile (created empty on first use). At most a few

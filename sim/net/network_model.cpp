@@ -1,11 +1,19 @@
 // The registry of network tiers and the one-collective timing helper.
 #include "sim/net/network_model.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "sim/core/error.hpp"
 #include "sim/net/analytic_network.hpp"
 #include "sim/net/flow_network.hpp"
 
 namespace zerosim {
+
+double NetworkModel::charge(const CollectiveOp&) {
+  throw std::logic_error(std::string("network model '") + name() +
+                         "' has contention: collectives run on the engine");
+}
 
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile) {
@@ -15,9 +23,10 @@ std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine
   } else if (tier == "analytic") {
     m = std::make_unique<AnalyticNetwork>(engine, topo, profile);
   } else {
-    throw flag_error("--tier", "must be 'flow' (max-min fair flows on routes) or 'analytic' "
-                               "(per-phase busiest link, no contention between collectives); got '" +
-                                   tier + "'");
+    throw flag_error("--tier",
+                     "must be 'flow' (max-min fair flows on routes) or 'analytic' "
+                     "(per-phase busiest link, no contention between collectives); got '" +
+                         tier + "'");
   }
   engine.add_model(m.get());
   return m;

@@ -23,6 +23,12 @@ class NetworkModel : public Model {
   virtual const char* name() const = 0;
   virtual void start(const CollectiveOp& op, std::function<void()> on_done) = 0;
   virtual const NetStats& stats() const = 0;
+
+  // A contention-free model (every collective's time independent of what else runs) can charge a
+  // collective without the engine: charge() returns its duration and accounts its stats exactly as
+  // start() would. run_program then schedules the whole step in one pass (direct_run.cpp).
+  virtual bool contention_free() const { return false; }
+  virtual double charge(const CollectiveOp& op);  // logic_error unless contention_free()
 };
 
 // tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the

@@ -34,7 +34,7 @@ class OpCache {
     CollKind kind;
     Algorithm algorithm;
     double bytes;
-    std::vector<std::vector<int>> groups;
+    GroupList groups;
     auto operator<=>(const Key&) const = default;
   };
   std::map<Key, V> map_;

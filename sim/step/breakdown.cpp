@@ -4,6 +4,8 @@
 #include <array>
 #include <vector>
 
+#include "sim/core/merge_lanes.hpp"
+
 namespace zerosim {
 
 namespace {
@@ -29,8 +31,12 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
   // into the maps once: no key string per op.
   std::array<double, kCats> busy{}, exposed{};
   std::array<bool, kCats> busy_seen{}, exposed_seen{};
-  std::vector<Point> pts;
-  pts.reserve(2 * run.timeline.size());
+  // Within a stream ops run one after another (start <= end <= next start), so each stream's
+  // points are sorted already: merge the streams instead of sorting. The order among points of
+  // equal time does not matter (the interval between them is empty).
+  std::vector<std::vector<Point>> lanes(program.streams.size());
+  for (std::size_t s = 0; s < lanes.size(); ++s)
+    lanes[s].reserve(2 * program.streams[s].ops.size());
   for (const auto& t : run.timeline) {
     const StepOp& op =
         program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
@@ -38,29 +44,21 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
     busy[c] += t.end - t.start;
     busy_seen[c] = true;
     if (t.end <= t.start) continue;
-    pts.push_back({t.start, static_cast<int>(op.category), +1});
-    pts.push_back({t.end, static_cast<int>(op.category), -1});
+    auto& lane = lanes[static_cast<std::size_t>(t.stream)];
+    lane.push_back({t.start, static_cast<int>(op.category), +1});
+    lane.push_back({t.end, static_cast<int>(op.category), -1});
   }
-  std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& c) { return a.t < c.t; });
+  const std::vector<Point> pts =
+      merge_lanes(lanes, [](const Point& x, const Point& y) { return x.t < y.t; });
+  // Active ops per category, and how many categories of each class are active, kept up to date
+  // so that accounting an interval is O(1) unless communication is exposed.
   std::array<int, kCats> active{};
+  int computing = 0, comm_kinds = 0, others = 0;
   double prev = 0;
   const double end = run.makespan_s;
   auto account = [&](double from, double to) {
     const double dt = to - from;
-    if (dt <= 0) return;
-    int comm_kinds = 0, others = 0;
-    bool compute = false;
-    for (int c = 0; c < kCats; ++c) {
-      if (active[static_cast<std::size_t>(c)] <= 0) continue;
-      const auto cat = static_cast<Category>(c);
-      if (is_compute(cat))
-        compute = true;
-      else if (is_comm(cat))
-        ++comm_kinds;
-      else
-        ++others;
-    }
-    if (compute) return;
+    if (dt <= 0 || computing > 0) return;
     if (comm_kinds > 0) {
       for (int c = 0; c < kCats; ++c)
         if (active[static_cast<std::size_t>(c)] > 0 && is_comm(static_cast<Category>(c))) {
@@ -74,10 +72,19 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
       b.compute_idle_s += dt;
     }
   };
+  auto activate = [&](int cat, int delta) {
+    int& a = active[static_cast<std::size_t>(cat)];
+    const bool was = a > 0;
+    a += delta;
+    if (was == (a > 0)) return;
+    const int step = a > 0 ? 1 : -1;
+    const auto c = static_cast<Category>(cat);
+    (is_compute(c) ? computing : is_comm(c) ? comm_kinds : others) += step;
+  };
   for (const auto& p : pts) {
     account(prev, p.t);
     prev = std::max(prev, p.t);
-    active[static_cast<std::size_t>(p.cat)] += p.delta;
+    activate(p.cat, p.delta);
   }
   account(prev, end);
   for (int c = 0; c < kCats; ++c) {

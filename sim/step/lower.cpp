@@ -66,7 +66,7 @@ class Builder {
       : s_(setup), st_(setup.strategy), prof_(profile), out_(out), prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
-    world_ = world_group(topo).front();
+    world_ = world_group(topo);
     W_ = topo.gpu_count();
     N_ = topo.gpus_per_node();
     if (st_.hpz) {
@@ -74,10 +74,12 @@ class Builder {
       if (k <= N_) {
         hpz_groups_ = intra_node_groups(topo, k);
       } else {
+        GroupList::Groups g;
         for (int start = 0; start < W_; start += k) {
-          hpz_groups_.emplace_back();
-          for (int r = start; r < start + k; ++r) hpz_groups_.back().push_back(r);
+          g.emplace_back();
+          for (int r = start; r < start + k; ++r) g.back().push_back(r);
         }
+        hpz_groups_ = std::move(g);
       }
     }
     out_.qgz_active = st_.qgz && topo.node_count() > 1;
@@ -88,8 +90,8 @@ class Builder {
   }
 
   void build() {
-    out_.modules = build_modules(s_.model, s_.tokens, s_.seq);
-    out_.buckets = make_grad_buckets(out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
+    out_.modules = shared_modules(s_.model, s_.tokens, s_.seq);
+    out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
       boundary = forward(mu, boundary);
@@ -99,7 +101,8 @@ class Builder {
     // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
     const double shard = static_cast<double>(param_count()) / W_;
     out_.optimizer_bytes = 28 * shard;
-    compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps, "optimizer");
+    compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
+            prefix("optimizer"), "");
   }
 
  private:
@@ -108,12 +111,17 @@ class Builder {
   std::int64_t param_count() const {
     if (s_.seq != s_.model.seq) return total_param_count(s_.model);
     std::int64_t n = 0;
-    for (const auto& m : out_.modules) n += m.param_elems();
+    for (const auto& m : *out_.modules) n += m.param_elems();
     return n;
   }
   int event() { return prog_.event_count++; }
-  int label(const std::string& text) {
-    prog_.labels.push_back(text);
+  int prefix(std::string text) {
+    prog_.prefixes.push_back(std::move(text));
+    return static_cast<int>(prog_.prefixes.size()) - 1;
+  }
+  // suffix: a string literal (OpLabel keeps the pointer).
+  int label(int pre, const char* suffix) {
+    prog_.labels.push_back(OpLabel{pre, suffix});
     return static_cast<int>(prog_.labels.size()) - 1;
   }
   void push(int stream, StepOp op) {
@@ -125,50 +133,71 @@ class Builder {
   void wait(int stream, int ev) {
     if (ev >= 0) push(stream, StepOp{OpKind::Wait, Category::Other, 0, -1, ev, -1});
   }
-  void compute(int stream, Category c, double seconds, const std::string& name) {
+  void compute(int stream, Category c, double seconds, int pre, const char* suffix) {
     if (seconds <= 0) return;
-    push(stream, StepOp{OpKind::Compute, c, seconds, -1, -1, label(name)});
+    push(stream, StepOp{OpKind::Compute, c, seconds, -1, -1, label(pre, suffix)});
   }
-  void kernel(int stream, Category c, const std::string& kname, double bytes,
-              const std::string& name) {
+  // kname: a string literal; its cost is looked up once per lowering.
+  void kernel(int stream, Category c, const char* kname, double bytes, int pre,
+              const char* suffix) {
     if (bytes <= 0) return;
-    push(stream, StepOp{OpKind::Kernel, c, prof_.kernel_time(kname, bytes), -1, -1, label(name)});
+    push(stream,
+         StepOp{OpKind::Kernel, c, kernel_cost(kname).time(bytes), -1, -1, label(pre, suffix)});
   }
-  // groups by value: the {world_} temporaries move in instead of being copied a second time.
-  void collective(int stream, CollKind kind, Algorithm algo, std::vector<std::vector<int>> groups,
-                  double bytes, Category c, const std::string& name) {
+  const KernelCost& kernel_cost(const char* kname) {
+    for (const auto& [n, k] : kernels_)
+      if (n == kname) return *k;
+    kernels_.emplace_back(kname, &prof_.kernel(kname));
+    return *kernels_.back().second;
+  }
+  // Forward and backward time of a module, computed once per distinct shape: every layer's
+  // submodules repeat the same GEMMs, and the GEMM efficiency curve costs logarithms.
+  std::pair<double, double> module_times(const Module& m) {
+    for (const auto& [proto, t] : times_)
+      if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
+          std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
+                     [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
+        return t;
+    times_.emplace_back(&m, std::pair{forward_time(m, prof_), backward_time(m, prof_)});
+    return times_.back().second;
+  }
+  // Group lists are shared (GroupList), so an op costs no copy of its groups.
+  // The op's label stays in the program (CollectiveOp::label is left empty: one string less per
+  // collective); its step phase goes to LoweredStep::collective_phase.
+  void collective(int stream, CollKind kind, Algorithm algo, const GroupList& groups, double bytes,
+                  Category c, CommPhase phase, int pre, const char* suffix) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
     CollectiveOp op;
     op.kind = kind;
     op.algorithm = algo;
-    op.groups = std::move(groups);
+    op.groups = groups;
     op.bytes = bytes;
-    op.label = name;
     prog_.collectives.push_back(std::move(op));
+    out_.collective_phase.push_back(phase);
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
-                        -1, label(name)});
+                        -1, label(pre, suffix)});
   }
 
   // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
   // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
-  void gather(const Module& m, bool secondary, const std::string& tag) {
+  void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : W_;
     const double wire = gathered_bytes(m.gather_elems, st_);
     if (st_.qwz) {
       const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
-      kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag + ".quant");
+      kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag, ".quant");
     }
     if (secondary)
       collective(kGather, CollKind::AllGather,
                  st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
-                 Category::AllGather, tag + ".ag.hpz");
+                 Category::AllGather, phase, tag, ".ag.hpz");
     else
-      collective(kGather, CollKind::AllGather, Algorithm::Ring, {world_}, wire, Category::AllGather,
-                 tag + ".ag");
+      collective(kGather, CollKind::AllGather, Algorithm::Ring, world_, wire, Category::AllGather,
+                 phase, tag, ".ag");
     if (st_.qwz) {
       const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
-      kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag + ".dequant");
+      kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag, ".dequant");
     }
   }
 
@@ -176,7 +205,7 @@ class Builder {
   // the compute stream. Returns nothing; `run` emits the compute work of module order[j].
   template <class Run>
   void pass(const std::vector<int>& order, bool secondary, int boundary, const std::string& phase,
-            Run run) {
+            CommPhase comm_phase, Run run) {
     const std::size_t M = order.size();
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
@@ -189,10 +218,10 @@ class Builder {
     // compute stream never waits on a gather emitted later on the same stream (streams are in
     // order).
     for (std::size_t j = 0; j < M; ++j) {
-      const Module& m = out_.modules[static_cast<std::size_t>(order[j])];
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(order[j])];
       // Plain concatenation: labels are built for every op of every scenario, and fmt's
       // formatting cost more than the rest of the label handling.
-      const std::string tag = phase + "." + m.name;
+      const int tag = prefix(phase + "." + m.name);
       if (j == 0) {
         wait(kGather, boundary);
       } else if (depth == 0) {
@@ -200,7 +229,7 @@ class Builder {
       } else if (static_cast<int>(j) >= depth) {
         wait(kGather, started[j - static_cast<std::size_t>(depth)]);
       }
-      gather(m, secondary, tag);
+      gather(m, secondary, comm_phase, tag);
       record(kGather, gathered[j]);
       wait(kCompute, gathered[j]);
       record(kCompute, started[j]);
@@ -210,18 +239,18 @@ class Builder {
   }
 
   int forward(int mu, int boundary) {
-    std::vector<int> order(out_.modules.size());
+    std::vector<int> order(out_.modules->size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     // hpZ: only the first forward after an optimizer step gathers across nodes.
     const bool secondary = st_.hpz && mu > 0;
     const std::string phase = fmt::format("mb{}.fwd", mu);
-    pass(order, secondary, boundary, phase, [&](int i, const std::string& tag) {
-      const Module& m = out_.modules[static_cast<std::size_t>(i)];
-      compute(kCompute, Category::Compute, forward_time(m, prof_), tag);
+    pass(order, secondary, boundary, phase, CommPhase::ForwardGather, [&](int i, int tag) {
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+      compute(kCompute, Category::Compute, module_times(m).first, tag, "");
       if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
         // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
         kernel(kCompute, Category::Other, "copy",
-               2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag + ".hpz_copy");
+               2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
       }
     });
     const int done = event();
@@ -230,18 +259,18 @@ class Builder {
   }
 
   int backward(int mu, int boundary) {
-    const int M = static_cast<int>(out_.modules.size());
+    const int M = static_cast<int>(out_.modules->size());
     std::vector<int> order(static_cast<std::size_t>(M));
     for (int i = 0; i < M; ++i) order[static_cast<std::size_t>(i)] = M - 1 - i;
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
     const std::string phase = fmt::format("mb{}.bwd", mu);
     std::size_t next_bucket = 0;
     int bucket_no = 0;
-    pass(order, st_.hpz, boundary, phase, [&](int i, const std::string& tag) {
-      const Module& m = out_.modules[static_cast<std::size_t>(i)];
+    pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
       if (m.recomputed && s_.checkpointing)
-        compute(kCompute, Category::Recompute, forward_time(m, prof_), tag + ".recompute");
-      compute(kCompute, Category::Compute, backward_time(m, prof_), tag);
+        compute(kCompute, Category::Recompute, module_times(m).first, tag, ".recompute");
+      compute(kCompute, Category::Compute, module_times(m).second, tag, "");
       bool any = false;
       while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
         if (!any && reduce_stream != kCompute) {
@@ -268,10 +297,12 @@ class Builder {
   }
 
   void reduce_bucket(int stream, const GradBucket& b, const std::string& tag) {
+    const int pre = prefix(tag);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
-      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, {world_}, 2 * n,
-                 Category::ReduceScatter, tag + (out_.qgz_active ? ".rs.fallback" : ".rs"));
+      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, 2 * n,
+                 Category::ReduceScatter, CommPhase::GradientReduction, pre,
+                 out_.qgz_active ? ".rs.fallback" : ".rs");
     }
     if (!out_.qgz_active || b.quantized == 0) return;
     const int chunks = std::max(1, st_.qgz_chunks);
@@ -280,24 +311,24 @@ class Builder {
     const double N = N_, total = static_cast<double>(b.quantized);
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const std::string ct = chunks > 1 ? tag + ".chunk" + std::to_string(c) : tag;
+      const int ct = chunks > 1 ? prefix(tag + ".chunk" + std::to_string(c)) : pre;
       const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
-      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q,
-             ct + ".swizzle_quant");
+      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
+             ".swizzle_quant");
       collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q,
-                 Category::AllToAll, ct + ".a2a.intra");
-      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2,
-             ct + ".dequant_reduce_quant");
+                 Category::AllToAll, CommPhase::GradientReduction, ct, ".a2a.intra");
+      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2, ct,
+             ".dequant_reduce_quant");
       if (pipelined) {
         const int ev = event();
         record(stream, ev);
         wait(hop2, ev);
       }
       collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2, Category::AllToAll,
-                 ct + ".a2a.inter");
-      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_,
-             ct + ".dequant_reduce");
+                 CommPhase::GradientReduction, ct, ".a2a.inter");
+      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_, ct,
+             ".dequant_reduce");
     }
   }
 
@@ -306,8 +337,9 @@ class Builder {
   const CostProfile& prof_;
   LoweredStep& out_;
   StepProgram& prog_;
-  std::vector<int> world_;
-  std::vector<std::vector<int>> hpz_groups_, node_groups_, rails_;
+  GroupList world_, hpz_groups_, node_groups_, rails_;
+  std::vector<std::pair<const char*, const KernelCost*>> kernels_;
+  std::vector<std::pair<const Module*, std::pair<double, double>>> times_;
   int W_ = 1, N_ = 1;
 };
 

@@ -12,6 +12,7 @@
 // last tensor has finished; the micro-step ends when every bucket is reduced.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,10 +50,14 @@ double gathered_bytes(std::int64_t elems, const Strategy& s);
 // Bytes of an INT4 (qgZ) buffer of `elems` elements with FP32 block scales.
 double quantized_grad_bytes(double elems, const Strategy& s);
 
+// Where a collective belongs in the step (the result's comm.by_phase).
+enum class CommPhase : std::uint8_t { BackwardGather, ForwardGather, GradientReduction };
+
 struct LoweredStep {
   StepProgram program;
-  std::vector<Module> modules;
+  std::shared_ptr<const std::vector<Module>> modules;  // shared_modules(): memoized per shape
   std::vector<GradBucket> buckets;
+  std::vector<CommPhase> collective_phase;  // per program.collectives entry
   bool qgz_active = false;
   double optimizer_bytes = 0;
 };

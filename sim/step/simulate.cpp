@@ -24,15 +24,9 @@ namespace zerosim {
 
 namespace {
 
-// Where a collective belongs in the step, from its label (see lower.cpp's naming), as an index
-// into kPhases.
+// Names of CommPhase values, in its order.
 constexpr const char* kPhases[] = {"backward_all_gather", "forward_all_gather",
                                    "gradient_reduction"};
-int phase_of(const std::string& label) {
-  if (label.find(".bucket") != std::string::npos) return 2;
-  if (label.find(".bwd.") != std::string::npos) return 0;
-  return 1;
-}
 
 struct Bytes {
   double inter = 0, intra = 0;
@@ -96,7 +90,8 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
     const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
     const Bytes b = count(c);
     by_kind[static_cast<int>(c.kind)].add(b, t.end - t.start);
-    by_phase[phase_of(c.label)].add(b, t.end - t.start);
+    by_phase[static_cast<int>(low.collective_phase[static_cast<std::size_t>(op.collective)])].add(
+        b, t.end - t.start);
   }
   json kinds = json::object(), phases = json::object();
   for (int k = 0; k < kKinds; ++k)
@@ -115,7 +110,8 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
 
 json simulate(const Scenario& sc, const std::string& trace_path) {
   ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
-  Topology topo = load_cluster(sc.cluster, ov);
+  const std::shared_ptr<const Topology> topo_ptr = shared_cluster(sc.cluster, ov);
+  const Topology& topo = *topo_ptr;
   CostProfile prof = select_cost_profile(sc.profile, topo);
 
   StepSetup setup;
@@ -195,6 +191,8 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   mi.prefetch_depth = setup.prefetch_depth;
   mi.capacity_bytes = static_cast<double>(prof.memory_bytes);
   mi.reserved_bytes = prof.memory_reserved_bytes;
+  mi.modules = low.modules.get();
+  mi.buckets = &low.buckets;
   MemoryEstimate mem = estimate_memory(mi);
 
   json warnings = json::array();
@@ -210,7 +208,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   // the Megatron formula assumes GPT shapes, so this is the number to read for GQA / gated-MLP
   // models.
   double counted = 0;
-  for (const auto& m : low.modules)
+  for (const auto& m : *low.modules)
     counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
   counted *= static_cast<double>(W) * setup.grad_accum;
   StepBreakdown bd = compute_breakdown(low.program, run);
@@ -224,7 +222,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   // learned position embedding).
   std::int64_t params = 0;
   if (setup.seq == setup.model.seq)
-    for (const auto& m : low.modules) params += m.param_elems();
+    for (const auto& m : *low.modules) params += m.param_elems();
   else
     params = total_param_count(setup.model);
   json scenario = {

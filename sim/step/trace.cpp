@@ -27,15 +27,14 @@ json chrome_trace(const StepProgram& program, const RunResult& run, const json& 
               {"group_size", c.groups.front().size()},
               {"bytes", c.bytes}};
     }
-    events.push_back(
-        {{"name", op.label >= 0 ? program.labels[static_cast<std::size_t>(op.label)] : "op"},
-         {"cat", to_string(op.category)},
-         {"ph", "X"},
-         {"pid", 0},
-         {"tid", t.stream},
-         {"ts", t.start * 1e6},
-         {"dur", (t.end - t.start) * 1e6},
-         {"args", args}});
+    events.push_back({{"name", program.label_text(op.label)},
+                      {"cat", to_string(op.category)},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", t.stream},
+                      {"ts", t.start * 1e6},
+                      {"dur", (t.end - t.start) * 1e6},
+                      {"args", args}});
   }
   return json{{"traceEvents", events},
               {"displayTimeUnit", "ms"},

@@ -3,6 +3,7 @@
 // config.json (recognised by its "hidden_size" key). Derived quantities (parameters, FLOPs,
 // activation bytes) live in transformer.hpp.
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <string>
 
@@ -31,6 +32,7 @@ struct ModelShape {
   std::string source;  // where the shape comes from
 
   std::int64_t head_dim() const { return hidden / heads; }
+  auto operator<=>(const ModelShape&) const = default;  // memo keys (shared_modules)
   std::int64_t kv_dim() const { return head_dim() * kv_heads; }
 };
 

@@ -112,13 +112,13 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
 
 std::int64_t total_param_count(const ModelShape& m) {
   std::int64_t n = 0;
-  for (const auto& mod : build_modules(m, 1, m.seq)) n += mod.param_elems();
+  for (const auto& mod : *shared_modules(m, 1, m.seq)) n += mod.param_elems();
   return n;
 }
 
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {
   double f = 0;
-  for (const auto& mod : build_modules(m, tokens, seq)) f += mod.forward_flops();
+  for (const auto& mod : *shared_modules(m, tokens, seq)) f += mod.forward_flops();
   return f;
 }
 

@@ -1,34 +1,16 @@
 // run_program on hand-built programs whose makespan is a closed form. A stub network charges every
 // collective a fixed time per CollectiveOp::bytes, so only the program semantics are under test.
-#include "sim/engine/step_program.hpp"
-
 #include <doctest/doctest.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "sim/engine/step_program.hpp"
+#include "tests/engine/stub_network.hpp"
+
 using namespace zerosim;
 
 namespace {
-// Collective time = bytes / 1e9 s (1 GB/s), no contention; completion as an engine event.
-class StubNetwork : public NetworkModel {
- public:
-  explicit StubNetwork(Engine& e) : e_(e) {}
-  const char* name() const override { return "stub"; }
-  void start(const CollectiveOp& op, std::function<void()> on_done) override {
-    stats_.inter_node_bytes += op.bytes;
-    ++stats_.flows;
-    e_.schedule_after(op.bytes / 1e9, std::move(on_done));
-  }
-  const NetStats& stats() const override { return stats_; }
-  double next_event_time() const override { return kNever; }
-  void advance_to(double) override {}
-
- private:
-  Engine& e_;
-  NetStats stats_;
-};
-
 StepOp compute(double d) { return StepOp{OpKind::Compute, Category::Compute, d, -1, -1, -1}; }
 StepOp kernel(double d) { return StepOp{OpKind::Kernel, Category::QuantKernel, d, -1, -1, -1}; }
 StepOp coll(int i) { return StepOp{OpKind::Collective, Category::AllGather, 0, i, -1, -1}; }
@@ -89,9 +71,9 @@ TEST_CASE("a collective overlaps compute; the consumer waits for it") {
 }
 
 TEST_CASE("prefetch pattern: n layers, compute c, gather g > c overlapped one ahead") {
-  // Gathers on stream "ag" run back to back, each recording e_i; compute i waits e_i then computes c.
-  // With g = 0.3, c = 0.2, n = 4: gathers end at 0.3 i; compute i starts at max(0.3 (i+1), end of
-  // compute i-1) -> the last compute starts at 1.2 and ends at 1.4.
+  // Gathers on stream "ag" run back to back, each recording e_i; compute i waits e_i then computes
+  // c. With g = 0.3, c = 0.2, n = 4: gathers end at 0.3 i; compute i starts at max(0.3 (i+1), end
+  // of compute i-1) -> the last compute starts at 1.2 and ends at 1.4.
   const int n = 4;
   StepProgram p;
   p.event_count = n;
