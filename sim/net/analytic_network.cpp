@@ -9,27 +9,23 @@
 
 namespace zerosim {
 
-namespace {
-
-bool full_from_env() {
+bool analytic_full_from_env() {
   const char* v = std::getenv("ZEROSIM_ANALYTIC_FULL");
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-}  // namespace
-
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile)
-    : AnalyticNetwork(engine, topo, profile, full_from_env()) {}
+    : AnalyticNetwork(engine, topo, profile, analytic_full_from_env()) {}
 
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile,
-                                 bool full)
+                                 bool full, std::shared_ptr<FabricPlans> plans)
     : engine_(engine),
       topo_(topo),
       profile_(profile),
       full_(full),
       capacity_(link_capacities(topo, profile)) {
   load_.assign(capacity_.size(), 0.0);
-  if (!full_) shared_ = fabric_plans(topo, profile);
+  if (!full_) shared_ = plans ? std::move(plans) : fabric_plans(topo, profile);
 }
 
 double AnalyticNetwork::plan_time(const CollectivePlan& plan) {

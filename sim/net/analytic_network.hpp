@@ -23,11 +23,16 @@
 
 namespace zerosim {
 
+// ZEROSIM_ANALYTIC_FULL set (and not "0"): analytic networks run the reference computation.
+bool analytic_full_from_env();
+
 class AnalyticNetwork : public NetworkModel {
  public:
   // full: the reference computation; default: ZEROSIM_ANALYTIC_FULL from the environment.
   AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile);
-  AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile, bool full);
+  // plans: the fabric's shared plans when the caller has them already (else looked up here).
+  AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile, bool full,
+                  std::shared_ptr<FabricPlans> plans = nullptr);
 
   const char* name() const override { return "analytic"; }
   void start(const CollectiveOp& op, std::function<void()> on_done) override;

@@ -16,12 +16,14 @@ double NetworkModel::charge(const CollectiveOp&) {
 }
 
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
-                                                 const Topology& topo, const CostProfile& profile) {
+                                                 const Topology& topo, const CostProfile& profile,
+                                                 std::shared_ptr<FabricPlans> plans) {
   std::unique_ptr<NetworkModel> m;
   if (tier == "flow") {
     m = std::make_unique<FlowNetwork>(engine, topo, profile);
   } else if (tier == "analytic") {
-    m = std::make_unique<AnalyticNetwork>(engine, topo, profile);
+    m = std::make_unique<AnalyticNetwork>(engine, topo, profile, analytic_full_from_env(),
+                                          std::move(plans));
   } else {
     throw flag_error("--tier",
                      "must be 'flow' (max-min fair flows on routes) or 'analytic' "

@@ -11,6 +11,8 @@
 
 namespace zerosim {
 
+class FabricPlans;
+
 struct NetStats {
   double inter_node_bytes = 0;     // payload bytes of flows whose route crosses a node boundary
   double intra_node_bytes = 0;     // payload bytes of flows that stay inside a node
@@ -33,8 +35,11 @@ class NetworkModel : public Model {
 
 // tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the
 // engine.
+// plans: the fabric's shared analytic plans (fabric_plans) if the caller holds them; saves a
+// lookup.
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
-                                                 const Topology& topo, const CostProfile& profile);
+                                                 const Topology& topo, const CostProfile& profile,
+                                                 std::shared_ptr<FabricPlans> plans = nullptr);
 
 // Time of one collective alone on an idle network (runs a private engine for the flow tier).
 double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,

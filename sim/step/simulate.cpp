@@ -37,8 +37,8 @@ struct Bytes {
 // repeats a few shapes many times.
 class ByteCounter {
  public:
-  ByteCounter(const Topology& topo, const CostProfile& prof)
-      : topo_(topo), prof_(prof), plans_(fabric_plans(topo, prof)) {}
+  ByteCounter(const Topology& topo, const CostProfile& prof, std::shared_ptr<FabricPlans> plans)
+      : topo_(topo), prof_(prof), plans_(std::move(plans)) {}
   Bytes operator()(const CollectiveOp& op) {
     const Key key{op.kind,
                   op.algorithm,
@@ -79,8 +79,8 @@ struct CommSum {
 };
 
 json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo,
-               const CostProfile& prof) {
-  ByteCounter count(topo, prof);
+               const CostProfile& prof, std::shared_ptr<FabricPlans> plans) {
+  ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
   for (const auto& t : run.timeline) {
@@ -176,7 +176,9 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
 
   LoweredStep low = lower_step(setup, topo, prof);
   Engine engine;
-  auto net = make_network_model(sc.tier, engine, topo, prof);
+  // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
+  std::shared_ptr<FabricPlans> plans = fabric_plans(topo, prof);
+  auto net = make_network_model(sc.tier, engine, topo, prof, plans);
   RunResult run = run_program(low.program, engine, *net);
   const double step = run.makespan_s;
 
@@ -266,7 +268,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
         {"exposed_comm_s", exposed},
         {"exposed_kernels_s", bd.exposed_kernels_s},
         {"idle_s", bd.compute_idle_s}}},
-      {"comm", comm_json(low, run, topo, prof)},
+      {"comm", comm_json(low, run, topo, prof, plans)},
       {"memory", to_json(mem)},
       {"warnings", warnings},
       {"engine", {{"events", run.events}}},
