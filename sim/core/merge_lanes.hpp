@@ -1,26 +1,30 @@
 // merge_lanes: one sorted sequence from several sorted ones (per-stream timelines, per-stream
-// interval boundaries) by pairwise std::merge, left to right: ties keep lane order. Cheaper than
-// sorting the concatenation, and than picking the minimum head per element.
+// interval boundaries) by a balanced tree of std::merge, so each element is copied about
+// log2(lanes) times. Ties keep lane order (std::merge takes the left range first and pairs keep
+// their order). Cheaper than sorting the concatenation.
 #pragma once
 #include <algorithm>
-#include <iterator>
+#include <utility>
 #include <vector>
 
 namespace zerosim {
 
 template <class T, class Less>
-std::vector<T> merge_lanes(const std::vector<std::vector<T>>& lanes, Less less) {
-  std::vector<T> out, tmp;
-  std::size_t total = 0;
-  for (const auto& l : lanes) total += l.size();
-  out.reserve(total);
-  tmp.reserve(total);
-  for (const auto& l : lanes) {
-    tmp.clear();
-    std::merge(out.begin(), out.end(), l.begin(), l.end(), std::back_inserter(tmp), less);
-    out.swap(tmp);
+std::vector<T> merge_lanes(std::vector<std::vector<T>> lanes, Less less) {
+  if (lanes.empty()) return {};
+  while (lanes.size() > 1) {
+    std::vector<std::vector<T>> next;
+    next.reserve((lanes.size() + 1) / 2);
+    for (std::size_t i = 0; i + 1 < lanes.size(); i += 2) {
+      std::vector<T> m(lanes[i].size() + lanes[i + 1].size());
+      std::merge(lanes[i].begin(), lanes[i].end(), lanes[i + 1].begin(), lanes[i + 1].end(),
+                 m.begin(), less);
+      next.push_back(std::move(m));
+    }
+    if (lanes.size() % 2 == 1) next.push_back(std::move(lanes.back()));
+    lanes = std::move(next);
   }
-  return out;
+  return std::move(lanes.front());
 }
 
 }  // namespace zerosim

@@ -58,7 +58,7 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
   }
   RunResult r;
   // Completion order; ties by start (std::merge keeps the earlier lane, i.e. stream, first).
-  r.timeline = merge_lanes(done, [](const OpTiming& a, const OpTiming& b) {
+  r.timeline = merge_lanes(std::move(done), [](const OpTiming& a, const OpTiming& b) {
     return a.end < b.end || (a.end == b.end && a.start < b.start);
   });
   double end = t0;

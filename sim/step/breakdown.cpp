@@ -49,7 +49,7 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
     lane.push_back({t.end, static_cast<int>(op.category), -1});
   }
   const std::vector<Point> pts =
-      merge_lanes(lanes, [](const Point& x, const Point& y) { return x.t < y.t; });
+      merge_lanes(std::move(lanes), [](const Point& x, const Point& y) { return x.t < y.t; });
   // Active ops per category, and how many categories of each class are active, kept up to date
   // so that accounting an interval is O(1) unless communication is exposed.
   std::array<int, kCats> active{};
