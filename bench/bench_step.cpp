@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/malloc_tuning.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/model.hpp"
 
@@ -209,6 +210,7 @@ void BM_ScalingExponent(benchmark::State& state) {
 }
 
 const bool registered = [] {
+  keep_freed_memory();  // as the CLI does (malloc_tuning.hpp)
   register_steps();
   return true;
 }();

@@ -1,4 +1,5 @@
-// zerosim command line: subcommands registered from cmd_*.cpp; exit 0 ok, 2 bad input, 1 anything else.
+// zerosim command line: subcommands registered from cmd_*.cpp; exit 0 ok, 2 bad input, 1 anything
+// else.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -7,9 +8,11 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/malloc_tuning.hpp"
 #include "sim/core/utf8.hpp"
 
 int main(int argc, char** argv) {
+  zerosim::keep_freed_memory();
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
   zerosim::cli::register_simulate(app);
