@@ -31,13 +31,13 @@ Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
 }
 
 void PhaseBuilder::add(int src, int dst, double bytes) {
-  const auto key = std::make_pair(src, dst);
-  auto it = index_.find(key);
-  if (it != index_.end()) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
+                            static_cast<std::uint32_t>(dst);
+  auto [it, fresh] = index_.try_emplace(key, flows_.size());
+  if (!fresh) {
     flows_[it->second].bytes += bytes;
     return;
   }
-  index_.emplace(key, flows_.size());
   flows_.push_back(Flow{src, dst, bytes});
 }
 

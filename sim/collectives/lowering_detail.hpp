@@ -2,8 +2,10 @@
 // latency, a phase builder that merges flows with the same (src, dst), a group's layout over nodes,
 // and the pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,7 +33,7 @@ class PhaseBuilder {
  private:
   double latency_s_ = 0;
   std::vector<Flow> flows_;
-  std::map<std::pair<int, int>, std::size_t> index_;
+  std::unordered_map<std::uint64_t, std::size_t> index_;  // (src << 32 | dst) -> flow
 };
 
 // A group seen node by node: distinct nodes in order of first appearance, and per node its members

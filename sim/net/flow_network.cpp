@@ -6,11 +6,22 @@
 #include <cstdlib>
 #include <map>
 #include <span>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace zerosim {
 
 namespace {
+struct MergeKeyHash {
+  std::size_t operator()(const std::tuple<int, int, double>& k) const {
+    std::uint64_t h =
+        (static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::get<0>(k))) << 32) |
+        static_cast<std::uint32_t>(std::get<1>(k));
+    h ^= std::hash<double>{}(std::get<2>(k)) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
 // Completions closer than this (relative) are one event: symmetric flows whose times differ only by
 // rounding must not cost one re-solve each.
 constexpr double kRelEps = 1e-9;
@@ -56,17 +67,19 @@ void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done)
 std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
     const CollectivePlan& plan) const {
   auto out = std::make_shared<ResolvedPlan>();
-  std::map<std::pair<std::vector<std::int32_t>, double>, std::size_t> seen;  // merge key -> flow
+  // Merge key: (src, dst, bytes). Flows with equal link lists are exactly those with equal (src,
+  // dst): a route starts at its source GPU and ends at its destination.
+  std::unordered_map<std::tuple<int, int, double>, std::size_t, MergeKeyHash> seen;
   for (const Phase& ph : plan.phases) {
     ResolvedPhase rp;
     rp.latency_s = ph.latency_s;
     seen.clear();
+    seen.reserve(ph.flows.size());
     for (const Flow& fl : ph.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
       const Route& r = topo_.route(fl.src_gpu, fl.dst_gpu);
       if (shortcuts_) {
-        auto [it, fresh] = seen.try_emplace(
-            {std::vector<std::int32_t>(r.links.begin(), r.links.end()), fl.bytes}, rp.flows.size());
+        auto [it, fresh] = seen.try_emplace({fl.src_gpu, fl.dst_gpu, fl.bytes}, rp.flows.size());
         if (!fresh) {
           rp.flows[it->second].weight += 1;
           (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
