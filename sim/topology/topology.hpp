@@ -1,8 +1,9 @@
-// Topology: a cluster as a graph of GPUs, NVSwitches, NICs, PCIe/leaf/spine switches and directed links.
-// The Boost.Graph adjacency_list lives in topology_graph.hpp (only topology code includes it); everyone
-// else sees flat link arrays and route(src, dst): a shortest path (by hop count, then latency), cached,
-// with ECMP among equal-cost paths chosen by the destination only (D-mod-k, as InfiniBand routes).
-// A duplex link is two directed links, one per direction, each with the full bandwidth.
+// Topology: a cluster as a graph of GPUs, NVSwitches, NICs, PCIe/leaf/spine switches and directed
+// links. The Boost.Graph adjacency_list lives in topology_graph.hpp (only topology code includes
+// it); everyone else sees flat link arrays and route(src, dst): a shortest path (by hop count, then
+// latency), cached, with ECMP among equal-cost paths chosen by the destination only (D-mod-k, as
+// InfiniBand routes). A duplex link is two directed links, one per direction, each with the full
+// bandwidth.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,8 +22,8 @@ const char* to_string(NodeKind k);
 const char* to_string(LinkClass c);
 
 struct LinkInfo {
-  int from = -1, to = -1;      // vertex indices
-  double bandwidth_Bps = 0;    // one direction
+  int from = -1, to = -1;    // vertex indices
+  double bandwidth_Bps = 0;  // one direction
   double latency_s = 0;
   LinkClass cls = LinkClass::Network;
 };
@@ -50,9 +51,13 @@ class Topology {
   Topology& operator=(Topology&&) noexcept;
 
   // --- description
-  const std::string& name() const { return name_; }          // preset or file name
-  const std::string& node_type() const { return node_type_; }  // "dgx2-v100", "dgx-a100", "dgx-h100", ...
-  const std::string& gpu_model() const { return gpu_model_; }  // "V100-SXM3-32GB", "H100-SXM5-80GB", ...
+  const std::string& name() const { return name_; }  // preset or file name
+  const std::string& node_type() const {
+    return node_type_;
+  }  // "dgx2-v100", "dgx-a100", "dgx-h100", ...
+  const std::string& gpu_model() const {
+    return gpu_model_;
+  }  // "V100-SXM3-32GB", "H100-SXM5-80GB", ...
   int gpu_count() const { return static_cast<int>(gpu_vertex_.size()); }
   int node_count() const { return nodes_; }
   int gpus_per_node() const { return gpus_per_node_; }
@@ -90,15 +95,16 @@ class Topology {
   mutable std::unique_ptr<struct RouteCache> cache_;
 };
 
-// Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming it).
+// Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming
+// it).
 struct ClusterSpec {
-  std::string name;                 // for messages and reports
-  std::string node_type;            // "dgx2-v100" | "dgx-a100" | "dgx-h100" | "dgx-h200"
+  std::string name;       // for messages and reports
+  std::string node_type;  // "dgx2-v100" | "dgx-a100" | "dgx-h100" | "dgx-h200"
   int nodes = 1;
-  int nics_per_node = -1;           // -1: the node type's default
-  double nic_gbps = -1;             // -1: the node type's default line rate per NIC (Gbit/s)
-  std::string fabric = "rail";      // "rail" (rail-optimized) | "fat-tree" (two-level leaf/spine)
-  double oversubscription = 1.0;    // leaf down:up bandwidth ratio, >= 1
+  int nics_per_node = -1;         // -1: the node type's default
+  double nic_gbps = -1;           // -1: the node type's default line rate per NIC (Gbit/s)
+  std::string fabric = "rail";    // "rail" (rail-optimized) | "fat-tree" (two-level leaf/spine)
+  double oversubscription = 1.0;  // leaf down:up bandwidth ratio, >= 1
 };
 
 // Builds a validated cluster graph. Throws InputError(file, field, rule) on bad parameters.
@@ -123,9 +129,9 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
 // simulates many scenarios on each cluster, and building the graph was a fifth of a small analytic
 // scenario. The key is the resolved file's path AND bytes plus the overrides, so an edited file is
 // loaded again. Per thread because a Topology's route cache is not thread-safe; small clusters
-// only so that cached route tables stay small; at most a few entries (least recently used first
-// out).
-constexpr int kSharedClusterMaxGpus = 1024;
+// only so that cached route tables stay small (a flow-tier all-to-all routes every GPU pair: 65k
+// routes at 256 GPUs); at most 8 entries per thread (least recently used first out).
+constexpr int kSharedClusterMaxGpus = 256;
 std::shared_ptr<const Topology> shared_cluster(const std::string& name_or_file,
                                                const ClusterOverrides& overrides = {});
 
