@@ -81,18 +81,11 @@ class Grouper {
 
 }  // namespace
 
-bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
+bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
+                                const std::vector<std::int32_t>& classes,
+                                std::vector<std::int32_t>& moved) {
   // A link's signature: the sorted colours of the flows crossing it (empty if untouched).
   inc_col_.resize(inc_flow_.size());
-  std::vector<std::int32_t> classes;
-  for (std::size_t t = 0; t < inc_link_.size(); ++t) {
-    const auto b = inc_begin_[t], e = inc_begin_[t + 1];
-    for (auto k = b; k < e; ++k) inc_col_[k] = colour[inc_flow_[k]];
-    std::sort(inc_col_.begin() + b, inc_col_.begin() + e);
-    classes.push_back(class_of_[inc_link_[t]]);
-  }
-  std::sort(classes.begin(), classes.end());
-  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
   auto seg = [&](std::int32_t l) {
     const std::int32_t t = touched_[l];
     if (t < 0) return std::pair(inc_col_.begin(), inc_col_.begin());
@@ -105,6 +98,13 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
   for (std::int32_t b : classes) {
     if (members_[b].size() < 2) continue;
     const std::vector<std::int32_t> m = members_[b];
+    for (std::int32_t l : m) {
+      const std::int32_t t = touched_[l];
+      if (t < 0) continue;
+      const auto lo = inc_begin_[t], hi = inc_begin_[t + 1];
+      for (auto k = lo; k < hi; ++k) inc_col_[k] = colour[inc_flow_[k]];
+      std::sort(inc_col_.begin() + lo, inc_col_.begin() + hi);
+    }
     const std::int32_t groups = grouper.run(
         m.size(), group,
         [&](std::size_t k) {
@@ -118,7 +118,12 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
         });
     if (groups == 1) continue;
     split = true;
-    // The group of the first (smallest) link keeps id b; the others are new, in order.
+    // The largest group (the first of equal ones) keeps id b, so the fewest links change class;
+    // the others are new, in order.
+    size_.assign(static_cast<std::size_t>(groups), 0);
+    for (std::int32_t g : group) ++size_[g];
+    const auto keep =
+        static_cast<std::int32_t>(std::max_element(size_.begin(), size_.end()) - size_.begin());
     const auto first_new = static_cast<std::int32_t>(members_.size());
     split_at_[b] = version_ + 1;
     for (std::int32_t g = 1; g < groups; ++g) {
@@ -128,9 +133,11 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour) {
     }
     members_[b].clear();
     for (std::size_t k = 0; k < m.size(); ++k) {
-      const std::int32_t id = group[k] == 0 ? b : first_new + group[k] - 1;
+      const std::int32_t g = group[k];
+      const std::int32_t id = g == keep ? b : first_new + (g < keep ? g : g - 1);
       class_of_[m[k]] = id;
       members_[id].push_back(m[k]);
+      if (g != keep) moved.push_back(m[k]);
     }
   }
   if (split) ++version_;
@@ -149,6 +156,89 @@ bool LinkPartition::revalidate(QuotientPhase& q) const {
 bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
                            QuotientPhase& q, std::size_t max_classes) {
   if (revalidate(q)) return false;
+  bool too_fine = false;
+  if (q.version != ~std::uint64_t{0} && !q.too_fine && q.class_of.size() == flows.size()) {
+    // A stale quotient: its classes were equitable for a coarser link partition, so the finest
+    // partition equitable for this one refines them; start from them.
+    std::vector<std::int32_t> colour = q.class_of;
+    const bool changed = run(flows, links, colour, static_cast<std::int32_t>(q.flows.size()),
+                             flows.size(), max_classes, too_fine, q.version);
+    if (too_fine) {
+      q = QuotientPhase{};
+      q.too_fine = true;
+      return changed;
+    }
+    store(flows, links, std::span<const std::int32_t>(colour), q);
+    return changed;
+  }
+  // Initial colours: (bytes, weight, crosses_nodes).
+  std::vector<std::int32_t> colour(flows.size());
+  std::map<std::tuple<double, double, bool>, std::int32_t> initial;
+  for (std::size_t i = 0; i < flows.size(); ++i)
+    colour[i] = initial
+                    .try_emplace({flows[i].bytes, flows[i].weight, flows[i].crosses_nodes},
+                                 static_cast<std::int32_t>(initial.size()))
+                    .first->second;
+  const bool changed = run(flows, links, colour, static_cast<std::int32_t>(initial.size()),
+                           flows.size(), max_classes, too_fine, ~std::uint64_t{0});
+  if (too_fine) {
+    q = QuotientPhase{};
+    q.too_fine = true;
+    return changed;
+  }
+  store(flows, links, std::span<const std::int32_t>(colour), q);
+  return changed;
+}
+
+bool LinkPartition::refine_joint(std::span<const JointPhase> phases, std::size_t max_classes) {
+  // One flow list: the phases' flows in order, their link lists copied into one pool.
+  std::vector<PlanFlow> flows;
+  std::vector<std::int32_t> links;
+  std::size_t total = 0, pool = 0;
+  for (const JointPhase& ph : phases) {
+    total += ph.flows.size();
+    for (const PlanFlow& f : ph.flows) pool += static_cast<std::size_t>(f.link_count);
+  }
+  flows.reserve(total);
+  links.reserve(pool);
+  // Initial colours: (phase, bytes, weight, crosses_nodes), so no class mixes phases.
+  std::vector<std::int32_t> colour;
+  colour.reserve(total);
+  std::map<std::tuple<std::size_t, double, double, bool>, std::int32_t> initial;
+  for (std::size_t p = 0; p < phases.size(); ++p)
+    for (const PlanFlow& f : phases[p].flows) {
+      PlanFlow g = f;
+      g.link_begin = static_cast<std::int64_t>(links.size());
+      links.insert(links.end(), phases[p].links.begin() + f.link_begin,
+                   phases[p].links.begin() + f.link_begin + f.link_count);
+      flows.push_back(g);
+      colour.push_back(initial
+                           .try_emplace({p, f.bytes, f.weight, f.crosses_nodes},
+                                        static_cast<std::int32_t>(initial.size()))
+                           .first->second);
+    }
+  bool too_fine = false;
+  const bool changed =
+      run(flows, links, colour, static_cast<std::int32_t>(initial.size()),
+          phases.empty() ? 0 : phases[0].flows.size(), max_classes, too_fine, ~std::uint64_t{0});
+  if (too_fine) {
+    *phases[0].q = QuotientPhase{};
+    phases[0].q->too_fine = true;
+    return changed;
+  }
+  std::size_t at = 0;
+  for (const JointPhase& ph : phases) {
+    store(ph.flows, ph.links, std::span<const std::int32_t>(colour).subspan(at, ph.flows.size()),
+          *ph.q);
+    at += ph.flows.size();
+  }
+  return changed;
+}
+
+bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+                        std::vector<std::int32_t>& colour, std::int32_t count_classes,
+                        std::size_t first, std::size_t max_classes, bool& too_fine,
+                        std::uint64_t since) {
   const std::size_t n = flows.size();
   // Incidence by link, in flow order (a flow crossing a link twice is listed twice).
   inc_link_.clear();
@@ -174,73 +264,181 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
     for (std::int32_t l : inc_link_) touched_[l] = -1;
   };
 
-  // Initial colours: (bytes, weight, crosses_nodes).
-  std::vector<std::int32_t> colour(n), next;
-  std::map<std::tuple<double, double, bool>, std::int32_t> initial;
-  for (std::size_t i = 0; i < n; ++i)
-    colour[i] = initial
-                    .try_emplace({flows[i].bytes, flows[i].weight, flows[i].crosses_nodes},
-                                 static_cast<std::int32_t>(initial.size()))
-                    .first->second;
-  auto count_classes = static_cast<std::int32_t>(initial.size());
-
-  // Flat signatures: colour, then the sorted classes of the flow's links.
-  std::vector<std::int32_t> sig;
-  std::vector<std::size_t> begin(n + 1);
+  // Flow classes keep their ids while refining (a class that splits keeps its id for the group of
+  // its first member; the others get new ids), so a round only regroups the classes of flows that
+  // cross a link whose class changed, and only splits the link classes of links crossed by a flow
+  // whose class changed; the sequence of partitions is the same as regrouping everything.
+  std::vector<std::vector<std::int32_t>> fmem(static_cast<std::size_t>(count_classes));
+  for (std::size_t i = 0; i < n; ++i) fmem[colour[i]].push_back(static_cast<std::int32_t>(i));
+  std::size_t first_classes = 0;
+  for (const auto& m : fmem)
+    if (!m.empty() && static_cast<std::size_t>(m[0]) < first) ++first_classes;
+  // dirty: the flows to look at this round (all of them in a cold start's first round), each once.
+  std::vector<std::int32_t> dirty, moved_flows, moved_links, lclasses, group, sig, items, seeded;
+  std::vector<std::uint64_t> by_class;
+  std::vector<std::size_t> begin;
+  std::vector<char> is_dirty(n, 0);
+  bool all = since == ~std::uint64_t{0};
+  auto mark_crossing = [&](std::int32_t l) {
+    const std::int32_t t = touched_[l];
+    if (t < 0) return;
+    for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
+      if (!is_dirty[inc_flow_[k]]) {
+        is_dirty[inc_flow_[k]] = 1;
+        dirty.push_back(inc_flow_[k]);
+      }
+  };
+  if (!all) {
+    // Seeded with a partition that was equitable for the link partition of version `since`: only
+    // the links in classes split since then, and the flows crossing them, need a look.
+    for (std::int32_t l : inc_link_) {
+      const std::int32_t b = class_of_[l];
+      if (split_at_[b] <= since) continue;
+      seeded.push_back(b);
+      mark_crossing(l);
+    }
+  }
+  // Splits class c by signature: the group of items[0] keeps id c, each other group gets a new id.
   Grouper grouper;
+  auto regroup = [&](std::int32_t c) {
+    sig.clear();
+    begin.resize(items.size() + 1);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      begin[k] = sig.size();
+      const PlanFlow& f = flows[items[k]];
+      for (std::int32_t j = 0; j < f.link_count; ++j)
+        sig.push_back(class_of_[links[f.link_begin + j]]);
+      std::sort(sig.begin() + static_cast<std::ptrdiff_t>(begin[k]), sig.end());
+    }
+    begin[items.size()] = sig.size();
+    auto seg = [&](std::size_t k) {
+      return std::pair(sig.begin() + static_cast<std::ptrdiff_t>(begin[k]),
+                       sig.begin() + static_cast<std::ptrdiff_t>(begin[k + 1]));
+    };
+    const std::int32_t groups = grouper.run(
+        items.size(), group,
+        [&](std::size_t k) {
+          auto [x, y] = seg(k);
+          return hash_range(x, y);
+        },
+        [&](std::size_t x, std::size_t y) {
+          auto [x0, x1] = seg(x);
+          auto [y0, y1] = seg(y);
+          return std::equal(x0, x1, y0, y1);
+        });
+    if (groups == 1) return;
+    const auto first_new = static_cast<std::int32_t>(fmem.size());
+    fmem.resize(fmem.size() + static_cast<std::size_t>(groups - 1));
+    if (static_cast<std::size_t>(items[0]) < first)
+      first_classes += static_cast<std::size_t>(groups - 1);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      if (group[k] == 0) continue;
+      const std::int32_t id = first_new + group[k] - 1;
+      colour[items[k]] = id;
+      fmem[id].push_back(items[k]);
+      moved_flows.push_back(items[k]);
+    }
+    std::erase_if(fmem[c], [&](std::int32_t i) { return colour[i] != c; });
+  };
   bool changed = false;
   for (;;) {
-    sig.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      begin[i] = sig.size();
-      sig.push_back(colour[i]);
-      for (std::int32_t k = 0; k < flows[i].link_count; ++k)
-        sig.push_back(class_of_[links[flows[i].link_begin + k]]);
-      std::sort(sig.begin() + static_cast<std::ptrdiff_t>(begin[i]) + 1, sig.end());
+    moved_flows.clear();
+    if (all) {
+      const auto classes = static_cast<std::int32_t>(fmem.size());
+      for (std::int32_t c = 0; c < classes; ++c) {
+        if (fmem[c].size() < 2) continue;
+        items = fmem[c];
+        regroup(c);
+      }
+    } else {
+      // The dirty flows by class; a class keeps its id for the group of a clean member (all clean
+      // members still have equal signatures), else for that of its first member.
+      by_class.clear();
+      for (std::int32_t i : dirty)
+        by_class.push_back((static_cast<std::uint64_t>(colour[i]) << 32) |
+                           static_cast<std::uint32_t>(i));
+      std::sort(by_class.begin(), by_class.end());
+      for (std::size_t a = 0; a < by_class.size();) {
+        const auto c = static_cast<std::int32_t>(by_class[a] >> 32);
+        std::size_t e = a;
+        while (e < by_class.size() && static_cast<std::int32_t>(by_class[e] >> 32) == c) ++e;
+        items.clear();
+        if (e - a < fmem[c].size()) {
+          for (std::int32_t i : fmem[c])
+            if (!is_dirty[i]) {
+              items.push_back(i);
+              break;
+            }
+        }
+        for (std::size_t k = a; k < e; ++k)
+          items.push_back(static_cast<std::int32_t>(by_class[k] & 0xffffffffULL));
+        if (items.size() >= 2) regroup(c);
+        a = e;
+      }
     }
-    begin[n] = sig.size();
-    auto seg = [&](std::size_t i) {
-      return std::pair(sig.begin() + static_cast<std::ptrdiff_t>(begin[i]),
-                       sig.begin() + static_cast<std::ptrdiff_t>(begin[i + 1]));
-    };
-    const std::int32_t fresh = grouper.run(
-        n, next,
-        [&](std::size_t i) {
-          auto [a, b] = seg(i);
-          return hash_range(a, b);
-        },
-        [&](std::size_t a, std::size_t b) {
-          auto [a0, a1] = seg(a);
-          auto [b0, b1] = seg(b);
-          return std::equal(a0, a1, b0, b1);
-        });
-    colour.swap(next);
-    if (static_cast<std::size_t>(fresh) > max_classes) {
+    for (std::int32_t i : dirty) is_dirty[i] = 0;
+    dirty.clear();
+    if (first_classes > max_classes) {
       untouch();
-      q = QuotientPhase{};
-      q.too_fine = true;
+      too_fine = true;
       return changed;
     }
-    const bool split = split_links(colour);
-    changed = changed || split;
-    if (fresh == count_classes && !split) break;
-    count_classes = fresh;
+    lclasses.clear();
+    if (all) {
+      for (std::int32_t l : inc_link_) lclasses.push_back(class_of_[l]);
+    } else {
+      for (std::int32_t i : moved_flows) {
+        const PlanFlow& f = flows[i];
+        for (std::int32_t j = 0; j < f.link_count; ++j)
+          lclasses.push_back(class_of_[links[f.link_begin + j]]);
+      }
+    }
+    all = false;
+    lclasses.insert(lclasses.end(), seeded.begin(), seeded.end());
+    seeded.clear();
+    std::sort(lclasses.begin(), lclasses.end());
+    lclasses.erase(std::unique(lclasses.begin(), lclasses.end()), lclasses.end());
+    moved_links.clear();
+    if (!split_links(colour, lclasses, moved_links)) break;
+    changed = true;
+    // Next round: the flows crossing a link that changed class.
+    for (std::int32_t l : moved_links) mark_crossing(l);
   }
   untouch();
+  return changed;
+}
 
+void LinkPartition::store(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+                          std::span<const std::int32_t> colour, QuotientPhase& q) const {
+  // Classes renumbered in order of first appearance within the phase.
+  const std::size_t n = flows.size();
+  std::int32_t lo = 0, hi = -1;
+  if (n > 0) {
+    lo = *std::min_element(colour.begin(), colour.end());
+    hi = *std::max_element(colour.begin(), colour.end());
+  }
+  std::vector<std::int32_t> id(static_cast<std::size_t>(hi - lo + 1), -1);
   q.version = version_;
-  q.class_of = colour;
-  q.flows.assign(static_cast<std::size_t>(count_classes), PlanFlow{});
-  q.rep.assign(static_cast<std::size_t>(count_classes), -1);
+  q.too_fine = false;
+  q.class_of.resize(n);
+  std::int32_t classes = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int32_t& c = id[static_cast<std::size_t>(colour[i] - lo)];
+    if (c < 0) c = classes++;
+    q.class_of[i] = c;
+  }
+  q.flows.assign(static_cast<std::size_t>(classes), PlanFlow{});
+  q.rep.assign(static_cast<std::size_t>(classes), -1);
   q.links.clear();
   for (std::size_t i = 0; i < n; ++i) {
-    PlanFlow& c = q.flows[colour[i]];
-    if (q.rep[colour[i]] < 0) {
-      q.rep[colour[i]] = static_cast<std::int32_t>(i);
-      c = flows[i];
-      c.weight = 0;
+    const std::int32_t c = q.class_of[i];
+    PlanFlow& f = q.flows[c];
+    if (q.rep[c] < 0) {
+      q.rep[c] = static_cast<std::int32_t>(i);
+      f = flows[i];
+      f.weight = 0;
     }
-    c.weight += flows[i].weight;
+    f.weight += flows[i].weight;
   }
   for (std::size_t c = 0; c < q.flows.size(); ++c) {
     const PlanFlow& r = flows[q.rep[c]];
@@ -252,7 +450,6 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
   std::sort(q.link_classes.begin(), q.link_classes.end());
   q.link_classes.erase(std::unique(q.link_classes.begin(), q.link_classes.end()),
                        q.link_classes.end());
-  return changed;
 }
 
 }  // namespace zerosim

@@ -44,6 +44,13 @@ struct QuotientPhase {
   std::vector<std::int32_t> link_classes;  // distinct link classes the phase's flows cross
 };
 
+// One phase of a joint refinement: its flows and link pool, and where its quotient goes.
+struct JointPhase {
+  std::span<const PlanFlow> flows;
+  std::span<const std::int32_t> links;
+  QuotientPhase* q = nullptr;
+};
+
 class LinkPartition {
  public:
   // Initial classes: links of equal capacity.
@@ -69,10 +76,33 @@ class LinkPartition {
   bool refine(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
               QuotientPhase& q, std::size_t max_classes = SIZE_MAX);
 
+  // Refines several phases together (each phase's flows keep their own classes) until every one is
+  // equitable with respect to the common link partition, and stores each phase's quotient. Refining
+  // concurrent phases one at a time can take many turns when each splits the link classes the other
+  // crosses, one step per turn, and every turn re-refines a whole phase; the joint refinement
+  // reaches the same fixed point (the coarsest partition equitable for all of them) in one pass.
+  // Stops early (phases[0].q->too_fine, the others stale) once the first phase has more than
+  // max_classes classes. Returns true if the link partition changed.
+  bool refine_joint(std::span<const JointPhase> phases, std::size_t max_classes = SIZE_MAX);
+
  private:
-  // Splits link classes by the multiset of flow colours crossing each link (inc_ holds the phase's
-  // incidence by link). Returns true if a class split.
-  bool split_links(const std::vector<std::int32_t>& colour);
+  // Colour refinement of flows (initial colours in colour, count_classes of them) to a fixed point
+  // with the link partition; colour receives the final classes, numbered in order of first
+  // appearance. Sets too_fine and stops once flows [0, first) have more than max_classes classes.
+  // since: ~0 for initial colours; else the colours are a partition equitable for the link
+  // partition of that version, and only what its later splits touch is looked at again.
+  bool run(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+           std::vector<std::int32_t>& colour, std::int32_t count_classes, std::size_t first,
+           std::size_t max_classes, bool& too_fine, std::uint64_t since);
+  // Stores the quotient of a phase whose flows have the given (final) colours.
+  void store(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+             std::span<const std::int32_t> colour, QuotientPhase& q) const;
+
+  // Splits the given link classes (ascending) by the multiset of flow colours crossing each link
+  // (inc_ holds the incidence by link); appends the links that changed class to moved. Returns true
+  // if a class split.
+  bool split_links(const std::vector<std::int32_t>& colour,
+                   const std::vector<std::int32_t>& classes, std::vector<std::int32_t>& moved);
 
   std::vector<std::int32_t> class_of_;
   std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
@@ -85,6 +115,7 @@ class LinkPartition {
   std::vector<std::int32_t> inc_flow_;   // flows crossing each touched link
   std::vector<std::int32_t> inc_col_;    // per iteration: their colours, sorted per link
   std::vector<std::int32_t> touched_;    // per link: index in inc_link_, or -1
+  std::vector<std::size_t> size_;        // per group of a split: its links
 };
 
 }  // namespace zerosim

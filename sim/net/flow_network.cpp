@@ -246,15 +246,48 @@ void FlowNetwork::sync_partition(int c) {
       next.flows.size() >= fallback_min_flows_
           ? static_cast<std::size_t>(fallback_max_ratio_ * static_cast<double>(next.flows.size()))
           : SIZE_MAX;
-  // Refining one phase can break another's equitability: repeat until all are current.
-  for (bool again = true; again;) {
-    again = refresh(*part_, *colls_[c].plan, next, max_classes);
+  refresh(*part_, *colls_[c].plan, next, max_classes);
+  if (next.quotient.too_fine) return to_full(snap);
+  // Refining one phase can break another's equitability: that of a phase in flight, or of one of
+  // the last phases begun, which would otherwise be refined again when it next begins (concurrent
+  // collectives that alternate can split each other's link classes one step per turn). Then the
+  // new phase and every such phase that it made stale are refined jointly to a common fixed point;
+  // if that makes more of them stale, they join and it runs again.
+  struct Member {
+    const ResolvedPlan* plan;
+    const ResolvedPhase* phase;
+    bool joined = false;
+  };
+  std::vector<Member> others;
+  for (const Snapshot& s : snap)
+    others.push_back(
+        {colls_[s.coll].plan.get(), &colls_[s.coll].plan->phases[colls_[s.coll].phase]});
+  for (const auto& [plan, p] : recent_) others.push_back({plan.get(), &plan->phases[p]});
+  std::vector<JointPhase> joint;
+  for (;;) {
+    bool grew = false;
+    for (Member& m : others)
+      if (!m.joined && m.phase != &next && !m.phase->quotient.too_fine &&
+          !part_->revalidate(m.phase->quotient)) {
+        m.joined = true;
+        grew = true;
+      }
+    if (!grew) break;
+    joint.clear();
+    joint.push_back({next.flows, colls_[c].plan->links, &next.quotient});
+    std::vector<const ResolvedPhase*> seen{&next};
+    for (const Member& m : others) {
+      if (!m.joined || std::find(seen.begin(), seen.end(), m.phase) != seen.end()) continue;
+      seen.push_back(m.phase);
+      joint.push_back({m.phase->flows, m.plan->links, &m.phase->quotient});
+    }
+    part_->refine_joint(joint, max_classes);
     if (next.quotient.too_fine) return to_full(snap);
-    for (const Snapshot& s : snap)
-      again = refresh(*part_, *colls_[s.coll].plan,
-                      colls_[s.coll].plan->phases[colls_[s.coll].phase]) ||
-              again;
   }
+  // Remember this phase among the last ones begun.
+  std::erase_if(recent_, [&](const auto& r) { return &r.first->phases[r.second] == &next; });
+  recent_.emplace_back(colls_[c].plan, colls_[c].phase);
+  if (recent_.size() > kRecentPhases) recent_.erase(recent_.begin());
   const int had = solver_.link_count();
   for (int k = had; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
   for (int k = 0; k < had; ++k)

@@ -148,6 +148,10 @@ class FlowNetwork : public NetworkModel {
   std::size_t fallback_min_flows_ = 1000;
   double fallback_max_ratio_ = 0.5;
   OpCache<std::shared_ptr<const ResolvedPlan>> cache_;
+  // Symmetry mode: the last phases synced (plan, phase index), refined along with a new phase when
+  // it makes them stale.
+  static constexpr std::size_t kRecentPhases = 8;
+  std::vector<std::pair<std::shared_ptr<const ResolvedPlan>, std::size_t>> recent_;
 };
 
 }  // namespace zerosim

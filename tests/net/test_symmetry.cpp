@@ -192,3 +192,87 @@ TEST_CASE("link partition: a symmetric phase reduces to one class, a broken one 
   CHECK(qb.flows.size() == 3);
   CHECK(qa.version != part.version());  // phase A must be refined again before use
 }
+
+namespace {
+// Links 0..n-1 in a line, all of equal capacity. Phase A: flows over links {0, 1}, {2, 3}, ...;
+// phase B: flows over {0}, {1, 2}, {3, 4}, ..., {n - 1}. Each phase alone is almost symmetric, but
+// together they split the line from both ends inwards, one step per refinement of either phase:
+// refined in turns they need about n / 2 turns.
+struct Line {
+  std::vector<std::int32_t> links;
+  std::vector<PlanFlow> a, b;
+  explicit Line(int n) {
+    for (int l = 0; l + 1 < n; l += 2) a.push_back(span({l, l + 1}));
+    b.push_back(span({0}));
+    for (int l = 1; l + 1 < n; l += 2) b.push_back(span({l, l + 1}));
+    b.push_back(span({n - 1}));
+  }
+  PlanFlow span(std::initializer_list<int> ls) {
+    PlanFlow f{static_cast<std::int64_t>(links.size()), static_cast<std::int32_t>(ls.size()), false,
+               5, 1};
+    for (int l : ls) links.push_back(l);
+    return f;
+  }
+};
+
+bool same_partition(const LinkPartition& x, const LinkPartition& y, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if ((x.class_of(i) == x.class_of(j)) != (y.class_of(i) == y.class_of(j))) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("link partition: joint refinement reaches the fixed point of refining in turns") {
+  const int n = 24;
+  const Line line(n);
+  const std::vector<double> caps(n, 10.0);
+  LinkPartition turns(caps), joint(caps);
+  QuotientPhase ta, tb, ja, jb;
+  int rounds = 0;
+  for (bool again = true; again; ++rounds) {
+    again = turns.refine(line.a, line.links, ta);
+    again = turns.refine(line.b, line.links, tb) || again;
+    if (!again) again = !turns.revalidate(ta) || !turns.revalidate(tb);
+  }
+  CHECK(rounds > n / 4);  // the ping-pong this mode avoids
+  const std::vector<JointPhase> both = {{line.a, line.links, &ja}, {line.b, line.links, &jb}};
+  CHECK(joint.refine_joint(both));
+  CHECK(joint.revalidate(ja));
+  CHECK(joint.revalidate(jb));
+  CHECK(same_partition(turns, joint, n));
+  CHECK(ja.class_of == ta.class_of);
+  CHECK(jb.class_of == tb.class_of);
+  CHECK(ja.flows.size() == ta.flows.size());
+  CHECK(jb.flows.size() == tb.flows.size());
+  // Mirror symmetry survives: link l and n - 1 - l stay together.
+  for (int l = 0; l < n; ++l) CHECK(joint.class_of(l) == joint.class_of(n - 1 - l));
+  // The first phase too fine: refinement stops, the others untouched.
+  LinkPartition capped(caps);
+  QuotientPhase ca, cb;
+  const std::vector<JointPhase> both_capped = {{line.a, line.links, &ca},
+                                               {line.b, line.links, &cb}};
+  capped.refine_joint(both_capped, 2);
+  CHECK(ca.too_fine);
+  CHECK_FALSE(capped.revalidate(cb));
+}
+
+TEST_CASE("link partition: a stale phase refined from its old classes equals a fresh refinement") {
+  const int n = 24;
+  const Line line(n);
+  const std::vector<double> caps(n, 10.0);
+  LinkPartition part(caps);
+  QuotientPhase qa, qb;
+  part.refine(line.a, line.links, qa);
+  for (int turn = 0; turn < 4; ++turn) {
+    part.refine(line.b, line.links, qb);
+    REQUIRE_FALSE(part.revalidate(qa));
+    part.refine(line.a, line.links, qa);  // from its previous classes
+    QuotientPhase fresh;
+    CHECK_FALSE(part.refine(line.a, line.links, fresh));
+    CHECK(fresh.class_of == qa.class_of);
+    CHECK(fresh.flows.size() == qa.flows.size());
+    CHECK(fresh.links == qa.links);
+    CHECK(fresh.rep == qa.rep);
+  }
+}
