@@ -157,30 +157,28 @@ bool LinkPartition::refine(std::span<const PlanFlow> flows, std::span<const std:
                            QuotientPhase& q, std::size_t max_classes) {
   if (revalidate(q)) return false;
   bool too_fine = false;
-  if (q.version != ~std::uint64_t{0} && !q.too_fine && q.class_of.size() == flows.size()) {
-    // A stale quotient: its classes were equitable for a coarser link partition, so the finest
-    // partition equitable for this one refines them; start from them.
-    std::vector<std::int32_t> colour = q.class_of;
-    const bool changed = run(flows, links, colour, static_cast<std::int32_t>(q.flows.size()),
-                             flows.size(), max_classes, too_fine, q.version);
-    if (too_fine) {
-      q = QuotientPhase{};
-      q.too_fine = true;
-      return changed;
-    }
-    store(flows, links, std::span<const std::int32_t>(colour), q);
-    return changed;
+  // Starting colours: a stale quotient's classes (they were equitable for a coarser link
+  // partition, so the finest partition equitable for this one refines them), else (bytes, weight,
+  // crosses_nodes).
+  const bool warm =
+      q.version != ~std::uint64_t{0} && !q.too_fine && q.class_of.size() == flows.size();
+  std::vector<std::int32_t> colour;
+  std::int32_t colours = 0;
+  if (warm) {
+    colour = q.class_of;
+    colours = static_cast<std::int32_t>(q.flows.size());
+  } else {
+    colour.resize(flows.size());
+    std::map<std::tuple<double, double, bool>, std::int32_t> initial;
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      colour[i] = initial
+                      .try_emplace({flows[i].bytes, flows[i].weight, flows[i].crosses_nodes},
+                                   static_cast<std::int32_t>(initial.size()))
+                      .first->second;
+    colours = static_cast<std::int32_t>(initial.size());
   }
-  // Initial colours: (bytes, weight, crosses_nodes).
-  std::vector<std::int32_t> colour(flows.size());
-  std::map<std::tuple<double, double, bool>, std::int32_t> initial;
-  for (std::size_t i = 0; i < flows.size(); ++i)
-    colour[i] = initial
-                    .try_emplace({flows[i].bytes, flows[i].weight, flows[i].crosses_nodes},
-                                 static_cast<std::int32_t>(initial.size()))
-                    .first->second;
-  const bool changed = run(flows, links, colour, static_cast<std::int32_t>(initial.size()),
-                           flows.size(), max_classes, too_fine, ~std::uint64_t{0});
+  const bool changed = run(flows, links, colour, colours, flows.size(), max_classes, too_fine,
+                           warm ? q.version : ~std::uint64_t{0});
   if (too_fine) {
     q = QuotientPhase{};
     q.too_fine = true;
