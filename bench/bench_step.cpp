@@ -5,10 +5,9 @@
 // case run so far). Also: analytic-tier scenarios per second, and the fitted exponent b of
 // wall ~ (GPUs x layers)^b.
 //
-// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (flow tier: minutes; analytic tier:
-// simulate()'s per-collective byte count still lowers qgZ's 4096-GPU all-to-all to flows, and
-// 32768 GPUs to ~10^8). BM_AnalyticStep: the analytic tier on DGX-2 rail and H100 fat-tree
-// clusters of 64..32768 GPUs. Times are CPU seconds of one thread.
+// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (flow tier: ~15 s at 4096 GPUs, 32768
+// out of reach; analytic tier: seconds at 32768 GPUs). BM_AnalyticStep: the analytic tier on DGX-2
+// rail and H100 fat-tree clusters of 64..32768 GPUs. Times are CPU seconds of one thread.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -141,7 +140,8 @@ void register_steps() {
       }
 }
 
-// Analytic-tier planning throughput: distinct scenarios (node count varies) per second.
+// Analytic-tier planning throughput: distinct scenarios per second, a new cluster each time (32
+// node counts cycle through the 8-entry per-thread cluster memo, so every cluster is rebuilt).
 void BM_AnalyticScenarios(benchmark::State& state) {
   std::vector<Scenario> ss;
   for (int nodes = 1; nodes <= 32; ++nodes)
