@@ -39,7 +39,8 @@ struct CollectiveOp {
   Algorithm algorithm = Algorithm::Auto;
   GroupList groups;   // GPU indices; all groups run concurrently (shared, immutable)
   double bytes = 0;   // per-group size in nccl-tests' convention (see above)
-  std::string label;  // for traces: "fwd.ag.L3", "bwd.rs.bucket7", ...
+  std::string label;  // for messages (lower_collective's errors); lowered steps keep op names in
+                      // the StepProgram (OpLabel) and leave this empty
 };
 
 struct Flow {

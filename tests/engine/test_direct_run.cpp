@@ -15,6 +15,7 @@
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/lower.hpp"
 #include "tests/engine/stub_network.hpp"
+#include "tests/step/gpt18b_setup.hpp"
 
 using namespace zerosim;
 
@@ -106,14 +107,8 @@ TEST_CASE("lowered ZeRO-3 and ZeRO++ steps on the analytic tier: identical sched
       CAPTURE(nodes);
       auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 4, 100, "", 0});
       auto prof = select_cost_profile("", topo);
-      StepSetup st;
-      st.model = load_model("gpt-18b");
-      st.strategy = parse_strategy(strategy);
-      if (st.strategy.hpz) st.strategy.hpz_size = 16;
+      StepSetup st = gpt18b_setup(strategy, 2048, 2048, 2);
       st.strategy.qgz_chunks = 2;  // the pipelined second reduce stream
-      st.tokens = 2048;
-      st.seq = 2048;
-      st.grad_accum = 2;
       const LoweredStep low = lower_step(st, topo, prof);
       compare_runs(low.program, [&](Engine& e) {
         return std::make_unique<AnalyticNetwork>(e, topo, prof, false);

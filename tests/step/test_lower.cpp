@@ -4,6 +4,7 @@
 
 #include "sim/step/lower.hpp"
 #include "sim/topology/topology.hpp"
+#include "tests/step/gpt18b_setup.hpp"
 
 using namespace zerosim;
 
@@ -27,14 +28,7 @@ struct Counts {
 Counts count(const std::string& strategy, int nodes, int grad_accum = 1) {
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 0, 0, "", 0});
   auto prof = select_cost_profile("", topo);
-  StepSetup st;
-  st.model = load_model("gpt-18b");
-  st.strategy = parse_strategy(strategy);
-  if (st.strategy.hpz) st.strategy.hpz_size = 16;
-  st.tokens = 1024;
-  st.seq = 512;
-  st.grad_accum = grad_accum;
-  auto low = lower_step(st, topo, prof);
+  auto low = lower_step(gpt18b_setup(strategy, 1024, 512, grad_accum), topo, prof);
   Counts c;
   for (const auto& op : low.program.collectives) {
     if (op.kind == CollKind::AllGather) (op.groups.size() == 1 ? c.world_ag : c.hpz_ag)++;
