@@ -50,12 +50,8 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
       clock[s] = t;
     }
   }
-  for (std::size_t s = 0; s < S; ++s) {
-    if (pc[s] >= p.streams[s].ops.size()) continue;
-    throw std::logic_error("run_program: deadlock: " + op_where(p, s, pc[s]) + " waits for event " +
-                           std::to_string(p.streams[s].ops[pc[s]].event) +
-                           " which is never recorded");
-  }
+  for (std::size_t s = 0; s < S; ++s)
+    if (pc[s] < p.streams[s].ops.size()) throw std::logic_error(deadlock_message(p, s, pc[s]));
   RunResult r;
   // Completion order; ties by start (std::merge keeps the earlier lane, i.e. stream, first).
   r.timeline = merge_lanes(std::move(done), [](const OpTiming& a, const OpTiming& b) {

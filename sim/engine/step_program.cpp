@@ -43,6 +43,14 @@ std::string op_where(const StepProgram& p, std::size_t s, std::size_t i) {
   return "stream " + std::to_string(s) + " ('" + p.streams[s].name + "') op " + std::to_string(i);
 }
 
+std::string deadlock_message(const StepProgram& p, std::size_t s, std::size_t i) {
+  const StepOp& op = p.streams[s].ops[i];
+  return "run_program: deadlock: " + op_where(p, s, i) +
+         (op.kind == OpKind::Wait
+              ? " waits for event " + std::to_string(op.event) + " which is never recorded"
+              : " never completed");
+}
+
 void validate_program(const StepProgram& p) {
   for (std::size_t s = 0; s < p.streams.size(); ++s) {
     for (std::size_t i = 0; i < p.streams[s].ops.size(); ++i) {
@@ -93,12 +101,7 @@ class Runner {
     e_.run();
     for (std::size_t s = 0; s < p_.streams.size(); ++s) {
       if (pc_[s] >= p_.streams[s].ops.size()) continue;
-      const StepOp& op = p_.streams[s].ops[pc_[s]];
-      throw std::logic_error(
-          "run_program: deadlock: " + op_where(p_, s, pc_[s]) +
-          (op.kind == OpKind::Wait
-               ? " waits for event " + std::to_string(op.event) + " which is never recorded"
-               : " never completed"));
+      throw std::logic_error(deadlock_message(p_, s, pc_[s]));
     }
     for (const OpTiming& t : result_.timeline) end = std::max(end, t.end);
     result_.makespan_s = end - t0;

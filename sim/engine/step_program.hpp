@@ -74,7 +74,8 @@ struct RunResult {
 // Executes the program: each stream runs its ops in order; Wait blocks until the matching Record
 // has executed; a Collective starts on the network model and completes when it says so. Throws
 // std::logic_error on a deadlock (a Wait whose Record never runs) or a malformed program.
-// Dispatches: run_program_direct when the network is contention_free(), else on the engine.
+// Dispatches: run_program_direct when the network is contention_free() and the engine has nothing
+// pending, else on the engine.
 RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network);
 
 // The event-driven execution: every timed op is an engine event.
@@ -91,5 +92,7 @@ RunResult run_program_direct(const StepProgram& program, double t0, NetworkModel
 void validate_program(const StepProgram& program);
 // "stream S ('name') op I", for messages.
 std::string op_where(const StepProgram& p, std::size_t stream, std::size_t op);
+// Why stream `stream` is stuck at op `op` when nothing else can run.
+std::string deadlock_message(const StepProgram& p, std::size_t stream, std::size_t op);
 
 }  // namespace zerosim

@@ -21,9 +21,8 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const Strategy& s = *in.strategy;
   const double W = in.world;
   const double psi = static_cast<double>(total_param_count(m));
-  std::shared_ptr<const std::vector<Module>> own;
-  if (!in.modules) own = shared_modules(m, in.tokens, in.seq);
-  const std::vector<Module>& modules = in.modules ? *in.modules : *own;
+  const auto shared = shared_modules(m, in.tokens, in.seq);
+  const std::vector<Module>& modules = *shared;
   double max_gather = 0;
   for (const auto& mod : modules)
     max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));

@@ -14,7 +14,6 @@
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
-#include "sim/workload/transformer.hpp"
 
 namespace zerosim {
 
@@ -29,9 +28,8 @@ struct MemoryInputs {
   int prefetch_depth = 1;  // modules gathered ahead of the running one
   double capacity_bytes = 0;
   double reserved_bytes = 0;
-  // Optional, from the step's lowering (same model, tokens, seq and bucket rule): saves building
-  // them again. Null: estimate_memory derives them.
-  const std::vector<Module>* modules = nullptr;
+  // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.
+  // Null: estimate_memory derives them.
   const std::vector<GradBucket>* buckets = nullptr;
 };
 

@@ -92,8 +92,9 @@ class Builder {
   void build() {
     out_.modules = shared_modules(s_.model, s_.tokens, s_.seq);
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
-    // Generous capacities up front (a module pass emits <= 6 ops per stream, a bucket <= 6 per
-    // chunk): growing these vectors op by op was a tenth of lowering.
+    // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward and
+    // backward passes, a bucket <= 6 per chunk): growing these vectors op by op was a tenth of
+    // lowering.
     const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
                       B = out_.buckets.size(),
                       C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
@@ -109,21 +110,13 @@ class Builder {
     }
     // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
     // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-    const double shard = static_cast<double>(param_count()) / W_;
+    const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
             prefix("optimizer"), "");
   }
 
  private:
-  // total_param_count(model) without building the modules again: only the learned position
-  // embedding depends on the sequence length, and it is the model's own here in the common case.
-  std::int64_t param_count() const {
-    if (s_.seq != s_.model.seq) return total_param_count(s_.model);
-    std::int64_t n = 0;
-    for (const auto& m : *out_.modules) n += m.param_elems();
-    return n;
-  }
   int event() { return prog_.event_count++; }
   int prefix(std::string text) {
     prog_.prefixes.push_back(std::move(text));

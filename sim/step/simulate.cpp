@@ -193,7 +193,6 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   mi.prefetch_depth = setup.prefetch_depth;
   mi.capacity_bytes = static_cast<double>(prof.memory_bytes);
   mi.reserved_bytes = prof.memory_reserved_bytes;
-  mi.modules = low.modules.get();
   mi.buckets = &low.buckets;
   MemoryEstimate mem = estimate_memory(mi);
 
@@ -220,13 +219,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
     exposed[k] = bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0;
   exposed["total"] = bd.exposed_comm_total_s;
 
-  // total_param_count() without rebuilding the modules (they depend on seq only through the
-  // learned position embedding).
-  std::int64_t params = 0;
-  if (setup.seq == setup.model.seq)
-    for (const auto& m : *low.modules) params += m.param_elems();
-  else
-    params = total_param_count(setup.model);
+  const std::int64_t params = total_param_count(setup.model);  // memoized modules: no rebuild
   json scenario = {
       {"cluster", sc.cluster},
       {"node_type", topo.node_type()},

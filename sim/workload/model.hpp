@@ -32,8 +32,8 @@ struct ModelShape {
   std::string source;  // where the shape comes from
 
   std::int64_t head_dim() const { return hidden / heads; }
-  auto operator<=>(const ModelShape&) const = default;  // memo keys (shared_modules)
   std::int64_t kv_dim() const { return head_dim() * kv_heads; }
+  auto operator<=>(const ModelShape&) const = default;  // memo keys (shared_modules)
 };
 
 // Parses a workload JSON (strict keys; see workloads/*.json) or, when the object has "hidden_size",
