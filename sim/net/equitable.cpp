@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 namespace zerosim {
 
 LinkPartition::LinkPartition(std::span<const double> capacities)
-    : class_of_(capacities.size()), touched_(capacities.size(), -1) {
+    : class_of_(capacities.size()),
+      touched_(capacities.size(), -1),
+      run_of_(capacities.size(), -1) {
   std::map<double, std::int32_t> by_cap;
   for (std::size_t l = 0; l < capacities.size(); ++l) {
     auto [it, fresh] =
@@ -83,13 +86,52 @@ class Grouper {
 
 bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
                                 const std::vector<std::int32_t>& classes,
+                                std::span<const PlanFlow> flows,
+                                std::span<const std::int32_t> links,
+                                const std::vector<std::int32_t>* recoloured,
                                 std::vector<std::int32_t>& moved) {
-  // A link's signature: the sorted colours of the flows crossing it (empty if untouched).
-  inc_col_.resize(inc_flow_.size());
+  // A link's signature: the sorted colours of the flows crossing it (empty if untouched), or of
+  // the recoloured flows only (see split_links in equitable.hpp). Recoloured signatures are built
+  // once from (link, colour) pairs; full ones per class below.
+  const bool full = recoloured == nullptr;
+  if (full) {
+    inc_col_.resize(inc_flow_.size());
+  } else {
+    // Counting sort by link (runs numbered in order of first touch), then each run by colour.
+    run_links_.clear();
+    run_begin_.clear();
+    for (std::int32_t i : *recoloured) {
+      const PlanFlow& f = flows[i];
+      for (std::int32_t k = 0; k < f.link_count; ++k) {
+        std::int32_t& r = run_of_[links[f.link_begin + k]];
+        if (r < 0) {
+          r = static_cast<std::int32_t>(run_links_.size());
+          run_links_.push_back(links[f.link_begin + k]);
+          run_begin_.push_back(0);
+        }
+        ++run_begin_[r];
+      }
+    }
+    std::int64_t at = 0;
+    for (std::int64_t& b : run_begin_) at += std::exchange(b, at);
+    run_begin_.push_back(at);
+    inc_col_.resize(static_cast<std::size_t>(at));
+    for (std::int32_t i : *recoloured) {
+      const PlanFlow& f = flows[i];
+      for (std::int32_t k = 0; k < f.link_count; ++k)
+        inc_col_[run_begin_[run_of_[links[f.link_begin + k]]]++] = colour[i];
+    }
+    // The fill advanced each start to the next run's: shift back.
+    for (std::size_t r = run_begin_.size() - 1; r > 0; --r) run_begin_[r] = run_begin_[r - 1];
+    run_begin_[0] = 0;
+    for (std::size_t r = 0; r + 1 < run_begin_.size(); ++r)
+      std::sort(inc_col_.begin() + run_begin_[r], inc_col_.begin() + run_begin_[r + 1]);
+  }
   auto seg = [&](std::int32_t l) {
-    const std::int32_t t = touched_[l];
+    const std::int32_t t = full ? touched_[l] : run_of_[l];
     if (t < 0) return std::pair(inc_col_.begin(), inc_col_.begin());
-    return std::pair(inc_col_.begin() + inc_begin_[t], inc_col_.begin() + inc_begin_[t + 1]);
+    const std::vector<std::int64_t>& at = full ? inc_begin_ : run_begin_;
+    return std::pair(inc_col_.begin() + at[t], inc_col_.begin() + at[t + 1]);
   };
 
   bool split = false;
@@ -98,13 +140,14 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
   for (std::int32_t b : classes) {
     if (members_[b].size() < 2) continue;
     const std::vector<std::int32_t> m = members_[b];
-    for (std::int32_t l : m) {
-      const std::int32_t t = touched_[l];
-      if (t < 0) continue;
-      const auto lo = inc_begin_[t], hi = inc_begin_[t + 1];
-      for (auto k = lo; k < hi; ++k) inc_col_[k] = colour[inc_flow_[k]];
-      std::sort(inc_col_.begin() + lo, inc_col_.begin() + hi);
-    }
+    if (full)
+      for (std::int32_t l : m) {
+        const std::int32_t t = touched_[l];
+        if (t < 0) continue;
+        const auto lo = inc_begin_[t], hi = inc_begin_[t + 1];
+        for (auto k = lo; k < hi; ++k) inc_col_[k] = colour[inc_flow_[k]];
+        std::sort(inc_col_.begin() + lo, inc_col_.begin() + hi);
+      }
     const std::int32_t groups = grouper.run(
         m.size(), group,
         [&](std::size_t k) {
@@ -140,6 +183,8 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
       if (g != keep) moved.push_back(m[k]);
     }
   }
+  if (!full)
+    for (std::int32_t l : run_links_) run_of_[l] = -1;
   if (split) ++version_;
   return split;
 }
@@ -296,9 +341,12 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
       mark_crossing(l);
     }
   }
-  // Splits class c by signature: the group of items[0] keeps id c, each other group gets a new id.
+  // Splits class c by signature; each group but one gets a new id. With `pinned` (items[0] stands
+  // for the clean members, which are not listed) its group keeps id c, else the largest group does
+  // (the first of equal ones): the recoloured flows drive the next link split, so fewer is cheaper.
   Grouper grouper;
-  auto regroup = [&](std::int32_t c) {
+  std::vector<std::size_t> group_size;
+  auto regroup = [&](std::int32_t c, bool pinned) {
     sig.clear();
     begin.resize(items.size() + 1);
     for (std::size_t k = 0; k < items.size(); ++k) {
@@ -325,13 +373,21 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
           return std::equal(x0, x1, y0, y1);
         });
     if (groups == 1) return;
+    std::int32_t keep = 0;
+    if (!pinned) {
+      group_size.assign(static_cast<std::size_t>(groups), 0);
+      for (std::size_t k = 0; k < items.size(); ++k) ++group_size[group[k]];
+      keep = static_cast<std::int32_t>(std::max_element(group_size.begin(), group_size.end()) -
+                                       group_size.begin());
+    }
     const auto first_new = static_cast<std::int32_t>(fmem.size());
     fmem.resize(fmem.size() + static_cast<std::size_t>(groups - 1));
     if (static_cast<std::size_t>(items[0]) < first)
       first_classes += static_cast<std::size_t>(groups - 1);
     for (std::size_t k = 0; k < items.size(); ++k) {
-      if (group[k] == 0) continue;
-      const std::int32_t id = first_new + group[k] - 1;
+      const std::int32_t g = group[k];
+      if (g == keep) continue;
+      const std::int32_t id = first_new + (g < keep ? g : g - 1);
       colour[items[k]] = id;
       fmem[id].push_back(items[k]);
       moved_flows.push_back(items[k]);
@@ -346,7 +402,7 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
       for (std::int32_t c = 0; c < classes; ++c) {
         if (fmem[c].size() < 2) continue;
         items = fmem[c];
-        regroup(c);
+        regroup(c, false);
       }
     } else {
       // The dirty flows by class; a class keeps its id for the group of a clean member (all clean
@@ -361,7 +417,8 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
         std::size_t e = a;
         while (e < by_class.size() && static_cast<std::int32_t>(by_class[e] >> 32) == c) ++e;
         items.clear();
-        if (e - a < fmem[c].size()) {
+        const bool pinned = e - a < fmem[c].size();
+        if (pinned) {
           for (std::int32_t i : fmem[c])
             if (!is_dirty[i]) {
               items.push_back(i);
@@ -370,7 +427,7 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
         }
         for (std::size_t k = a; k < e; ++k)
           items.push_back(static_cast<std::int32_t>(by_class[k] & 0xffffffffULL));
-        if (items.size() >= 2) regroup(c);
+        if (items.size() >= 2) regroup(c, pinned);
         a = e;
       }
     }
@@ -391,13 +448,19 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
           lclasses.push_back(class_of_[links[f.link_begin + j]]);
       }
     }
+    const bool full_round = all;
     all = false;
     lclasses.insert(lclasses.end(), seeded.begin(), seeded.end());
     seeded.clear();
     std::sort(lclasses.begin(), lclasses.end());
     lclasses.erase(std::unique(lclasses.begin(), lclasses.end()), lclasses.end());
     moved_links.clear();
-    if (!split_links(colour, lclasses, moved_links)) break;
+    // After the first round of a cold start, the links of a class are crossed by equal multisets
+    // of flow colours as they stood before this round's regrouping (the previous split made them
+    // so, or the seed was equitable), so the recoloured flows alone decide the split.
+    if (!split_links(colour, lclasses, flows, links, full_round ? nullptr : &moved_flows,
+                     moved_links))
+      break;
     changed = true;
     // Next round: the flows crossing a link that changed class.
     for (std::int32_t l : moved_links) mark_crossing(l);

@@ -100,9 +100,14 @@ class LinkPartition {
 
   // Splits the given link classes (ascending) by the multiset of flow colours crossing each link
   // (inc_ holds the incidence by link); appends the links that changed class to moved. Returns true
-  // if a class split.
+  // if a class split. With `recoloured` (the flows whose colour changed since the links of each
+  // class last had equal multisets), only those flows' colours are compared: the rest of each
+  // multiset is equal within a class, so the split is the same, and a round costs the recoloured
+  // flows' incidences instead of re-sorting every link's full list (Hopcroft's idea).
   bool split_links(const std::vector<std::int32_t>& colour,
-                   const std::vector<std::int32_t>& classes, std::vector<std::int32_t>& moved);
+                   const std::vector<std::int32_t>& classes, std::span<const PlanFlow> flows,
+                   std::span<const std::int32_t> links, const std::vector<std::int32_t>* recoloured,
+                   std::vector<std::int32_t>& moved);
 
   std::vector<std::int32_t> class_of_;
   std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
@@ -116,6 +121,10 @@ class LinkPartition {
   std::vector<std::int32_t> inc_col_;    // per iteration: their colours, sorted per link
   std::vector<std::int32_t> touched_;    // per link: index in inc_link_, or -1
   std::vector<std::size_t> size_;        // per group of a split: its links
+  // Scratch, per split_links with recoloured flows: each link's run of their colours, sorted.
+  std::vector<std::int32_t> run_links_;  // links with a run, in order of first touch
+  std::vector<std::int32_t> run_of_;     // per link: index in run_begin_, or -1
+  std::vector<std::int64_t> run_begin_;  // per run (and one past): start in inc_col_
 };
 
 }  // namespace zerosim
