@@ -54,9 +54,18 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
     start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
     return;
   }
-  if (const auto* hit = cache_.find(op)) return start_resolved(*hit, std::move(on_done));
-  start_resolved(cache_.insert(op, resolve_plan(lower_collective(op, topo_, profile_))),
-                 std::move(on_done));
+  if (!(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lower_collective says why
+    start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
+    return;
+  }
+  // Lowering is linear in the op's bytes, so the plan of one byte serves every size of a shape: a
+  // step's buckets of different sizes route and refine their (qgZ: 2M-flow) phases once.
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  const auto* hit = cache_.find(unit);
+  start_resolved(
+      hit ? *hit : cache_.insert(unit, resolve_plan(lower_collective(unit, topo_, profile_))),
+      std::move(on_done), op.bytes);
 }
 
 void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {
@@ -101,7 +110,7 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
 }
 
 void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
-                                 std::function<void()> on_done) {
+                                 std::function<void()> on_done, double scale) {
   init_links();
   int c;
   if (!free_colls_.empty()) {
@@ -113,6 +122,7 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
   }
   Coll& coll = colls_[c];
   coll.plan = std::move(plan);
+  coll.scale = scale;
   coll.phase = 0;
   coll.outstanding = 0;
   coll.on_done = std::move(on_done);
@@ -151,8 +161,8 @@ void FlowNetwork::begin_phase(int c) {
   Coll& coll = colls_[c];
   const ResolvedPlan& plan = *coll.plan;
   const ResolvedPhase& phase = plan.phases[coll.phase];
-  stats_.inter_node_bytes += phase.inter_node_bytes;
-  stats_.intra_node_bytes += phase.intra_node_bytes;
+  stats_.inter_node_bytes += phase.inter_node_bytes * coll.scale;
+  stats_.intra_node_bytes += phase.intra_node_bytes * coll.scale;
   stats_.flows += phase.flows.size();
   if (symmetry()) {
     if (!part_->revalidate(phase.quotient)) sync_partition(c);
@@ -165,7 +175,7 @@ void FlowNetwork::begin_phase(int c) {
     for (const ResolvedFlow& fl : phase.flows)
       add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
                                                     static_cast<std::size_t>(fl.link_count)),
-                      fl.weight, fl.bytes * fl.weight, c);
+                      fl.weight, fl.bytes * coll.scale * fl.weight, c);
     stats_.solver_flows += phase.flows.size();
   } else {
     const QuotientPhase& q = phase.quotient;
@@ -174,7 +184,7 @@ void FlowNetwork::begin_phase(int c) {
       coll.flows.push_back(
           add_solver_flow(std::span<const std::int32_t>(q.links.data() + fl.link_begin,
                                                         static_cast<std::size_t>(fl.link_count)),
-                          fl.weight, fl.bytes * fl.weight, c));
+                          fl.weight, fl.bytes * coll.scale * fl.weight, c));
     stats_.solver_flows += q.flows.size();
   }
   coll.in_solver = coll.outstanding > 0;

@@ -79,10 +79,13 @@ class FlowNetwork : public NetworkModel {
 
  private:
   std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan) const;
-  void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done);
+  // scale: bytes of the op per byte of the plan (plans cached per shape are per byte).
+  void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done,
+                      double scale = 1);
 
   struct Coll {
     std::shared_ptr<const ResolvedPlan> plan;
+    double scale = 1;  // the op's bytes per byte of plan
     std::size_t phase = 0;
     std::int64_t outstanding = 0;          // solver flows of the current phase still running
     bool in_solver = false;                // the current phase's flows are in the solver
