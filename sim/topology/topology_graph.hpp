@@ -64,8 +64,30 @@ class TopologyGraph {
 };
 
 // Memoised routing state; mutable behind Topology::route (thread-compatible, not thread-safe).
+// The rest of a route from the first fabric vertex it reaches: under destination-based routing it
+// depends only on (that vertex, dst, the D-mod-k key left), so the sources below one leaf share it.
+struct RouteSuffix {
+  std::vector<LinkId> links;
+  int min_node = 0, max_node = 0;  // of the vertices it reaches (for crosses_nodes)
+};
+struct SuffixKey {
+  int vertex, dst;
+  std::uint64_t key;
+  bool operator==(const SuffixKey&) const = default;
+};
+struct SuffixKeyHash {
+  std::size_t operator()(const SuffixKey& k) const {
+    std::uint64_t h = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.vertex)) << 32 |
+                       static_cast<std::uint32_t>(k.dst)) *
+                      0x9e3779b97f4a7c15ULL;
+    h ^= k.key + 0xbf58476d1ce4e5b9ULL + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
 struct RouteCache {
   std::unordered_map<std::uint64_t, Route> routes;  // (src gpu, dst gpu) -> route
+  std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash> suffixes;  // route_fast's walks
   std::unordered_map<int, std::vector<std::int64_t>>
       fabric_fields;                           // fabric target -> dist (fabric idx)
   std::unordered_map<int, Graph> node_graphs;  // node -> its in-server subgraph

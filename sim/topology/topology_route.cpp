@@ -74,8 +74,13 @@ std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) 
 
 namespace {
 
+constexpr std::size_t kMaxSuffixes = std::size_t{1} << 21;
+
+// With `suffixes` (decomposable graphs), the walk reuses and records the part after the first
+// fabric vertex; the route is the same link by link, and its latency is summed in the same order.
 template <class DistFn>
-Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist) {
+Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist,
+           std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash>* suffixes = nullptr) {
   const Graph& g = tg.g;
   const int s = t.gpu_vertex(src_gpu), d = t.gpu_vertex(dst_gpu);
   Route r;
@@ -86,7 +91,24 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
   const int src_node = t.vertex(s).node;
   std::vector<Graph::edge_descriptor> cand;
   int v = s;
+  // Where the walk entered the fabric (to record the suffix), or -1.
+  std::size_t entered_at = 0;
+  SuffixKey entry{-1, d, 0};
   while (v != d) {
+    if (suffixes && entry.vertex < 0 && tg.fabric_index[v] >= 0) {
+      entry = SuffixKey{v, d, key};
+      auto hit = suffixes->find(entry);
+      if (hit != suffixes->end()) {
+        const RouteSuffix& sfx = hit->second;
+        for (LinkId id : sfx.links) {
+          r.links.push_back(id);
+          r.latency_s += t.link(id).latency_s;
+        }
+        if (sfx.min_node != src_node || sfx.max_node != src_node) r.crosses_nodes = true;
+        return r;
+      }
+      entered_at = r.links.size();
+    }
     cand.clear();
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
       int w = static_cast<int>(boost::target(*it, g));
@@ -107,6 +129,18 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
     cur -= g[e].cost;
     v = static_cast<int>(boost::target(e, g));
     if (t.vertex(v).node != src_node) r.crosses_nodes = true;
+  }
+  if (suffixes && entry.vertex >= 0) {
+    if (suffixes->size() >= kMaxSuffixes) suffixes->clear();  // bound memory on huge fabrics
+    RouteSuffix sfx;
+    sfx.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(entered_at), r.links.end());
+    sfx.min_node = sfx.max_node = t.vertex(d).node;
+    for (LinkId id : sfx.links) {
+      const int n = t.vertex(t.link(id).to).node;
+      sfx.min_node = std::min(sfx.min_node, n);
+      sfx.max_node = std::max(sfx.max_node, n);
+    }
+    suffixes->emplace(entry, std::move(sfx));
   }
   return r;
 }
@@ -193,7 +227,7 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
     }
     return best;
   };
-  return walk(t, tg, src_gpu, dst_gpu, dist);
+  return walk(t, tg, src_gpu, dst_gpu, dist, &c.suffixes);
 }
 
 Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
