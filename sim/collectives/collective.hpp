@@ -52,6 +52,7 @@ struct Flow {
 struct Phase {
   double latency_s = 0;
   std::vector<Flow> flows;
+  bool distinct_pairs = false;  // no two flows share (src, dst): the lowering merged them
 };
 
 struct CollectivePlan {

@@ -42,7 +42,7 @@ void PhaseBuilder::add(int src, int dst, double bytes) {
 }
 
 Phase PhaseBuilder::take() {
-  Phase p{latency_s_, std::move(flows_)};
+  Phase p{latency_s_, std::move(flows_), true};
   flows_.clear();
   index_.clear();
   latency_s_ = 0;

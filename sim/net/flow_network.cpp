@@ -77,17 +77,18 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
     const CollectivePlan& plan) const {
   auto out = std::make_shared<ResolvedPlan>();
   // Merge key: (src, dst, bytes). Flows with equal link lists are exactly those with equal (src,
-  // dst): a route starts at its source GPU and ends at its destination.
+  // dst): a route starts at its source GPU and ends at its destination. Phases whose lowering
+  // merged equal pairs already (distinct_pairs) skip the map.
   std::unordered_map<std::tuple<int, int, double>, std::size_t, MergeKeyHash> seen;
   for (const Phase& ph : plan.phases) {
     ResolvedPhase rp;
     rp.latency_s = ph.latency_s;
     seen.clear();
-    seen.reserve(ph.flows.size());
+    if (!ph.distinct_pairs) seen.reserve(ph.flows.size());
     for (const Flow& fl : ph.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
       const Route& r = topo_.route(fl.src_gpu, fl.dst_gpu);
-      if (shortcuts_) {
+      if (shortcuts_ && !ph.distinct_pairs) {
         auto [it, fresh] = seen.try_emplace({fl.src_gpu, fl.dst_gpu, fl.bytes}, rp.flows.size());
         if (!fresh) {
           rp.flows[it->second].weight += 1;
