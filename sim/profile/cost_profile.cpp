@@ -244,15 +244,22 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   return p;
 }
 
-CostProfile load_cost_profile(const std::string& path) {
-  // Every scenario of a sweep loads the same profile(s): parse each distinct file content once.
+namespace {
+
+// Every scenario of a sweep loads the same profile(s): parse each distinct file content once, and
+// copy only the profile that is used.
+std::shared_ptr<const CostProfile> shared_cost_profile(const std::string& path) {
   static FileMemo<CostProfile> memo;
   if (auto p = memo.get(path, [&](const std::string& text) {
         return parse_cost_profile(parse_json_text(text, path), path);
       }))
-    return std::move(*p);
-  return parse_cost_profile(load_json_file(path), path);
+    return p;
+  return std::make_shared<const CostProfile>(parse_cost_profile(load_json_file(path), path));
 }
+
+}  // namespace
+
+CostProfile load_cost_profile(const std::string& path) { return *shared_cost_profile(path); }
 
 json to_json(const CostProfile& p) {
   json j;
@@ -314,9 +321,9 @@ CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
     return load_cost_profile(resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
   std::string shipped;
   for (const auto& path : shipped_cost_profiles()) {
-    CostProfile p = load_cost_profile(path);
-    if (p.gpu_model == gpu_model) return p;
-    shipped += fmt::format("{}{} ({})", shipped.empty() ? "" : ", ", p.name, p.gpu_model);
+    const std::shared_ptr<const CostProfile> p = shared_cost_profile(path);
+    if (p->gpu_model == gpu_model) return *p;
+    shipped += fmt::format("{}{} ({})", shipped.empty() ? "" : ", ", p->name, p->gpu_model);
   }
   throw InputError(
       "<command line>", "--profile",

@@ -1,11 +1,11 @@
 // shared_cluster(): the per-thread memo of load_cluster (see topology.hpp).
-#include <fstream>
-#include <iterator>
 #include <list>
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "sim/core/json_io.hpp"
+#include "sim/core/memo.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace zerosim {
@@ -17,12 +17,11 @@ std::shared_ptr<const Topology> shared_cluster(const std::string& name_or_file,
   thread_local std::list<std::pair<Key, std::shared_ptr<const Topology>>> lru;  // front = newest
 
   const std::string path = resolve_data_file("topologies", name_or_file, "--cluster");
-  std::ifstream in(path, std::ios::binary);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (!in.good() && !in.eof())  // unreadable: load_cluster reports it
+  std::optional<std::string> text = read_regular_file(path);
+  if (!text)  // unreadable: load_cluster reports it
     return std::make_shared<const Topology>(load_cluster(name_or_file, o));
-  Key key{path,       std::move(text), o.nodes,           o.nics_per_node,
-          o.nic_gbps, o.fabric,        o.oversubscription};
+  Key key{path,       std::move(*text), o.nodes,           o.nics_per_node,
+          o.nic_gbps, o.fabric,         o.oversubscription};
   for (auto it = lru.begin(); it != lru.end(); ++it)
     if (it->first == key) {
       lru.splice(lru.begin(), lru, it);

@@ -120,7 +120,7 @@ ModelShape load_model(const std::string& name_or_file) {
   if (auto m = memo.get(path, [&](const std::string& text) {
         return parse_model(parse_json_text(text, path), path);
       }))
-    return std::move(*m);
+    return *m;
   return parse_model(load_json_file(path), path);
 }
 
