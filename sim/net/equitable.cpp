@@ -318,9 +318,9 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
     if (!m.empty() && static_cast<std::size_t>(m[0]) < first) ++first_classes;
   // dirty: the flows to look at this round (all of them in a cold start's first round), each once.
   std::vector<std::int32_t> dirty, moved_flows, moved_links, lclasses, group, sig, items, seeded;
-  std::vector<std::uint64_t> by_class;
-  std::vector<std::size_t> begin;
-  std::vector<char> is_dirty(n, 0);
+  std::vector<std::int32_t> by_class, class_count, dirty_classes;
+  std::vector<std::size_t> begin, class_start;
+  std::vector<char> is_dirty(n, 0), lclass_seen;
   bool all = since == ~std::uint64_t{0};
   auto mark_crossing = [&](std::int32_t l) {
     const std::int32_t t = touched_[l];
@@ -405,17 +405,31 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
         regroup(c, false);
       }
     } else {
-      // The dirty flows by class; a class keeps its id for the group of a clean member (all clean
-      // members still have equal signatures), else for that of its first member.
-      by_class.clear();
+      // The dirty flows by class (a counting sort: classes in order of first appearance among the
+      // dirty flows, flows in dirty order); a class keeps its id for the group of a clean member
+      // (all clean members still have equal signatures), else for that of its largest group.
+      class_count.resize(fmem.size(), 0);
+      dirty_classes.clear();
       for (std::int32_t i : dirty)
-        by_class.push_back((static_cast<std::uint64_t>(colour[i]) << 32) |
-                           static_cast<std::uint32_t>(i));
-      std::sort(by_class.begin(), by_class.end());
-      for (std::size_t a = 0; a < by_class.size();) {
-        const auto c = static_cast<std::int32_t>(by_class[a] >> 32);
-        std::size_t e = a;
-        while (e < by_class.size() && static_cast<std::int32_t>(by_class[e] >> 32) == c) ++e;
+        if (class_count[colour[i]]++ == 0) dirty_classes.push_back(colour[i]);
+      class_start.clear();
+      std::size_t at = 0;
+      for (std::int32_t c : dirty_classes) {
+        class_start.push_back(at);
+        at += static_cast<std::size_t>(std::exchange(class_count[c], 0));
+      }
+      class_start.push_back(at);
+      by_class.resize(dirty.size());
+      for (std::size_t k = 0; k < dirty_classes.size(); ++k)
+        class_count[dirty_classes[k]] = static_cast<std::int32_t>(k);  // its slot, for the fill
+      {
+        std::vector<std::size_t> fill(class_start.begin(), class_start.end() - 1);
+        for (std::int32_t i : dirty) by_class[fill[class_count[colour[i]]]++] = i;
+      }
+      for (std::int32_t c : dirty_classes) class_count[c] = 0;
+      for (std::size_t k = 0; k < dirty_classes.size(); ++k) {
+        const std::int32_t c = dirty_classes[k];
+        const std::size_t a = class_start[k], e = class_start[k + 1];
         items.clear();
         const bool pinned = e - a < fmem[c].size();
         if (pinned) {
@@ -425,10 +439,9 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
               break;
             }
         }
-        for (std::size_t k = a; k < e; ++k)
-          items.push_back(static_cast<std::int32_t>(by_class[k] & 0xffffffffULL));
+        items.insert(items.end(), by_class.begin() + static_cast<std::ptrdiff_t>(a),
+                     by_class.begin() + static_cast<std::ptrdiff_t>(e));
         if (items.size() >= 2) regroup(c, pinned);
-        a = e;
       }
     }
     for (std::int32_t i : dirty) is_dirty[i] = 0;
@@ -438,22 +451,30 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
       too_fine = true;
       return changed;
     }
+    // The link classes to split, each once (marked, then sorted: few of them).
     lclasses.clear();
+    lclass_seen.resize(members_.size(), 0);
+    auto add_lclass = [&](std::int32_t b) {
+      if (!lclass_seen[b]) {
+        lclass_seen[b] = 1;
+        lclasses.push_back(b);
+      }
+    };
     if (all) {
-      for (std::int32_t l : inc_link_) lclasses.push_back(class_of_[l]);
+      for (std::int32_t l : inc_link_) add_lclass(class_of_[l]);
     } else {
       for (std::int32_t i : moved_flows) {
         const PlanFlow& f = flows[i];
         for (std::int32_t j = 0; j < f.link_count; ++j)
-          lclasses.push_back(class_of_[links[f.link_begin + j]]);
+          add_lclass(class_of_[links[f.link_begin + j]]);
       }
     }
     const bool full_round = all;
     all = false;
-    lclasses.insert(lclasses.end(), seeded.begin(), seeded.end());
+    for (std::int32_t b : seeded) add_lclass(b);
     seeded.clear();
+    for (std::int32_t b : lclasses) lclass_seen[b] = 0;
     std::sort(lclasses.begin(), lclasses.end());
-    lclasses.erase(std::unique(lclasses.begin(), lclasses.end()), lclasses.end());
     moved_links.clear();
     // After the first round of a cold start, the links of a class are crossed by equal multisets
     // of flow colours as they stood before this round's regrouping (the previous split made them
