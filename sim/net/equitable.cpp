@@ -9,6 +9,7 @@
 #include "sim/net/equitable.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -94,10 +95,46 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
   // the recoloured flows only (see split_links in equitable.hpp). Recoloured signatures are built
   // once from (link, colour) pairs; full ones per class below.
   const bool full = recoloured == nullptr;
+  // The flows (all, or the recoloured ones) in ascending colour, by a counting sort: filling each
+  // link's list in this order leaves it sorted.
+  by_colour_.clear();
+  {
+    std::int32_t lo = INT32_MAX, hi = -1;
+    auto span_of = [&](std::int32_t i) {
+      lo = std::min(lo, colour[i]);
+      hi = std::max(hi, colour[i]);
+    };
+    if (full)
+      for (std::size_t i = 0; i < flows.size(); ++i) span_of(static_cast<std::int32_t>(i));
+    else
+      for (std::int32_t i : *recoloured) span_of(i);
+    if (hi >= lo) {
+      colour_at_.assign(static_cast<std::size_t>(hi - lo) + 2, 0);
+      auto each = [&](auto&& f) {
+        if (full)
+          for (std::size_t i = 0; i < flows.size(); ++i) f(static_cast<std::int32_t>(i));
+        else
+          for (std::int32_t i : *recoloured) f(i);
+      };
+      each([&](std::int32_t i) { ++colour_at_[static_cast<std::size_t>(colour[i] - lo) + 1]; });
+      for (std::size_t c = 1; c < colour_at_.size(); ++c) colour_at_[c] += colour_at_[c - 1];
+      by_colour_.resize(static_cast<std::size_t>(colour_at_.back()));
+      each([&](std::int32_t i) {
+        by_colour_[static_cast<std::size_t>(
+            colour_at_[static_cast<std::size_t>(colour[i] - lo)]++)] = i;
+      });
+    }
+  }
   if (full) {
     inc_col_.resize(inc_flow_.size());
+    fill_.assign(inc_begin_.begin(), inc_begin_.end() - 1);
+    for (std::int32_t i : by_colour_) {
+      const PlanFlow& f = flows[i];
+      for (std::int32_t k = 0; k < f.link_count; ++k)
+        inc_col_[fill_[touched_[links[f.link_begin + k]]]++] = colour[i];
+    }
   } else {
-    // Counting sort by link (runs numbered in order of first touch), then each run by colour.
+    // Counting sort by link (runs numbered in order of first touch), filled in colour order.
     run_links_.clear();
     run_begin_.clear();
     for (std::int32_t i : *recoloured) {
@@ -116,16 +153,12 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
     for (std::int64_t& b : run_begin_) at += std::exchange(b, at);
     run_begin_.push_back(at);
     inc_col_.resize(static_cast<std::size_t>(at));
-    for (std::int32_t i : *recoloured) {
+    fill_.assign(run_begin_.begin(), run_begin_.end() - 1);
+    for (std::int32_t i : by_colour_) {
       const PlanFlow& f = flows[i];
       for (std::int32_t k = 0; k < f.link_count; ++k)
-        inc_col_[run_begin_[run_of_[links[f.link_begin + k]]]++] = colour[i];
+        inc_col_[fill_[run_of_[links[f.link_begin + k]]]++] = colour[i];
     }
-    // The fill advanced each start to the next run's: shift back.
-    for (std::size_t r = run_begin_.size() - 1; r > 0; --r) run_begin_[r] = run_begin_[r - 1];
-    run_begin_[0] = 0;
-    for (std::size_t r = 0; r + 1 < run_begin_.size(); ++r)
-      std::sort(inc_col_.begin() + run_begin_[r], inc_col_.begin() + run_begin_[r + 1]);
   }
   auto seg = [&](std::int32_t l) {
     const std::int32_t t = full ? touched_[l] : run_of_[l];
@@ -140,14 +173,6 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
   for (std::int32_t b : classes) {
     if (members_[b].size() < 2) continue;
     const std::vector<std::int32_t> m = members_[b];
-    if (full)
-      for (std::int32_t l : m) {
-        const std::int32_t t = touched_[l];
-        if (t < 0) continue;
-        const auto lo = inc_begin_[t], hi = inc_begin_[t + 1];
-        for (auto k = lo; k < hi; ++k) inc_col_[k] = colour[inc_flow_[k]];
-        std::sort(inc_col_.begin() + lo, inc_col_.begin() + hi);
-      }
     const std::int32_t groups = grouper.run(
         m.size(), group,
         [&](std::size_t k) {

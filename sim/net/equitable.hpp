@@ -125,6 +125,9 @@ class LinkPartition {
   std::vector<std::int32_t> run_links_;  // links with a run, in order of first touch
   std::vector<std::int32_t> run_of_;     // per link: index in run_begin_, or -1
   std::vector<std::int64_t> run_begin_;  // per run (and one past): start in inc_col_
+  std::vector<std::int32_t> by_colour_;  // flows in ascending colour (counting sort)
+  std::vector<std::int64_t> colour_at_;  // counting sort's offsets per colour
+  std::vector<std::int64_t> fill_;       // per list: next free slot while filling
 };
 
 }  // namespace zerosim
