@@ -347,15 +347,25 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
   std::vector<std::size_t> begin, class_start;
   std::vector<char> is_dirty(n, 0), lclass_seen;
   bool all = since == ~std::uint64_t{0};
+  std::vector<std::int32_t> dirty_pos(n);  // per dirty flow: its index in dirty
   auto mark_crossing = [&](std::int32_t l) {
     const std::int32_t t = touched_[l];
     if (t < 0) return;
     for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
       if (!is_dirty[inc_flow_[k]]) {
         is_dirty[inc_flow_[k]] = 1;
+        dirty_pos[inc_flow_[k]] = static_cast<std::int32_t>(dirty.size());
         dirty.push_back(inc_flow_[k]);
       }
   };
+  // After the first round, the flows of a class cross equal multisets of link classes as they
+  // stood before the last link split (the last regrouping made them so), so two of them still
+  // match iff they cross equal multisets of the links that changed class then: each dirty flow's
+  // signature is the sorted new classes of the moved links it crosses (msig, from the incidence
+  // lists of those links), and a clean flow's is empty.
+  bool moved_sigs = false;
+  std::vector<std::int32_t> msig;
+  std::vector<std::int64_t> msig_at;  // per dirty flow (and one past): start in msig
   if (!all) {
     // Seeded with a partition that was equitable for the link partition of version `since`: only
     // the links in classes split since then, and the flows crossing them, need a look.
@@ -376,7 +386,14 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
     begin.resize(items.size() + 1);
     for (std::size_t k = 0; k < items.size(); ++k) {
       begin[k] = sig.size();
-      const PlanFlow& f = flows[items[k]];
+      const std::int32_t i = items[k];
+      if (moved_sigs) {
+        if (is_dirty[i])
+          sig.insert(sig.end(), msig.begin() + msig_at[dirty_pos[i]],
+                     msig.begin() + msig_at[dirty_pos[i] + 1]);
+        continue;
+      }
+      const PlanFlow& f = flows[i];
       for (std::int32_t j = 0; j < f.link_count; ++j)
         sig.push_back(class_of_[links[f.link_begin + j]]);
       std::sort(sig.begin() + static_cast<std::ptrdiff_t>(begin[k]), sig.end());
@@ -508,8 +525,27 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
                      moved_links))
       break;
     changed = true;
-    // Next round: the flows crossing a link that changed class.
+    // Next round: the flows crossing a link that changed class, with their moved-link signatures.
     for (std::int32_t l : moved_links) mark_crossing(l);
+    moved_sigs = true;
+    msig_at.assign(dirty.size() + 1, 0);
+    for (std::int32_t l : moved_links) {
+      const std::int32_t t = touched_[l];
+      if (t < 0) continue;
+      for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
+        ++msig_at[dirty_pos[inc_flow_[k]] + 1];
+    }
+    for (std::size_t d = 1; d < msig_at.size(); ++d) msig_at[d] += msig_at[d - 1];
+    msig.resize(static_cast<std::size_t>(msig_at.back()));
+    fill_.assign(msig_at.begin(), msig_at.end() - 1);
+    for (std::int32_t l : moved_links) {
+      const std::int32_t t = touched_[l];
+      if (t < 0) continue;
+      for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
+        msig[fill_[dirty_pos[inc_flow_[k]]]++] = class_of_[l];
+    }
+    for (std::size_t d = 0; d + 1 < msig_at.size(); ++d)
+      std::sort(msig.begin() + msig_at[d], msig.begin() + msig_at[d + 1]);
   }
   untouch();
   return changed;
