@@ -63,6 +63,10 @@ Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo);
 // Lowers op to phases of flows; per-hop latencies come from the profile's link classes.
 CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
                                 const CostProfile& profile);
+// The most flows one phase of lower_collective(op) holds, counted without lowering (an all-to-all
+// routes every ordered pair of a group: sum n(n-1), per hop for two_hop; rings n per group; PXN
+// relays not counted). Lets the flow tier refuse an op that cannot fit in memory before it starts.
+std::uint64_t max_phase_flows(const CollectiveOp& op, const Topology& topo);
 
 // Convenience groups.
 std::vector<std::vector<int>> world_group(const Topology& topo);  // one group of every GPU

@@ -19,7 +19,9 @@
 //  rails (see add_transfer).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "sim/collectives/collective.hpp"
@@ -178,6 +180,27 @@ Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo) {
   if (op.kind == CollKind::AllToAll && (a == Algorithm::Ring || a == Algorithm::Hierarchical))
     unsupported(op, a, "use direct, two_hop or intra_node for all_to_all");
   return a;
+}
+
+std::uint64_t max_phase_flows(const CollectiveOp& op, const Topology& topo) {
+  const Algorithm a = select_algorithm(op, topo);
+  auto pairs = [](std::uint64_t n) { return n * (n > 0 ? n - 1 : 0); };
+  std::uint64_t flows = 0, hop2 = 0;
+  for (const auto& g : op.groups) {
+    const auto n = static_cast<std::uint64_t>(g.size());
+    if (a == Algorithm::TwoHopAllToAll) {
+      const GroupLayout lay = layout_of(g, topo);
+      const auto per_node = static_cast<std::uint64_t>(lay.per_node());
+      const auto nodes = static_cast<std::uint64_t>(lay.nodes.size());
+      flows += nodes * pairs(per_node);
+      hop2 += per_node * pairs(nodes);
+    } else if (op.kind == CollKind::AllToAll) {
+      flows += pairs(n);
+    } else {
+      flows += op.kind == CollKind::SendRecv ? 1 : a == Algorithm::Hierarchical ? 2 * n : n;
+    }
+  }
+  return std::max(flows, hop2);
 }
 
 CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,

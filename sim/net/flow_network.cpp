@@ -1,6 +1,8 @@
 // FlowNetwork: phases -> solver flows -> lazily re-solved rates -> exact completion times.
 #include "sim/net/flow_network.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +11,8 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+
+#include "sim/core/error.hpp"
 
 namespace zerosim {
 
@@ -50,6 +54,15 @@ void FlowNetwork::init_links() {
 }
 
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+  // Each flow of a phase is routed and held in memory (~300 bytes with its route) before the
+  // symmetry reduction sees it: refuse, with the way out, what cannot fit rather than run for
+  // minutes into bad_alloc (qgZ's inter-node hop at 32768 GPUs: 134M flows).
+  if (const std::uint64_t flows = max_phase_flows(op, topo_); flows > kMaxPhaseFlows)
+    throw InputError("<command line>", "--tier",
+                     fmt::format("the flow tier would route {} flows in one phase of {} on {} "
+                                 "GPUs (at most {}, about 10 GiB); use --tier analytic, which "
+                                 "plans it without per-pair flows",
+                                 flows, to_string(op.kind), topo_.gpu_count(), kMaxPhaseFlows));
   if (!shortcuts_) {
     start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
     return;

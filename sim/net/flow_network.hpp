@@ -61,6 +61,8 @@ class FlowNetwork : public NetworkModel {
     fallback_min_flows_ = min_flows;
     fallback_max_ratio_ = max_ratio;
   }
+  // start() refuses an op with more flows in one phase (InputError naming --tier).
+  static constexpr std::uint64_t kMaxPhaseFlows = std::uint64_t{1} << 25;
   // Distinct collectives lowered so far (plan cache entries).
   std::size_t cached_plans() const { return cache_.size(); }
 

@@ -1,14 +1,13 @@
 // Flow tier on hand-built plans over a one-node DGX H100 (8 GPUs on one NVSwitch vertex: a route
 // GPU a -> GPU b is uplink(a) then downlink(b), each 450 GB/s x the profile's NVLink efficiency),
 // with closed-form completion times.
-#include "sim/net/flow_network.hpp"
-
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "sim/core/error.hpp"
 #include "sim/net/analytic_network.hpp"
+#include "sim/net/flow_network.hpp"
 
 using namespace zerosim;
 using doctest::Approx;
@@ -51,7 +50,8 @@ TEST_CASE("two collectives into one GPU share its downlink, then the survivor sp
 
 TEST_CASE("a flow that joins later: rates are recomputed where the flow set changed") {
   // X: 0->2 with 3 C tau bytes from t = 0. Y: 1->2 with C tau bytes from t = tau. X moves C tau
-  // alone, then both move at C/2: Y ends at tau + 2 tau = 3 tau, X has C tau left and ends at 4 tau.
+  // alone, then both move at C/2: Y ends at tau + 2 tau = 3 tau, X has C tau left and ends at 4
+  // tau.
   const Topology topo = h100(1);
   const CostProfile prof = profile();
   const double C = 450e9 * prof.link_class(LinkClass::NvLink).efficiency, tau = 1e-3;
@@ -137,8 +137,8 @@ TEST_CASE("analytic tier: busiest link per phase, phases add") {
   const double C = 450e9 * prof.link_class(LinkClass::NvLink).efficiency, a = 1e8, b = 3e8;
   Engine e;
   AnalyticNetwork net(e, topo, prof);
-  const double t = net.plan_time(plan({Phase{1e-6, {Flow{0, 2, a}, Flow{1, 2, a}}},
-                                       Phase{2e-6, {Flow{0, 1, b}, Flow{2, 3, b}}}}));
+  const double t = net.plan_time(plan(
+      {Phase{1e-6, {Flow{0, 2, a}, Flow{1, 2, a}}}, Phase{2e-6, {Flow{0, 1, b}, Flow{2, 3, b}}}}));
   CHECK(t == Approx(1e-6 + 2 * a / C + 2e-6 + b / C).epsilon(1e-12));
 }
 
@@ -153,4 +153,39 @@ TEST_CASE("unknown tier names --tier") {
     CHECK(err.path() == "--tier");
     CHECK(std::string(err.what()).find("packet") != std::string::npos);
   }
+}
+
+TEST_CASE("the flow tier refuses an op too large to route, before lowering it") {
+  // 725 DGX H100 nodes = 5800 GPUs: a world all-to-all routes 5800 x 5799 = 33,634,200 pairs in
+  // one phase, just over the 2^25 = 33,554,432 limit; two_hop splits it into 725 x (8 x 7) and
+  // 8 x (725 x 724) = 4,199,200; a ring has one flow per rank.
+  const Topology topo = h100(725);
+  const CostProfile prof = profile();
+  CollectiveOp a2a;
+  a2a.kind = CollKind::AllToAll;
+  a2a.algorithm = Algorithm::Direct;
+  a2a.groups = world_group(topo);
+  a2a.bytes = 1 << 20;
+  CHECK(max_phase_flows(a2a, topo) == 33634200);
+  CollectiveOp two_hop = a2a;
+  two_hop.algorithm = Algorithm::TwoHopAllToAll;
+  CHECK(max_phase_flows(two_hop, topo) == 4199200);
+  CollectiveOp ring = a2a;
+  ring.kind = CollKind::AllGather;
+  ring.algorithm = Algorithm::Ring;
+  CHECK(max_phase_flows(ring, topo) == 5800);
+  CHECK(FlowNetwork::kMaxPhaseFlows == 33554432);
+
+  Engine e;
+  FlowNetwork net(e, topo, prof);
+  try {
+    net.start(a2a, [] {});
+    FAIL("expected InputError");
+  } catch (const InputError& err) {
+    CHECK(err.path() == "--tier");
+    const std::string what = err.what();
+    CHECK(what.find("33634200 flows") != std::string::npos);
+    CHECK(what.find("--tier analytic") != std::string::npos);
+  }
+  CHECK(net.cached_plans() == 0);  // refused before lowering
 }
