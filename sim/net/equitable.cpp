@@ -2,10 +2,14 @@
 //
 // Each round groups the flows by (colour, sorted classes of their links), then the links of each
 // class by the sorted colours of the flows crossing them (the incidence by link is built once per
-// refine call). Groups are found by hashing a signature and comparing it exactly with the first
-// member of the group it hashes to, and numbered in order of first appearance, so a round costs
-// time linear in the incidences plus sorting each signature, and class ids depend only on the
-// inputs.
+// refine call). After the first round both sides look only at what changed, as in Hopcroft's
+// partition refinement: a flow is regrouped only if it crosses a link that changed class, by the
+// new classes of those links alone, and a link class is split by the colours of the recoloured
+// flows alone (the rest of each signature is equal within a class by the previous round). A class
+// that splits keeps its id for its largest group when it can, so fewer members are recoloured.
+// Groups are found by hashing a signature and comparing it exactly with the first member of the
+// group it hashes to, and numbered in order of first appearance, so class ids depend only on the
+// inputs; test_equitable checks the result against plain full-signature rounds.
 #include "sim/net/equitable.hpp"
 
 #include <algorithm>
