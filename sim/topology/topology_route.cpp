@@ -76,8 +76,10 @@ namespace {
 
 constexpr std::size_t kMaxSuffixes = std::size_t{1} << 21;
 
-// With `suffixes` (decomposable graphs), the walk reuses and records the part after the first
-// fabric vertex; the route is the same link by link, and its latency is summed in the same order.
+// With `suffixes` (decomposable graphs), the walk reuses and records the part after each fabric
+// vertex it reaches (a leaf, then a spine, ...): the first fabric vertex's suffix serves the other
+// sources below that leaf, a spine's serves every leaf that climbs to it. The route is the same
+// link by link, and its latency is summed in the same order.
 template <class DistFn>
 Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist,
            std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash>* suffixes = nullptr) {
@@ -90,14 +92,28 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
   std::uint64_t key = tg.dest_key[static_cast<std::size_t>(dst_gpu)];  // D-mod-k digits
   const int src_node = t.vertex(s).node;
   std::vector<Graph::edge_descriptor> cand;
+  // Fabric vertices reached on this walk and where in r.links their suffix starts.
+  std::vector<std::pair<SuffixKey, std::size_t>> reached;
+  auto record = [&] {
+    if (reached.empty()) return;
+    if (suffixes->size() + reached.size() > kMaxSuffixes) suffixes->clear();  // bound memory
+    for (const auto& [k, at] : reached) {
+      RouteSuffix sfx;
+      sfx.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(at), r.links.end());
+      sfx.min_node = sfx.max_node = t.vertex(d).node;
+      for (LinkId id : sfx.links) {
+        const int n = t.vertex(t.link(id).to).node;
+        sfx.min_node = std::min(sfx.min_node, n);
+        sfx.max_node = std::max(sfx.max_node, n);
+      }
+      suffixes->emplace(k, std::move(sfx));
+    }
+  };
   int v = s;
-  // Where the walk entered the fabric (to record the suffix), or -1.
-  std::size_t entered_at = 0;
-  SuffixKey entry{-1, d, 0};
   while (v != d) {
-    if (suffixes && entry.vertex < 0 && tg.fabric_index[v] >= 0) {
-      entry = SuffixKey{v, d, key};
-      auto hit = suffixes->find(entry);
+    if (suffixes && tg.fabric_index[v] >= 0) {
+      const SuffixKey here{v, d, key};
+      auto hit = suffixes->find(here);
       if (hit != suffixes->end()) {
         const RouteSuffix& sfx = hit->second;
         for (LinkId id : sfx.links) {
@@ -105,9 +121,10 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
           r.latency_s += t.link(id).latency_s;
         }
         if (sfx.min_node != src_node || sfx.max_node != src_node) r.crosses_nodes = true;
+        record();
         return r;
       }
-      entered_at = r.links.size();
+      reached.emplace_back(here, r.links.size());
     }
     cand.clear();
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
@@ -130,18 +147,7 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
     v = static_cast<int>(boost::target(e, g));
     if (t.vertex(v).node != src_node) r.crosses_nodes = true;
   }
-  if (suffixes && entry.vertex >= 0) {
-    if (suffixes->size() >= kMaxSuffixes) suffixes->clear();  // bound memory on huge fabrics
-    RouteSuffix sfx;
-    sfx.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(entered_at), r.links.end());
-    sfx.min_node = sfx.max_node = t.vertex(d).node;
-    for (LinkId id : sfx.links) {
-      const int n = t.vertex(t.link(id).to).node;
-      sfx.min_node = std::min(sfx.min_node, n);
-      sfx.max_node = std::max(sfx.max_node, n);
-    }
-    suffixes->emplace(entry, std::move(sfx));
-  }
+  if (suffixes) record();
   return r;
 }
 
