@@ -89,6 +89,31 @@ class Grouper {
 
 }  // namespace
 
+void LinkPartition::sort_by_colour(const std::vector<std::int32_t>& colour, std::size_t n,
+                                   const std::vector<std::int32_t>* subset) {
+  auto each = [&](auto&& f) {
+    if (subset)
+      for (std::int32_t i : *subset) f(i);
+    else
+      for (std::size_t i = 0; i < n; ++i) f(static_cast<std::int32_t>(i));
+  };
+  by_colour_.clear();
+  std::int32_t lo = INT32_MAX, hi = -1;
+  each([&](std::int32_t i) {
+    lo = std::min(lo, colour[i]);
+    hi = std::max(hi, colour[i]);
+  });
+  if (hi < lo) return;
+  colour_at_.assign(static_cast<std::size_t>(hi - lo) + 2, 0);
+  each([&](std::int32_t i) { ++colour_at_[static_cast<std::size_t>(colour[i] - lo) + 1]; });
+  for (std::size_t c = 1; c < colour_at_.size(); ++c) colour_at_[c] += colour_at_[c - 1];
+  by_colour_.resize(static_cast<std::size_t>(colour_at_.back()));
+  each([&](std::int32_t i) {
+    by_colour_[static_cast<std::size_t>(colour_at_[static_cast<std::size_t>(colour[i] - lo)]++)] =
+        i;
+  });
+}
+
 bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
                                 const std::vector<std::int32_t>& classes,
                                 std::span<const PlanFlow> flows,
@@ -96,39 +121,10 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
                                 const std::vector<std::int32_t>* recoloured,
                                 std::vector<std::int32_t>& moved) {
   // A link's signature: the sorted colours of the flows crossing it (empty if untouched), or of
-  // the recoloured flows only (see split_links in equitable.hpp). Recoloured signatures are built
-  // once from (link, colour) pairs; full ones per class below.
+  // the recoloured flows only (see split_links in equitable.hpp). Both kinds are filled from the
+  // flows in ascending colour, so each link's list comes out sorted.
   const bool full = recoloured == nullptr;
-  // The flows (all, or the recoloured ones) in ascending colour, by a counting sort: filling each
-  // link's list in this order leaves it sorted.
-  by_colour_.clear();
-  {
-    std::int32_t lo = INT32_MAX, hi = -1;
-    auto span_of = [&](std::int32_t i) {
-      lo = std::min(lo, colour[i]);
-      hi = std::max(hi, colour[i]);
-    };
-    if (full)
-      for (std::size_t i = 0; i < flows.size(); ++i) span_of(static_cast<std::int32_t>(i));
-    else
-      for (std::int32_t i : *recoloured) span_of(i);
-    if (hi >= lo) {
-      colour_at_.assign(static_cast<std::size_t>(hi - lo) + 2, 0);
-      auto each = [&](auto&& f) {
-        if (full)
-          for (std::size_t i = 0; i < flows.size(); ++i) f(static_cast<std::int32_t>(i));
-        else
-          for (std::int32_t i : *recoloured) f(i);
-      };
-      each([&](std::int32_t i) { ++colour_at_[static_cast<std::size_t>(colour[i] - lo) + 1]; });
-      for (std::size_t c = 1; c < colour_at_.size(); ++c) colour_at_[c] += colour_at_[c - 1];
-      by_colour_.resize(static_cast<std::size_t>(colour_at_.back()));
-      each([&](std::int32_t i) {
-        by_colour_[static_cast<std::size_t>(
-            colour_at_[static_cast<std::size_t>(colour[i] - lo)]++)] = i;
-      });
-    }
-  }
+  sort_by_colour(colour, flows.size(), recoloured);
   if (full) {
     inc_col_.resize(inc_flow_.size());
     fill_.assign(inc_begin_.begin(), inc_begin_.end() - 1);

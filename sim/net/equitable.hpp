@@ -109,6 +109,10 @@ class LinkPartition {
                    std::span<const std::int32_t> links, const std::vector<std::int32_t>* recoloured,
                    std::vector<std::int32_t>& moved);
 
+  // by_colour_ = the flows 0..n-1 (or those of subset) in ascending colour, by a counting sort.
+  void sort_by_colour(const std::vector<std::int32_t>& colour, std::size_t n,
+                      const std::vector<std::int32_t>* subset);
+
   std::vector<std::int32_t> class_of_;
   std::vector<std::vector<std::int32_t>> members_;  // links of each class, ascending
   std::vector<double> capacity_;                    // one link's capacity, per class
