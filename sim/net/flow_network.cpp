@@ -53,7 +53,7 @@ void FlowNetwork::init_links() {
   for (int k = 0; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
 }
 
-void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+CollectivePlan FlowNetwork::lower(const CollectiveOp& op) const {
   // Each flow of a phase is routed and held in memory (~300 bytes with its route) before the
   // symmetry reduction sees it: refuse, with the way out, what cannot fit rather than run for
   // minutes into bad_alloc (qgZ's inter-node hop at 32768 GPUs: 134M flows).
@@ -63,12 +63,12 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
                                  "GPUs (at most {}, about 10 GiB); use --tier analytic, which "
                                  "plans it without per-pair flows",
                                  flows, to_string(op.kind), topo_.gpu_count(), kMaxPhaseFlows));
-  if (!shortcuts_) {
-    start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
-    return;
-  }
-  if (!(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lower_collective says why
-    start_resolved(resolve_plan(lower_collective(op, topo_, profile_)), std::move(on_done));
+  return lower_collective(op, topo_, profile_);
+}
+
+void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+  if (!shortcuts_ || !(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lowering says why
+    start_resolved(resolve_plan(lower(op)), std::move(on_done));
     return;
   }
   // Lowering is linear in the op's bytes, so the plan of one byte serves every size of a shape: a
@@ -76,9 +76,8 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
   CollectiveOp unit = op;
   unit.bytes = 1;
   const auto* hit = cache_.find(unit);
-  start_resolved(
-      hit ? *hit : cache_.insert(unit, resolve_plan(lower_collective(unit, topo_, profile_))),
-      std::move(on_done), op.bytes);
+  start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit))), std::move(on_done),
+                 op.bytes);
 }
 
 void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {

@@ -80,6 +80,8 @@ class FlowNetwork : public NetworkModel {
   };
 
  private:
+  // lower_collective, after refusing an op with more than kMaxPhaseFlows flows in a phase.
+  CollectivePlan lower(const CollectiveOp& op) const;
   std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan) const;
   // scale: bytes of the op per byte of the plan (plans cached per shape are per byte).
   void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done,
