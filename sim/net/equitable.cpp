@@ -464,10 +464,9 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
       by_class.resize(dirty.size());
       for (std::size_t k = 0; k < dirty_classes.size(); ++k)
         class_count[dirty_classes[k]] = static_cast<std::int32_t>(k);  // its slot, for the fill
-      {
-        std::vector<std::size_t> fill(class_start.begin(), class_start.end() - 1);
-        for (std::int32_t i : dirty) by_class[fill[class_count[colour[i]]]++] = i;
-      }
+      fill_.assign(class_start.begin(), class_start.end() - 1);
+      for (std::int32_t i : dirty)
+        by_class[static_cast<std::size_t>(fill_[class_count[colour[i]]]++)] = i;
       for (std::int32_t c : dirty_classes) class_count[c] = 0;
       for (std::size_t k = 0; k < dirty_classes.size(); ++k) {
         const std::int32_t c = dirty_classes[k];

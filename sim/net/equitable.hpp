@@ -119,10 +119,10 @@ class LinkPartition {
   std::vector<std::uint64_t> split_at_;  // per class: version_ when it last split or was created
   std::uint64_t version_ = 0;
   // Scratch, per refine(): the phase's incidence by link (CSR over links crossed by some flow).
-  std::vector<std::int32_t> inc_link_;   // touched links, ascending
+  std::vector<std::int32_t> inc_link_;   // touched links, in order of first touch
   std::vector<std::int64_t> inc_begin_;  // per touched link (and one past): start in inc_flow_
   std::vector<std::int32_t> inc_flow_;   // flows crossing each touched link
-  std::vector<std::int32_t> inc_col_;    // per iteration: their colours, sorted per link
+  std::vector<std::int32_t> inc_col_;    // per split_links: link signatures (full or recoloured)
   std::vector<std::int32_t> touched_;    // per link: index in inc_link_, or -1
   std::vector<std::size_t> size_;        // per group of a split: its links
   // Scratch, per split_links with recoloured flows: each link's run of their colours, sorted.
@@ -131,7 +131,7 @@ class LinkPartition {
   std::vector<std::int64_t> run_begin_;  // per run (and one past): start in inc_col_
   std::vector<std::int32_t> by_colour_;  // flows in ascending colour (counting sort)
   std::vector<std::int64_t> colour_at_;  // counting sort's offsets per colour
-  std::vector<std::int64_t> fill_;       // per list: next free slot while filling
+  std::vector<std::int64_t> fill_;       // per list of a counting sort: next free slot
 };
 
 }  // namespace zerosim

@@ -24,6 +24,7 @@
 //   only. The values are equal to the full Dijkstra's, so the walk (and the route) is identical;
 //   tests check it.
 // - otherwise: full reverse Dijkstra cached per destination vertex.
+#include <boost/container/small_vector.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
@@ -91,9 +92,10 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
     throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
   std::uint64_t key = tg.dest_key[static_cast<std::size_t>(dst_gpu)];  // D-mod-k digits
   const int src_node = t.vertex(s).node;
-  std::vector<Graph::edge_descriptor> cand;
+  // Inline storage: a walk runs per routed pair (millions), and neither list is long.
+  boost::container::small_vector<Graph::edge_descriptor, 8> cand;
   // Fabric vertices reached on this walk and where in r.links their suffix starts.
-  std::vector<std::pair<SuffixKey, std::size_t>> reached;
+  boost::container::small_vector<std::pair<SuffixKey, std::size_t>, 4> reached;
   auto record = [&] {
     if (reached.empty()) return;
     if (suffixes->size() + reached.size() > kMaxSuffixes) suffixes->clear();  // bound memory
