@@ -15,19 +15,36 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
+#include <vector>
 
 namespace zerosim::coll_detail {
 
-Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
-  const Route& r = topo.route(src, dst);
+namespace {
+
+Hop hop_of(const Topology& topo, const CostProfile& profile, std::span<const LinkId> links,
+           const RouteInfo& r) {
   LinkClass cls = LinkClass::NvLink;
   if (r.crosses_nodes) {
     cls = LinkClass::Network;
   } else {
-    for (LinkId id : r.links)
+    for (LinkId id : links)
       if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
   }
   return {cls, profile.link_class(cls).hop_latency_s + r.latency_s};
+}
+
+bool crosses_spine(const Topology& topo, std::span<const LinkId> links) {
+  for (LinkId id : links)
+    if (topo.vertex(topo.link(id).to).kind == NodeKind::SpineSwitch) return true;
+  return false;
+}
+
+}  // namespace
+
+Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
+  const Route& r = topo.route(src, dst);
+  return hop_of(topo, profile, r.links, {r.latency_s, r.crosses_nodes});
 }
 
 void PhaseBuilder::add(int src, int dst, double bytes) {
@@ -164,33 +181,34 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
   pb.raise_latency((steps - inter_steps) * mean(intra) + inter_steps * mean(inter));
 }
 
-namespace {
-
-bool crosses_spine(const Topology& topo, int src, int dst) {
-  for (LinkId id : topo.route(src, dst).links)
-    if (topo.vertex(topo.link(id).to).kind == NodeKind::SpineSwitch) return true;
-  return false;
-}
-
-}  // namespace
-
 double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
                     const CostProfile& profile) {
+  // Routed without caching the pair: a direct exchange has one transfer per pair of the group
+  // (16.7M at 4096 GPUs), each looked at once here and once more by the flow tier's plan.
+  thread_local std::vector<LinkId> direct, onward;
+  direct.clear();
+  const RouteInfo r = topo.route_into(src, dst, direct);
   if (topo.node_of(src) != topo.node_of(dst)) {
     const int relay = topo.node_of(src) * topo.gpus_per_node() + topo.local_of(dst);
-    if (relay != src && crosses_spine(topo, src, dst) && !crosses_spine(topo, relay, dst)) {
-      pb.add(src, relay, bytes);
-      pb.add(relay, dst, bytes);
-      return hop(topo, profile, src, relay).latency_s + hop(topo, profile, relay, dst).latency_s;
+    if (relay != src && crosses_spine(topo, direct)) {
+      onward.clear();
+      const RouteInfo r2 = topo.route_into(relay, dst, onward);
+      if (!crosses_spine(topo, onward)) {
+        pb.add(src, relay, bytes);
+        pb.add(relay, dst, bytes);
+        return hop(topo, profile, src, relay).latency_s +
+               hop_of(topo, profile, onward, r2).latency_s;
+      }
     }
   }
   pb.add(src, dst, bytes);
-  return hop(topo, profile, src, dst).latency_s;
+  return hop_of(topo, profile, direct, r).latency_s;
 }
 
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile) {
   double latency = 0;
+  pb.reserve_more(group.size() * (group.size() - 1));
   for (int src : group)
     for (int dst : group)
       if (src != dst)

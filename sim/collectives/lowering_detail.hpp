@@ -26,6 +26,11 @@ Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst);
 class PhaseBuilder {
  public:
   void add(int src, int dst, double bytes);
+  // Room for `more` flows beyond those added so far (saves rehashing on 10^7-flow phases).
+  void reserve_more(std::size_t more) {
+    flows_.reserve(flows_.size() + more);
+    index_.reserve(flows_.size() + more);
+  }
   void raise_latency(double s) { latency_s_ = std::max(latency_s_, s); }
   bool empty() const { return flows_.empty(); }
   Phase take();

@@ -99,22 +99,23 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
     if (!ph.distinct_pairs) seen.reserve(ph.flows.size());
     for (const Flow& fl : ph.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
-      const Route& r = topo_.route(fl.src_gpu, fl.dst_gpu);
       if (shortcuts_ && !ph.distinct_pairs) {
         auto [it, fresh] = seen.try_emplace({fl.src_gpu, fl.dst_gpu, fl.bytes}, rp.flows.size());
         if (!fresh) {
-          rp.flows[it->second].weight += 1;
-          (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
+          ResolvedFlow& same = rp.flows[it->second];
+          same.weight += 1;
+          (same.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
           continue;
         }
       }
-      (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
+      // Uncached: a plan routes each pair once (plans are cached), and an all-to-all has millions.
       ResolvedFlow f;
       f.link_begin = static_cast<std::int64_t>(out->links.size());
-      f.link_count = static_cast<std::int32_t>(r.links.size());
+      const RouteInfo r = topo_.route_into(fl.src_gpu, fl.dst_gpu, out->links);
+      f.link_count = static_cast<std::int32_t>(out->links.size() - f.link_begin);
       f.crosses_nodes = r.crosses_nodes;
       f.bytes = fl.bytes;
-      out->links.insert(out->links.end(), r.links.begin(), r.links.end());
+      (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
       rp.flows.push_back(f);
     }
     out->phases.push_back(std::move(rp));

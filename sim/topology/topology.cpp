@@ -108,7 +108,10 @@ void TopologyBuilder::set_fabric(std::string fabric, double oversubscription) {
 }
 
 RouteCache& TopologyBuilder::cache(const Topology& t) {
-  if (!t.cache_) t.cache_ = std::make_unique<RouteCache>();
+  if (!t.cache_) {
+    t.cache_ = std::make_unique<RouteCache>();
+    t.cache_->suffixes.configure(static_cast<int>(t.graph_->fabric_vertex.size()), t.gpu_count());
+  }
   return *t.cache_;
 }
 

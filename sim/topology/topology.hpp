@@ -41,6 +41,12 @@ struct Route {
   bool crosses_nodes = false;
 };
 
+// What route_into returns besides the links.
+struct RouteInfo {
+  double latency_s = 0;
+  bool crosses_nodes = false;
+};
+
 class TopologyGraph;  // wraps the boost::adjacency_list; see topology_graph.hpp
 
 class Topology {
@@ -77,6 +83,10 @@ class Topology {
   // --- routing: GPU index to GPU index (not vertex). src != dst. Cached; thread-compatible (const
   // calls from one thread at a time per Topology object).
   const Route& route(int src_gpu, int dst_gpu) const;
+  // The same route, its links appended to `out`, without caching the pair:
+  // for ops that route millions of pairs once each, where a cache entry per pair cost more than
+  // the walk it saves.
+  RouteInfo route_into(int src_gpu, int dst_gpu, std::vector<LinkId>& out) const;
 
   // Graphviz DOT via boost::write_graphviz.
   std::string to_dot() const;

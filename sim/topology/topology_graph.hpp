@@ -4,10 +4,12 @@
 // so that shortest paths compare by hop count first and by total latency second, exactly (no
 // floating-point ties).
 #pragma once
+#include <boost/container/small_vector.hpp>
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -64,13 +66,9 @@ class TopologyGraph {
 };
 
 // Memoised routing state; mutable behind Topology::route (thread-compatible, not thread-safe).
-// The rest of a route from the first fabric vertex it reaches: under destination-based routing it
-// depends only on (that vertex, dst, the D-mod-k key left), so the sources below one leaf share it.
-struct RouteSuffix {
-  std::vector<LinkId> links;
-  int min_node = 0, max_node = 0;  // of the vertices it reaches (for crosses_nodes)
-};
-struct SuffixKey {
+// The rest of a route from a fabric vertex it reaches: under destination-based routing it depends
+// only on (that vertex, dst, the D-mod-k key left), so the sources below one leaf share it.
+struct SuffixKey {  // vertex: a fabric vertex; dst: a GPU index
   int vertex, dst;
   std::uint64_t key;
   bool operator==(const SuffixKey&) const = default;
@@ -84,12 +82,47 @@ struct SuffixKeyHash {
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
 };
+// A suffix's links are pool[begin, begin + count).
+struct RouteSuffix {
+  std::int64_t begin = 0;
+  std::int32_t count = -1;         // -1: empty slot
+  int min_node = 0, max_node = 0;  // of the vertices it reaches (for crosses_nodes)
+  std::uint64_t key = 0;           // the D-mod-k key left at the vertex (flat slots)
+};
+// Suffixes by (fabric vertex, dst): a flat slot per pair while fabric vertices x GPUs is small (an
+// all-to-all looks one up per routed pair; hashing 2M entries cost a fifth of its time), the rest
+// hashed. Memory is bounded: the table empties itself when its link pool gets large.
+class SuffixTable {
+ public:
+  const RouteSuffix* find(const SuffixKey& k, int fabric_index) const;
+  void insert(const SuffixKey& k, int fabric_index, std::span<const LinkId> links, int min_node,
+              int max_node);
+  std::span<const LinkId> links(const RouteSuffix& s) const {
+    return {pool_.data() + s.begin, static_cast<std::size_t>(s.count)};
+  }
+  void configure(int fabric_vertices, int gpus);
+
+ private:
+  static constexpr std::size_t kMaxFlatSlots = std::size_t{1} << 22;
+  static constexpr std::size_t kMaxPoolLinks = std::size_t{1} << 25;
+  RouteSuffix* flat_slot(const SuffixKey& k, int fabric_index);
+  std::size_t gpus_ = 0;
+  std::vector<RouteSuffix> flat_;  // [fabric_index * gpus + dst], when configured small
+  std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash> hashed_;
+  std::vector<LinkId> pool_;
+};
 
 struct RouteCache {
   std::unordered_map<std::uint64_t, Route> routes;  // (src gpu, dst gpu) -> route
-  std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash> suffixes;  // route_fast's walks
+  SuffixTable suffixes;                             // route_fast's walks
   std::unordered_map<int, std::vector<std::int64_t>>
-      fabric_fields;                           // fabric target -> dist (fabric idx)
+      fabric_fields;  // fabric target -> dist (fabric idx); entries never move (node-based map)
+  // Per dst GPU, the fast router's entries into it from the fabric: (field of the fabric vertex
+  // above a border of dst, cost attach -> border -> dst). Empty until first used (`entries_ready`).
+  using FabricEntries =
+      boost::container::small_vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>, 2>;
+  std::vector<FabricEntries> entries;
+  std::vector<char> entries_ready;
   std::unordered_map<int, Graph> node_graphs;  // node -> its in-server subgraph
   std::unordered_map<int, std::vector<std::int64_t>> interior_fields;  // dst vertex -> dist by slot
   std::unordered_map<int, std::vector<std::int64_t>> full_fields;  // fallback: dst vertex -> dist

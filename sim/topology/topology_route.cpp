@@ -75,18 +75,16 @@ std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) 
 
 namespace {
 
-constexpr std::size_t kMaxSuffixes = std::size_t{1} << 21;
-
 // With `suffixes` (decomposable graphs), the walk reuses and records the part after each fabric
 // vertex it reaches (a leaf, then a spine, ...): the first fabric vertex's suffix serves the other
 // sources below that leaf, a spine's serves every leaf that climbs to it. The route is the same
-// link by link, and its latency is summed in the same order.
+// link by link, and its latency is summed in the same order. Appends the links to `out`.
 template <class DistFn>
-Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist,
-           std::unordered_map<SuffixKey, RouteSuffix, SuffixKeyHash>* suffixes = nullptr) {
+RouteInfo walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu, DistFn&& dist,
+               std::vector<LinkId>& out, SuffixTable* suffixes = nullptr) {
   const Graph& g = tg.g;
   const int s = t.gpu_vertex(src_gpu), d = t.gpu_vertex(dst_gpu);
-  Route r;
+  RouteInfo r;
   std::int64_t cur = dist(s);
   if (cur >= kInfCost)
     throw std::logic_error("no route from " + t.vertex(s).name + " to " + t.vertex(d).name);
@@ -94,39 +92,34 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
   const int src_node = t.vertex(s).node;
   // Inline storage: a walk runs per routed pair (millions), and neither list is long.
   boost::container::small_vector<Graph::edge_descriptor, 8> cand;
-  // Fabric vertices reached on this walk and where in r.links their suffix starts.
+  // Fabric vertices reached on this walk and where in `out` their suffix starts.
   boost::container::small_vector<std::pair<SuffixKey, std::size_t>, 4> reached;
   auto record = [&] {
-    if (reached.empty()) return;
-    if (suffixes->size() + reached.size() > kMaxSuffixes) suffixes->clear();  // bound memory
     for (const auto& [k, at] : reached) {
-      RouteSuffix sfx;
-      sfx.links.assign(r.links.begin() + static_cast<std::ptrdiff_t>(at), r.links.end());
-      sfx.min_node = sfx.max_node = t.vertex(d).node;
-      for (LinkId id : sfx.links) {
+      const std::span<const LinkId> sfx(out.data() + at, out.size() - at);
+      int lo = t.vertex(d).node, hi = lo;
+      for (LinkId id : sfx) {
         const int n = t.vertex(t.link(id).to).node;
-        sfx.min_node = std::min(sfx.min_node, n);
-        sfx.max_node = std::max(sfx.max_node, n);
+        lo = std::min(lo, n);
+        hi = std::max(hi, n);
       }
-      suffixes->emplace(k, std::move(sfx));
+      suffixes->insert(k, tg.fabric_index[k.vertex], sfx, lo, hi);
     }
   };
   int v = s;
   while (v != d) {
     if (suffixes && tg.fabric_index[v] >= 0) {
-      const SuffixKey here{v, d, key};
-      auto hit = suffixes->find(here);
-      if (hit != suffixes->end()) {
-        const RouteSuffix& sfx = hit->second;
-        for (LinkId id : sfx.links) {
-          r.links.push_back(id);
+      const SuffixKey here{v, dst_gpu, key};  // dst by GPU index (flat slots)
+      if (const RouteSuffix* hit = suffixes->find(here, tg.fabric_index[v])) {
+        for (LinkId id : suffixes->links(*hit)) {
+          out.push_back(id);
           r.latency_s += t.link(id).latency_s;
         }
-        if (sfx.min_node != src_node || sfx.max_node != src_node) r.crosses_nodes = true;
+        if (hit->min_node != src_node || hit->max_node != src_node) r.crosses_nodes = true;
         record();
         return r;
       }
-      reached.emplace_back(here, r.links.size());
+      reached.emplace_back(here, out.size());
     }
     cand.clear();
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
@@ -143,7 +136,7 @@ Route walk(const Topology& t, const TopologyGraph& tg, int src_gpu, int dst_gpu,
       key /= cand.size();
     }
     LinkId id = g[e].id;
-    r.links.push_back(id);
+    out.push_back(id);
     r.latency_s += t.link(id).latency_s;
     cur -= g[e].cost;
     v = static_cast<int>(boost::target(e, g));
@@ -175,22 +168,27 @@ const Graph& node_graph(const TopologyGraph& tg, RouteCache& c, int node) {
   return c.node_graphs.emplace(node, std::move(ng)).first->second;
 }
 
-Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
-                 int dst_gpu) {
+RouteInfo route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
+                     int dst_gpu, std::vector<LinkId>& out) {
   const Graph& g = tg.g;
   const int d = t.gpu_vertex(dst_gpu);
   const int dnode = g[d].node;
-  // Entries into dst from the fabric: (field of the fabric vertex above border b, cost
-  // attach->b->d).
-  std::vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>> entries;
-  for (auto [it, end] = boost::in_edges(d, g); it != end; ++it) {
-    int b = static_cast<int>(boost::source(*it, g));
-    if (tg.attach[b] < 0 || tg.down_cost[b] >= kInfCost) continue;
-    int fi = tg.fabric_index[tg.attach[b]];
-    auto f = c.fabric_fields.find(fi);
-    if (f == c.fabric_fields.end())
-      f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
-    entries.emplace_back(&f->second, tg.down_cost[b] + g[*it].cost);
+  if (c.entries_ready.empty()) {
+    c.entries.resize(static_cast<std::size_t>(t.gpu_count()));
+    c.entries_ready.assign(static_cast<std::size_t>(t.gpu_count()), 0);
+  }
+  RouteCache::FabricEntries& entries = c.entries[static_cast<std::size_t>(dst_gpu)];
+  if (!c.entries_ready[static_cast<std::size_t>(dst_gpu)]) {
+    for (auto [it, end] = boost::in_edges(d, g); it != end; ++it) {
+      int b = static_cast<int>(boost::source(*it, g));
+      if (tg.attach[b] < 0 || tg.down_cost[b] >= kInfCost) continue;
+      int fi = tg.fabric_index[tg.attach[b]];
+      auto f = c.fabric_fields.find(fi);
+      if (f == c.fabric_fields.end())
+        f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
+      entries.emplace_back(&f->second, tg.down_cost[b] + g[*it].cost);
+    }
+    c.entries_ready[static_cast<std::size_t>(dst_gpu)] = 1;
   }
   const std::vector<std::int64_t>* interior = nullptr;
   auto fab = [&](int v) {
@@ -235,11 +233,11 @@ Route route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int 
     }
     return best;
   };
-  return walk(t, tg, src_gpu, dst_gpu, dist, &c.suffixes);
+  return walk(t, tg, src_gpu, dst_gpu, dist, out, &c.suffixes);
 }
 
-Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
-                     int dst_gpu) {
+RouteInfo route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
+                         int dst_gpu, std::vector<LinkId>& out) {
   const int d = t.gpu_vertex(dst_gpu);
   auto it = c.full_fields.find(d);
   if (it == c.full_fields.end()) {
@@ -248,7 +246,8 @@ Route route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache& c, 
     it = c.full_fields.emplace(d, distance_field_to(tg.g, d)).first;
   }
   const auto& field = it->second;
-  return walk(t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+  return walk(
+      t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; }, out);
 }
 
 }  // namespace
@@ -257,7 +256,12 @@ Route route_reference(const Topology& t, int src_gpu, int dst_gpu) {
   check_pair(t, src_gpu, dst_gpu);
   const auto& tg = TopologyBuilder::graph(t);
   auto field = distance_field_to(tg.g, t.gpu_vertex(dst_gpu));
-  return walk(t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; });
+  Route r;
+  const RouteInfo info = walk(
+      t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; }, r.links);
+  r.latency_s = info.latency_s;
+  r.crosses_nodes = info.crosses_nodes;
+  return r;
 }
 
 const Route& Topology::route(int src_gpu, int dst_gpu) const {
@@ -267,9 +271,20 @@ const Route& Topology::route(int src_gpu, int dst_gpu) const {
       (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
   auto it = c.routes.find(key);
   if (it != c.routes.end()) return it->second;
-  Route r = graph_->decomposable ? route_fast(*this, *graph_, c, src_gpu, dst_gpu)
-                                 : route_fallback(*this, *graph_, c, src_gpu, dst_gpu);
+  Route r;
+  const RouteInfo info = graph_->decomposable
+                             ? route_fast(*this, *graph_, c, src_gpu, dst_gpu, r.links)
+                             : route_fallback(*this, *graph_, c, src_gpu, dst_gpu, r.links);
+  r.latency_s = info.latency_s;
+  r.crosses_nodes = info.crosses_nodes;
   return c.routes.emplace(key, std::move(r)).first->second;
+}
+
+RouteInfo Topology::route_into(int src_gpu, int dst_gpu, std::vector<LinkId>& out) const {
+  check_pair(*this, src_gpu, dst_gpu);
+  RouteCache& c = TopologyBuilder::cache(*this);
+  return graph_->decomposable ? route_fast(*this, *graph_, c, src_gpu, dst_gpu, out)
+                              : route_fallback(*this, *graph_, c, src_gpu, dst_gpu, out);
 }
 
 }  // namespace zerosim
