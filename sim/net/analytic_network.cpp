@@ -63,15 +63,25 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
     }
     return {c->time_s, c->stats};
   }
-  auto& list = shapes_[{op.kind, op.algorithm}];
+  // A step's ops share a few group lists: look for the same list first, then for an equal one.
   const UnitPlan* plan = nullptr;
-  for (const auto& [groups, p] : list)
-    if (groups == op.groups) plan = &p;
+  for (const Shape& s : shapes_)
+    if (&s.groups.get() == &op.groups.get() && s.kind == op.kind && s.algorithm == op.algorithm) {
+      plan = &s.plan;
+      break;
+    }
+  if (!plan)
+    for (const Shape& s : shapes_)
+      if (s.kind == op.kind && s.algorithm == op.algorithm && s.groups == op.groups) {
+        plan = &s.plan;
+        break;
+      }
   if (!plan) {
     if (!(op.bytes > 0) || !std::isfinite(op.bytes))
       lower_collective(op, topo_, profile_);  // throws the size rule's InputError
-    list.emplace_back(op.groups, shared_->get(op, topo_, profile_, &capacity_));
-    plan = &list.back().second;
+    shapes_.push_back(
+        Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, &capacity_)});
+    plan = &shapes_.back().plan;
   }
   return {plan->time_s(op.bytes), plan->stats(op.bytes)};
 }

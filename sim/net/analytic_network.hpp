@@ -12,7 +12,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -63,8 +62,15 @@ class AnalyticNetwork : public NetworkModel {
   };
   OpCache<Cached> cache_;                // full mode
   std::shared_ptr<FabricPlans> shared_;  // not full mode
-  // This network's own copies of the plans it used, by (kind, algorithm): no lock per start.
-  std::map<std::pair<CollKind, Algorithm>, std::vector<std::pair<GroupList, UnitPlan>>> shapes_;
+  // This network's own copies of the plans it used, one per shape (kind, algorithm, groups): no
+  // lock per start.
+  struct Shape {
+    CollKind kind;
+    Algorithm algorithm;
+    GroupList groups;
+    UnitPlan plan;
+  };
+  std::vector<Shape> shapes_;
 };
 
 }  // namespace zerosim

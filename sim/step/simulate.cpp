@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <map>
-#include <tuple>
+#include <memory>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
@@ -33,31 +33,45 @@ struct Bytes {
 };
 
 // Payload bytes of one collective by tier, from the shared per-byte plan of its shape (no per-rank
-// flows: qgZ's 32768-GPU inter-node all-to-all would be 134M of them), cached per op: the step
-// repeats a few shapes many times.
+// flows: qgZ's 32768-GPU inter-node all-to-all would be 134M of them). The step repeats a few
+// shapes (kind, algorithm, group list) many times: their per-byte figures are kept in a short list
+// found by the group list's address (a lowered step shares a handful of lists), and an op's bytes
+// are per-byte figures x op.bytes, as FabricPlans::stats computes them.
 class ByteCounter {
  public:
   ByteCounter(const Topology& topo, const CostProfile& prof, std::shared_ptr<FabricPlans> plans)
       : topo_(topo), prof_(prof), plans_(std::move(plans)) {}
   Bytes operator()(const CollectiveOp& op) {
-    const Key key{op.kind,
-                  op.algorithm,
-                  op.bytes,
-                  op.groups.size(),
-                  op.groups.front().size(),
-                  op.groups.front().front()};
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    const NetStats st = plans_->stats(op, topo_, prof_);
-    return cache_[key] = Bytes{st.inter_node_bytes, st.intra_node_bytes};
+    if (!(op.bytes > 0) || !std::isfinite(op.bytes)) {  // FabricPlans::stats throws the size rule
+      const NetStats st = plans_->stats(op, topo_, prof_);
+      return Bytes{st.inter_node_bytes, st.intra_node_bytes};
+    }
+    const auto* groups = &op.groups.get();
+    const UnitPlan* plan = nullptr;
+    for (const Shape& s : shapes_)
+      if (s.groups == groups && s.kind == op.kind && s.algorithm == op.algorithm) {
+        plan = &s.plan;
+        break;
+      }
+    if (!plan) {
+      shapes_.push_back(Shape{groups, op.kind, op.algorithm, plans_->get(op, topo_, prof_)});
+      plan = &shapes_.back().plan;  // the list is not touched again before its use
+    }
+    const NetStats st = plan->stats(op.bytes);
+    return Bytes{st.inter_node_bytes, st.intra_node_bytes};
   }
 
  private:
-  using Key = std::tuple<CollKind, Algorithm, double, std::size_t, std::size_t, int>;
+  struct Shape {
+    const GroupList::Groups* groups;
+    CollKind kind;
+    Algorithm algorithm;
+    UnitPlan plan;
+  };
   const Topology& topo_;
   const CostProfile& prof_;
   std::shared_ptr<FabricPlans> plans_;
-  std::map<Key, Bytes> cache_;
+  std::vector<Shape> shapes_;
 };
 
 // Sums of one "by_collective" / "by_phase" entry, added in timeline order.
@@ -244,7 +258,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   };
   json result = {
       {"schema_version", kResultSchemaVersion},
-      {"scenario", scenario},
+      {"scenario", std::move(scenario)},
       {"step_time_s", step},
       {"tflops_per_gpu", flops / (W * step) / 1e12},
       {"tokens_per_s",
@@ -258,12 +272,12 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
         {"optimizer_s", busy("optimizer")},
         {"quant_kernels_s", busy("quant_kernel")},
         {"other_kernels_s", busy("other")},
-        {"exposed_comm_s", exposed},
+        {"exposed_comm_s", std::move(exposed)},
         {"exposed_kernels_s", bd.exposed_kernels_s},
         {"idle_s", bd.compute_idle_s}}},
       {"comm", comm_json(low, run, topo, prof, plans)},
       {"memory", to_json(mem)},
-      {"warnings", warnings},
+      {"warnings", std::move(warnings)},
       {"engine", {{"events", run.events}}},
   };
   if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, result);
