@@ -33,10 +33,23 @@ const char* to_string(Category c) {
   return "?";
 }
 
+int StepProgram::add_prefix(std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) prefix_text.append(p);
+  prefix_ends.push_back(prefix_text.size());
+  return static_cast<int>(prefix_ends.size()) - 1;
+}
+
+std::string_view StepProgram::prefix(int i) const {
+  const auto k = static_cast<std::size_t>(i);
+  const std::size_t begin = k == 0 ? 0 : prefix_ends[k - 1];
+  return std::string_view(prefix_text).substr(begin, prefix_ends[k] - begin);
+}
+
 std::string StepProgram::label_text(int label) const {
   if (label < 0) return "op";
   const OpLabel& l = labels[static_cast<std::size_t>(label)];
-  return (l.prefix >= 0 ? prefixes[static_cast<std::size_t>(l.prefix)] : std::string()) + l.suffix;
+  std::string text(l.prefix >= 0 ? prefix(l.prefix) : std::string_view());
+  return text += l.suffix;
 }
 
 std::string op_where(const StepProgram& p, std::size_t s, std::size_t i) {

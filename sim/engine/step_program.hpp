@@ -3,7 +3,9 @@
 // each Collective op carries all of its concurrent groups; run_program executes it on the engine.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
@@ -37,8 +39,9 @@ struct StepOp {
   int label = -1;         // index into StepProgram::labels (for traces); -1: none
 };
 
-// An op's name for traces, stored in two parts so that lowering thousands of ops builds one string
-// per module pass instead of one per op: text = prefixes[prefix] + suffix (a string literal).
+// An op's name for traces, stored in two parts so that lowering thousands of ops writes one prefix
+// per module pass instead of a string per op: text = the program's prefix(prefix) + suffix (a
+// string literal).
 struct OpLabel {
   int prefix = -1;
   const char* suffix = "";
@@ -52,10 +55,16 @@ struct Stream {
 struct StepProgram {
   std::vector<Stream> streams;
   std::vector<CollectiveOp> collectives;
-  std::vector<std::string> prefixes;
+  // Label prefixes, concatenated in one buffer (no allocation per prefix): prefix i is
+  // prefix_text[prefix_ends[i - 1] (0 for i = 0), prefix_ends[i]).
+  std::string prefix_text;
+  std::vector<std::size_t> prefix_ends;
   std::vector<OpLabel> labels;
   int event_count = 0;
 
+  // Appends a prefix made of the parts, returns its index.
+  int add_prefix(std::initializer_list<std::string_view> parts);
+  std::string_view prefix(int i) const;
   std::string label_text(int label) const;  // "op" for -1
 };
 

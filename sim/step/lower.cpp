@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 namespace zerosim {
@@ -59,6 +61,19 @@ namespace {
 
 enum StreamId { kCompute = 0, kGather = 1, kReduce = 2, kReduceInter = 3 };
 
+// Decimal digits of a non-negative int, as std::to_string writes them, without a string.
+class Digits {
+ public:
+  explicit Digits(int v) : end_(std::to_chars(buf_, buf_ + sizeof buf_, v).ptr) {}
+  Digits(const Digits&) = delete;
+  Digits& operator=(const Digits&) = delete;
+  operator std::string_view() const { return {buf_, static_cast<std::size_t>(end_ - buf_)}; }
+
+ private:
+  char buf_[12];
+  char* end_;
+};
+
 class Builder {
  public:
   Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
@@ -100,7 +115,9 @@ class Builder {
                       C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
     for (auto& stream : prog_.streams) stream.ops.reserve(G * (12 * M + 6 * B * C) + 8);
     prog_.labels.reserve(G * (12 * M + 6 * B * C) + 1);
-    prog_.prefixes.reserve(G * (2 * M + B * (C + 1)) + 1);
+    prog_.prefix_ends.reserve(G * (2 * M + B * (C + 1)) + 1);
+    prog_.prefix_text.reserve(24 * (G * (2 * M + B * (C + 1)) + 1));
+    times_.assign(M, {-1.0, -1.0});
     prog_.collectives.reserve(G * (2 * M + 3 * B * C));
     out_.collective_phase.reserve(G * (2 * M + 3 * B * C));
     int boundary = -1;
@@ -113,15 +130,12 @@ class Builder {
     const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
-            prefix("optimizer"), "");
+            prefix({"optimizer"}), "");
   }
 
  private:
   int event() { return prog_.event_count++; }
-  int prefix(std::string text) {
-    prog_.prefixes.push_back(std::move(text));
-    return static_cast<int>(prog_.prefixes.size()) - 1;
-  }
+  int prefix(std::initializer_list<std::string_view> parts) { return prog_.add_prefix(parts); }
   // suffix: a string literal (OpLabel keeps the pointer).
   int label(int pre, const char* suffix) {
     prog_.labels.push_back(OpLabel{pre, suffix});
@@ -153,16 +167,20 @@ class Builder {
     kernels_.emplace_back(kname, &prof_.kernel(kname));
     return *kernels_.back().second;
   }
-  // Forward and backward time of a module, computed once per distinct shape: every layer's
-  // submodules repeat the same GEMMs, and the GEMM efficiency curve costs logarithms.
-  std::pair<double, double> module_times(const Module& m) {
-    for (const auto& [proto, t] : times_)
+  // Forward and backward time of module i, computed once per distinct shape (every layer's
+  // submodules repeat the same GEMMs, and the GEMM efficiency curve costs logarithms) and kept per
+  // module (passes and micro-steps ask again).
+  std::pair<double, double> module_times(int i) {
+    auto& t = times_[static_cast<std::size_t>(i)];
+    if (t.first >= 0) return t;
+    const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+    for (const auto& [proto, pt] : shapes_)
       if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
           std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
                      [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
-        return t;
-    times_.emplace_back(&m, std::pair{forward_time(m, prof_), backward_time(m, prof_)});
-    return times_.back().second;
+        return t = pt;
+    shapes_.emplace_back(&m, std::pair{forward_time(m, prof_), backward_time(m, prof_)});
+    return t = shapes_.back().second;
   }
   // Group lists are shared (GroupList), so an op costs no copy of its groups.
   // The op's label stays in the program (CollectiveOp::label is left empty: one string less per
@@ -170,12 +188,11 @@ class Builder {
   void collective(int stream, CollKind kind, Algorithm algo, const GroupList& groups, double bytes,
                   Category c, CommPhase phase, int pre, const char* suffix) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
-    CollectiveOp op;
+    CollectiveOp& op = prog_.collectives.emplace_back();
     op.kind = kind;
     op.algorithm = algo;
     op.groups = groups;
     op.bytes = bytes;
-    prog_.collectives.push_back(std::move(op));
     out_.collective_phase.push_back(phase);
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
                         -1, label(pre, suffix)});
@@ -224,7 +241,7 @@ class Builder {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(order[j])];
       // Plain concatenation: labels are built for every op of every scenario, and fmt's
       // formatting cost more than the rest of the label handling.
-      const int tag = prefix(phase + "." + m.name);
+      const int tag = prefix({phase, ".", m.name});
       if (j == 0) {
         wait(kGather, boundary);
       } else if (depth == 0) {
@@ -249,7 +266,7 @@ class Builder {
     const std::string phase = fmt::format("mb{}.fwd", mu);
     pass(order, secondary, boundary, phase, CommPhase::ForwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
-      compute(kCompute, Category::Compute, module_times(m).first, tag, "");
+      compute(kCompute, Category::Compute, module_times(i).first, tag, "");
       if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
         // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
         kernel(kCompute, Category::Other, "copy",
@@ -272,8 +289,8 @@ class Builder {
     pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
       if (m.recomputed && s_.checkpointing)
-        compute(kCompute, Category::Recompute, module_times(m).first, tag, ".recompute");
-      compute(kCompute, Category::Compute, module_times(m).second, tag, "");
+        compute(kCompute, Category::Recompute, module_times(i).first, tag, ".recompute");
+      compute(kCompute, Category::Compute, module_times(i).second, tag, "");
       bool any = false;
       while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
         if (!any && reduce_stream != kCompute) {
@@ -282,8 +299,7 @@ class Builder {
           wait(reduce_stream, ready);
         }
         any = true;
-        reduce_bucket(reduce_stream, out_.buckets[next_bucket],
-                      "mb" + std::to_string(mu) + ".bucket" + std::to_string(bucket_no++));
+        reduce_bucket(reduce_stream, out_.buckets[next_bucket], mu, bucket_no++);
         ++next_bucket;
       }
     });
@@ -299,8 +315,10 @@ class Builder {
     return done;
   }
 
-  void reduce_bucket(int stream, const GradBucket& b, const std::string& tag) {
-    const int pre = prefix(tag);
+  // Bucket `no` of micro-step mu; its ops are labelled "mb<mu>.bucket<no>[.chunk<c>]...".
+  void reduce_bucket(int stream, const GradBucket& b, int mu, int no) {
+    Digits mu_d(mu), no_d(no);
+    const int pre = prefix({"mb", mu_d, ".bucket", no_d});
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
       collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, 2 * n,
@@ -314,7 +332,7 @@ class Builder {
     const double N = N_, total = static_cast<double>(b.quantized);
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const int ct = chunks > 1 ? prefix(tag + ".chunk" + std::to_string(c)) : pre;
+      const int ct = chunks > 1 ? prefix({"mb", mu_d, ".bucket", no_d, ".chunk", Digits(c)}) : pre;
       const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
@@ -342,7 +360,8 @@ class Builder {
   StepProgram& prog_;
   GroupList world_, hpz_groups_, node_groups_, rails_;
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
-  std::vector<std::pair<const Module*, std::pair<double, double>>> times_;
+  std::vector<std::pair<const Module*, std::pair<double, double>>> shapes_;
+  std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
   int W_ = 1, N_ = 1;
 };
 
