@@ -1,14 +1,20 @@
+// compute_breakdown: busy sums in timeline order; the exposed, kernel-exposed and idle times come
+// from the gaps in compute only. An interval between consecutive boundaries of the timeline's ops
+// adds to those sums only when no compute op runs, and no compute op has a boundary strictly inside
+// a gap of the union of compute ops, so sweeping the other ops' boundaries inside each gap
+// accounts exactly the intervals (same end points, same order of additions) that a sweep over
+// every boundary of the step would: most boundaries fall while compute runs and cost no sweep.
 #include "sim/step/breakdown.hpp"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <vector>
-
-#include "sim/core/merge_lanes.hpp"
 
 namespace zerosim {
 
 namespace {
+
 bool is_compute(Category c) {
   return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer;
 }
@@ -16,27 +22,119 @@ bool is_comm(Category c) {
   return c == Category::AllGather || c == Category::ReduceScatter || c == Category::AllToAll ||
          c == Category::AllReduce;
 }
+
+constexpr int kCats = static_cast<int>(Category::Other) + 1;
+
+struct Span {
+  double start, end;
+  int cat;
+};
+
+// The sums of the compute gaps, by the classes of what runs meanwhile.
+class GapSums {
+ public:
+  explicit GapSums(StepBreakdown& b) : b_(b) {}
+
+  // Sweeps the spans of `lanes` (each sorted, none of a compute category) over the gap [a, z):
+  // every sub-interval between consecutive boundaries adds to the sum of what runs during it.
+  // cursor[s]: the first span of lane s that may reach into this gap or a later one (advanced).
+  void gap(double a, double z, const std::vector<std::vector<Span>>& lanes,
+           std::vector<std::size_t>& cursor) {
+    const std::size_t S = lanes.size();
+    heads_.assign(S, Head{});
+    for (std::size_t s = 0; s < S; ++s) {
+      const auto& lane = lanes[s];
+      std::size_t& c = cursor[s];
+      while (c < lane.size() && lane[c].end <= a) ++c;
+      heads_[s] = {c, c < lane.size() && lane[c].start < z ? std::max(lane[c].start, a) : kDone,
+                   false};
+    }
+    prev_ = a;
+    for (;;) {
+      std::size_t s = 0;
+      for (std::size_t k = 1; k < S; ++k)
+        if (heads_[k].t < heads_[s].t) s = k;
+      if (S == 0 || heads_[s].t == kDone) break;
+      Head& h = heads_[s];
+      const auto& lane = lanes[s];
+      account(h.t);
+      const int cat = lane[h.i].cat;
+      if (h.at_end) {
+        activate(cat, -1);
+        ++h.i;
+        h.at_end = false;
+        h.t = h.i < lane.size() && lane[h.i].start < z ? lane[h.i].start : kDone;
+      } else {
+        activate(cat, +1);
+        h.at_end = true;
+        h.t = std::min(lane[h.i].end, z);
+      }
+    }
+    account(z);
+    // Spans that reach past z stay active into the next gap; they are re-entered from the cursor.
+    active_.fill(0);
+    comm_kinds_ = others_ = 0;
+  }
+
+  std::array<double, kCats> exposed{};
+  std::array<bool, kCats> exposed_seen{};
+
+ private:
+  static constexpr double kDone = std::numeric_limits<double>::infinity();
+  struct Head {
+    std::size_t i = 0;  // current span
+    double t = kDone;   // time of the next boundary
+    bool at_end = false;
+  };
+
+  void account(double to) {
+    const double dt = to - prev_;
+    if (dt <= 0) return;
+    prev_ = to;
+    if (comm_kinds_ > 0) {
+      for (int c = 0; c < kCats; ++c)
+        if (active_[static_cast<std::size_t>(c)] > 0 && is_comm(static_cast<Category>(c))) {
+          exposed[static_cast<std::size_t>(c)] += dt / comm_kinds_;
+          exposed_seen[static_cast<std::size_t>(c)] = true;
+        }
+      b_.exposed_comm_total_s += dt;
+    } else if (others_ > 0) {
+      b_.exposed_kernels_s += dt;
+    } else {
+      b_.compute_idle_s += dt;
+    }
+  }
+  void activate(int cat, int delta) {
+    int& a = active_[static_cast<std::size_t>(cat)];
+    const bool was = a > 0;
+    a += delta;
+    if (was == (a > 0)) return;
+    (is_comm(static_cast<Category>(cat)) ? comm_kinds_ : others_) += a > 0 ? 1 : -1;
+  }
+
+  StepBreakdown& b_;
+  std::vector<Head> heads_;
+  std::array<int, kCats> active_{};
+  int comm_kinds_ = 0, others_ = 0;
+  double prev_ = 0;
+};
+
 }  // namespace
 
 StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run) {
   StepBreakdown b;
-  // Sweep over interval boundaries. Slot 0..8 = Category values; we count active ops per category.
-  struct Point {
-    double t;
-    int cat;
-    int delta;
-  };
-  constexpr int kCats = static_cast<int>(Category::Other) + 1;
   // Sums by category in plain arrays (same order of additions as map entries would see), copied
   // into the maps once: no key string per op.
-  std::array<double, kCats> busy{}, exposed{};
-  std::array<bool, kCats> busy_seen{}, exposed_seen{};
-  // Within a stream ops run one after another (start <= end <= next start), so each stream's
-  // points are sorted already: merge the streams instead of sorting. The order among points of
-  // equal time does not matter (the interval between them is empty).
-  std::vector<std::vector<Point>> lanes(program.streams.size());
-  for (std::size_t s = 0; s < lanes.size(); ++s)
-    lanes[s].reserve(2 * program.streams[s].ops.size());
+  std::array<double, kCats> busy{};
+  std::array<bool, kCats> busy_seen{};
+  // Ops of positive length: the compute ones, and the others per stream.
+  // Within a stream ops run one after another (start <= end <= next start), so each list is
+  // sorted.
+  std::vector<Span> compute;
+  std::vector<std::vector<Span>> lanes(program.streams.size());
+  int compute_stream = -1;  // the stream of the compute ops, or -2 when they ran on several
+  compute.reserve(run.timeline.size());
+  for (std::size_t k = 0; k < lanes.size(); ++k) lanes[k].reserve(program.streams[k].ops.size());
   for (const auto& t : run.timeline) {
     const StepOp& op =
         program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
@@ -44,53 +142,36 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
     busy[c] += t.end - t.start;
     busy_seen[c] = true;
     if (t.end <= t.start) continue;
-    auto& lane = lanes[static_cast<std::size_t>(t.stream)];
-    lane.push_back({t.start, static_cast<int>(op.category), +1});
-    lane.push_back({t.end, static_cast<int>(op.category), -1});
-  }
-  const std::vector<Point> pts =
-      merge_lanes(std::move(lanes), [](const Point& x, const Point& y) { return x.t < y.t; });
-  // Active ops per category, and how many categories of each class are active, kept up to date
-  // so that accounting an interval is O(1) unless communication is exposed.
-  std::array<int, kCats> active{};
-  int computing = 0, comm_kinds = 0, others = 0;
-  double prev = 0;
-  const double end = run.makespan_s;
-  auto account = [&](double from, double to) {
-    const double dt = to - from;
-    if (dt <= 0 || computing > 0) return;
-    if (comm_kinds > 0) {
-      for (int c = 0; c < kCats; ++c)
-        if (active[static_cast<std::size_t>(c)] > 0 && is_comm(static_cast<Category>(c))) {
-          exposed[static_cast<std::size_t>(c)] += dt / comm_kinds;
-          exposed_seen[static_cast<std::size_t>(c)] = true;
-        }
-      b.exposed_comm_total_s += dt;
-    } else if (others > 0) {
-      b.exposed_kernels_s += dt;
+    if (is_compute(op.category)) {
+      if (compute_stream == -1) compute_stream = t.stream;
+      if (compute_stream != t.stream) compute_stream = -2;
+      compute.push_back({t.start, t.end, static_cast<int>(c)});
     } else {
-      b.compute_idle_s += dt;
+      lanes[static_cast<std::size_t>(t.stream)].push_back({t.start, t.end, static_cast<int>(c)});
     }
-  };
-  auto activate = [&](int cat, int delta) {
-    int& a = active[static_cast<std::size_t>(cat)];
-    const bool was = a > 0;
-    a += delta;
-    if (was == (a > 0)) return;
-    const int step = a > 0 ? 1 : -1;
-    const auto c = static_cast<Category>(cat);
-    (is_compute(c) ? computing : is_comm(c) ? comm_kinds : others) += step;
-  };
-  for (const auto& p : pts) {
-    account(prev, p.t);
-    prev = std::max(prev, p.t);
-    activate(p.cat, p.delta);
   }
-  account(prev, end);
+  // The timeline is in completion order; compute ops of one stream are then in start order too.
+  if (compute_stream == -2)
+    std::sort(compute.begin(), compute.end(),
+              [](const Span& x, const Span& y) { return x.start < y.start; });
+  // Gaps of the union of compute ops within [0, makespan].
+  GapSums sums(b);
+  std::vector<std::size_t> cursor(lanes.size(), 0);
+  double covered = 0;  // compute runs up to here (or nothing has been seen yet)
+  std::size_t i = 0;
+  while (i < compute.size()) {
+    if (compute[i].start > covered) sums.gap(covered, compute[i].start, lanes, cursor);
+    double reach = compute[i].end;
+    for (++i; i < compute.size() && compute[i].start <= reach; ++i)
+      reach = std::max(reach, compute[i].end);
+    covered = std::max(covered, reach);
+  }
+  if (run.makespan_s > covered) sums.gap(covered, run.makespan_s, lanes, cursor);
   for (int c = 0; c < kCats; ++c) {
-    const auto i = static_cast<std::size_t>(c);
-    if (busy_seen[i]) b.busy_s[to_string(static_cast<Category>(c))] = busy[i];
-    if (exposed_seen[i]) b.exposed_comm_s[to_string(static_cast<Category>(c))] = exposed[i];
+    const auto k = static_cast<std::size_t>(c);
+    if (busy_seen[k]) b.busy_s[to_string(static_cast<Category>(c))] = busy[k];
+    if (sums.exposed_seen[k])
+      b.exposed_comm_s[to_string(static_cast<Category>(c))] = sums.exposed[k];
   }
   return b;
 }
