@@ -74,10 +74,12 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
 json to_json(const MemoryEstimate& m) {
   json comps = json::object();
   for (const auto& [n, b] : m.components) comps[n] = b;
-  return json{{"peak_bytes_per_gpu", m.peak_bytes},
-              {"capacity_bytes", m.capacity_bytes},
-              {"fits", m.fits},
-              {"components", comps}};
+  json j = json::object();
+  j.emplace("peak_bytes_per_gpu", m.peak_bytes);
+  j.emplace("capacity_bytes", m.capacity_bytes);
+  j.emplace("fits", m.fits);
+  j.emplace("components", std::move(comps));
+  return j;
 }
 
 }  // namespace zerosim

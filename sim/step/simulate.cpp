@@ -28,6 +28,14 @@ namespace {
 constexpr const char* kPhases[] = {"backward_all_gather", "forward_all_gather",
                                    "gradient_reduction"};
 
+// Adds a key to a JSON object: one map node, where an initializer list builds a two-element array
+// per key first and then moves it into the map. Keys are sorted by the map either way, so the text
+// is the same.
+template <class V>
+void put(json& object, const char* key, V&& value) {
+  object.emplace(key, std::forward<V>(value));
+}
+
 struct Bytes {
   double inter = 0, intra = 0;
 };
@@ -85,10 +93,12 @@ struct CommSum {
     busy += seconds;
   }
   json to_json() const {
-    return json{{"inter_node_bytes", inter},
-                {"intra_node_bytes", intra},
-                {"count", count},
-                {"busy_s", busy}};
+    json j = json::object();
+    put(j, "inter_node_bytes", inter);
+    put(j, "intra_node_bytes", intra);
+    put(j, "count", count);
+    put(j, "busy_s", busy);
+    return j;
   }
 };
 
@@ -109,15 +119,17 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   }
   json kinds = json::object(), phases = json::object();
   for (int k = 0; k < kKinds; ++k)
-    if (by_kind[k].count > 0) kinds[to_string(static_cast<CollKind>(k))] = by_kind[k].to_json();
+    if (by_kind[k].count > 0) put(kinds, to_string(static_cast<CollKind>(k)), by_kind[k].to_json());
   for (std::size_t p = 0; p < std::size(kPhases); ++p)
-    if (by_phase[p].count > 0) phases[kPhases[p]] = by_phase[p].to_json();
-  return json{{"inter_node_bytes", run.net.inter_node_bytes},
-              {"intra_node_bytes", run.net.intra_node_bytes},
-              {"by_collective", kinds},
-              {"by_phase", phases},
-              {"collectives", low.program.collectives.size()},
-              {"flows", run.net.flows}};
+    if (by_phase[p].count > 0) put(phases, kPhases[p], by_phase[p].to_json());
+  json j = json::object();
+  put(j, "inter_node_bytes", run.net.inter_node_bytes);
+  put(j, "intra_node_bytes", run.net.intra_node_bytes);
+  put(j, "by_collective", std::move(kinds));
+  put(j, "by_phase", std::move(phases));
+  put(j, "collectives", low.program.collectives.size());
+  put(j, "flows", run.net.flows);
+  return j;
 }
 
 }  // namespace
@@ -230,56 +242,60 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   auto busy = [&](const char* k) { return bd.busy_s.count(k) ? bd.busy_s.at(k) : 0.0; };
   json exposed = json::object();
   for (const char* k : {"all_gather", "reduce_scatter", "all_to_all", "all_reduce"})
-    exposed[k] = bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0;
-  exposed["total"] = bd.exposed_comm_total_s;
+    put(exposed, k, bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0);
+  put(exposed, "total", bd.exposed_comm_total_s);
 
   const std::int64_t params = total_param_count(setup.model);  // memoized modules: no rebuild
-  json scenario = {
-      {"cluster", sc.cluster},
-      {"node_type", topo.node_type()},
-      {"gpu_model", topo.gpu_model()},
-      {"nodes", topo.node_count()},
-      {"gpus_per_node", N},
-      {"world_size", W},
-      {"nics_per_node", topo.nics_per_node()},
-      {"nic_gbps", topo.nic_Bps() / kGbpsToBps},
-      {"fabric", sc.fabric.empty() ? "preset" : sc.fabric},
-      {"model", to_json(setup.model)},
-      {"params", params},
-      {"strategy", to_json(st)},
-      {"tokens_per_gpu", setup.tokens},
-      {"seq_len", setup.seq},
-      {"micro_batch_sequences", setup.tokens / setup.seq},
-      {"grad_accum", setup.grad_accum},
-      {"activation_checkpointing", setup.checkpointing},
-      {"prefetch_depth", setup.prefetch_depth},
-      {"profile", {{"name", prof.name}, {"status", prof.status}}},
-      {"tier", sc.tier},
-  };
-  json result = {
-      {"schema_version", kResultSchemaVersion},
-      {"scenario", std::move(scenario)},
-      {"step_time_s", step},
-      {"tflops_per_gpu", flops / (W * step) / 1e12},
-      {"tokens_per_s",
-       static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step},
-      {"model_flops_per_step", flops},
-      {"counted_flops_per_step", counted},
-      {"counted_tflops_per_gpu", counted / (W * step) / 1e12},
-      {"breakdown",
-       {{"compute_s", busy("compute")},
-        {"recompute_s", busy("recompute")},
-        {"optimizer_s", busy("optimizer")},
-        {"quant_kernels_s", busy("quant_kernel")},
-        {"other_kernels_s", busy("other")},
-        {"exposed_comm_s", std::move(exposed)},
-        {"exposed_kernels_s", bd.exposed_kernels_s},
-        {"idle_s", bd.compute_idle_s}}},
-      {"comm", comm_json(low, run, topo, prof, plans)},
-      {"memory", to_json(mem)},
-      {"warnings", std::move(warnings)},
-      {"engine", {{"events", run.events}}},
-  };
+  json profile = json::object();
+  put(profile, "name", prof.name);
+  put(profile, "status", prof.status);
+  json scenario = json::object();
+  put(scenario, "cluster", sc.cluster);
+  put(scenario, "node_type", topo.node_type());
+  put(scenario, "gpu_model", topo.gpu_model());
+  put(scenario, "nodes", topo.node_count());
+  put(scenario, "gpus_per_node", N);
+  put(scenario, "world_size", W);
+  put(scenario, "nics_per_node", topo.nics_per_node());
+  put(scenario, "nic_gbps", topo.nic_Bps() / kGbpsToBps);
+  put(scenario, "fabric", sc.fabric.empty() ? "preset" : sc.fabric);
+  put(scenario, "model", to_json(setup.model));
+  put(scenario, "params", params);
+  put(scenario, "strategy", to_json(st));
+  put(scenario, "tokens_per_gpu", setup.tokens);
+  put(scenario, "seq_len", setup.seq);
+  put(scenario, "micro_batch_sequences", setup.tokens / setup.seq);
+  put(scenario, "grad_accum", setup.grad_accum);
+  put(scenario, "activation_checkpointing", setup.checkpointing);
+  put(scenario, "prefetch_depth", setup.prefetch_depth);
+  put(scenario, "profile", std::move(profile));
+  put(scenario, "tier", sc.tier);
+  json breakdown = json::object();
+  put(breakdown, "compute_s", busy("compute"));
+  put(breakdown, "recompute_s", busy("recompute"));
+  put(breakdown, "optimizer_s", busy("optimizer"));
+  put(breakdown, "quant_kernels_s", busy("quant_kernel"));
+  put(breakdown, "other_kernels_s", busy("other"));
+  put(breakdown, "exposed_comm_s", std::move(exposed));
+  put(breakdown, "exposed_kernels_s", bd.exposed_kernels_s);
+  put(breakdown, "idle_s", bd.compute_idle_s);
+  json engine_stats = json::object();
+  put(engine_stats, "events", run.events);
+  json result = json::object();
+  put(result, "schema_version", kResultSchemaVersion);
+  put(result, "scenario", std::move(scenario));
+  put(result, "step_time_s", step);
+  put(result, "tflops_per_gpu", flops / (W * step) / 1e12);
+  put(result, "tokens_per_s",
+      static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step);
+  put(result, "model_flops_per_step", flops);
+  put(result, "counted_flops_per_step", counted);
+  put(result, "counted_tflops_per_gpu", counted / (W * step) / 1e12);
+  put(result, "breakdown", std::move(breakdown));
+  put(result, "comm", comm_json(low, run, topo, prof, plans));
+  put(result, "memory", to_json(mem));
+  put(result, "warnings", std::move(warnings));
+  put(result, "engine", std::move(engine_stats));
   if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, result);
   return result;
 }

@@ -143,21 +143,23 @@ Strategy load_deepspeed(const std::string& path) {
 }
 
 json to_json(const Strategy& s) {
-  return json{{"name", s.name()},
-              {"qwz", s.qwz},
-              {"hpz", s.hpz},
-              {"qgz", s.qgz},
-              {"hpz_size", s.hpz_size},
-              {"weight_bits", s.weight_bits},
-              {"grad_bits", s.grad_bits},
-              {"quant_block_elems", s.quant_block},
-              {"qgz_chunks", s.qgz_chunks},
-              {"overlap_comm", s.overlap_comm},
-              {"reduce_bucket_elems", s.reduce_bucket_elems},
-              {"prefetch_bucket_elems", s.prefetch_bucket_elems},
-              {"max_live_params", s.max_live_params},
-              {"dtype", s.dtype},
-              {"source", s.source}};
+  json j = json::object();
+  j.emplace("name", s.name());
+  j.emplace("qwz", s.qwz);
+  j.emplace("hpz", s.hpz);
+  j.emplace("qgz", s.qgz);
+  j.emplace("hpz_size", s.hpz_size);
+  j.emplace("weight_bits", s.weight_bits);
+  j.emplace("grad_bits", s.grad_bits);
+  j.emplace("quant_block_elems", s.quant_block);
+  j.emplace("qgz_chunks", s.qgz_chunks);
+  j.emplace("overlap_comm", s.overlap_comm);
+  j.emplace("reduce_bucket_elems", s.reduce_bucket_elems);
+  j.emplace("prefetch_bucket_elems", s.prefetch_bucket_elems);
+  j.emplace("max_live_params", s.max_live_params);
+  j.emplace("dtype", s.dtype);
+  j.emplace("source", s.source);
+  return j;
 }
 
 }  // namespace zerosim

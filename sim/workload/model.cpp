@@ -125,22 +125,24 @@ ModelShape load_model(const std::string& name_or_file) {
 }
 
 json to_json(const ModelShape& m) {
-  return json{{"name", m.name},
-              {"family", m.family},
-              {"layers", m.layers},
-              {"hidden", m.hidden},
-              {"heads", m.heads},
-              {"kv_heads", m.kv_heads},
-              {"ffn", m.ffn},
-              {"vocab", m.vocab},
-              {"seq", m.seq},
-              {"gated_ffn", m.gated_ffn},
-              {"bias", m.bias},
-              {"norm", m.layernorm ? "layernorm" : "rmsnorm"},
-              {"tied_embeddings", m.tied_embeddings},
-              {"positions", m.learned_positions ? "learned" : "rotary"},
-              {"dropout", m.dropout},
-              {"source", m.source}};
+  json j = json::object();
+  j.emplace("name", m.name);
+  j.emplace("family", m.family);
+  j.emplace("layers", m.layers);
+  j.emplace("hidden", m.hidden);
+  j.emplace("heads", m.heads);
+  j.emplace("kv_heads", m.kv_heads);
+  j.emplace("ffn", m.ffn);
+  j.emplace("vocab", m.vocab);
+  j.emplace("seq", m.seq);
+  j.emplace("gated_ffn", m.gated_ffn);
+  j.emplace("bias", m.bias);
+  j.emplace("norm", m.layernorm ? "layernorm" : "rmsnorm");
+  j.emplace("tied_embeddings", m.tied_embeddings);
+  j.emplace("positions", m.learned_positions ? "learned" : "rotary");
+  j.emplace("dropout", m.dropout);
+  j.emplace("source", m.source);
+  return j;
 }
 
 }  // namespace zerosim
