@@ -1,7 +1,9 @@
 // run_program_direct: the step on a contention-free network in one pass (see step_program.hpp).
 // Streams advance round-robin until every stream is done; a stream stops at a Wait whose Record has
 // not run yet. Each stream's ops end in order, so its timeline is sorted already and the merged
-// timeline needs no sort.
+// timeline needs no sort. Ops are checked as they are reached (no separate pass over the program):
+// any op validate_program would reject makes it run before the bad reference is used, and a stuck
+// program runs it before the deadlock is reported, so the errors are validate_program's.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -13,47 +15,66 @@
 namespace zerosim {
 
 RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& network) {
-  validate_program(p);
   const std::size_t S = p.streams.size();
   const NetStats net0 = network.stats();
   std::vector<std::size_t> pc(S, 0);
   std::vector<double> clock(S, t0);
-  std::vector<double> recorded_at(static_cast<std::size_t>(p.event_count),
-                                  std::numeric_limits<double>::quiet_NaN());
+  const auto E = static_cast<std::size_t>(std::max(0, p.event_count));
+  std::vector<double> recorded_at(E, std::numeric_limits<double>::quiet_NaN());
   std::vector<std::vector<OpTiming>> done(S);
   for (std::size_t s = 0; s < S; ++s) done[s].reserve(p.streams[s].ops.size());
-  std::size_t timed = 0;
+  const auto C = p.collectives.size();
+  auto reject = [&] {
+    validate_program(p);  // throws for this op, or for an earlier one
+    throw std::logic_error("run_program: malformed program");  // not reached
+  };
   for (bool progress = true; progress;) {
     progress = false;
     for (std::size_t s = 0; s < S; ++s) {
-      const auto& ops = p.streams[s].ops;
+      const StepOp* ops = p.streams[s].ops.data();
+      const std::size_t n = p.streams[s].ops.size();
+      std::size_t i = pc[s];
+      if (i == n) continue;
+      const std::size_t first = i;
+      auto& lane = done[s];
       double t = clock[s];
-      for (std::size_t& i = pc[s]; i < ops.size(); ++i) {
+      for (; i < n; ++i) {
         const StepOp& op = ops[i];
         if (op.kind == OpKind::Record) {
+          if (static_cast<std::size_t>(op.event) >= E) reject();
           recorded_at[static_cast<std::size_t>(op.event)] = t;
         } else if (op.kind == OpKind::Wait) {
+          if (static_cast<std::size_t>(op.event) >= E) reject();
           const double r = recorded_at[static_cast<std::size_t>(op.event)];
           if (r != r) break;  // not recorded yet (NaN)
           if (r > t) t = r;
         } else {
-          const double d =
-              op.kind == OpKind::Collective
-                  ? network.charge(p.collectives[static_cast<std::size_t>(op.collective)])
-                  : op.duration_s;
-          done[s].push_back(OpTiming{static_cast<int>(s), static_cast<int>(i), t, t + d});
+          double d;
+          if (op.kind == OpKind::Collective) {
+            if (static_cast<std::size_t>(op.collective) >= C) reject();
+            d = network.charge(p.collectives[static_cast<std::size_t>(op.collective)]);
+          } else {
+            if (!(op.duration_s >= 0)) reject();
+            d = op.duration_s;
+          }
+          lane.push_back(OpTiming{static_cast<int>(s), static_cast<int>(i), t, t + d});
           t += d;
-          ++timed;
         }
-        progress = true;
       }
+      progress = progress || i != first;
+      pc[s] = i;
       clock[s] = t;
     }
   }
   for (std::size_t s = 0; s < S; ++s)
-    if (pc[s] < p.streams[s].ops.size()) throw std::logic_error(deadlock_message(p, s, pc[s]));
+    if (pc[s] < p.streams[s].ops.size()) {
+      validate_program(p);  // a malformed op the schedule did not reach is reported first
+      throw std::logic_error(deadlock_message(p, s, pc[s]));
+    }
   RunResult r;
   // Completion order; ties by start (std::merge keeps the earlier lane, i.e. stream, first).
+  std::size_t timed = 0;
+  for (const auto& lane : done) timed += lane.size();
   r.timeline = merge_lanes(std::move(done), [](const OpTiming& a, const OpTiming& b) {
     return a.end < b.end || (a.end == b.end && a.start < b.start);
   });

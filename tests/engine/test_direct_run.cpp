@@ -151,3 +151,56 @@ TEST_CASE("a wait whose record never runs is a deadlock in the direct schedule t
     CHECK(std::string(err.what()).find("event 1") != std::string::npos);
   }
 }
+
+TEST_CASE("malformed programs get validate_program's error from the direct schedule") {
+  // The direct schedule checks ops as it reaches them: the error must be the same as a check of the
+  // whole program before running, including for ops it never reaches (behind a deadlock).
+  auto error_of = [](const StepProgram& p) {
+    Engine e;
+    StubNetwork net(e, true);
+    try {
+      run_program_direct(p, 0.0, net);
+    } catch (const std::logic_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  auto expected = [](const StepProgram& p) {
+    try {
+      validate_program(p);
+    } catch (const std::logic_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("valid");
+  };
+  const StepOp compute{OpKind::Compute, Category::Compute, 1.0, -1, -1, -1};
+  std::vector<StepProgram> cases(4);
+  // A collective index out of range after ops that run.
+  cases[0].streams = {
+      {"a", {compute, compute, {OpKind::Collective, Category::AllGather, 0, 3, -1, -1}}}};
+  // A negative duration on the second stream.
+  cases[1].streams = {{"a", {compute}},
+                      {"b", {compute, {OpKind::Kernel, Category::Other, -1.0, -1, -1, -1}}}};
+  // A stuck wait on stream a, and a record of an event out of range on stream b behind it.
+  cases[2].event_count = 2;
+  cases[2].streams = {{"a", {{OpKind::Wait, Category::Other, 0, -1, 1, -1}, compute}},
+                      {"b",
+                       {compute,
+                        {OpKind::Wait, Category::Other, 0, -1, 1, -1},
+                        {OpKind::Record, Category::Other, 0, -1, 7, -1}}}};
+  // A wait on a negative event.
+  cases[3].event_count = 1;
+  cases[3].streams = {{"a", {compute, {OpKind::Wait, Category::Other, 0, -1, -1, -1}}}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    CAPTURE(i);
+    const std::string want = expected(cases[i]);
+    CHECK(want != "valid");
+    CHECK(error_of(cases[i]) == want);
+  }
+  // Valid but stuck: the deadlock message.
+  StepProgram stuck;
+  stuck.event_count = 1;
+  stuck.streams = {{"a", {compute, {OpKind::Wait, Category::Other, 0, -1, 0, -1}}}};
+  CHECK(expected(stuck) == "valid");
+  CHECK(error_of(stuck).find("deadlock") != std::string::npos);
+}
