@@ -19,13 +19,10 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const Cos
 
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile,
                                  bool full, std::shared_ptr<FabricPlans> plans)
-    : engine_(engine),
-      topo_(topo),
-      profile_(profile),
-      full_(full),
-      capacity_(link_capacities(topo, profile)) {
-  load_.assign(capacity_.size(), 0.0);
+    : engine_(engine), topo_(topo), profile_(profile), full_(full) {
   if (!full_) shared_ = plans ? std::move(plans) : fabric_plans(topo, profile);
+  capacity_ = shared_ ? shared_->capacities(topo, profile) : link_capacities(topo, profile);
+  load_.assign(capacity_.size(), 0.0);
 }
 
 double AnalyticNetwork::plan_time(const CollectivePlan& plan) {

@@ -1,6 +1,7 @@
 // The fabric registry and per-fabric plan lookup.
 #include "sim/net/analytic_plan_cache.hpp"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,18 @@ namespace {
 
 // Everything a plan depends on, as numbers (all integers involved are exact in a double), passed
 // to f one by one: hashing and comparing need no copy of a large fabric.
+// The profile's part of the key.
+template <class F>
+void visit_profile_key(const CostProfile& p, F&& f) {
+  for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
+    const auto it = p.link_classes.find(c);
+    const bool has = it != p.link_classes.end();
+    f(has);
+    f(has ? it->second.hop_latency_s : 0);
+    f(has ? it->second.efficiency : 0);
+  }
+}
+
 template <class F>
 void visit_key(const Topology& t, const CostProfile& p, F&& f) {
   f(t.gpus_per_node());
@@ -31,13 +44,7 @@ void visit_key(const Topology& t, const CostProfile& p, F&& f) {
     f(static_cast<double>(l.cls));
   }
   for (int g = 0; g < t.gpu_count(); ++g) f(t.gpu_vertex(g));
-  for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
-    const auto it = p.link_classes.find(c);
-    const bool has = it != p.link_classes.end();
-    f(has);
-    f(has ? it->second.hop_latency_s : 0);
-    f(has ? it->second.efficiency : 0);
-  }
+  visit_profile_key(p, f);
 }
 
 std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
@@ -93,6 +100,28 @@ NetStats FabricPlans::stats(const CollectiveOp& op, const Topology& topo,
                             const CostProfile& profile) {
   if (!(op.bytes > 0) || !std::isfinite(op.bytes)) lower_collective(op, topo, profile);  // throws
   return get(op, topo, profile).stats(op.bytes);
+}
+
+const std::vector<double>& FabricPlans::capacities(const Topology& topo,
+                                                   const CostProfile& profile) {
+  std::call_once(capacities_once_, [&] { capacities_ = link_capacities(topo, profile); });
+  return capacities_;
+}
+
+std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>& topo,
+                                          const CostProfile& profile) {
+  struct Last {
+    std::weak_ptr<const Topology> topo;
+    std::array<double, 9> profile_key;
+    std::shared_ptr<FabricPlans> plans;
+  };
+  thread_local Last last;
+  std::array<double, 9> key;
+  std::size_t n = 0;
+  visit_profile_key(profile, [&](double x) { key[n++] = x; });
+  if (last.plans && last.topo.lock() == topo && last.profile_key == key) return last.plans;
+  last = Last{topo, key, fabric_plans(*topo, profile)};
+  return last.plans;
 }
 
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {

@@ -25,8 +25,12 @@ class FabricPlans {
                const std::vector<double>* capacity = nullptr);
   // Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from its plan.
   NetStats stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
+  // link_capacities(topo, profile), computed once per fabric (a pure function of the key).
+  const std::vector<double>& capacities(const Topology& topo, const CostProfile& profile);
 
  private:
+  std::once_flag capacities_once_;
+  std::vector<double> capacities_;
   std::mutex mu_;
   std::map<std::pair<CollKind, Algorithm>, std::vector<std::pair<GroupList, UnitPlan>>> shapes_;
 };
@@ -34,6 +38,11 @@ class FabricPlans {
 // The shared plans of topo's fabric under profile (created empty on first use). At most a few
 // dozen fabrics are kept; older ones are dropped from the registry (holders keep theirs).
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile);
+// The same for a shared topology, remembering this thread's last answer with the topology object
+// it was for: a sweep runs many scenarios on one cluster, and a repeat (the same live object, equal
+// link-class costs in the profile) skips hashing the fabric.
+std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>& topo,
+                                          const CostProfile& profile);
 
 // Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from the shared plan of
 // its shape: the step's per-collective byte accounting without lowering qgZ's inter-node

@@ -203,7 +203,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   LoweredStep low = lower_step(setup, topo, prof);
   Engine engine;
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
-  std::shared_ptr<FabricPlans> plans = fabric_plans(topo, prof);
+  std::shared_ptr<FabricPlans> plans = fabric_plans(topo_ptr, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans);
   RunResult run = run_program(low.program, engine, *net);
   const double step = run.makespan_s;

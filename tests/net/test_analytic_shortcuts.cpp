@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -250,4 +251,31 @@ TEST_CASE("plans are shared by identical fabrics only, and across threads") {
     });
   for (auto& t : pool) t.join();
   for (int i = 0; i < 8; ++i) CHECK(got[i] == doctest::Approx(ref[i % 2]).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "fabric_plans of a shared topology: the thread's last answer only for the same live object") {
+  auto a = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 2));
+  auto c = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 3));
+  const CostProfile prof = profile_for(*a);
+  CostProfile slower = prof;
+  slower.link_classes[LinkClass::Network].efficiency *= 0.5;
+  // Each answer must be the one of the by-reference lookup, in any order of calls.
+  for (int round = 0; round < 2; ++round) {
+    CHECK(fabric_plans(a, prof) == fabric_plans(*a, prof));
+    CHECK(fabric_plans(a, prof) == fabric_plans(*a, prof));  // a repeat
+    CHECK(fabric_plans(a, slower) == fabric_plans(*a, slower));
+    CHECK(fabric_plans(a, slower) != fabric_plans(a, prof));
+    CHECK(fabric_plans(c, prof) == fabric_plans(*c, prof));
+    CHECK(fabric_plans(c, prof) != fabric_plans(a, prof));
+  }
+  // A new topology object, even at a freed one's address, is looked up again.
+  const std::shared_ptr<FabricPlans> pa = fabric_plans(a, prof);
+  a.reset();
+  auto d = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 3));
+  CHECK(fabric_plans(d, prof) == fabric_plans(*d, prof));
+  CHECK(fabric_plans(d, prof) != pa);
+  // The plans' capacities are the fabric's.
+  CHECK(fabric_plans(d, prof)->capacities(*d, prof) == link_capacities(*d, prof));
+  CHECK(fabric_plans(d, slower)->capacities(*d, slower) == link_capacities(*d, slower));
 }
