@@ -1,11 +1,14 @@
-// CostProfile: strict parsing (each bad-input rule names file and JSON path), round trip, GEMM curve
-// interpolation against closed forms, and selection of the shipped profiles by GPU model.
+// CostProfile: strict parsing (each bad-input rule names file and JSON path), round trip, GEMM
+// curve interpolation against closed forms, and selection of the shipped profiles by GPU model.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/profile/cost_profile.hpp"
@@ -18,13 +21,15 @@ const std::string kShipped = std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profi
 
 json minimal_profile() {
   json k = json::object();
-  for (const auto& name : cost_profile_kernel_names()) k[name] = {{"throughput_GBps", 1000}, {"launch_us", 5}};
+  for (const auto& name : cost_profile_kernel_names())
+    k[name] = {{"throughput_GBps", 1000}, {"launch_us", 5}};
   return {{"version", 1},
           {"name", "test"},
           {"gpu_model", "TEST-GPU"},
           {"provenance", {{"status", "derived"}}},
           {"gpu", {{"peak_tflops", 100}, {"memory_bytes", 1000000000}, {"hbm_GBps", 1000}}},
-          {"gemm_efficiency", {{{"flops", 1e8}, {"efficiency", 0.1}}, {{"flops", 1e10}, {"efficiency", 0.5}}}},
+          {"gemm_efficiency",
+           {{{"flops", 1e8}, {"efficiency", 0.1}}, {{"flops", 1e10}, {"efficiency", 0.5}}}},
           {"attention_efficiency", 0.4},
           {"kernels", k},
           {"optimizer_GBps", 600},
@@ -36,7 +41,8 @@ json minimal_profile() {
 }
 
 // Expects parse to throw InputError whose path is `path` and whose rule contains `rule_part`.
-void expect_bad(const std::function<void(json&)>& mutate, const std::string& path, const std::string& rule_part) {
+void expect_bad(const std::function<void(json&)>& mutate, const std::string& path,
+                const std::string& rule_part) {
   json j = minimal_profile();
   mutate(j);
   try {
@@ -68,12 +74,12 @@ TEST_CASE("minimal profile parses with units converted") {
 
 TEST_CASE("GEMM efficiency is piecewise linear in log10(flops) and clamped") {
   CostProfile p = parse_cost_profile(minimal_profile(), "ok.json");
-  CHECK(p.gemm_efficiency_at(1e3) == doctest::Approx(0.1));   // clamped below
+  CHECK(p.gemm_efficiency_at(1e3) == doctest::Approx(0.1));  // clamped below
   CHECK(p.gemm_efficiency_at(1e8) == doctest::Approx(0.1));
-  CHECK(p.gemm_efficiency_at(1e9) == doctest::Approx(0.3));   // halfway in log10 between 8 and 10
+  CHECK(p.gemm_efficiency_at(1e9) == doctest::Approx(0.3));  // halfway in log10 between 8 and 10
   CHECK(p.gemm_efficiency_at(1e10) == doctest::Approx(0.5));
   CHECK(p.gemm_efficiency_at(1e15) == doctest::Approx(0.5));  // clamped above
-  double x = std::pow(10.0, 8.5);                               // a quarter of the way
+  double x = std::pow(10.0, 8.5);                             // a quarter of the way
   CHECK(p.gemm_efficiency_at(x) == doctest::Approx(0.2));
 }
 
@@ -95,7 +101,8 @@ TEST_CASE("collective curves: piecewise segments and their lookup") {
 
 TEST_CASE("to_json round-trips") {
   json j = minimal_profile();
-  j["collectives"]["all_reduce/inter_node"] = {{"segments", {{{"min_bytes", 0}, {"alpha_us", 30}, {"busbw_GBps", 40}}}}};
+  j["collectives"]["all_reduce/inter_node"] = {
+      {"segments", {{{"min_bytes", 0}, {"alpha_us", 30}, {"busbw_GBps", 40}}}}};
   CostProfile p = parse_cost_profile(j, "ok.json");
   CostProfile q = parse_cost_profile(to_json(p), "roundtrip.json");
   CHECK(to_json(q) == to_json(p));
@@ -109,26 +116,33 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["version"] = 2; }, "/version", "unsupported version");
   expect_bad([](json& j) { j.erase("name"); }, "", "missing required key 'name'");
   expect_bad([](json& j) { j["name"] = 3; }, "/name", "must be a string");
-  expect_bad([](json& j) { j["provenance"]["status"] = "guessed"; }, "/provenance/status", "derived");
+  expect_bad([](json& j) { j["provenance"]["status"] = "guessed"; }, "/provenance/status",
+             "derived");
   expect_bad([](json& j) { j["provenance"] = "x"; }, "/provenance", "object");
   expect_bad([](json& j) { j["gpu"]["peak_tflops"] = 0; }, "/gpu/peak_tflops", "positive");
   expect_bad([](json& j) { j["gpu"]["hbm_GBps"] = -5; }, "/gpu/hbm_GBps", "positive");
   expect_bad([](json& j) { j["gpu"]["hbm_GBps"] = "fast"; }, "/gpu/hbm_GBps", "must be a number");
   expect_bad([](json& j) { j["gpu"]["memory_bytes"] = 1.5; }, "/gpu/memory_bytes", "integer");
-  expect_bad([](json& j) { j["gemm_efficiency"] = json::array(); }, "/gemm_efficiency", "at least one");
-  expect_bad([](json& j) { j["gemm_efficiency"][1]["flops"] = 1e8; }, "/gemm_efficiency/1/flops", "increasing");
-  expect_bad([](json& j) { j["gemm_efficiency"][0]["efficiency"] = 1.2; }, "/gemm_efficiency/0/efficiency",
-             "(0, 1]");
+  expect_bad([](json& j) { j["gemm_efficiency"] = json::array(); }, "/gemm_efficiency",
+             "at least one");
+  expect_bad([](json& j) { j["gemm_efficiency"][1]["flops"] = 1e8; }, "/gemm_efficiency/1/flops",
+             "increasing");
+  expect_bad([](json& j) { j["gemm_efficiency"][0]["efficiency"] = 1.2; },
+             "/gemm_efficiency/0/efficiency", "(0, 1]");
   expect_bad([](json& j) { j["attention_efficiency"] = 0; }, "/attention_efficiency", "(0, 1]");
-  expect_bad([](json& j) { j["kernels"]["quantize_int3"] = j["kernels"]["copy"]; }, "/kernels/quantize_int3",
-             "unknown kernel");
-  expect_bad([](json& j) { j["kernels"].erase("copy"); }, "/kernels", "missing required kernel 'copy'");
-  expect_bad([](json& j) { j["kernels"]["copy"]["throughput_GBps"] = 0; }, "/kernels/copy/throughput_GBps",
-             "positive");
-  expect_bad([](json& j) { j["kernels"]["copy"]["launch_us"] = -1; }, "/kernels/copy/launch_us", "negative");
+  expect_bad([](json& j) { j["kernels"]["quantize_int3"] = j["kernels"]["copy"]; },
+             "/kernels/quantize_int3", "unknown kernel");
+  expect_bad([](json& j) { j["kernels"].erase("copy"); }, "/kernels",
+             "missing required kernel 'copy'");
+  expect_bad([](json& j) { j["kernels"]["copy"]["throughput_GBps"] = 0; },
+             "/kernels/copy/throughput_GBps", "positive");
+  expect_bad([](json& j) { j["kernels"]["copy"]["launch_us"] = -1; }, "/kernels/copy/launch_us",
+             "negative");
   expect_bad([](json& j) { j["optimizer_GBps"] = 0; }, "/optimizer_GBps", "positive");
-  expect_bad([](json& j) { j["memory_reserved_bytes"] = 2e9; }, "/memory_reserved_bytes", "less than");
-  expect_bad([](json& j) { j["link_classes"].erase("pcie"); }, "/link_classes", "missing required key 'pcie'");
+  expect_bad([](json& j) { j["memory_reserved_bytes"] = 2e9; }, "/memory_reserved_bytes",
+             "less than");
+  expect_bad([](json& j) { j["link_classes"].erase("pcie"); }, "/link_classes",
+             "missing required key 'pcie'");
   expect_bad([](json& j) { j["link_classes"]["infiniband"] = j["link_classes"]["network"]; },
              "/link_classes/infiniband", "unknown key");
   expect_bad([](json& j) { j["link_classes"]["network"]["efficiency"] = 1.01; },
@@ -147,7 +161,8 @@ TEST_CASE("bad input: each rule names the JSON path") {
       [](json& j) {
         j["collectives"]["all_gather/intra_node"] = {
             {"segments",
-             {{{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}}, {{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}}}}};
+             {{{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}},
+              {{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}}}}};
       },
       "/collectives/all_gather/intra_node/segments/1/min_bytes", "increasing");
   expect_bad(
@@ -166,13 +181,33 @@ TEST_CASE("every shipped profile parses, is derived and documents each parameter
     CostProfile p = load_cost_profile(path);
     CHECK(p.provenance.contains("sources"));
     const json& src = p.provenance["sources"];
-    for (const char* key : {"gpu/peak_tflops", "gpu/memory_bytes", "gpu/hbm_GBps", "gemm_efficiency",
-                            "attention_efficiency", "kernels/*/throughput_GBps", "kernels/*/launch_us",
-                            "optimizer_GBps", "memory_reserved_bytes", "link_classes/*/hop_latency_us",
-                            "link_classes/nvlink/efficiency", "link_classes/pcie/efficiency",
-                            "link_classes/network/efficiency"})
+    for (const char* key : {"gpu/peak_tflops", "gpu/memory_bytes", "gpu/hbm_GBps",
+                            "gemm_efficiency", "attention_efficiency", "kernels/*/throughput_GBps",
+                            "kernels/*/launch_us", "optimizer_GBps", "memory_reserved_bytes",
+                            "link_classes/*/hop_latency_us", "link_classes/nvlink/efficiency",
+                            "link_classes/pcie/efficiency", "link_classes/network/efficiency"})
       CHECK_MESSAGE(src.contains(key), key);
     CHECK(to_json(parse_cost_profile(to_json(p), path)) == to_json(p));
+  }
+}
+
+TEST_CASE("shipped profiles are listed as std::filesystem lists them, sorted") {
+  std::vector<std::string> want;
+  for (const auto& e : std::filesystem::directory_iterator(kShipped))
+    if (e.path().extension() == ".json") want.push_back(e.path().string());
+  std::sort(want.begin(), want.end());
+  CHECK(shipped_cost_profiles() == want);
+  // The selection error lists every shipped profile as "name (gpu model)", comma-separated.
+  std::string names;
+  for (const auto& path : want) {
+    const CostProfile p = load_cost_profile(path);
+    names += (names.empty() ? "" : ", ") + p.name + " (" + p.gpu_model + ")";
+  }
+  try {
+    select_cost_profile_for_gpu("", "MI300X");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("(shipped: " + names + ")") != std::string::npos);
   }
 }
 
@@ -183,7 +218,8 @@ TEST_CASE("selection by GPU model, by name and by file") {
   CHECK(select_cost_profile_for_gpu("", "H200-SXM-141GB").name == "dgx-h200");
   // An explicit --profile wins over the GPU model.
   CHECK(select_cost_profile_for_gpu("dgx-a100", "V100-SXM3-32GB").name == "dgx-a100");
-  CHECK(select_cost_profile_for_gpu(kShipped + "dgx-h100.json", "V100-SXM3-32GB").gpu_model == "H100-SXM5-80GB");
+  CHECK(select_cost_profile_for_gpu(kShipped + "dgx-h100.json", "V100-SXM3-32GB").gpu_model ==
+        "H100-SXM5-80GB");
   // Datasheet values (closed forms: the profile's documented sources).
   CostProfile v = select_cost_profile_for_gpu("dgx2-v100", "");
   CHECK(v.peak_flops == doctest::Approx(125e12));
