@@ -33,22 +33,35 @@ const char* to_string(Category c) {
   return "?";
 }
 
-int StepProgram::add_prefix(std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) prefix_text.append(p);
-  prefix_ends.push_back(prefix_text.size());
-  return static_cast<int>(prefix_ends.size()) - 1;
+int StepProgram::add_piece(std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) piece_text.append(p);
+  piece_ends.push_back(piece_text.size());
+  return static_cast<int>(piece_ends.size()) - 1;
 }
 
-std::string_view StepProgram::prefix(int i) const {
+int StepProgram::add_prefix(int head, int tail) {
+  prefixes.push_back({head, tail});
+  return static_cast<int>(prefixes.size()) - 1;
+}
+
+std::string_view StepProgram::piece(int i) const {
   const auto k = static_cast<std::size_t>(i);
-  const std::size_t begin = k == 0 ? 0 : prefix_ends[k - 1];
-  return std::string_view(prefix_text).substr(begin, prefix_ends[k] - begin);
+  const std::size_t begin = k == 0 ? 0 : piece_ends[k - 1];
+  return std::string_view(piece_text).substr(begin, piece_ends[k] - begin);
+}
+
+std::string StepProgram::prefix_text(int prefix) const {
+  const LabelPrefix& p = prefixes[static_cast<std::size_t>(prefix)];
+  std::string text;
+  if (p.head >= 0) text += piece(p.head);
+  if (p.tail >= 0) text += piece(p.tail);
+  return text;
 }
 
 std::string StepProgram::label_text(int label) const {
   if (label < 0) return "op";
   const OpLabel& l = labels[static_cast<std::size_t>(label)];
-  std::string text(l.prefix >= 0 ? prefix(l.prefix) : std::string_view());
+  std::string text = l.prefix >= 0 ? prefix_text(l.prefix) : std::string();
   return text += l.suffix;
 }
 

@@ -39,9 +39,8 @@ struct StepOp {
   int label = -1;         // index into StepProgram::labels (for traces); -1: none
 };
 
-// An op's name for traces, stored in two parts so that lowering thousands of ops writes one prefix
-// per module pass instead of a string per op: text = the program's prefix(prefix) + suffix (a
-// string literal).
+// An op's name for traces, stored in parts so that lowering thousands of ops writes no string per
+// op, nor per module pass: text = the program's prefix_text(prefix) + suffix (a string literal).
 struct OpLabel {
   int prefix = -1;
   const char* suffix = "";
@@ -55,16 +54,25 @@ struct Stream {
 struct StepProgram {
   std::vector<Stream> streams;
   std::vector<CollectiveOp> collectives;
-  // Label prefixes, concatenated in one buffer (no allocation per prefix): prefix i is
-  // prefix_text[prefix_ends[i - 1] (0 for i = 0), prefix_ends[i]).
-  std::string prefix_text;
-  std::vector<std::size_t> prefix_ends;
+  // Label text pieces (a pass's "mb0.fwd.", a module's name, a bucket's "mb0.bucket3"),
+  // concatenated in one buffer: piece i is piece_text[piece_ends[i - 1] (0 for i = 0),
+  // piece_ends[i]). A label prefix is a head piece followed by an optional tail piece, so a module
+  // pass's prefixes reuse the pass's and the modules' pieces.
+  struct LabelPrefix {
+    int head = -1, tail = -1;  // pieces; -1: none
+  };
+  std::string piece_text;
+  std::vector<std::size_t> piece_ends;
+  std::vector<LabelPrefix> prefixes;
   std::vector<OpLabel> labels;
   int event_count = 0;
 
-  // Appends a prefix made of the parts, returns its index.
-  int add_prefix(std::initializer_list<std::string_view> parts);
-  std::string_view prefix(int i) const;
+  // Appends a piece made of the parts, returns its index.
+  int add_piece(std::initializer_list<std::string_view> parts);
+  // Appends the prefix piece(head) + piece(tail) (tail -1: none), returns its index.
+  int add_prefix(int head, int tail = -1);
+  std::string_view piece(int i) const;
+  std::string prefix_text(int prefix) const;
   std::string label_text(int label) const;  // "op" for -1
 };
 

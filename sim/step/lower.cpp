@@ -115,8 +115,12 @@ class Builder {
                       C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
     for (auto& stream : prog_.streams) stream.ops.reserve(G * (12 * M + 6 * B * C) + 8);
     prog_.labels.reserve(G * (12 * M + 6 * B * C) + 1);
-    prog_.prefix_ends.reserve(G * (2 * M + B * (C + 1)) + 1);
-    prog_.prefix_text.reserve(24 * (G * (2 * M + B * (C + 1)) + 1));
+    prog_.prefixes.reserve(G * (2 * M + B * (C + 1)) + 1);
+    prog_.piece_ends.reserve(M + G * (2 + B) + C + 1);
+    prog_.piece_text.reserve(16 * (M + G * (2 + B) + C + 1));
+    // Module names are pieces of every pass's prefixes.
+    name_piece_.resize(M);
+    for (std::size_t i = 0; i < M; ++i) name_piece_[i] = prog_.add_piece({(*out_.modules)[i].name});
     times_.assign(M, {-1.0, -1.0});
     prog_.collectives.reserve(G * (2 * M + 3 * B * C));
     out_.collective_phase.reserve(G * (2 * M + 3 * B * C));
@@ -130,12 +134,11 @@ class Builder {
     const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
-            prefix({"optimizer"}), "");
+            prog_.add_prefix(prog_.add_piece({"optimizer"})), "");
   }
 
  private:
   int event() { return prog_.event_count++; }
-  int prefix(std::initializer_list<std::string_view> parts) { return prog_.add_prefix(parts); }
   // suffix: a string literal (OpLabel keeps the pointer).
   int label(int pre, const char* suffix) {
     prog_.labels.push_back(OpLabel{pre, suffix});
@@ -227,6 +230,7 @@ class Builder {
   void pass(const std::vector<int>& order, bool secondary, int boundary, const std::string& phase,
             CommPhase comm_phase, Run run) {
     const std::size_t M = order.size();
+    const int phase_piece = prog_.add_piece({phase, "."});
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
     for (std::size_t j = 0; j < M; ++j) {
@@ -241,7 +245,8 @@ class Builder {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(order[j])];
       // Plain concatenation: labels are built for every op of every scenario, and fmt's
       // formatting cost more than the rest of the label handling.
-      const int tag = prefix({phase, ".", m.name});
+      const int tag =
+          prog_.add_prefix(phase_piece, name_piece_[static_cast<std::size_t>(order[j])]);
       if (j == 0) {
         wait(kGather, boundary);
       } else if (depth == 0) {
@@ -318,7 +323,8 @@ class Builder {
   // Bucket `no` of micro-step mu; its ops are labelled "mb<mu>.bucket<no>[.chunk<c>]...".
   void reduce_bucket(int stream, const GradBucket& b, int mu, int no) {
     Digits mu_d(mu), no_d(no);
-    const int pre = prefix({"mb", mu_d, ".bucket", no_d});
+    const int bucket_piece = prog_.add_piece({"mb", mu_d, ".bucket", no_d});
+    const int pre = prog_.add_prefix(bucket_piece);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
       collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, 2 * n,
@@ -332,7 +338,7 @@ class Builder {
     const double N = N_, total = static_cast<double>(b.quantized);
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const int ct = chunks > 1 ? prefix({"mb", mu_d, ".bucket", no_d, ".chunk", Digits(c)}) : pre;
+      const int ct = chunks > 1 ? prog_.add_prefix(bucket_piece, chunk_piece(c)) : pre;
       const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
@@ -359,7 +365,16 @@ class Builder {
   LoweredStep& out_;
   StepProgram& prog_;
   GroupList world_, hpz_groups_, node_groups_, rails_;
+  // ".chunk<c>", a piece made once per chunk index.
+  int chunk_piece(int c) {
+    const auto k = static_cast<std::size_t>(c);
+    if (chunk_pieces_.size() <= k) chunk_pieces_.resize(k + 1, -1);
+    if (chunk_pieces_[k] < 0) chunk_pieces_[k] = prog_.add_piece({".chunk", Digits(c)});
+    return chunk_pieces_[k];
+  }
+
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
+  std::vector<int> name_piece_, chunk_pieces_;
   std::vector<std::pair<const Module*, std::pair<double, double>>> shapes_;
   std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
   int W_ = 1, N_ = 1;
