@@ -191,11 +191,7 @@ class Builder {
   void collective(int stream, CollKind kind, Algorithm algo, const GroupList& groups, double bytes,
                   Category c, CommPhase phase, int pre, const char* suffix) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
-    CollectiveOp& op = prog_.collectives.emplace_back();
-    op.kind = kind;
-    op.algorithm = algo;
-    op.groups = groups;
-    op.bytes = bytes;
+    prog_.collectives.emplace_back(kind, algo, groups, bytes);  // the group list copied once
     out_.collective_phase.push_back(phase);
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
                         -1, label(pre, suffix)});
