@@ -6,6 +6,7 @@
 // (including its own slice); send_recv = bytes sent by each sender (groups are [src, dst] pairs).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,13 @@ struct CollectivePlan {
 
 Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo);
 // Lowers op to phases of flows; per-hop latencies come from the profile's link classes.
+// source_limit: only the flows from GPUs below it (the flow tier's folding keeps block 0 of a
+// rotation-invariant op, see Topology::rotation_block_gpus). A direct exchange then routes only
+// those sources, and its latency, the largest over its pairs, is taken over them: equal under the
+// rotation, which maps pairs to pairs with the same route latency.
 CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
-                                const CostProfile& profile);
+                                const CostProfile& profile,
+                                int source_limit = std::numeric_limits<int>::max());
 // The most flows one phase of lower_collective(op) holds, counted without lowering (an all-to-all
 // routes every ordered pair of a group: sum n(n-1), per hop for two_hop; rings n per group; PXN
 // relays not counted). Lets the flow tier refuse an op that cannot fit in memory before it starts.

@@ -107,7 +107,7 @@ struct Stage {
 };
 
 CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
-                                  const CostProfile& profile) {
+                                  const CostProfile& profile, int source_limit) {
   std::vector<Stage> stages;
   switch (op.kind) {
     case CollKind::AllGather:
@@ -129,7 +129,7 @@ CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
   for (const auto& g : op.groups) layouts.push_back(regular_layout(op, g, topo));
   CollectivePlan plan;
   for (const Stage& st : stages) {
-    PhaseBuilder pb;
+    PhaseBuilder pb(source_limit);
     for (const GroupLayout& lay : layouts) {
       const double bytes = st.rail_share ? op.bytes / lay.per_node() : op.bytes;
       const auto sub = st.rails ? rails_of(lay) : lay.members;
@@ -141,8 +141,8 @@ CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
 }
 
 CollectivePlan lower_two_hop(const CollectiveOp& op, const Topology& topo,
-                             const CostProfile& profile) {
-  PhaseBuilder hop1, hop2;
+                             const CostProfile& profile, int source_limit) {
+  PhaseBuilder hop1(source_limit), hop2(source_limit);
   for (const auto& g : op.groups) {
     const GroupLayout lay = regular_layout(op, g, topo);
     const double per_node = lay.per_node();
@@ -204,11 +204,11 @@ std::uint64_t max_phase_flows(const CollectiveOp& op, const Topology& topo) {
 }
 
 CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
-                                const CostProfile& profile) {
+                                const CostProfile& profile, int source_limit) {
   const Algorithm a = select_algorithm(op, topo);
-  if (a == Algorithm::Hierarchical) return lower_hierarchical(op, topo, profile);
-  if (a == Algorithm::TwoHopAllToAll) return lower_two_hop(op, topo, profile);
-  PhaseBuilder pb;
+  if (a == Algorithm::Hierarchical) return lower_hierarchical(op, topo, profile, source_limit);
+  if (a == Algorithm::TwoHopAllToAll) return lower_two_hop(op, topo, profile, source_limit);
+  PhaseBuilder pb(source_limit);
   for (const auto& g : op.groups) {
     if (op.kind == CollKind::SendRecv) {
       pb.raise_latency(coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile));

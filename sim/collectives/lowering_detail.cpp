@@ -48,6 +48,7 @@ Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
 }
 
 void PhaseBuilder::add(int src, int dst, double bytes) {
+  if (src >= source_limit_) return;
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
                             static_cast<std::uint32_t>(dst);
   auto [it, fresh] = index_.try_emplace(key, flows_.size());
@@ -208,11 +209,14 @@ double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topo
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile) {
   double latency = 0;
-  pb.reserve_more(group.size() * (group.size() - 1));
+  std::size_t sources = 0;
+  for (int src : group) sources += src < pb.source_limit();
+  pb.reserve_more(sources * (group.size() - 1));
   for (int src : group)
-    for (int dst : group)
-      if (src != dst)
-        latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
+    if (src < pb.source_limit())  // the others' pairs are dropped (and, by symmetry, no slower)
+      for (int dst : group)
+        if (src != dst)
+          latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
   pb.raise_latency(latency);
 }
 

@@ -3,6 +3,7 @@
 // and the pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,10 @@ Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst);
 // together finish together under max-min sharing, so the merge changes no completion time).
 class PhaseBuilder {
  public:
+  // Keeps only flows from GPUs below source_limit (lower_collective's folding); add() drops others.
+  explicit PhaseBuilder(int source_limit = std::numeric_limits<int>::max())
+      : source_limit_(source_limit) {}
+  int source_limit() const { return source_limit_; }
   void add(int src, int dst, double bytes);
   // Room for `more` flows beyond those added so far (saves rehashing on 10^7-flow phases).
   void reserve_more(std::size_t more) {
@@ -36,6 +41,7 @@ class PhaseBuilder {
   Phase take();
 
  private:
+  int source_limit_;
   double latency_s_ = 0;
   std::vector<Flow> flows_;
   std::unordered_map<std::uint64_t, std::size_t> index_;  // (src << 32 | dst) -> flow

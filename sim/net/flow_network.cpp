@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
+#include "sim/net/folding.hpp"
 
 namespace zerosim {
 
@@ -35,6 +36,8 @@ FlowNetwork::FlowNetwork(Engine& engine, const Topology& topo, const CostProfile
     : engine_(engine), topo_(topo), profile_(profile) {
   const char* off = std::getenv("ZEROSIM_NO_SYMMETRY");
   if (off && *off && std::string(off) != "0") symmetry_ = false;
+  const char* no_fold = std::getenv("ZEROSIM_NO_FOLDING");
+  if (no_fold && *no_fold && std::string(no_fold) != "0") folding_allowed_ = false;
 }
 
 // Solver links: the real links, or (symmetry mode) the classes of the link partition. Deferred to
@@ -53,17 +56,44 @@ void FlowNetwork::init_links() {
   for (int k = 0; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
 }
 
-CollectivePlan FlowNetwork::lower(const CollectiveOp& op) const {
+CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold) const {
   // Each flow of a phase is routed and held in memory (~300 bytes with its route) before the
   // symmetry reduction sees it: refuse, with the way out, what cannot fit rather than run for
-  // minutes into bad_alloc (qgZ's inter-node hop at 32768 GPUs: 134M flows).
-  if (const std::uint64_t flows = max_phase_flows(op, topo_); flows > kMaxPhaseFlows)
+  // minutes into bad_alloc (an all-to-all of 8192 GPUs without folding: 67M flows).
+  std::uint64_t flows = max_phase_flows(op, topo_);
+  if (fold) flows /= static_cast<std::uint64_t>(topo_.rotation_blocks());
+  if (flows > kMaxPhaseFlows)
     throw InputError("<command line>", "--tier",
                      fmt::format("the flow tier would route {} flows in one phase of {} on {} "
                                  "GPUs (at most {}, about 10 GiB); use --tier analytic, which "
                                  "plans it without per-pair flows",
                                  flows, to_string(op.kind), topo_.gpu_count(), kMaxPhaseFlows));
-  return lower_collective(op, topo_, profile_);
+  return fold ? lower_collective(op, topo_, profile_, topo_.rotation_block_gpus())
+              : lower_collective(op, topo_, profile_);
+}
+
+bool FlowNetwork::invariant(const CollectiveOp& op) {
+  const void* key = &op.groups.get();
+  for (const auto& [k, v] : invariant_memo_)
+    if (k == key) return v;
+  const bool v = rotation_invariant(op.groups, topo_);
+  // Keyed by address: the list is shared and immutable while ops hold it; a few per step.
+  if (invariant_memo_.size() < 64) invariant_memo_.emplace_back(key, v);
+  return v;
+}
+
+void FlowNetwork::decide_folding(bool all_invariant) {
+  fold_blocks_ = folding_allowed_ && symmetry() && all_invariant && topo_.rotation_blocks() > 1
+                     ? topo_.rotation_blocks()
+                     : 1;
+}
+
+void FlowNetwork::expect_ops(std::span<const CollectiveOp> ops) {
+  if (fold_blocks_ != 0) return;  // decided by an op already started
+  bool all = true;
+  for (const CollectiveOp& op : ops)
+    if (!(all = invariant(op))) break;
+  decide_folding(all);
 }
 
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
@@ -71,13 +101,19 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
     start_resolved(resolve_plan(lower(op)), std::move(on_done));
     return;
   }
+  if (fold_blocks_ == 0) decide_folding(false);  // not told what else will run: no folding
+  const bool fold = fold_blocks_ > 1;
+  if (fold && !invariant(op))
+    throw std::logic_error(
+        "flow tier: an op that the block rotation does not map onto itself "
+        "started while folding (expect_ops was not told of it)");
   // Lowering is linear in the op's bytes, so the plan of one byte serves every size of a shape: a
   // step's buckets of different sizes route and refine their (qgZ: 2M-flow) phases once.
   CollectiveOp unit = op;
   unit.bytes = 1;
   const auto* hit = cache_.find(unit);
-  start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit))), std::move(on_done),
-                 op.bytes);
+  start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit, fold), fold)),
+                 std::move(on_done), op.bytes);
 }
 
 void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {
@@ -93,7 +129,7 @@ constexpr std::size_t kBigPhase = std::size_t{1} << 16;
 }  // namespace
 
 std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
-    const CollectivePlan& plan) const {
+    const CollectivePlan& plan, bool fold) const {
   auto out = std::make_shared<ResolvedPlan>();
   // Merge key: (src, dst, bytes). Flows with equal link lists are exactly those with equal (src,
   // dst): a route starts at its source GPU and ends at its destination. Phases whose lowering
@@ -124,10 +160,17 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
       f.link_begin = static_cast<std::int64_t>(out->links.size());
       const RouteInfo r = topo_.route_into(fl.src_gpu, fl.dst_gpu, out->links);
       f.link_count = static_cast<std::int32_t>(out->links.size() - f.link_begin);
+      if (fold)
+        for (auto k = static_cast<std::size_t>(f.link_begin); k < out->links.size(); ++k)
+          out->links[k] = topo_.fold_link(out->links[k]);
       f.crosses_nodes = r.crosses_nodes;
       f.bytes = fl.bytes;
       (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
       rp.flows.push_back(f);
+    }
+    if (fold) {  // each flow stands for its images in every block
+      rp.inter_node_bytes *= topo_.rotation_blocks();
+      rp.intra_node_bytes *= topo_.rotation_blocks();
     }
     out->phases.push_back(std::move(rp));
   }

@@ -15,7 +15,10 @@
 // classes of an equitable partition refined on the actual routes, so the N images of a collective's
 // traffic on N identical nodes are one solver flow of weight N. When a phase needs a finer link
 // partition, the flows in flight are re-expressed in it (their members' remaining bytes are equal).
-// ZEROSIM_NO_SYMMETRY=1 (or set_symmetry(false)) simulates every merged flow on every real link.
+// Folding (folding.hpp) comes first: on a cluster with a block rotation, when every op of the run
+// is invariant under it, plans hold only block 0's flows, on the block-0 images of their links.
+// ZEROSIM_NO_SYMMETRY=1 (or set_symmetry(false)) simulates every merged flow on every real link,
+// without folding; ZEROSIM_NO_FOLDING=1 (or set_folding(false)) turns off folding only.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -52,6 +55,13 @@ class FlowNetwork : public NetworkModel {
   // false: no symmetry reduction (also ZEROSIM_NO_SYMMETRY=1). Call before the first start.
   void set_symmetry(bool on) { symmetry_ = on; }
   bool symmetry() const { return shortcuts_ && symmetry_; }
+  // false: no folding (tests' reference). Call before the first start.
+  void set_folding(bool on) { folding_allowed_ = on; }
+  // Blocks folded into one (1: no folding); decided by expect_ops (no folding without it).
+  int fold_blocks() const { return fold_blocks_; }
+  // Folds when every op is rotation-invariant; an op that is not, started while folding, is a
+  // logic_error (the caller told of other ops).
+  void expect_ops(std::span<const CollectiveOp> ops) override;
   // Leaves symmetry mode for the rest of the run: the flows in flight move to the real links.
   // Called automatically when a phase of at least `min_flows` merged flows keeps more than
   // `max_ratio` of them as classes (the quotient then costs more than it saves: its link classes
@@ -80,9 +90,15 @@ class FlowNetwork : public NetworkModel {
   };
 
  private:
-  // lower_collective, after refusing an op with more than kMaxPhaseFlows flows in a phase.
-  CollectivePlan lower(const CollectiveOp& op) const;
-  std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan) const;
+  // lower_collective, after refusing an op with more than kMaxPhaseFlows flows in a phase; with
+  // fold, block 0's flows only.
+  CollectivePlan lower(const CollectiveOp& op, bool fold = false) const;
+  // fold: the plan holds block 0's flows of a folded op; its links go to their block-0 images and
+  // its byte counts stand for all blocks.
+  std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan,
+                                                   bool fold = false) const;
+  bool invariant(const CollectiveOp& op);
+  void decide_folding(bool all_invariant);
   // scale: bytes of the op per byte of the plan (plans cached per shape are per byte).
   void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done,
                       double scale = 1);
@@ -151,6 +167,9 @@ class FlowNetwork : public NetworkModel {
   bool shortcuts_ = true;
   bool symmetry_ = true;
   bool links_ready_ = false;
+  bool folding_allowed_ = true;
+  int fold_blocks_ = 0;                                       // 0: not decided yet
+  std::vector<std::pair<const void*, bool>> invariant_memo_;  // per group list (by address)
   std::unique_ptr<LinkPartition> part_;
   std::size_t fallback_min_flows_ = 1000;
   double fallback_max_ratio_ = 0.5;

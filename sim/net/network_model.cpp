@@ -39,6 +39,7 @@ double collective_time(const std::string& tier, const CollectiveOp& op, const To
   Engine engine;
   auto model = make_network_model(tier, engine, topo, profile);
   double done = -1;
+  model->expect_ops(std::span<const CollectiveOp>(&op, 1));
   model->start(op, [&] { done = engine.now(); });
   engine.run();
   return done;

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "sim/collectives/collective.hpp"
@@ -16,7 +17,7 @@ class FabricPlans;
 struct NetStats {
   double inter_node_bytes = 0;     // payload bytes of flows whose route crosses a node boundary
   double intra_node_bytes = 0;     // payload bytes of flows that stay inside a node
-  std::uint64_t flows = 0;         // flows simulated (after any aggregation)
+  std::uint64_t flows = 0;         // flows simulated (after merging and folding, flow_network.hpp)
   std::uint64_t solver_flows = 0;  // flow tier: solver flows after symmetry reduction (<= flows)
 };
 
@@ -31,6 +32,10 @@ class NetworkModel : public Model {
   // start() would. run_program then schedules the whole step in one pass (direct_run.cpp).
   virtual bool contention_free() const { return false; }
   virtual double charge(const CollectiveOp& op);  // logic_error unless contention_free()
+
+  // The ops a run will start, told before the first (the flow tier folds only when all of them
+  // are invariant under the cluster's block rotation, folding.hpp). Optional.
+  virtual void expect_ops(std::span<const CollectiveOp> ops) { (void)ops; }
 };
 
 // tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the

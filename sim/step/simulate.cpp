@@ -205,6 +205,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
   std::shared_ptr<FabricPlans> plans = fabric_plans(topo_ptr, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans);
+  net->expect_ops(low.program.collectives);
   RunResult run = run_program(low.program, engine, *net);
   const double step = run.makespan_s;
 

@@ -88,6 +88,19 @@ class Topology {
   // the walk it saves.
   RouteInfo route_into(int src_gpu, int dst_gpu, std::vector<LinkId>& out) const;
 
+  // --- symmetry. Block rotation: on the builders' clusters with full leaves, moving every GPU g to
+  // (g + rotation_block_gpus()) mod gpu_count(), its server, NICs and leaves with it (spines stay),
+  // maps every route to the route between the images (D-mod-k picks the same spine). Then a set of
+  // flows invariant under the rotation needs only the flows from block 0 (GPUs [0, block)), each
+  // on the block-0 images of its links (fold_link): every link of an orbit carries the same load,
+  // and each orbit of flows has one member leaving block 0 (sim/net/flow_network.hpp, folding).
+  // 0 when the cluster has no such symmetry (explicit topologies, partial leaves, one leaf).
+  int rotation_block_gpus() const { return rotation_block_gpus_; }
+  int rotation_blocks() const {
+    return rotation_block_gpus_ > 0 ? gpu_count() / rotation_block_gpus_ : 1;
+  }
+  LinkId fold_link(LinkId id) const { return fold_link_[static_cast<std::size_t>(id)]; }
+
   // Graphviz DOT via boost::write_graphviz.
   std::string to_dot() const;
   // One-paragraph human summary (counts per kind, link classes and bandwidths).
@@ -103,6 +116,8 @@ class Topology {
   std::vector<int> gpu_vertex_;
   std::unique_ptr<TopologyGraph> graph_;
   mutable std::unique_ptr<struct RouteCache> cache_;
+  int rotation_block_gpus_ = 0;
+  std::vector<LinkId> fold_link_;  // per link, when rotation_block_gpus_ > 0
 };
 
 // Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming

@@ -134,9 +134,9 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
 
   // Spines, only when there is more than one leaf.
   const int L = static_cast<int>(leaves.size());
+  std::vector<int> spines;
   if (L > 1) {
     const int S = std::min(kMaxSpines, L);
-    std::vector<int> spines;
     for (int s = 0; s < S; ++s)
       spines.push_back(b.add_vertex(NodeKind::SpineSwitch, fmt::format("spine{}", s), -1, -1));
     for (int li = 0; li < L; ++li) {
@@ -145,7 +145,33 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
         b.add_link(leaves[li], spines[s], up_Bps, kNetworkLatencyS, LinkClass::Network, true);
     }
   }
-  return b.finish();
+  Topology t = b.finish();
+
+  // Block rotation candidate: the servers under one leaf (per rail) and that leaf move one block
+  // on; with every leaf full, add_block_rotation confirms it (the spine choice, every link).
+  const int per_leaf = rail ? kLeafDownPorts : std::max(1, kLeafDownPorts / nics);
+  const int per_rail = rail ? (N + kLeafDownPorts - 1) / kLeafDownPorts : L;
+  if (!spines.empty() && N % per_leaf == 0 && N / per_leaf >= 2) {
+    RotationLayout lay;
+    lay.block_gpus = per_leaf * G;
+    lay.spines = static_cast<std::uint32_t>(spines.size());
+    lay.block_of.assign(static_cast<std::size_t>(t.vertex_count()), -1);
+    lay.rep_of.resize(static_cast<std::size_t>(t.vertex_count()));
+    const int per_node = G + 1 + nics;  // vertices per server, added server by server above
+    for (int v = 0; v < t.vertex_count(); ++v) {
+      lay.rep_of[v] = v;
+      const int node = t.vertex(v).node;
+      if (node < 0) continue;
+      lay.block_of[v] = node / per_leaf;
+      lay.rep_of[v] = v - lay.block_of[v] * per_leaf * per_node;
+    }
+    for (int li = 0; li < L; ++li) {
+      lay.block_of[leaves[li]] = li % per_rail;
+      lay.rep_of[leaves[li]] = leaves[li - li % per_rail];
+    }
+    add_block_rotation(t, lay);
+  }
+  return t;
 }
 
 Topology build_cluster(const ClusterSpec& spec, const std::string& source_file) {

@@ -140,6 +140,11 @@ class TopologyBuilder {
                 bool duplex);
   void set_nics(int per_node, double nic_Bps);
   void set_fabric(std::string fabric, double oversubscription);
+  // Records a block rotation (see Topology::rotation_block_gpus) on a finished topology.
+  static void set_rotation(Topology& t, int block_gpus, std::vector<LinkId> fold_link) {
+    t.rotation_block_gpus_ = block_gpus;
+    t.fold_link_ = std::move(fold_link);
+  }
   // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
   // have validated that every node 0..N-1 holds gpus_per_node GPUs with locals 0..gpus_per_node-1.
   Topology finish();
@@ -152,6 +157,17 @@ class TopologyBuilder {
   std::string fabric_ = "explicit";
   double oversubscription_ = 1.0;
 };
+
+// The builders' candidate block rotation (Topology::rotation_block_gpus): per vertex its block
+// (-1 for the spines, which stay) and its image in block 0. add_block_rotation records it on t if
+// it holds: the spine choice (D-mod-k key modulo `spines`) is invariant, and every link's image
+// exists with the same bandwidth, latency and class. Otherwise t keeps no rotation.
+struct RotationLayout {
+  int block_gpus = 0;
+  std::uint32_t spines = 0;
+  std::vector<int> block_of, rep_of;  // per vertex
+};
+void add_block_rotation(Topology& t, const RotationLayout& lay);
 
 // Plain shortest path by reverse Dijkstra over the whole graph (no cache, no decomposition). The
 // reference that Topology::route must equal; used by tests and by the router's fallback.

@@ -1,11 +1,15 @@
 // Shared by the flow-tier equality tests: the collectives of a data-parallel ZeRO step on a
 // cluster (hierarchical / intra-node / ring / rail / two-hop / direct), and the shipped profiles.
 #pragma once
+#include <stdlib.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "sim/step/simulate.hpp"
 
 namespace zerosim::test {
 
@@ -25,6 +29,30 @@ inline std::vector<CollectiveOp> data_parallel_ops(const Topology& topo) {
       {CollKind::AllToAll, Algorithm::TwoHopAllToAll, world_group(topo), 16e6, "a2a.2hop"},
       {CollKind::AllToAll, Algorithm::Direct, intra_node_groups(topo, per_node), 4e6, "a2a.node"},
   };
+}
+
+// A whole step of 1024 tokens per GPU (fat-trees 2:1 oversubscribed), simulated first with the
+// environment switch `reference` set to 1 (a shortcut off), then without: {reference, fast}.
+struct StepCase {
+  const char* cluster;
+  int nodes;
+  const char* fabric;
+  const char* model;
+  const char* strategy;
+};
+inline std::pair<json, json> step_with_and_without(const char* reference, const StepCase& c) {
+  Scenario s;
+  s.cluster = c.cluster;
+  s.nodes = c.nodes;
+  s.fabric = c.fabric;
+  if (std::string(c.fabric) == "fat-tree") s.oversubscription = 2;
+  s.model = c.model;
+  s.strategy = c.strategy;
+  s.tokens_per_gpu = 1024;
+  ::setenv(reference, "1", 1);
+  json full = simulate(s);
+  ::unsetenv(reference);
+  return {std::move(full), simulate(s)};
 }
 
 }  // namespace zerosim::test

@@ -128,35 +128,17 @@ TEST_CASE("symmetry matches the full flow simulation, collective by collective")
 }
 
 TEST_CASE("symmetry matches the full flow simulation: whole ZeRO-3 / ZeRO++ steps") {
-  struct Case {
-    const char* cluster;
-    int nodes;
-    const char* fabric;
-    const char* model;
-    const char* strategy;
-  };
-  const Case cases[] = {
+  const test::StepCase cases[] = {
       {"dgx2-v100", 4, "", "gpt-18b", "zeropp"},
       {"dgx2-v100", 3, "", "gpt-138b", "zero3"},
       {"dgx-h100", 6, "fat-tree", "gpt-18b", "zeropp"},
       {"dgx-h100", 5, "", "gpt-18b", "zero3+qgz"},
   };
-  for (const Case& c : cases) {
+  for (const test::StepCase& c : cases) {
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);
     CAPTURE(c.strategy);
-    Scenario s;
-    s.cluster = c.cluster;
-    s.nodes = c.nodes;
-    s.fabric = c.fabric;
-    if (std::string(c.fabric) == "fat-tree") s.oversubscription = 2;
-    s.model = c.model;
-    s.strategy = c.strategy;
-    s.tokens_per_gpu = 1024;
-    ::setenv("ZEROSIM_NO_SYMMETRY", "1", 1);
-    const json full = simulate(s);
-    ::unsetenv("ZEROSIM_NO_SYMMETRY");
-    const json fast = simulate(s);
+    const auto [full, fast] = test::step_with_and_without("ZEROSIM_NO_SYMMETRY", c);
     const double a = full["step_time_s"].get<double>(), b = fast["step_time_s"].get<double>();
     REQUIRE(a > 0);
     CHECK(std::abs(a - b) <= 1e-9 * a);

@@ -5,21 +5,12 @@
 
 #include "sim/core/error.hpp"
 #include "sim/topology/topology.hpp"
+#include "tests/topology/cluster_spec.hpp"
 
 using namespace zerosim;
+using test::spec;
 
 namespace {
-
-ClusterSpec spec(const char* type, int nodes, int nics = -1, const char* fabric = "rail",
-                 double over = 1) {
-  ClusterSpec s;
-  s.node_type = type;
-  s.nodes = nodes;
-  s.nics_per_node = nics;
-  s.fabric = fabric;
-  s.oversubscription = over;
-  return s;
-}
 
 std::vector<std::string> path_names(const Topology& t, const Route& r) {
   std::vector<std::string> names;

@@ -10,21 +10,12 @@
 
 #include "sim/topology/topology.hpp"
 #include "sim/topology/topology_graph.hpp"
+#include "tests/topology/cluster_spec.hpp"
 
 using namespace zerosim;
+using test::spec;
 
 namespace {
-
-ClusterSpec spec(const char* type, int nodes, int nics = -1, const char* fabric = "rail",
-                 double over = 1) {
-  ClusterSpec s;
-  s.node_type = type;
-  s.nodes = nodes;
-  s.nics_per_node = nics;
-  s.fabric = fabric;
-  s.oversubscription = over;
-  return s;
-}
 
 void check_same(const Topology& t, int s, int d) {
   const Route& fast = t.route(s, d);
