@@ -5,11 +5,10 @@
 // case run so far). Also: analytic-tier scenarios per second, and the fitted exponent b of
 // wall ~ (GPUs x layers)^b.
 //
-// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (flow tier: 4-5 s for ZeRO++ at 4096
-// GPUs, under 1 s for ZeRO-3 at 32768; analytic tier: seconds at 32768 GPUs). Not registered: ZeRO++
-// in the flow tier at 32768 GPUs (qgZ's inter-node hop lowers 134M flows before any reduction, more
-// memory than the machine has). BM_AnalyticStep: the analytic tier on DGX-2 rail and H100 fat-tree
-// clusters of 64..32768 GPUs. Times are CPU seconds of one thread.
+// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (seconds each; the flow tier folds the
+// H100 clusters' leaf blocks, folding.hpp, so ZeRO++ at 32768 GPUs routes 1M flows per qgZ phase,
+// not 134M). BM_AnalyticStep: the analytic tier on DGX-2 rail and H100 fat-tree clusters of
+// 64..32768 GPUs. Times are CPU seconds of one thread.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -126,7 +125,6 @@ void register_steps() {
         for (int t = 0; t < 2; ++t) {
           const bool flow = t == 0;
           if (kClusters[c].gpus > 384 && !large) continue;  // seconds each on one core
-          if (flow && st == 1 && kClusters[c].gpus > 4096) continue;  // 134M flows: see above
           benchmark::RegisterBenchmark("BM_Step", BM_Step)
               ->Args({c, m, st, t})
               ->Unit(benchmark::kMillisecond)
