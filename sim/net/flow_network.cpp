@@ -73,12 +73,12 @@ CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold) const {
 }
 
 bool FlowNetwork::invariant(const CollectiveOp& op) {
-  const void* key = &op.groups.get();
+  // By the shared list's address (a step has a few lists); the memo holds a reference to each,
+  // so no other list can take its address later.
   for (const auto& [k, v] : invariant_memo_)
-    if (k == key) return v;
+    if (&k.get() == &op.groups.get()) return v;
   const bool v = rotation_invariant(op.groups, topo_);
-  // Keyed by address: the list is shared and immutable while ops hold it; a few per step.
-  if (invariant_memo_.size() < 64) invariant_memo_.emplace_back(key, v);
+  if (invariant_memo_.size() < 64) invariant_memo_.emplace_back(op.groups, v);
   return v;
 }
 

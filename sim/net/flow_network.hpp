@@ -168,8 +168,8 @@ class FlowNetwork : public NetworkModel {
   bool symmetry_ = true;
   bool links_ready_ = false;
   bool folding_allowed_ = true;
-  int fold_blocks_ = 0;                                       // 0: not decided yet
-  std::vector<std::pair<const void*, bool>> invariant_memo_;  // per group list (by address)
+  int fold_blocks_ = 0;                                     // 0: not decided yet
+  std::vector<std::pair<GroupList, bool>> invariant_memo_;  // per group list (by address)
   std::unique_ptr<LinkPartition> part_;
   std::size_t fallback_min_flows_ = 1000;
   double fallback_max_ratio_ = 0.5;
