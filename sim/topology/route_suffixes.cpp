@@ -12,7 +12,9 @@ void SuffixTable::configure(int fabric_vertices, int gpus) {
   gpus_ = static_cast<std::size_t>(gpus);
   const std::size_t slots = static_cast<std::size_t>(fabric_vertices) * gpus_;
   flat_.clear();
-  if (slots <= kMaxFlatSlots) flat_.resize(slots);  // value-initialised: count -1, empty
+  // Small clusters route few pairs: zeroing a table per cluster would cost more than hashing.
+  if (gpus_ >= kMinFlatGpus && slots <= kMaxFlatSlots)
+    flat_.resize(slots);  // value-initialised: count -1, empty
 }
 
 RouteSuffix* SuffixTable::flat_slot(const SuffixKey& k, int fabric_index) {

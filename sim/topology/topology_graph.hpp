@@ -89,9 +89,10 @@ struct RouteSuffix {
   int min_node = 0, max_node = 0;  // of the vertices it reaches (for crosses_nodes)
   std::uint64_t key = 0;           // the D-mod-k key left at the vertex (flat slots)
 };
-// Suffixes by (fabric vertex, dst): a flat slot per pair while fabric vertices x GPUs is small (an
-// all-to-all looks one up per routed pair; hashing 2M entries cost a fifth of its time), the rest
-// hashed. Memory is bounded: the table empties itself when its link pool gets large.
+// Suffixes by (fabric vertex, dst): a flat slot per pair from 1024 GPUs while fabric vertices x
+// GPUs is at most 4M (an all-to-all looks one up per routed pair; hashing 2M entries cost a fifth
+// of its time), the rest hashed. Memory is bounded: the table empties itself when its link pool
+// gets large.
 class SuffixTable {
  public:
   const RouteSuffix* find(const SuffixKey& k, int fabric_index) const;
@@ -101,9 +102,10 @@ class SuffixTable {
     return {pool_.data() + s.begin, static_cast<std::size_t>(s.count)};
   }
   void configure(int fabric_vertices, int gpus);
+  static constexpr std::size_t kMaxFlatSlots = std::size_t{1} << 22;
+  static constexpr std::size_t kMinFlatGpus = 1024;
 
  private:
-  static constexpr std::size_t kMaxFlatSlots = std::size_t{1} << 22;
   static constexpr std::size_t kMaxPoolLinks = std::size_t{1} << 25;
   RouteSuffix* flat_slot(const SuffixKey& k, int fabric_index);
   std::size_t gpus_ = 0;

@@ -52,6 +52,14 @@ TEST_CASE("cached router equals plain Dijkstra on every pair of small clusters")
   }
 }
 
+TEST_CASE("from 1024 GPUs route suffixes sit in flat slots: same routes") {
+  Topology t = build_cluster(spec("dgx-h100", 128, 8, "rail"));  // 1024 GPUs, 4 leaves per rail
+  REQUIRE(t.gpu_count() >= static_cast<int>(SuffixTable::kMinFlatGpus));
+  for (int a = 0; a < t.gpu_count(); a += 37)
+    for (int b = 5; b < t.gpu_count(); b += 11)
+      if (a != b) check_same(t, a, b);
+}
+
 TEST_CASE("cached router equals plain Dijkstra across leaves (multi-leaf rails)") {
   Topology t =
       build_cluster(spec("dgx-h100", 70, 8, "rail"));  // 3 leaves per rail, 24 leaves, 24 spines
