@@ -191,7 +191,8 @@ class Builder {
   void collective(int stream, CollKind kind, Algorithm algo, const GroupList& groups, double bytes,
                   Category c, CommPhase phase, int pre, const char* suffix) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
-    prog_.collectives.emplace_back(kind, algo, groups, bytes);  // the group list copied once
+    // Braced (clang has no parenthesised aggregate init): the group list is copied once.
+    prog_.collectives.push_back(CollectiveOp{kind, algo, groups, bytes, {}});
     out_.collective_phase.push_back(phase);
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
                         -1, label(pre, suffix)});
