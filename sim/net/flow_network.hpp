@@ -57,7 +57,8 @@ class FlowNetwork : public NetworkModel {
   bool symmetry() const { return shortcuts_ && symmetry_; }
   // false: no folding (tests' reference). Call before the first start.
   void set_folding(bool on) { folding_allowed_ = on; }
-  // Blocks folded into one (1: no folding); decided by expect_ops (no folding without it).
+  // Blocks folded into one: 1 no folding, 0 not decided yet (expect_ops decides; without it, the
+  // first start decides for no folding).
   int fold_blocks() const { return fold_blocks_; }
   // Folds when every op is rotation-invariant; an op that is not, started while folding, is a
   // logic_error (the caller told of other ops).
