@@ -1,8 +1,11 @@
 // Shared by the flow-tier equality tests: the collectives of a data-parallel ZeRO step on a
-// cluster (hierarchical / intra-node / ring / rail / two-hop / direct), and the shipped profiles.
+// cluster (hierarchical / intra-node / ring / rail / two-hop / direct), the shipped profiles, and
+// whole steps run with a shortcut off and on.
 #pragma once
+#include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +56,17 @@ inline std::pair<json, json> step_with_and_without(const char* reference, const 
   json full = simulate(s);
   ::unsetenv(reference);
   return {std::move(full), simulate(s)};
+}
+
+// The same, checking that both step times agree within 1e-9 relative (issue 8's bar for every
+// shortcut); returns {reference, fast} for further checks.
+inline std::pair<json, json> same_step_time(const char* reference, const StepCase& c) {
+  auto runs = step_with_and_without(reference, c);
+  const double a = runs.first["step_time_s"].get<double>();
+  const double b = runs.second["step_time_s"].get<double>();
+  REQUIRE(a > 0);
+  CHECK(std::abs(a - b) <= 1e-9 * a);
+  return runs;
 }
 
 }  // namespace zerosim::test
