@@ -10,14 +10,15 @@ namespace zerosim {
 
 namespace {
 
-// Each node's members together in the sequence (not cyclically: the sequence's own order).
+// Each node's members together in the sequence (not cyclically: the sequence's own order). Linear:
+// the world group of 32768 GPUs has 4096 node runs.
 bool nodes_contiguous(const std::vector<int>& g, const Topology& topo) {
-  std::vector<int> seen;
+  std::vector<char> seen(static_cast<std::size_t>(topo.node_count()), 0);
   for (std::size_t i = 0; i < g.size(); ++i) {
     const int node = topo.node_of(g[i]);
     if (i > 0 && node == topo.node_of(g[i - 1])) continue;
-    if (std::find(seen.begin(), seen.end(), node) != seen.end()) return false;
-    seen.push_back(node);
+    if (seen[static_cast<std::size_t>(node)]) return false;
+    seen[static_cast<std::size_t>(node)] = 1;
   }
   return true;
 }

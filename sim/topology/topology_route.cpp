@@ -250,18 +250,26 @@ RouteInfo route_fallback(const Topology& t, const TopologyGraph& tg, RouteCache&
       t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; }, out);
 }
 
+// A Route from a walk that appends its links and returns the rest.
+template <class Walk>
+Route as_route(Walk&& walk_into) {
+  Route r;
+  const RouteInfo info = walk_into(r.links);
+  r.latency_s = info.latency_s;
+  r.crosses_nodes = info.crosses_nodes;
+  return r;
+}
+
 }  // namespace
 
 Route route_reference(const Topology& t, int src_gpu, int dst_gpu) {
   check_pair(t, src_gpu, dst_gpu);
   const auto& tg = TopologyBuilder::graph(t);
   auto field = distance_field_to(tg.g, t.gpu_vertex(dst_gpu));
-  Route r;
-  const RouteInfo info = walk(
-      t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; }, r.links);
-  r.latency_s = info.latency_s;
-  r.crosses_nodes = info.crosses_nodes;
-  return r;
+  return as_route([&](std::vector<LinkId>& links) {
+    return walk(
+        t, tg, src_gpu, dst_gpu, [&](int v) { return field[v]; }, links);
+  });
 }
 
 const Route& Topology::route(int src_gpu, int dst_gpu) const {
@@ -271,12 +279,8 @@ const Route& Topology::route(int src_gpu, int dst_gpu) const {
       (static_cast<std::uint64_t>(src_gpu) << 32) | static_cast<std::uint32_t>(dst_gpu);
   auto it = c.routes.find(key);
   if (it != c.routes.end()) return it->second;
-  Route r;
-  const RouteInfo info = graph_->decomposable
-                             ? route_fast(*this, *graph_, c, src_gpu, dst_gpu, r.links)
-                             : route_fallback(*this, *graph_, c, src_gpu, dst_gpu, r.links);
-  r.latency_s = info.latency_s;
-  r.crosses_nodes = info.crosses_nodes;
+  Route r =
+      as_route([&](std::vector<LinkId>& links) { return route_into(src_gpu, dst_gpu, links); });
   return c.routes.emplace(key, std::move(r)).first->second;
 }
 
