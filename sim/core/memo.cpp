@@ -1,34 +1,147 @@
-// read_regular_file: see memo.hpp.
+// read_regular_file, file_bytes, json_files_in: see memo.hpp.
 #include "sim/core/memo.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <ctime>
+#include <string_view>
+
 namespace zerosim {
+
+namespace {
+
+constexpr std::int64_t kSettleNs = 1'000'000'000;
+constexpr std::size_t kMaxEntries = 64;
+
+std::int64_t ns_of(const struct timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// Reads an open regular file of `size` bytes to its end.
+std::optional<std::string> read_all(int fd, std::size_t size) {
+  std::string s(size, '\0');
+  std::size_t got = 0;
+  for (;;) {
+    if (got == s.size()) s.resize(s.size() + 4096);  // the file grew since fstat
+    const ssize_t n = ::read(fd, s.data() + got, s.size() - got);
+    if (n < 0) return std::nullopt;
+    if (n == 0) {
+      s.resize(got);
+      return s;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+}
+
+// One cache of things read from paths, with the stamp they were read under.
+template <class V>
+struct StampedCache {
+  struct Entry {
+    FileStamp stamp;
+    bool trusted = false;  // settled when read: an equal stamp means equal contents
+    V value;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> entries;
+
+  // The cached value when `st` matches a trusted entry.
+  std::optional<V> hit(const std::string& path, const struct stat& st) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = entries.find(path);
+    if (it == entries.end() || !it->second.trusted || !(it->second.stamp == file_stamp(st)))
+      return std::nullopt;
+    return it->second.value;
+  }
+  // Stores a value read under `stamp`; a previous value equal to it is kept (same pointer).
+  V store(const std::string& path, const FileStamp& stamp, bool trusted, V value) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = entries.find(path);
+    if (it != entries.end() && *it->second.value == *value) value = it->second.value;
+    if (it == entries.end() && entries.size() >= kMaxEntries) entries.clear();
+    entries.insert_or_assign(path, Entry{stamp, trusted, value});
+    return value;
+  }
+};
+
+}  // namespace
+
+FileStamp file_stamp(const struct stat& st) {
+  return FileStamp{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                   static_cast<std::int64_t>(st.st_size), ns_of(st.st_mtim), ns_of(st.st_ctim)};
+}
+
+bool settled(const FileStamp& s, std::int64_t read_ns) {
+  return std::max(s.mtime_ns, s.ctime_ns) < read_ns - kSettleNs;
+}
+
+std::int64_t realtime_ns() {
+  struct timespec t {};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return ns_of(t);
+}
 
 std::optional<std::string> read_regular_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<std::string> out;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    std::string s(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    for (;;) {
-      if (got == s.size()) s.resize(s.size() + 4096);  // the file grew since fstat
-      const ssize_t n = ::read(fd, s.data() + got, s.size() - got);
-      if (n < 0) break;
-      if (n == 0) {
-        s.resize(got);
-        out = std::move(s);
-        break;
-      }
-      got += static_cast<std::size_t>(n);
-    }
-  }
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    out = read_all(fd, static_cast<std::size_t>(st.st_size));
   ::close(fd);
   return out;
+}
+
+std::shared_ptr<const std::string> file_bytes(const std::string& path) {
+  static StampedCache<std::shared_ptr<const std::string>> cache;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    if (auto v = cache.hit(path, st)) return *v;
+  const std::int64_t now = realtime_ns();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    text = read_all(fd, static_cast<std::size_t>(st.st_size));
+  ::close(fd);
+  if (!text) return nullptr;
+  // The stamp is fstat's, taken before the read: a write during the read changes it later.
+  const FileStamp stamp = file_stamp(st);
+  return cache.store(path, stamp, settled(stamp, now),
+                     std::make_shared<const std::string>(std::move(*text)));
+}
+
+std::vector<std::string> json_files_in(const std::string& dir) {
+  using List = std::shared_ptr<const std::vector<std::string>>;
+  static StampedCache<List> cache;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return {};
+  if (auto v = cache.hit(dir, st)) return **v;
+  const std::int64_t now = realtime_ns();
+  DIR* d = opendir(dir.c_str());
+  if (!d) return {};
+  if (::fstat(dirfd(d), &st) != 0) {
+    closedir(d);
+    return {};
+  }
+  std::vector<std::string> paths;
+  while (const dirent* e = readdir(d)) {
+    // The last dot of the name, not its first character, starts ".json" (as extension()).
+    const std::string_view name = e->d_name;
+    const std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || name.substr(dot) != ".json") continue;
+    std::string path;
+    path.reserve(dir.size() + 1 + name.size());
+    path.append(dir).append("/").append(name);
+    paths.push_back(std::move(path));
+  }
+  closedir(d);
+  std::sort(paths.begin(), paths.end());
+  const FileStamp stamp = file_stamp(st);
+  return *cache.store(dir, stamp, settled(stamp, now),
+                      std::make_shared<const std::vector<std::string>>(std::move(paths)));
 }
 
 }  // namespace zerosim

@@ -1,22 +1,53 @@
-// FileMemo: parses an input file (cost profile, model preset) once per distinct content per
-// process. Sweeps and benchmarks simulate thousands of scenarios that read the same few JSON files;
-// parsing them dominated small scenarios. The file is read on every call and compared with the
-// bytes the memoized value was parsed from, so a file rewritten between two calls is parsed again:
-// the memo can never return a stale result. Thread-safe (sweeps run scenarios on every core); parse
-// errors are not cached (the parser throws again next time).
+// File memos for simulate()'s inputs. Sweeps and benchmarks simulate thousands of scenarios that
+// read the same few JSON files (cost profiles, model presets, cluster presets) and list the same
+// profile directory; reading, comparing and parsing them dominated small scenarios.
+//
+// file_bytes(path) serves a file's bytes from a per-process cache while one stat() shows the same
+// file (device, inode, size, mtime, ctime) as when it was read, provided its last change was more
+// than a second older than that read ("settled"): any later write then sets a ctime the cache has
+// not seen, even with the kernel's coarse timestamps, so the cache never serves stale bytes. Files
+// changed within the last second are read and compared on every call. FileMemo parses each distinct
+// content once. Both are thread-safe (sweeps run scenarios on every core); parse errors are not
+// cached (the parser throws again next time).
 #pragma once
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace zerosim {
 
 // The bytes of a regular file (open, fstat, read: no stream machinery), or nullopt when it is not
 // a readable regular file.
 std::optional<std::string> read_regular_file(const std::string& path);
+
+// What stat() says of a file, as far as a change of its contents shows in it.
+struct FileStamp {
+  std::uint64_t dev = 0, ino = 0;
+  std::int64_t size = 0, mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+FileStamp file_stamp(const struct stat& st);
+// True when the file's last change (mtime, ctime) lies more than a second before `read_ns`, the
+// realtime clock in ns taken before the file was read.
+bool settled(const FileStamp& s, std::int64_t read_ns);
+std::int64_t realtime_ns();
+
+// The bytes of a regular file, shared: the same pointer while the file is unchanged (see above), so
+// memos keyed by content compare pointers first. nullptr when it is not a readable regular file.
+std::shared_ptr<const std::string> file_bytes(const std::string& path);
+
+// The regular files named *.json in a directory (full paths, sorted, as std::filesystem's iterator
+// with extension() == ".json" finds them), cached while the directory's stamp is unchanged and
+// settled as above (adding, removing or renaming an entry changes its mtime). Empty when the
+// directory cannot be read.
+std::vector<std::string> json_files_in(const std::string& dir);
 
 template <class T>
 class FileMemo {
@@ -25,24 +56,26 @@ class FileMemo {
   // file is not a readable regular file: the caller's uncached loader then reports the error.
   template <class Parse>
   std::shared_ptr<const T> get(const std::string& path, Parse&& parse) {
-    std::optional<std::string> text = read_regular_file(path);
+    std::shared_ptr<const std::string> text = file_bytes(path);
     if (!text) return nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = memo_.find(path);
-      if (it != memo_.end() && it->second.first == *text) return it->second.second;
+      if (it != memo_.end() && (it->second.first == text || *it->second.first == *text))
+        return it->second.second;
     }
     auto value = std::make_shared<const T>(parse(*text));
     std::lock_guard<std::mutex> lock(mu_);
     if (memo_.size() >= kMaxEntries) memo_.clear();  // bounded: generated files must not pile up
-    memo_.insert_or_assign(path, std::pair(std::move(*text), value));
+    memo_.insert_or_assign(path, std::pair(std::move(text), value));
     return value;
   }
 
  private:
   static constexpr std::size_t kMaxEntries = 64;
   std::mutex mu_;
-  std::map<std::string, std::pair<std::string, std::shared_ptr<const T>>> memo_;  // by path
+  std::map<std::string, std::pair<std::shared_ptr<const std::string>, std::shared_ptr<const T>>>
+      memo_;  // by path
 };
 
 }  // namespace zerosim

@@ -14,7 +14,6 @@
 // }
 #include "sim/profile/cost_profile.hpp"
 
-#include <dirent.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -308,26 +307,10 @@ json to_json(const CostProfile& p) {
 }
 
 std::vector<std::string> shipped_cost_profiles() {
-  // Listed on every call (a profile added meanwhile is seen) with readdir: std::filesystem's
-  // iterator and path parsing cost more than the rest of profile selection. Same entries as
-  // directory_iterator with extension() == ".json": the last dot of the name, not its first
-  // character, starts ".json".
+  // Listed on every call (a profile added meanwhile is seen); json_files_in lists the directory
+  // again only when it has changed.
   static const std::string dir = (fs::path(ZEROSIM_DATA_DIR) / "calibrate" / "profiles").string();
-  std::vector<std::string> paths;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return paths;
-  while (const dirent* e = readdir(d)) {
-    const std::string_view name = e->d_name;
-    const std::size_t dot = name.rfind('.');
-    if (dot == std::string_view::npos || dot == 0 || name.substr(dot) != ".json") continue;
-    std::string path;
-    path.reserve(dir.size() + 1 + name.size());
-    path.append(dir).append("/").append(name);
-    paths.push_back(std::move(path));
-  }
-  closedir(d);
-  std::sort(paths.begin(), paths.end());
-  return paths;
+  return json_files_in(dir);
 }
 
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,

@@ -1,6 +1,5 @@
 // shared_cluster(): the per-thread memo of load_cluster (see topology.hpp).
 #include <list>
-#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -12,24 +11,29 @@ namespace zerosim {
 
 std::shared_ptr<const Topology> shared_cluster(const std::string& name_or_file,
                                                const ClusterOverrides& o) {
-  using Key = std::tuple<std::string, std::string, int, int, double, std::string, double>;
+  // The file's bytes are compared by pointer first: file_bytes shares them while it is unchanged.
+  using Key = std::tuple<std::string, int, int, double, std::string, double>;
   constexpr std::size_t kEntries = 8;
-  thread_local std::list<std::pair<Key, std::shared_ptr<const Topology>>> lru;  // front = newest
+  struct Entry {
+    Key key;
+    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const Topology> topo;
+  };
+  thread_local std::list<Entry> lru;  // front = newest
 
   const std::string path = resolve_data_file("topologies", name_or_file, "--cluster");
-  std::optional<std::string> text = read_regular_file(path);
+  std::shared_ptr<const std::string> text = file_bytes(path);
   if (!text)  // unreadable: load_cluster reports it
     return std::make_shared<const Topology>(load_cluster(name_or_file, o));
-  Key key{path,       std::move(*text), o.nodes,           o.nics_per_node,
-          o.nic_gbps, o.fabric,         o.oversubscription};
+  Key key{path, o.nodes, o.nics_per_node, o.nic_gbps, o.fabric, o.oversubscription};
   for (auto it = lru.begin(); it != lru.end(); ++it)
-    if (it->first == key) {
+    if (it->key == key && (it->text == text || *it->text == *text)) {
       lru.splice(lru.begin(), lru, it);
-      return it->second;
+      return it->topo;
     }
   auto topo = std::make_shared<const Topology>(load_cluster(name_or_file, o));
   if (topo->gpu_count() > kSharedClusterMaxGpus) return topo;
-  lru.emplace_front(std::move(key), topo);
+  lru.push_front(Entry{std::move(key), std::move(text), topo});
   if (lru.size() > kEntries) lru.pop_back();
   return topo;
 }
