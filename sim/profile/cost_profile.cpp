@@ -315,12 +315,18 @@ std::vector<std::string> shipped_cost_profiles() {
 
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
                                         const std::string& gpu_model) {
+  return *shared_select_cost_profile(name_or_file, gpu_model);
+}
+
+std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
+                                                              const std::string& gpu_model) {
   if (!name_or_file.empty())
-    return load_cost_profile(resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
+    return shared_cost_profile(
+        resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
   std::string shipped;  // the profiles seen, for the error
   for (const auto& path : shipped_cost_profiles()) {
-    const std::shared_ptr<const CostProfile> p = shared_cost_profile(path);
-    if (p->gpu_model == gpu_model) return *p;
+    std::shared_ptr<const CostProfile> p = shared_cost_profile(path);
+    if (p->gpu_model == gpu_model) return p;
     (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }
   throw InputError(

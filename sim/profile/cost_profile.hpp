@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,10 @@ CostProfile load_cost_profile(const std::string& path);
 json to_json(const CostProfile& p);
 // --profile NAME|FILE, or "" to select the shipped profile whose gpu_model matches the topology.
 CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo);
+// Same, shared: the memo's object, the same one while the profile's file is unchanged (no copy
+// per scenario, and an identity that memos of derived results can key on).
+std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
+                                                              const std::string& gpu_model);
 // Same, by GPU model string (what select_cost_profile uses); paths of the shipped profiles, sorted.
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
                                         const std::string& gpu_model);

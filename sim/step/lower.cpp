@@ -74,6 +74,46 @@ class Digits {
   char* end_;
 };
 
+// Forward and backward time of each module, computed once per distinct shape (every layer's
+// submodules repeat the same GEMMs, and the GEMM efficiency curve costs logarithms) and kept per
+// module (passes and micro-steps ask again).
+class ModuleTimes {
+ public:
+  void reset(const std::vector<Module>& modules, const CostProfile& prof) {
+    modules_ = &modules;
+    prof_ = &prof;
+    shapes_.clear();
+    times_.assign(modules.size(), {-1.0, -1.0});
+  }
+  std::pair<double, double> operator()(int i) {
+    auto& t = times_[static_cast<std::size_t>(i)];
+    if (t.first >= 0) return t;
+    const Module& m = (*modules_)[static_cast<std::size_t>(i)];
+    for (const auto& [proto, pt] : shapes_)
+      if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
+          std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
+                     [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
+        return t = pt;
+    shapes_.emplace_back(&m, std::pair{forward_time(m, *prof_), backward_time(m, *prof_)});
+    return t = shapes_.back().second;
+  }
+  // Per module: bit 0 set when its forward time is positive, bit 1 when its backward time is.
+  std::vector<std::uint8_t> signs() {
+    std::vector<std::uint8_t> v(times_.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const auto [f, b] = (*this)(static_cast<int>(i));
+      v[i] = static_cast<std::uint8_t>((f > 0 ? 1 : 0) | (b > 0 ? 2 : 0));
+    }
+    return v;
+  }
+
+ private:
+  const std::vector<Module>* modules_ = nullptr;
+  const CostProfile* prof_ = nullptr;
+  std::vector<std::pair<const Module*, std::pair<double, double>>> shapes_;
+  std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
+};
+
 class Builder {
  public:
   Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
@@ -121,7 +161,9 @@ class Builder {
     // Module names are pieces of every pass's prefixes.
     name_piece_.resize(M);
     for (std::size_t i = 0; i < M; ++i) name_piece_[i] = prog_.add_piece({(*out_.modules)[i].name});
-    times_.assign(M, {-1.0, -1.0});
+    times_.reset(*out_.modules, prof_);
+    out_.tokens = s_.tokens;
+    out_.module_time_signs = times_.signs();
     prog_.collectives.reserve(G * (2 * M + 3 * B * C));
     out_.collective_phase.reserve(G * (2 * M + 3 * B * C));
     int boundary = -1;
@@ -148,7 +190,7 @@ class Builder {
     prog_.streams[static_cast<std::size_t>(stream)].ops.push_back(op);
   }
   void record(int stream, int ev) {
-    push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1});
+    if (ev >= 0) push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1});
   }
   void wait(int stream, int ev) {
     if (ev >= 0) push(stream, StepOp{OpKind::Wait, Category::Other, 0, -1, ev, -1});
@@ -170,20 +212,14 @@ class Builder {
     kernels_.emplace_back(kname, &prof_.kernel(kname));
     return *kernels_.back().second;
   }
-  // Forward and backward time of module i, computed once per distinct shape (every layer's
-  // submodules repeat the same GEMMs, and the GEMM efficiency curve costs logarithms) and kept per
-  // module (passes and micro-steps ask again).
-  std::pair<double, double> module_times(int i) {
-    auto& t = times_[static_cast<std::size_t>(i)];
-    if (t.first >= 0) return t;
-    const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
-    for (const auto& [proto, pt] : shapes_)
-      if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
-          std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
-                     [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
-        return t = pt;
-    shapes_.emplace_back(&m, std::pair{forward_time(m, prof_), backward_time(m, prof_)});
-    return t = shapes_.back().second;
+  // A module's compute op (forward, recompute or backward), noted for retime_lowered_step.
+  void module_compute(Category c, int module, bool backward, int pre, const char* suffix) {
+    const auto [fwd, bwd] = times_(module);
+    const double seconds = backward ? bwd : fwd;
+    if (seconds <= 0) return;
+    out_.module_ops.push_back(LoweredStep::ModuleOp{
+        static_cast<int>(prog_.streams[kCompute].ops.size()), module, backward});
+    compute(kCompute, c, seconds, pre, suffix);
   }
   // Group lists are shared (GroupList), so an op costs no copy of its groups.
   // The op's label stays in the program (CollectiveOp::label is left empty: one string less per
@@ -230,9 +266,11 @@ class Builder {
     const int phase_piece = prog_.add_piece({phase, "."});
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
+    // Only events something waits on are recorded: module j's start when the gather of module
+    // j + depth waits on it, its end when (depth 0) the next gather does.
     for (std::size_t j = 0; j < M; ++j) {
-      started[j] = event();
-      finished[j] = event();
+      started[j] = depth > 0 && j + static_cast<std::size_t>(depth) < M ? event() : -1;
+      finished[j] = depth == 0 && j + 1 < M ? event() : -1;
       gathered[j] = event();
     }
     // The gather stream runs ahead of compute by `depth` modules; interleave emission so the
@@ -268,7 +306,7 @@ class Builder {
     const std::string phase = fmt::format("mb{}.fwd", mu);
     pass(order, secondary, boundary, phase, CommPhase::ForwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
-      compute(kCompute, Category::Compute, module_times(i).first, tag, "");
+      module_compute(Category::Compute, i, false, tag, "");
       if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
         // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
         kernel(kCompute, Category::Other, "copy",
@@ -291,8 +329,8 @@ class Builder {
     pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
       if (m.recomputed && s_.checkpointing)
-        compute(kCompute, Category::Recompute, module_times(i).first, tag, ".recompute");
-      compute(kCompute, Category::Compute, module_times(i).second, tag, "");
+        module_compute(Category::Recompute, i, false, tag, ".recompute");
+      module_compute(Category::Compute, i, true, tag, "");
       bool any = false;
       while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
         if (!any && reduce_stream != kCompute) {
@@ -372,8 +410,7 @@ class Builder {
 
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
   std::vector<int> name_piece_, chunk_pieces_;
-  std::vector<std::pair<const Module*, std::pair<double, double>>> shapes_;
-  std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
+  ModuleTimes times_;
   int W_ = 1, N_ = 1;
 };
 
@@ -383,6 +420,23 @@ LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostP
   LoweredStep out;
   Builder(setup, topo, profile, out).build();
   return out;
+}
+
+bool retime_lowered_step(LoweredStep& low, const StepSetup& setup, const CostProfile& profile) {
+  if (setup.tokens == low.tokens) return true;
+  auto modules = shared_modules(setup.model, setup.tokens, setup.seq);
+  if (modules->size() != low.modules->size()) return false;
+  ModuleTimes times;
+  times.reset(*modules, profile);
+  if (times.signs() != low.module_time_signs) return false;  // an op would appear or vanish
+  auto& ops = low.program.streams[kCompute].ops;
+  for (const LoweredStep::ModuleOp& m : low.module_ops) {
+    const auto [fwd, bwd] = times(m.module);
+    ops[static_cast<std::size_t>(m.op)].duration_s = m.backward ? bwd : fwd;
+  }
+  low.modules = std::move(modules);
+  low.tokens = setup.tokens;
+  return true;
 }
 
 }  // namespace zerosim

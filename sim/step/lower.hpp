@@ -60,8 +60,24 @@ struct LoweredStep {
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
   bool qgz_active = false;
   double optimizer_bytes = 0;
+  // The ops whose durations depend on the tokens per micro-step: module compute ops (forward,
+  // recompute, backward) on the compute stream, by op index. Everything else (collective and
+  // kernel sizes, buckets, the optimizer) follows from parameter counts.
+  struct ModuleOp {
+    int op = 0, module = 0;
+    bool backward = false;  // the backward time; else the forward time
+  };
+  std::vector<ModuleOp> module_ops;
+  std::vector<std::uint8_t> module_time_signs;  // per module: bit 0 forward > 0, bit 1 backward > 0
+  std::int64_t tokens = 0;                      // what the durations are for
 };
 
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile);
+
+// Turns `low`, lowered from a setup equal to `setup` but for its tokens, into lower_step(setup)'s
+// result: the module compute ops get the new tokens' durations (the same arithmetic, so the same
+// bits). false when that cannot be done (a module's time changes sign, so an op would appear or
+// vanish); `low` is then unusable and must be lowered afresh.
+bool retime_lowered_step(LoweredStep& low, const StepSetup& setup, const CostProfile& profile);
 
 }  // namespace zerosim

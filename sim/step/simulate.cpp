@@ -18,6 +18,7 @@
 #include "sim/net/network_model.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
+#include "sim/step/lowering_cache.hpp"
 #include "sim/step/trace.hpp"
 
 namespace zerosim {
@@ -138,7 +139,9 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
   const std::shared_ptr<const Topology> topo_ptr = shared_cluster(sc.cluster, ov);
   const Topology& topo = *topo_ptr;
-  CostProfile prof = select_cost_profile(sc.profile, topo);
+  const std::shared_ptr<const CostProfile> prof_ptr =
+      shared_select_cost_profile(sc.profile, topo.gpu_model());
+  const CostProfile& prof = *prof_ptr;
 
   StepSetup setup;
   setup.model = load_model(sc.model);
@@ -200,7 +203,8 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
   setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model) / 4);
 
-  LoweredStep low = lower_step(setup, topo, prof);
+  const std::shared_ptr<const LoweredStep> low_ptr = shared_lowered_step(setup, topo_ptr, prof_ptr);
+  const LoweredStep& low = *low_ptr;
   Engine engine;
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
   std::shared_ptr<FabricPlans> plans = fabric_plans(topo_ptr, prof);

@@ -32,6 +32,7 @@ struct Strategy {
   std::string dtype = "fp16";
   std::string source = "--strategy";
 
+  bool operator==(const Strategy&) const = default;  // memo keys (shared_lowered_step)
   std::string name() const;  // canonical: "zero3", "zeropp", "zero3+qwz+hpz", ...
 };
 
