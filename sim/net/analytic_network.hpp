@@ -19,6 +19,7 @@
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/net/op_cache.hpp"
+#include "sim/net/recent_ops.hpp"
 
 namespace zerosim {
 
@@ -71,6 +72,7 @@ class AnalyticNetwork : public NetworkModel {
     UnitPlan plan;
   };
   std::vector<Shape> shapes_;
+  RecentOps<std::pair<double, NetStats>> recent_;  // not full mode
 };
 
 }  // namespace zerosim

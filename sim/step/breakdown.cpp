@@ -135,9 +135,10 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
   int compute_stream = -1;  // the stream of the compute ops, or -2 when they ran on several
   compute.reserve(run.timeline.size());
   for (std::size_t k = 0; k < lanes.size(); ++k) lanes[k].reserve(program.streams[k].ops.size());
+  std::vector<const StepOp*> ops_of;  // per stream: one load less per timeline entry
+  for (const Stream& s : program.streams) ops_of.push_back(s.ops.data());
   for (const auto& t : run.timeline) {
-    const StepOp& op =
-        program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    const StepOp& op = ops_of[static_cast<std::size_t>(t.stream)][t.op];
     const auto c = static_cast<std::size_t>(op.category);
     busy[c] += t.end - t.start;
     busy_seen[c] = true;

@@ -16,6 +16,7 @@
 #include "sim/memory/memory.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
+#include "sim/net/recent_ops.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/lowering_cache.hpp"
@@ -56,6 +57,7 @@ class ByteCounter {
       return Bytes{st.inter_node_bytes, st.intra_node_bytes};
     }
     const auto* groups = &op.groups.get();
+    if (const Bytes* b = recent_.find(op)) return *b;
     const UnitPlan* plan = nullptr;
     for (const Shape& s : shapes_)
       if (s.groups == groups && s.kind == op.kind && s.algorithm == op.algorithm) {
@@ -67,7 +69,7 @@ class ByteCounter {
       plan = &shapes_.back().plan;  // the list is not touched again before its use
     }
     const NetStats st = plan->stats(op.bytes);
-    return Bytes{st.inter_node_bytes, st.intra_node_bytes};
+    return recent_.insert(op, Bytes{st.inter_node_bytes, st.intra_node_bytes});
   }
 
  private:
@@ -81,6 +83,7 @@ class ByteCounter {
   const CostProfile& prof_;
   std::shared_ptr<FabricPlans> plans_;
   std::vector<Shape> shapes_;
+  RecentOps<Bytes> recent_;  // each layer repeats a few collectives
 };
 
 // Sums of one "by_collective" / "by_phase" entry, added in timeline order.
@@ -108,9 +111,10 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
+  std::vector<const StepOp*> ops_of;  // per stream: one load less per timeline entry
+  for (const Stream& s : low.program.streams) ops_of.push_back(s.ops.data());
   for (const auto& t : run.timeline) {
-    const StepOp& op =
-        low.program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
+    const StepOp& op = ops_of[static_cast<std::size_t>(t.stream)][t.op];
     if (op.kind != OpKind::Collective) continue;
     const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
     const Bytes b = count(c);
