@@ -321,8 +321,7 @@ CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
 std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
                                                               const std::string& gpu_model) {
   if (!name_or_file.empty())
-    return shared_cost_profile(
-        resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
+    return shared_cost_profile(resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
   std::string shipped;  // the profiles seen, for the error
   for (const auto& path : shipped_cost_profiles()) {
     std::shared_ptr<const CostProfile> p = shared_cost_profile(path);

@@ -46,9 +46,8 @@ std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup,
   // catch the alternation.
   constexpr std::size_t kEntries = 4;
   thread_local std::list<Entry> lru;  // front = newest
-  Key key{topo.get(),        profile.get(),        setup.model,
-          setup.strategy,    setup.seq,            setup.grad_accum,
-          setup.prefetch_depth, setup.checkpointing};
+  Key key{topo.get(), profile.get(),    setup.model,          setup.strategy,
+          setup.seq,  setup.grad_accum, setup.prefetch_depth, setup.checkpointing};
   for (auto it = lru.begin(); it != lru.end(); ++it) {
     if (!(it->key == key)) continue;
     lru.splice(lru.begin(), lru, it);

@@ -63,9 +63,9 @@ struct Case {
 
 TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
   const std::vector<Case> cases = {
-      {"dgx-h100", 2, "zeropp", 1, 1, true},      {"dgx-h100", 2, "zeropp", 2, 2, true},
-      {"dgx-h100", 4, "zero3", 2, 1, false},      {"dgx2-v100", 1, "zero3+hpz", 1, 1, true},
-      {"dgx2-v100", 2, "zero3+qwz", 1, 1, true},  {"dgx2-v100", 2, "zero3+qgz", 2, 3, false},
+      {"dgx-h100", 2, "zeropp", 1, 1, true},        {"dgx-h100", 2, "zeropp", 2, 2, true},
+      {"dgx-h100", 4, "zero3", 2, 1, false},        {"dgx2-v100", 1, "zero3+hpz", 1, 1, true},
+      {"dgx2-v100", 2, "zero3+qwz", 1, 1, true},    {"dgx2-v100", 2, "zero3+qgz", 2, 3, false},
       {"dgx-h100", 2, "zero3+qwz+hpz", 2, 1, true},
   };
   for (const Case& c : cases) {
