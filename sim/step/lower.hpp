@@ -72,6 +72,8 @@ struct LoweredStep {
   std::int64_t tokens = 0;                      // what the durations are for
 };
 
+// Of `topo` only the rank layout is read (GPU count, GPUs per node, node count: the group lists
+// and whether qgZ has an inter-node hop); shared_lowered_step relies on that.
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile);
 
 // Turns `low`, lowered from a setup equal to `setup` but for its tokens, into lower_step(setup)'s

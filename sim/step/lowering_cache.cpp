@@ -17,48 +17,69 @@ bool reuse_disabled() {
   return off;
 }
 
-// Everything lower_step reads, except the tokens.
+// Everything lower_step reads, except the tokens. Of the cluster it reads the rank layout only
+// (lower.hpp), so clusters that differ in link speeds or fabric share their programs.
+// Compared member by member in this order: what tells sweep neighbours apart first, the strings of
+// the model last.
 struct Key {
-  const Topology* topo;
-  const CostProfile* profile;
-  ModelShape model;
-  Strategy strategy;
-  int seq, grad_accum, prefetch_depth;
+  int grad_accum, prefetch_depth, seq;
   bool checkpointing;
+  int gpus, gpus_per_node, nodes;
+  const CostProfile* profile;
+  Strategy strategy;
+  ModelShape model;
   bool operator==(const Key&) const = default;
 };
 
 struct Entry {
   Key key;
-  std::shared_ptr<const Topology> topo;  // held: the key's addresses stay theirs
-  std::shared_ptr<const CostProfile> profile;
+  std::shared_ptr<const CostProfile> profile;  // held: the key's address stays its
   std::shared_ptr<LoweredStep> low;
+  std::size_t ops = 0;
 };
+
+std::size_t op_count(const LoweredStep& low) {
+  std::size_t n = 0;
+  for (const Stream& s : low.program.streams) n += s.ops.size();
+  return n;
+}
 
 }  // namespace
 
-std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup,
-                                                       std::shared_ptr<const Topology> topo,
+std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, const Topology& topo,
                                                        std::shared_ptr<const CostProfile> profile) {
-  auto fresh = [&] { return std::make_shared<LoweredStep>(lower_step(setup, *topo, *profile)); };
+  auto fresh = [&] { return std::make_shared<LoweredStep>(lower_step(setup, topo, *profile)); };
   if (reuse_disabled()) return fresh();
-  // A sweep varies the tokens inside the other axes (grad_accum, strategy, ...): a few entries
-  // catch the alternation.
-  constexpr std::size_t kEntries = 4;
+  // `zerosim sweep` varies the strategy and the network fastest and the tokens outside them, so a
+  // program comes back after (grad_accum x strategy) others: room for 16, within an op budget
+  // (about 40 bytes an op with its label) so that a thread's cache stays near 20 MiB.
+  constexpr std::size_t kEntries = 16, kMaxOps = std::size_t{1} << 19;
   thread_local std::list<Entry> lru;  // front = newest
-  Key key{topo.get(), profile.get(),    setup.model,          setup.strategy,
-          setup.seq,  setup.grad_accum, setup.prefetch_depth, setup.checkpointing};
+  thread_local std::size_t held_ops = 0;
+  Key key{setup.grad_accum, setup.prefetch_depth, setup.seq,         setup.checkpointing,
+          topo.gpu_count(), topo.gpus_per_node(), topo.node_count(), profile.get(),
+          setup.strategy,   setup.model};
   for (auto it = lru.begin(); it != lru.end(); ++it) {
     if (!(it->key == key)) continue;
     lru.splice(lru.begin(), lru, it);
     Entry& e = lru.front();
     if (e.low->tokens == setup.tokens) return e.low;
-    if (e.low.use_count() > 1 || !retime_lowered_step(*e.low, setup, *profile)) e.low = fresh();
+    if (e.low.use_count() > 1 || !retime_lowered_step(*e.low, setup, *profile)) {
+      e.low = fresh();
+      held_ops -= e.ops;
+      e.ops = op_count(*e.low);
+      held_ops += e.ops;
+    }
     return e.low;
   }
   auto low = fresh();
-  lru.push_front(Entry{std::move(key), std::move(topo), std::move(profile), low});
-  if (lru.size() > kEntries) lru.pop_back();
+  const std::size_t ops = op_count(*low);
+  lru.push_front(Entry{std::move(key), std::move(profile), low, ops});
+  held_ops += ops;
+  while (lru.size() > 1 && (lru.size() > kEntries || held_ops > kMaxOps)) {
+    held_ops -= lru.back().ops;
+    lru.pop_back();
+  }
   return low;
 }
 

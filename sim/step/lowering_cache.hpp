@@ -1,9 +1,10 @@
 // shared_lowered_step: lower_step memoized per thread for scenarios that differ only in their
 // tokens per micro-step. A batch-size sweep lowers the same program (streams, events, collectives,
-// labels) again and again; only the module compute ops' durations follow the tokens. The last few
-// lowered steps are kept, keyed by everything lower_step reads but the tokens (cluster and profile
-// by identity: shared_cluster and the profile memo hand out the same object while their files are
-// unchanged); a hit is re-timed in place (retime_lowered_step), which gives bit for bit what a
+// labels) again and again; only the module compute ops' durations follow the tokens, and a
+// network sweep does not change the program at all (collectives are costed when run). The last few
+// lowered steps are kept, keyed by everything lower_step reads but the tokens (of the cluster its
+// rank layout; the profile by identity: the profile memo hands out the same object while its file
+// is unchanged); a hit is re-timed in place (retime_lowered_step), which gives bit for bit what a
 // fresh lowering gives. ZEROSIM_NO_LOWERING_REUSE=1 lowers every scenario afresh.
 #pragma once
 #include <memory>
@@ -16,8 +17,7 @@ namespace zerosim {
 
 // The lowered step of `setup`. The result stays valid and unchanged until the calling thread's
 // next call (a later hit may re-time it in place only when no caller holds it any more).
-std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup,
-                                                       std::shared_ptr<const Topology> topo,
+std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, const Topology& topo,
                                                        std::shared_ptr<const CostProfile> profile);
 
 }  // namespace zerosim

@@ -207,7 +207,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
   setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model) / 4);
 
-  const std::shared_ptr<const LoweredStep> low_ptr = shared_lowered_step(setup, topo_ptr, prof_ptr);
+  const std::shared_ptr<const LoweredStep> low_ptr = shared_lowered_step(setup, topo, prof_ptr);
   const LoweredStep& low = *low_ptr;
   Engine engine;
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.

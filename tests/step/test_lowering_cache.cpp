@@ -84,7 +84,7 @@ TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
     for (std::int64_t tokens : {2048, 1024, 4096, 2048, 6144}) {
       CAPTURE(tokens);
       setup.tokens = tokens;
-      const auto got = shared_lowered_step(setup, topo, prof);
+      const auto got = shared_lowered_step(setup, *topo, prof);
       if (!first) first = got.get();
       CHECK(got.get() == first);  // one object, re-timed: the reuse did happen
       check_same(*got, lower_step(setup, *topo, *prof));
@@ -99,21 +99,52 @@ TEST_CASE("a step still held is not re-timed; other setups are lowered afresh") 
   const auto prof = shared_select_cost_profile("", topo->gpu_model());
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
-  const auto held = shared_lowered_step(setup, topo, prof);
+  const auto held = shared_lowered_step(setup, *topo, prof);
   const LoweredStep before = *held;
   setup.tokens = 4096;
-  const auto other = shared_lowered_step(setup, topo, prof);
+  const auto other = shared_lowered_step(setup, *topo, prof);
   CHECK(other.get() != held.get());
   check_same(*held, before);
   check_same(*other, lower_step(setup, *topo, *prof));
   // A different prefetch depth, bucket size or cluster: never the cached program.
   StepSetup deeper = setup;
   deeper.prefetch_depth = 3;
-  check_same(*shared_lowered_step(deeper, topo, prof), lower_step(deeper, *topo, *prof));
+  check_same(*shared_lowered_step(deeper, *topo, prof), lower_step(deeper, *topo, *prof));
   StepSetup buckets = setup;
   buckets.strategy.reduce_bucket_elems = 50'000'000;
-  check_same(*shared_lowered_step(buckets, topo, prof), lower_step(buckets, *topo, *prof));
+  check_same(*shared_lowered_step(buckets, *topo, prof), lower_step(buckets, *topo, *prof));
   ov.nodes = 4;
   const auto bigger = shared_cluster("dgx-h100", ov);
-  check_same(*shared_lowered_step(setup, bigger, prof), lower_step(setup, *bigger, *prof));
+  check_same(*shared_lowered_step(setup, *bigger, prof), lower_step(setup, *bigger, *prof));
+}
+
+TEST_CASE("clusters with the same rank layout share one program; other layouts do not") {
+  StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
+  setup.strategy.hpz_size = 8;
+  ClusterOverrides ov;
+  ov.nodes = 4;
+  const auto base = shared_cluster("dgx-h100", ov);
+  const auto prof = shared_select_cost_profile("", base->gpu_model());
+  const auto first = shared_lowered_step(setup, *base, prof);
+  for (double gbps : {100.0, 800.0}) {
+    ClusterOverrides slower = ov;
+    slower.nic_gbps = gbps;
+    const auto other = shared_cluster("dgx-h100", slower);
+    REQUIRE(other.get() != base.get());
+    const auto got = shared_lowered_step(setup, *other, prof);
+    CHECK(got.get() == first.get());
+    check_same(*got, lower_step(setup, *other, *prof));
+  }
+  ClusterOverrides fat = ov;
+  fat.fabric = "fat-tree";
+  fat.oversubscription = 2;
+  CHECK(shared_lowered_step(setup, *shared_cluster("dgx-h100", fat), prof).get() == first.get());
+  // 32 GPUs as 2 DGX-2 nodes of 16 (same profile object): same GPU count, another layout.
+  ClusterOverrides two;
+  two.nodes = 2;
+  const auto wide = shared_cluster("dgx2-v100", two);
+  REQUIRE(wide->gpu_count() == base->gpu_count());
+  const auto got = shared_lowered_step(setup, *wide, prof);
+  CHECK(got.get() != first.get());
+  check_same(*got, lower_step(setup, *wide, *prof));
 }
