@@ -99,7 +99,7 @@ void run_sweep_command(SweepArgs& a) {
     if (!r) throw std::runtime_error("internal: a sweep result is missing after the gather");
     results.push_back(std::move(*r));
   }
-  json doc = sweep::sweep_document(axes_json, results);
+  json doc = sweep::sweep_document(axes_json, std::move(results));
   std::string text = doc.dump(1) + "\n";
   if (!a.csv.empty()) write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
   if (!a.out.empty()) write_file_atomic(a.out, text);

@@ -76,12 +76,14 @@ int resolve_threads(int requested, int local_ranks) {
   return std::max(1, std::max(1, hw) / std::max(1, local_ranks));
 }
 
-json sweep_document(const json& axes, const std::vector<json>& results) {
+json sweep_document(const json& axes, std::vector<json> results) {
   json doc;
   doc["schema_version"] = kResultSchemaVersion;
   doc["kind"] = "sweep";
   doc["axes"] = axes;
-  doc["results"] = results;
+  // Moved into place: thousands of results are not copied node by node.
+  json& list = doc["results"] = json::array();
+  list.get_ref<json::array_t&>() = std::move(results);
   return doc;
 }
 
@@ -140,11 +142,15 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
       std::size_t i = todo[k];
       try {
         json r = runner(scenarios[i]);
+        // The line json{{"index", i}, {"result", r}, {"scenario", ...}}.dump() would write (keys in
+        // that order), assembled from the parts' texts outside the lock: no copy of r.
+        std::string line;
+        if (partial.is_open())
+          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i, r.dump(),
+                             scenario_to_json(scenarios[i]).dump());
         std::lock_guard lock(mu);
         if (partial.is_open()) {
-          partial << json{{"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", r}}
-                         .dump()
-                  << '\n';
+          partial << line;
           partial.flush();
         }
         results[i] = std::move(r);

@@ -39,7 +39,7 @@ std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
 std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]}.
-json sweep_document(const json& axes, const std::vector<json>& results);
+json sweep_document(const json& axes, std::vector<json> results);  // results moved in
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at least 1.
 int resolve_threads(int requested, int local_ranks);
