@@ -21,11 +21,13 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const Cos
                                  bool full, std::shared_ptr<FabricPlans> plans)
     : engine_(engine), topo_(topo), profile_(profile), full_(full) {
   if (!full_) shared_ = plans ? std::move(plans) : fabric_plans(topo, profile);
-  capacity_ = shared_ ? shared_->capacities(topo, profile) : link_capacities(topo, profile);
-  load_.assign(capacity_.size(), 0.0);
+  // The fabric's shared capacities when there are plans to share (no copy per scenario).
+  if (!shared_) own_capacity_ = link_capacities(topo, profile);
+  capacity_ = shared_ ? &shared_->capacities(topo, profile) : &own_capacity_;
 }
 
 double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
+  if (load_.empty()) load_.assign(capacity_->size(), 0.0);  // per-shape plans never need it
   double total = 0;
   for (const Phase& phase : plan.phases) {
     for (const Flow& fl : phase.flows) {
@@ -40,7 +42,7 @@ double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
     }
     double busiest = 0;
     for (std::int32_t l : touched_) {
-      busiest = std::max(busiest, load_[l] / capacity_[l]);
+      busiest = std::max(busiest, load_[l] / (*capacity_)[l]);
       load_[l] = 0;
     }
     touched_.clear();
@@ -78,7 +80,7 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
     if (!(op.bytes > 0) || !std::isfinite(op.bytes))
       lower_collective(op, topo_, profile_);  // throws the size rule's InputError
     shapes_.push_back(
-        Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, &capacity_)});
+        Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, capacity_)});
     plan = &shapes_.back().plan;
   }
   return recent_.insert(op, {plan->time_s(op.bytes), plan->stats(op.bytes)});

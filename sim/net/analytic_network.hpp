@@ -54,8 +54,10 @@ class AnalyticNetwork : public NetworkModel {
   const CostProfile& profile_;
   bool full_;
   NetStats stats_;
-  std::vector<double> capacity_;  // effective bytes/s per link
-  std::vector<double> load_;      // bytes per link in the current phase (scratch, kept zeroed)
+  const std::vector<double>* capacity_ = nullptr;  // effective bytes/s per link
+  std::vector<double> own_capacity_;               // full mode: no shared plans
+  std::vector<double> load_;  // bytes per link in the current phase (scratch, kept zeroed; sized on
+                              // first use)
   std::vector<std::int32_t> touched_;
   struct Cached {
     double time_s;

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "sim/collectives/collective.hpp"
 
@@ -21,14 +22,14 @@ class RecentOps {
  public:
   const V* find(const CollectiveOp& op) const {
     const Entry& e = entries_[slot(op)];
-    if (e.set && &e.groups.get() == &op.groups.get() && e.bytes == op.bytes && e.kind == op.kind &&
-        e.algorithm == op.algorithm)
+    if (e.groups && &e.groups->get() == &op.groups.get() && e.bytes == op.bytes &&
+        e.kind == op.kind && e.algorithm == op.algorithm)
       return &e.value;
     return nullptr;
   }
   const V& insert(const CollectiveOp& op, V value) {
     Entry& e = entries_[slot(op)];
-    e = Entry{true, op.groups, op.kind, op.algorithm, op.bytes, std::move(value)};
+    e = Entry{op.groups, op.kind, op.algorithm, op.bytes, std::move(value)};
     return e.value;
   }
 
@@ -41,8 +42,7 @@ class RecentOps {
     return static_cast<std::size_t>(h >> 58) & (N - 1);
   }
   struct Entry {
-    bool set = false;
-    GroupList groups;
+    std::optional<GroupList> groups;  // none: an empty slot (and no reference count to touch)
     CollKind kind{};
     Algorithm algorithm{};
     double bytes = 0;
