@@ -1,7 +1,6 @@
 // Block rotation (Topology::rotation_block_gpus): checks that the builders' layout really is a
 // symmetry of the links and of D-mod-k's spine choice, and tabulates each link's block-0 image.
 #include <algorithm>
-#include <unordered_map>
 
 #include "sim/topology/topology_graph.hpp"
 
@@ -13,6 +12,63 @@ std::uint64_t pair_key(int from, int to) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
          static_cast<std::uint32_t>(to);
 }
+
+// Finds a home link: the first link (lowest id) from -> to with both ends in block 0 or fixed.
+// Server links are found by scanning the shorter of from's out-edges and to's in-edges (two or
+// three; the graph's edge lists are in link order); links between switches, with hundreds of
+// edges, by binary search among those home links. This was a hash map of all of block 0's links,
+// a seventh of building a 512-node cluster.
+class HomeLinks {
+ public:
+  HomeLinks(const Graph& g, const RotationLayout& lay) : g_(g), lay_(lay) {
+    std::vector<std::pair<std::uint64_t, LinkId>> wide;
+    for (std::size_t v = 0; v < boost::num_vertices(g); ++v) {
+      if (lay.block_of[v] > 0) continue;
+      for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+        const int from = static_cast<int>(v), to = static_cast<int>(boost::target(*it, g));
+        if (is_home(from, to) && !narrow(from, to))
+          wide.emplace_back(pair_key(from, to), g[*it].id);
+      }
+    }
+    std::sort(wide.begin(), wide.end());  // the first of equal keys is the home link
+    wide_keys_.reserve(wide.size());
+    wide_links_.reserve(wide.size());
+    for (const auto& [key, id] : wide) {
+      wide_keys_.push_back(key);
+      wide_links_.push_back(id);
+    }
+  }
+  // The home link from -> to, or -1.
+  LinkId find(int from, int to) const {
+    if (!is_home(from, to)) return -1;
+    if (!narrow(from, to)) {
+      const std::uint64_t key = pair_key(from, to);
+      auto it = std::lower_bound(wide_keys_.begin(), wide_keys_.end(), key);
+      return it != wide_keys_.end() && *it == key ? wide_links_[it - wide_keys_.begin()] : -1;
+    }
+    if (boost::out_degree(from, g_) <= boost::in_degree(to, g_)) {
+      for (auto [it, end] = boost::out_edges(from, g_); it != end; ++it)
+        if (static_cast<int>(boost::target(*it, g_)) == to) return g_[*it].id;
+    } else {
+      for (auto [it, end] = boost::in_edges(to, g_); it != end; ++it)
+        if (static_cast<int>(boost::source(*it, g_)) == from) return g_[*it].id;
+    }
+    return -1;
+  }
+
+ private:
+  static constexpr std::size_t kScanDegree = 4;
+  bool is_home(int from, int to) const {
+    return lay_.block_of[from] <= 0 && lay_.block_of[to] <= 0;
+  }
+  bool narrow(int from, int to) const {
+    return std::min(boost::out_degree(from, g_), boost::in_degree(to, g_)) <= kScanDegree;
+  }
+  const Graph& g_;
+  const RotationLayout& lay_;
+  std::vector<std::uint64_t> wide_keys_;  // sorted
+  std::vector<LinkId> wide_links_;
+};
 
 }  // namespace
 
@@ -26,14 +82,9 @@ void add_block_rotation(Topology& t, const RotationLayout& lay) {
     if (tg.dest_key[static_cast<std::size_t>((d + lay.block_gpus) % gpus)] % lay.spines !=
         tg.dest_key[static_cast<std::size_t>(d)] % lay.spines)
       return;
-  // Block 0's links (and those joining it to the fixed vertices) by endpoints.
-  std::unordered_map<std::uint64_t, LinkId> home;
-  for (LinkId id = 0; id < t.link_count(); ++id) {
-    const LinkInfo& l = t.link(id);
-    if (lay.block_of[l.from] <= 0 && lay.block_of[l.to] <= 0)
-      home.emplace(pair_key(l.from, l.to), id);
-  }
-  // Every other link must be the image of one of them, with the same bandwidth, latency and class.
+  const HomeLinks homes(tg.g, lay);
+  // Every link must be the image of one of block 0's (or of one joining block 0 to the fixed
+  // vertices), with the same bandwidth, latency and class.
   std::vector<LinkId> fold(static_cast<std::size_t>(t.link_count()));
   std::vector<int> per_block(static_cast<std::size_t>(gpus / lay.block_gpus), 0);
   for (LinkId id = 0; id < t.link_count(); ++id) {
@@ -42,11 +93,11 @@ void add_block_rotation(Topology& t, const RotationLayout& lay) {
     if (a >= 0 && b >= 0 && a != b) return;  // a link across blocks: no rotation
     if (std::max(a, b) < 0) return;          // between fixed vertices: not tabulated
     ++per_block[static_cast<std::size_t>(std::max(a, b))];
-    auto it = home.find(pair_key(lay.rep_of[l.from], lay.rep_of[l.to]));
-    if (it == home.end()) return;
-    const LinkInfo& r = t.link(it->second);
+    const LinkId home = homes.find(lay.rep_of[l.from], lay.rep_of[l.to]);
+    if (home < 0) return;
+    const LinkInfo& r = t.link(home);
     if (r.bandwidth_Bps != l.bandwidth_Bps || r.latency_s != l.latency_s || r.cls != l.cls) return;
-    fold[static_cast<std::size_t>(id)] = it->second;
+    fold[static_cast<std::size_t>(id)] = home;
   }
   // Each block's links are images of block 0's; equal counts make the map onto.
   for (int n : per_block)

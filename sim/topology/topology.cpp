@@ -117,11 +117,31 @@ RouteCache& TopologyBuilder::cache(const Topology& t) {
 
 namespace {
 
+// link_cost of the latest two latencies seen: the builders' links share a few latencies, and
+// llround was a twentieth of building a cluster.
+class LinkCosts {
+ public:
+  std::int64_t operator()(double latency_s) {
+    if (latency_s == seen_[0].latency_s) return seen_[0].cost;
+    if (latency_s == seen_[1].latency_s) return seen_[1].cost;
+    seen_[1] = seen_[0];
+    seen_[0] = {latency_s, link_cost(latency_s)};
+    return seen_[0].cost;
+  }
+
+ private:
+  struct Seen {
+    double latency_s;
+    std::int64_t cost;
+  };
+  Seen seen_[2] = {{0, link_cost(0)}, {0, link_cost(0)}};
+};
+
 // The router's decomposition holds when (a) no link joins two different servers directly and (b)
 // each "border" vertex (in-server, with a fabric neighbor) is not a GPU, has exactly one fabric
 // neighbor and only GPUs as in-server neighbors. Then server interiors are never transit for other
 // traffic.
-void precompute_decomposition(const Topology& t, TopologyGraph& tg) {
+void precompute_decomposition(const Topology& t, TopologyGraph& tg, LinkCosts& link_costs) {
   const int n = t.vertex_count();
   tg.attach.assign(n, -1);
   tg.up_cost.assign(n, kInfCost);
@@ -140,7 +160,7 @@ void precompute_decomposition(const Topology& t, TopologyGraph& tg) {
       int b = ff ? l.to : l.from, f = ff ? l.from : l.to;
       if (tg.attach[b] >= 0 && tg.attach[b] != f) tg.decomposable = false;
       tg.attach[b] = f;
-      std::int64_t c = link_cost(l.latency_s);
+      std::int64_t c = link_costs(l.latency_s);
       auto& slot = ff ? tg.down_cost[b] : tg.up_cost[b];
       slot = std::min(slot, c);
     }
@@ -206,28 +226,53 @@ void precompute_dest_keys(const Topology& t, TopologyGraph& tg) {
   }
 }
 
+// Reserves each vertex's out- and in-edge storage and the edge list for the edges about to be
+// added, so that add_edge does not grow them one edge at a time (their reallocations were most of
+// building a graph). deg[2v] and deg[2v + 1]: v's out- and in-degree.
+void reserve_edges(Graph& g, const std::vector<int>& deg, std::size_t edges) {
+  g.m_edges.reserve(edges);
+  for (std::size_t v = 0; v < g.m_vertices.size(); ++v) {
+    auto& sv = g.m_vertices[v];
+    if (deg[2 * v] > 0) sv.m_out_edges.reserve(static_cast<std::size_t>(deg[2 * v]));
+    if (deg[2 * v + 1] > 0) sv.m_in_edges.reserve(static_cast<std::size_t>(deg[2 * v + 1]));
+  }
+}
+
 }  // namespace
+
+TopologyGraph::TopologyGraph(std::size_t vertices, std::size_t fabric_vertices)
+    : g(vertices), fabric(fabric_vertices) {}
 
 Topology TopologyBuilder::finish() {
   Topology& t = t_;
   const int n = static_cast<int>(t.vertices_.size());
-  t.gpu_vertex_.clear();
-  int nodes = 0;
+  int nodes = 0, gpus = 0, fabric_vertices = 0;
   for (int v = 0; v < n; ++v) {
-    if (t.vertices_[v].kind == NodeKind::Gpu) t.gpu_vertex_.push_back(v);
-    nodes = std::max(nodes, t.vertices_[v].node + 1);
+    const VertexInfo& vi = t.vertices_[v];
+    gpus += vi.kind == NodeKind::Gpu;
+    fabric_vertices += vi.node < 0;
+    nodes = std::max(nodes, vi.node + 1);
   }
-  std::stable_sort(t.gpu_vertex_.begin(), t.gpu_vertex_.end(), [&](int a, int b) {
+  t.gpu_vertex_.clear();
+  t.gpu_vertex_.reserve(static_cast<std::size_t>(gpus));
+  for (int v = 0; v < n; ++v)
+    if (t.vertices_[v].kind == NodeKind::Gpu) t.gpu_vertex_.push_back(v);
+  const auto by_node_local = [&](int a, int b) {
     const auto &x = t.vertices_[a], &y = t.vertices_[b];
     return x.node != y.node ? x.node < y.node : x.local < y.local;
-  });
+  };
+  // The builders add GPUs in (node, local) order already.
+  if (!std::is_sorted(t.gpu_vertex_.begin(), t.gpu_vertex_.end(), by_node_local))
+    std::stable_sort(t.gpu_vertex_.begin(), t.gpu_vertex_.end(), by_node_local);
   t.nodes_ = nodes;
 
-  auto tg = std::make_unique<TopologyGraph>();
+  // Both graphs are constructed at their size: adjacency_list has no move assignment.
+  auto tg = std::make_unique<TopologyGraph>(static_cast<std::size_t>(n),
+                                            static_cast<std::size_t>(fabric_vertices));
   tg->fabric_name = fabric_;
   tg->oversubscription = oversubscription_;
-  tg->g = Graph(static_cast<std::size_t>(n));
   tg->fabric_index.assign(n, -1);
+  tg->fabric_vertex.reserve(static_cast<std::size_t>(fabric_vertices));
   tg->is_gpu.assign(n, 0);
   for (int v = 0; v < n; ++v) {
     tg->g[v] = VertexProps{t.vertices_[v].kind, t.vertices_[v].node};
@@ -237,17 +282,33 @@ Topology TopologyBuilder::finish() {
       tg->fabric_vertex.push_back(v);
     }
   }
-  tg->fabric = Graph(tg->fabric_vertex.size());
   for (std::size_t i = 0; i < tg->fabric_vertex.size(); ++i)
     tg->fabric[i] = tg->g[tg->fabric_vertex[i]];
+  {
+    std::vector<int> deg(2 * static_cast<std::size_t>(n), 0),
+        fabric_deg(2 * static_cast<std::size_t>(fabric_vertices), 0);
+    std::size_t fabric_edges = 0;
+    for (const auto& l : t.links_) {
+      ++deg[2 * static_cast<std::size_t>(l.from)];
+      ++deg[2 * static_cast<std::size_t>(l.to) + 1];
+      const int a = tg->fabric_index[l.from], b = tg->fabric_index[l.to];
+      if (a < 0 || b < 0) continue;
+      ++fabric_deg[2 * static_cast<std::size_t>(a)];
+      ++fabric_deg[2 * static_cast<std::size_t>(b) + 1];
+      ++fabric_edges;
+    }
+    reserve_edges(tg->g, deg, t.links_.size());
+    reserve_edges(tg->fabric, fabric_deg, fabric_edges);
+  }
+  LinkCosts link_costs;
   for (LinkId id = 0; id < static_cast<LinkId>(t.links_.size()); ++id) {
     const auto& l = t.links_[id];
-    EdgeProps ep{id, link_cost(l.latency_s)};
+    EdgeProps ep{id, link_costs(l.latency_s)};
     boost::add_edge(l.from, l.to, ep, tg->g);
     int a = tg->fabric_index[l.from], b = tg->fabric_index[l.to];
     if (a >= 0 && b >= 0) boost::add_edge(a, b, ep, tg->fabric);
   }
-  precompute_decomposition(t, *tg);
+  precompute_decomposition(t, *tg, link_costs);
   precompute_dest_keys(t, *tg);
   t.graph_ = std::move(tg);
   t.cache_.reset();

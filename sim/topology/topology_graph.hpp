@@ -41,6 +41,8 @@ std::int64_t link_cost(double latency_s);
 
 class TopologyGraph {
  public:
+  TopologyGraph(std::size_t vertices, std::size_t fabric_vertices);
+
   Graph g;  // all vertices and directed links
 
   // Fabric-only subgraph (vertices with node == -1) for per-leaf distance fields.
