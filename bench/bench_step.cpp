@@ -158,7 +158,8 @@ void BM_AnalyticScenarios(benchmark::State& state) {
 // `zerosim sweep` and `zerosim plan` enumerate them): 5 cluster sizes x 2 models x 5 strategies x 3
 // batch sizes x 2 accumulation steps, analytic tier, whole simulate() with its result JSON. What a
 // sweep shares across scenarios (the cluster graph per thread, the model's modules, the per-byte
-// collective plans) is shared here too; every scenario still lowers, schedules and reports.
+// collective plans, and the lowered program of scenarios that differ only in tokens per GPU,
+// re-timed: lowering_cache.hpp) is shared here too; every scenario still schedules and reports.
 void BM_SweepScenarios(benchmark::State& state) {
   std::vector<Scenario> ss;
   for (int nodes : {2, 4, 8, 16, 32})
