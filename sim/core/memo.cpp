@@ -13,7 +13,9 @@ namespace zerosim {
 
 namespace {
 
-constexpr std::int64_t kSettleNs = 1'000'000'000;
+// Two seconds: more than the coarsest timestamps a filesystem keeps (FAT's 2 s; Linux-native ones
+// keep the kernel's coarse clock, a few ms), so a later write cannot get the cached change time.
+constexpr std::int64_t kSettleNs = 2'000'000'000;
 constexpr std::size_t kMaxEntries = 64;
 
 std::int64_t ns_of(const struct timespec& t) {

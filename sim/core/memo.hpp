@@ -4,11 +4,11 @@
 //
 // file_bytes(path) serves a file's bytes from a per-process cache while one stat() shows the same
 // file (device, inode, size, mtime, ctime) as when it was read, provided its last change was more
-// than a second older than that read ("settled"): any later write then sets a ctime the cache has
-// not seen, even with the kernel's coarse timestamps, so the cache never serves stale bytes. Files
-// changed within the last second are read and compared on every call. FileMemo parses each distinct
-// content once. Both are thread-safe (sweeps run scenarios on every core); parse errors are not
-// cached (the parser throws again next time).
+// than two seconds older than that read ("settled"): any later write then sets a ctime the cache
+// has not seen, even with coarse filesystem timestamps, so the cache never serves stale bytes.
+// Files changed within the last two seconds are read and compared on every call. FileMemo parses
+// each distinct content once. Both are thread-safe (sweeps run scenarios on every core); parse
+// errors are not cached (the parser throws again next time).
 #pragma once
 #include <sys/stat.h>
 
@@ -34,7 +34,7 @@ struct FileStamp {
   bool operator==(const FileStamp&) const = default;
 };
 FileStamp file_stamp(const struct stat& st);
-// True when the file's last change (mtime, ctime) lies more than a second before `read_ns`, the
+// True when the file's last change (mtime, ctime) lies more than two seconds before `read_ns`, the
 // realtime clock in ns taken before the file was read.
 bool settled(const FileStamp& s, std::int64_t read_ns);
 std::int64_t realtime_ns();
