@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/topology/small_edge_lists.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace zerosim {
@@ -27,8 +28,9 @@ struct EdgeProps {
   LinkId id = -1;
   std::int64_t cost = 0;
 };
-// Edge list in a vector (not the default std::list): one allocation for 10^5-10^6 links.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps,
+// Edge list in a vector (not the default std::list): one allocation for 10^5-10^6 links. Per-vertex
+// edge lists hold two edges in place (small_edge_lists.hpp).
+using Graph = boost::adjacency_list<SmallVecS, boost::vecS, boost::bidirectionalS, VertexProps,
                                     EdgeProps, boost::no_property, boost::vecS>;
 
 constexpr std::int64_t kHopCost = std::int64_t{1}
