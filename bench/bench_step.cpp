@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/core/malloc_tuning.hpp"
+#include "sim/step/lowering_cache.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/model.hpp"
 
@@ -78,10 +79,12 @@ void step_case(benchmark::State& state, const Cluster& c, const char* model, con
                  (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
                  s.tier);
   json r;
+  set_lowering_reuse(false);  // every iteration lowers its step, as a single run does
   for (auto _ : state) {
     r = simulate(s);
     benchmark::DoNotOptimize(r);
   }
+  set_lowering_reuse(true);
   state.counters["events"] = r["engine"]["events"].get<double>();
   state.counters["flows"] = r["comm"]["flows"].get<double>();
   state.counters["gpus"] = c.gpus;

@@ -1,6 +1,7 @@
 // shared_lowered_step: see lowering_cache.hpp.
 #include "sim/step/lowering_cache.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -9,12 +10,14 @@ namespace zerosim {
 
 namespace {
 
+std::atomic<bool> reuse_on{true};
+
 bool reuse_disabled() {
   static const bool off = [] {
     const char* v = std::getenv("ZEROSIM_NO_LOWERING_REUSE");
     return v && *v && std::strcmp(v, "0") != 0;
   }();
-  return off;
+  return off || !reuse_on.load(std::memory_order_relaxed);
 }
 
 // Everything lower_step reads, except the tokens. Of the cluster it reads the rank layout only
@@ -45,6 +48,8 @@ std::size_t op_count(const LoweredStep& low) {
 }
 
 }  // namespace
+
+void set_lowering_reuse(bool on) { reuse_on.store(on, std::memory_order_relaxed); }
 
 std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, const Topology& topo,
                                                        std::shared_ptr<const CostProfile> profile) {

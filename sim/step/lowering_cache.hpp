@@ -17,6 +17,10 @@ namespace zerosim {
 
 // The lowered step of `setup`. The result stays valid and unchanged until the calling thread's
 // next call (a later hit may re-time it in place only when no caller holds it any more).
+// Turns the reuse off (or back on) for the whole process, on top of ZEROSIM_NO_LOWERING_REUSE:
+// benchmarks that time one scenario over and over measure the whole step with it off.
+void set_lowering_reuse(bool on);
+
 std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, const Topology& topo,
                                                        std::shared_ptr<const CostProfile> profile);
 
