@@ -9,16 +9,17 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace zerosim {
 
 namespace {
 
-bool is_compute(Category c) {
+constexpr bool is_compute(Category c) {
   return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer;
 }
-bool is_comm(Category c) {
+constexpr bool is_comm(Category c) {
   return c == Category::AllGather || c == Category::ReduceScatter || c == Category::AllToAll ||
          c == Category::AllReduce;
 }
@@ -30,6 +31,15 @@ struct Span {
   int cat;
 };
 
+// A list of spans sorted by start (and end): a stream's ops of positive length, or the compute ops.
+// Written through a raw buffer sized for the worst case (no bound check or growth per span).
+struct Spans {
+  std::unique_ptr<Span[]> data;
+  std::size_t size = 0;
+  explicit Spans(std::size_t capacity) : data(new Span[capacity]) {}
+  const Span& operator[](std::size_t i) const { return data[i]; }
+};
+
 // The sums of the compute gaps, by the classes of what runs meanwhile.
 class GapSums {
  public:
@@ -38,15 +48,14 @@ class GapSums {
   // Sweeps the spans of `lanes` (each sorted, none of a compute category) over the gap [a, z):
   // every sub-interval between consecutive boundaries adds to the sum of what runs during it.
   // cursor[s]: the first span of lane s that may reach into this gap or a later one (advanced).
-  void gap(double a, double z, const std::vector<std::vector<Span>>& lanes,
+  void gap(double a, double z, const std::vector<Spans>& lanes, std::size_t S,
            std::vector<std::size_t>& cursor) {
-    const std::size_t S = lanes.size();
     heads_.assign(S, Head{});
     for (std::size_t s = 0; s < S; ++s) {
       const auto& lane = lanes[s];
       std::size_t& c = cursor[s];
-      while (c < lane.size() && lane[c].end <= a) ++c;
-      heads_[s] = {c, c < lane.size() && lane[c].start < z ? std::max(lane[c].start, a) : kDone,
+      while (c < lane.size && lane[c].end <= a) ++c;
+      heads_[s] = {c, c < lane.size && lane[c].start < z ? std::max(lane[c].start, a) : kDone,
                    false};
     }
     prev_ = a;
@@ -63,7 +72,7 @@ class GapSums {
         activate(cat, -1);
         ++h.i;
         h.at_end = false;
-        h.t = h.i < lane.size() && lane[h.i].start < z ? lane[h.i].start : kDone;
+        h.t = h.i < lane.size && lane[h.i].start < z ? lane[h.i].start : kDone;
       } else {
         activate(cat, +1);
         h.at_end = true;
@@ -127,47 +136,56 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
   // into the maps once: no key string per op.
   std::array<double, kCats> busy{};
   std::array<bool, kCats> busy_seen{};
-  // Ops of positive length: the compute ones, and the others per stream.
+  // Ops of positive length: the others per stream (lanes 0..S-1), the compute ones (lane S).
   // Within a stream ops run one after another (start <= end <= next start), so each list is
-  // sorted.
-  std::vector<Span> compute;
-  std::vector<std::vector<Span>> lanes(program.streams.size());
-  int compute_stream = -1;  // the stream of the compute ops, or -2 when they ran on several
-  compute.reserve(run.timeline.size());
-  for (std::size_t k = 0; k < lanes.size(); ++k) lanes[k].reserve(program.streams[k].ops.size());
+  // sorted. The loop has no branch on the op: the timeline interleaves streams and categories
+  // irregularly, and branching on them was mispredicted often.
+  const std::size_t S = program.streams.size();
+  std::vector<Spans> lanes;
+  lanes.reserve(S + 1);
+  for (std::size_t k = 0; k < S; ++k) lanes.emplace_back(program.streams[k].ops.size());
+  lanes.emplace_back(run.timeline.size());
+  constexpr auto compute_table = [] {
+    std::array<bool, kCats> t{};
+    for (int c = 0; c < kCats; ++c) t[static_cast<std::size_t>(c)] = is_compute(Category(c));
+    return t;
+  }();
+  // The streams of the compute ops: one (lowest == highest) or several.
+  int lowest = std::numeric_limits<int>::max(), highest = -1;
   std::vector<const StepOp*> ops_of;  // per stream: one load less per timeline entry
-  for (const Stream& s : program.streams) ops_of.push_back(s.ops.data());
+  for (const Stream& st : program.streams) ops_of.push_back(st.ops.data());
   for (const auto& t : run.timeline) {
     const StepOp& op = ops_of[static_cast<std::size_t>(t.stream)][t.op];
     const auto c = static_cast<std::size_t>(op.category);
     busy[c] += t.end - t.start;
     busy_seen[c] = true;
-    if (t.end <= t.start) continue;
-    if (is_compute(op.category)) {
-      if (compute_stream == -1) compute_stream = t.stream;
-      if (compute_stream != t.stream) compute_stream = -2;
-      compute.push_back({t.start, t.end, static_cast<int>(c)});
-    } else {
-      lanes[static_cast<std::size_t>(t.stream)].push_back({t.start, t.end, static_cast<int>(c)});
-    }
+    const bool is_c = compute_table[c];
+    const bool positive = t.end > t.start;
+    Spans& lane = lanes[is_c ? S : static_cast<std::size_t>(t.stream)];
+    lane.data[lane.size] = Span{t.start, t.end, static_cast<int>(c)};
+    lane.size += positive;
+    const bool counted = is_c & positive;
+    lowest = counted ? std::min(lowest, t.stream) : lowest;
+    highest = counted ? std::max(highest, t.stream) : highest;
   }
+  Spans& compute = lanes[S];
   // The timeline is in completion order; compute ops of one stream are then in start order too.
-  if (compute_stream == -2)
-    std::sort(compute.begin(), compute.end(),
+  if (highest >= 0 && lowest != highest)
+    std::sort(compute.data.get(), compute.data.get() + compute.size,
               [](const Span& x, const Span& y) { return x.start < y.start; });
   // Gaps of the union of compute ops within [0, makespan].
   GapSums sums(b);
-  std::vector<std::size_t> cursor(lanes.size(), 0);
+  std::vector<std::size_t> cursor(S, 0);
   double covered = 0;  // compute runs up to here (or nothing has been seen yet)
   std::size_t i = 0;
-  while (i < compute.size()) {
-    if (compute[i].start > covered) sums.gap(covered, compute[i].start, lanes, cursor);
+  while (i < compute.size) {
+    if (compute[i].start > covered) sums.gap(covered, compute[i].start, lanes, S, cursor);
     double reach = compute[i].end;
-    for (++i; i < compute.size() && compute[i].start <= reach; ++i)
+    for (++i; i < compute.size && compute[i].start <= reach; ++i)
       reach = std::max(reach, compute[i].end);
     covered = std::max(covered, reach);
   }
-  if (run.makespan_s > covered) sums.gap(covered, run.makespan_s, lanes, cursor);
+  if (run.makespan_s > covered) sums.gap(covered, run.makespan_s, lanes, S, cursor);
   for (int c = 0; c < kCats; ++c) {
     const auto k = static_cast<std::size_t>(c);
     if (busy_seen[k]) b.busy_s[to_string(static_cast<Category>(c))] = busy[k];
