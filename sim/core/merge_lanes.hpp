@@ -4,6 +4,7 @@
 // their order). Cheaper than sorting the concatenation.
 #pragma once
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -16,9 +17,12 @@ std::vector<T> merge_lanes(std::vector<std::vector<T>> lanes, Less less) {
     std::vector<std::vector<T>> next;
     next.reserve((lanes.size() + 1) / 2);
     for (std::size_t i = 0; i + 1 < lanes.size(); i += 2) {
-      std::vector<T> m(lanes[i].size() + lanes[i + 1].size());
+      // Reserved, not sized: sizing would construct every element (its default member
+      // initializers written) only for the merge to overwrite it.
+      std::vector<T> m;
+      m.reserve(lanes[i].size() + lanes[i + 1].size());
       std::merge(lanes[i].begin(), lanes[i].end(), lanes[i + 1].begin(), lanes[i + 1].end(),
-                 m.begin(), less);
+                 std::back_inserter(m), less);
       next.push_back(std::move(m));
     }
     if (lanes.size() % 2 == 1) next.push_back(std::move(lanes.back()));
