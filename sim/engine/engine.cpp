@@ -11,8 +11,8 @@ namespace zerosim {
 
 void Engine::schedule_at(double t, Callback cb) {
   if (!(t >= now_)) {  // also rejects NaN
-    throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) +
-                           " is before now " + std::to_string(now_));
+    throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +
+                           std::to_string(now_));
   }
   std::uint32_t slot;
   if (!free_slots_.empty()) {

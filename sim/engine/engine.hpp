@@ -1,6 +1,6 @@
-// Engine: one clock and one event queue ordered by (time, insertion sequence), so the same inputs give
-// the same outputs bit for bit. Models plug in the SimGrid way: each answers "when is your next
-// completion?" and "advance to t"; the engine never knows a model's internals.
+// Engine: one clock and one event queue ordered by (time, insertion sequence), so the same inputs
+// give the same outputs bit for bit. Models plug in the SimGrid way: each answers "when is your
+// next completion?" and "advance to t"; the engine never knows a model's internals.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -37,8 +37,9 @@ class Engine {
   std::size_t pending() const { return heap_.size(); }
 
  private:
-  // The heap holds small trivially-copyable entries; callbacks live in a slot pool that is reused, so
-  // the steady state neither allocates nor moves std::function objects while the heap is reshuffled.
+  // The heap holds small trivially-copyable entries; callbacks live in a slot pool that is reused,
+  // so the steady state neither allocates nor moves std::function objects while the heap is
+  // reshuffled.
   struct Event {
     double time;
     std::uint64_t seq;
