@@ -1,6 +1,5 @@
 #include "sim/step/lower.hpp"
 
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
@@ -160,7 +159,7 @@ class Builder {
     prog_.piece_text.reserve(16 * (M + G * (2 + B) + C + 1));
     // Module names are pieces of every pass's prefixes.
     name_piece_.resize(M);
-    for (std::size_t i = 0; i < M; ++i) name_piece_[i] = prog_.add_piece({(*out_.modules)[i].name});
+    for (std::size_t i = 0; i < M; ++i) name_piece_[i] = piece({(*out_.modules)[i].name});
     times_.reset(*out_.modules, prof_);
     out_.tokens = s_.tokens;
     out_.module_time_signs = times_.signs();
@@ -176,13 +175,19 @@ class Builder {
     const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
-            prog_.add_prefix(prog_.add_piece({"optimizer"})), "");
+            prefix(piece({"optimizer"})), "");
   }
 
  private:
   int event() { return prog_.event_count++; }
+  // Label pieces, prefixes and labels, or -1 each when the step is lowered without labels.
+  int piece(std::initializer_list<std::string_view> parts) {
+    return s_.labels ? prog_.add_piece(parts) : -1;
+  }
+  int prefix(int head, int tail = -1) { return s_.labels ? prog_.add_prefix(head, tail) : -1; }
   // suffix: a string literal (OpLabel keeps the pointer).
   int label(int pre, const char* suffix) {
+    if (!s_.labels) return -1;
     prog_.labels.push_back(OpLabel{pre, suffix});
     return static_cast<int>(prog_.labels.size()) - 1;
   }
@@ -260,10 +265,10 @@ class Builder {
   // One pass (forward or backward) over modules in `order`: gathers with prefetch, then `run(i)` on
   // the compute stream. Returns nothing; `run` emits the compute work of module order[j].
   template <class Run>
-  void pass(const std::vector<int>& order, bool secondary, int boundary, const std::string& phase,
+  // phase: the pass's label piece ("mb0.fwd."; -1 without labels).
+  void pass(const std::vector<int>& order, bool secondary, int boundary, int phase_piece,
             CommPhase comm_phase, Run run) {
     const std::size_t M = order.size();
-    const int phase_piece = prog_.add_piece({phase, "."});
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
     // Only events something waits on are recorded: module j's start when the gather of module
@@ -280,8 +285,7 @@ class Builder {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(order[j])];
       // Plain concatenation: labels are built for every op of every scenario, and fmt's
       // formatting cost more than the rest of the label handling.
-      const int tag =
-          prog_.add_prefix(phase_piece, name_piece_[static_cast<std::size_t>(order[j])]);
+      const int tag = prefix(phase_piece, name_piece_[static_cast<std::size_t>(order[j])]);
       if (j == 0) {
         wait(kGather, boundary);
       } else if (depth == 0) {
@@ -303,7 +307,8 @@ class Builder {
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     // hpZ: only the first forward after an optimizer step gathers across nodes.
     const bool secondary = st_.hpz && mu > 0;
-    const std::string phase = fmt::format("mb{}.fwd", mu);
+    Digits mu_d(mu);
+    const int phase = piece({"mb", mu_d, ".fwd."});
     pass(order, secondary, boundary, phase, CommPhase::ForwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
       module_compute(Category::Compute, i, false, tag, "");
@@ -323,7 +328,8 @@ class Builder {
     std::vector<int> order(static_cast<std::size_t>(M));
     for (int i = 0; i < M; ++i) order[static_cast<std::size_t>(i)] = M - 1 - i;
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
-    const std::string phase = fmt::format("mb{}.bwd", mu);
+    Digits mu_d(mu);
+    const int phase = piece({"mb", mu_d, ".bwd."});
     std::size_t next_bucket = 0;
     int bucket_no = 0;
     pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
@@ -358,8 +364,8 @@ class Builder {
   // Bucket `no` of micro-step mu; its ops are labelled "mb<mu>.bucket<no>[.chunk<c>]...".
   void reduce_bucket(int stream, const GradBucket& b, int mu, int no) {
     Digits mu_d(mu), no_d(no);
-    const int bucket_piece = prog_.add_piece({"mb", mu_d, ".bucket", no_d});
-    const int pre = prog_.add_prefix(bucket_piece);
+    const int bucket_piece = piece({"mb", mu_d, ".bucket", no_d});
+    const int pre = prefix(bucket_piece);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
       collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, 2 * n,
@@ -373,7 +379,7 @@ class Builder {
     const double N = N_, total = static_cast<double>(b.quantized);
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const int ct = chunks > 1 ? prog_.add_prefix(bucket_piece, chunk_piece(c)) : pre;
+      const int ct = chunks > 1 ? prefix(bucket_piece, chunk_piece(c)) : pre;
       const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
@@ -404,7 +410,7 @@ class Builder {
   int chunk_piece(int c) {
     const auto k = static_cast<std::size_t>(c);
     if (chunk_pieces_.size() <= k) chunk_pieces_.resize(k + 1, -1);
-    if (chunk_pieces_[k] < 0) chunk_pieces_[k] = prog_.add_piece({".chunk", Digits(c)});
+    if (chunk_pieces_[k] < 0) chunk_pieces_[k] = piece({".chunk", Digits(c)});
     return chunk_pieces_[k];
   }
 

@@ -33,6 +33,7 @@ struct StepSetup {
   int grad_accum = 1;
   bool checkpointing = true;
   int prefetch_depth = 1;
+  bool labels = true;  // op names for traces; false: every label -1 (traces would say "op")
 };
 
 // Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in

@@ -26,7 +26,7 @@ bool reuse_disabled() {
 // the model last.
 struct Key {
   int grad_accum, prefetch_depth, seq;
-  bool checkpointing;
+  bool checkpointing, labels;
   int gpus, gpus_per_node, nodes;
   const CostProfile* profile;
   Strategy strategy;
@@ -61,9 +61,10 @@ std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, c
   constexpr std::size_t kEntries = 16, kMaxOps = std::size_t{1} << 19;
   thread_local std::list<Entry> lru;  // front = newest
   thread_local std::size_t held_ops = 0;
-  Key key{setup.grad_accum, setup.prefetch_depth, setup.seq,         setup.checkpointing,
-          topo.gpu_count(), topo.gpus_per_node(), topo.node_count(), profile.get(),
-          setup.strategy,   setup.model};
+  Key key{setup.grad_accum,     setup.prefetch_depth, setup.seq,
+          setup.checkpointing,  setup.labels,         topo.gpu_count(),
+          topo.gpus_per_node(), topo.node_count(),    profile.get(),
+          setup.strategy,       setup.model};
   for (auto it = lru.begin(); it != lru.end(); ++it) {
     if (!(it->key == key)) continue;
     lru.splice(lru.begin(), lru, it);

@@ -204,6 +204,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
   setup.checkpointing = sc.activation_checkpointing;
+  setup.labels = !trace_path.empty();  // op names are read by the trace only
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
   setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model) / 4);
 
