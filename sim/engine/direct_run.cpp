@@ -72,15 +72,16 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
       throw std::logic_error(deadlock_message(p, s, pc[s]));
     }
   RunResult r;
-  // Completion order; ties by start (std::merge keeps the earlier lane, i.e. stream, first).
   std::size_t timed = 0;
   for (const auto& lane : done) timed += lane.size();
   // A lane's ops end in order, so the step ends at the latest of the lanes' last ends.
   double end = t0;
   for (const auto& lane : done)
     if (!lane.empty()) end = std::max(end, lane.back().end);
+  // Completion order; ties by start, then stream (merge_lanes needs the stream as the last key).
   r.timeline = merge_lanes(std::move(done), [](const OpTiming& a, const OpTiming& b) {
-    return a.end < b.end || (a.end == b.end && a.start < b.start);
+    return a.end < b.end ||
+           (a.end == b.end && (a.start < b.start || (a.start == b.start && a.stream < b.stream)));
   });
   r.makespan_s = end - t0;
   r.events = timed;

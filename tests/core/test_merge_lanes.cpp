@@ -21,7 +21,9 @@ bool same(const Item& a, const Item& b) {
 
 TEST_CASE("merge_lanes is a stable sort of the concatenated lanes") {
   std::mt19937 rng(7);
-  auto less = [](const Item& a, const Item& b) { return a.key < b.key; };
+  auto less = [](const Item& a, const Item& b) {
+    return a.key < b.key || (a.key == b.key && a.lane < b.lane);
+  };
   for (int trial = 0; trial < 300; ++trial) {
     const int L = 1 + trial % 7;
     std::vector<std::vector<Item>> lanes(static_cast<std::size_t>(L));
