@@ -1,6 +1,5 @@
 #include "sim/step/lower.hpp"
 
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -428,20 +427,29 @@ LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostP
   return out;
 }
 
-bool retime_lowered_step(LoweredStep& low, const StepSetup& setup, const CostProfile& profile) {
-  if (setup.tokens == low.tokens) return true;
-  auto modules = shared_modules(setup.model, setup.tokens, setup.seq);
-  if (modules->size() != low.modules->size()) return false;
+ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile) {
+  ModuleTimesTable t;
+  t.modules = shared_modules(setup.model, setup.tokens, setup.seq);
+  t.tokens = setup.tokens;
   ModuleTimes times;
-  times.reset(*modules, profile);
-  if (times.signs() != low.module_time_signs) return false;  // an op would appear or vanish
+  times.reset(*t.modules, profile);
+  t.signs = times.signs();  // computes every module's times
+  t.times.reserve(t.modules->size());
+  for (std::size_t i = 0; i < t.modules->size(); ++i) t.times.push_back(times(static_cast<int>(i)));
+  return t;
+}
+
+bool retime_lowered_step(LoweredStep& low, const ModuleTimesTable& table) {
+  if (table.tokens == low.tokens) return true;
+  if (table.modules->size() != low.modules->size()) return false;
+  if (table.signs != low.module_time_signs) return false;  // an op would appear or vanish
   auto& ops = low.program.streams[kCompute].ops;
   for (const LoweredStep::ModuleOp& m : low.module_ops) {
-    const auto [fwd, bwd] = times(m.module);
+    const auto [fwd, bwd] = table.times[static_cast<std::size_t>(m.module)];
     ops[static_cast<std::size_t>(m.op)].duration_s = m.backward ? bwd : fwd;
   }
-  low.modules = std::move(modules);
-  low.tokens = setup.tokens;
+  low.modules = table.modules;
+  low.tokens = table.tokens;
   return true;
 }
 

@@ -77,10 +77,20 @@ struct LoweredStep {
 // and whether qgZ has an inter-node hop); shared_lowered_step relies on that.
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile);
 
-// Turns `low`, lowered from a setup equal to `setup` but for its tokens, into lower_step(setup)'s
-// result: the module compute ops get the new tokens' durations (the same arithmetic, so the same
-// bits). false when that cannot be done (a module's time changes sign, so an op would appear or
-// vanish); `low` is then unusable and must be lowered afresh.
-bool retime_lowered_step(LoweredStep& low, const StepSetup& setup, const CostProfile& profile);
+// The forward and backward time of every module of a model at some tokens per micro-step under a
+// profile: what re-timing writes. Scenarios that differ in strategy or accumulation share it.
+struct ModuleTimesTable {
+  std::shared_ptr<const std::vector<Module>> modules;  // shared_modules(model, tokens, seq)
+  std::int64_t tokens = 0;
+  std::vector<std::pair<double, double>> times;  // per module: forward, backward
+  std::vector<std::uint8_t> signs;               // as LoweredStep::module_time_signs
+};
+ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile);
+
+// Turns `low`, lowered from a setup equal to the table's but for its tokens, into lower_step's
+// result for the table's tokens: the module compute ops get those durations (the same arithmetic,
+// so the same bits). false when that cannot be done (a module's time changes sign, so an op would
+// appear or vanish); `low` is then untouched but must be lowered afresh.
+bool retime_lowered_step(LoweredStep& low, const ModuleTimesTable& table);
 
 }  // namespace zerosim

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <list>
 
+#include "sim/workload/transformer.hpp"
+
 namespace zerosim {
 
 namespace {
@@ -41,6 +43,28 @@ struct Entry {
   std::size_t ops = 0;
 };
 
+// The module times of the last few (modules, profile) pairs: the strategies and accumulation
+// steps of one batch size re-time from one table. Entries hold both, so their addresses stay
+// theirs.
+const ModuleTimesTable& shared_module_times(const StepSetup& setup,
+                                            const std::shared_ptr<const CostProfile>& profile) {
+  struct Entry {
+    std::shared_ptr<const CostProfile> profile;
+    ModuleTimesTable table;
+  };
+  constexpr std::size_t kEntries = 4;
+  thread_local std::list<Entry> lru;  // front = newest
+  const auto modules = shared_modules(setup.model, setup.tokens, setup.seq);
+  for (auto it = lru.begin(); it != lru.end(); ++it)
+    if (it->table.modules == modules && it->profile == profile) {
+      lru.splice(lru.begin(), lru, it);
+      return lru.front().table;
+    }
+  lru.push_front(Entry{profile, module_times_table(setup, *profile)});
+  if (lru.size() > kEntries) lru.pop_back();
+  return lru.front().table;
+}
+
 std::size_t op_count(const LoweredStep& low) {
   std::size_t n = 0;
   for (const Stream& s : low.program.streams) n += s.ops.size();
@@ -70,7 +94,8 @@ std::shared_ptr<const LoweredStep> shared_lowered_step(const StepSetup& setup, c
     lru.splice(lru.begin(), lru, it);
     Entry& e = lru.front();
     if (e.low->tokens == setup.tokens) return e.low;
-    if (e.low.use_count() > 1 || !retime_lowered_step(*e.low, setup, *profile)) {
+    if (e.low.use_count() > 1 ||
+        !retime_lowered_step(*e.low, shared_module_times(setup, profile))) {
       e.low = fresh();
       held_ops -= e.ops;
       e.ops = op_count(*e.low);
