@@ -1,12 +1,14 @@
-// read_regular_file, file_bytes, json_files_in: see memo.hpp.
+// file_bytes, json_files_in: see memo.hpp.
 #include "sim/core/memo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 #include <string_view>
 
 namespace zerosim {
@@ -36,6 +38,17 @@ std::optional<std::string> read_all(int fd, std::size_t size) {
     }
     got += static_cast<std::size_t>(n);
   }
+}
+
+FileStamp file_stamp(const struct stat& st) {
+  return FileStamp{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                   static_cast<std::int64_t>(st.st_size), ns_of(st.st_mtim), ns_of(st.st_ctim)};
+}
+
+std::int64_t realtime_ns() {
+  struct timespec t {};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return ns_of(t);
 }
 
 // One cache of things read from paths, with the stamp they were read under.
@@ -70,30 +83,8 @@ struct StampedCache {
 
 }  // namespace
 
-FileStamp file_stamp(const struct stat& st) {
-  return FileStamp{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                   static_cast<std::int64_t>(st.st_size), ns_of(st.st_mtim), ns_of(st.st_ctim)};
-}
-
 bool settled(const FileStamp& s, std::int64_t read_ns) {
   return std::max(s.mtime_ns, s.ctime_ns) < read_ns - kSettleNs;
-}
-
-std::int64_t realtime_ns() {
-  struct timespec t {};
-  ::clock_gettime(CLOCK_REALTIME, &t);
-  return ns_of(t);
-}
-
-std::optional<std::string> read_regular_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<std::string> out;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-    out = read_all(fd, static_cast<std::size_t>(st.st_size));
-  ::close(fd);
-  return out;
 }
 
 std::shared_ptr<const std::string> file_bytes(const std::string& path) {
@@ -101,6 +92,7 @@ std::shared_ptr<const std::string> file_bytes(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
     if (auto v = cache.hit(path, st)) return *v;
+  // Read with open, fstat, read: no stream machinery.
   const std::int64_t now = realtime_ns();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;

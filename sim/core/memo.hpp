@@ -10,22 +10,16 @@
 // each distinct content once. Both are thread-safe (sweeps run scenarios on every core); parse
 // errors are not cached (the parser throws again next time).
 #pragma once
-#include <sys/stat.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace zerosim {
-
-// The bytes of a regular file (open, fstat, read: no stream machinery), or nullopt when it is not
-// a readable regular file.
-std::optional<std::string> read_regular_file(const std::string& path);
 
 // What stat() says of a file, as far as a change of its contents shows in it.
 struct FileStamp {
@@ -33,11 +27,9 @@ struct FileStamp {
   std::int64_t size = 0, mtime_ns = 0, ctime_ns = 0;
   bool operator==(const FileStamp&) const = default;
 };
-FileStamp file_stamp(const struct stat& st);
 // True when the file's last change (mtime, ctime) lies more than two seconds before `read_ns`, the
 // realtime clock in ns taken before the file was read.
 bool settled(const FileStamp& s, std::int64_t read_ns);
-std::int64_t realtime_ns();
 
 // The bytes of a regular file, shared: the same pointer while the file is unchanged (see above), so
 // memos keyed by content compare pointers first. nullptr when it is not a readable regular file.
