@@ -1,15 +1,14 @@
 // run_program_direct: the step on a contention-free network in one pass (see step_program.hpp).
 // Streams advance round-robin until every stream is done; a stream stops at a Wait whose Record has
-// not run yet. Each stream's ops end in order, so its timeline is sorted already and the merged
-// timeline needs no sort. Ops are checked as they are reached (no separate pass over the program):
+// not run yet. Ops are checked as they are reached (no separate pass over the program):
 // any op validate_program would reject makes it run before the bad reference is used, and a stuck
-// program runs it before the deadlock is reported, so the errors are validate_program's.
+// program runs it before the deadlock is reported, so the errors are validate_program's. Each
+// stream's timed ops are its lane of the result as they end.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "sim/core/merge_lanes.hpp"
 #include "sim/engine/step_program.hpp"
 
 namespace zerosim {
@@ -73,16 +72,13 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
     }
   RunResult r;
   std::size_t timed = 0;
-  for (const auto& lane : done) timed += lane.size();
   // A lane's ops end in order, so the step ends at the latest of the lanes' last ends.
   double end = t0;
-  for (const auto& lane : done)
+  for (const auto& lane : done) {
+    timed += lane.size();
     if (!lane.empty()) end = std::max(end, lane.back().end);
-  // Completion order; ties by start, then stream (merge_lanes needs the stream as the last key).
-  r.timeline = merge_lanes(std::move(done), [](const OpTiming& a, const OpTiming& b) {
-    return a.end < b.end ||
-           (a.end == b.end && (a.start < b.start || (a.start == b.start && a.stream < b.stream)));
-  });
+  }
+  r.lanes = std::move(done);
   r.makespan_s = end - t0;
   r.events = timed;
   const NetStats& n = network.stats();

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/core/merge_lanes.hpp"
+
 namespace zerosim {
 
 const char* to_string(Category c) {
@@ -122,6 +124,7 @@ class Runner {
     const std::uint64_t ev0 = e_.events_processed();
     const NetStats net0 = net_.stats();
     double end = t0;
+    result_.lanes.resize(p_.streams.size());
     for (std::size_t s = 0; s < p_.streams.size(); ++s) ready_.push_back(s);
     drain();
     e_.run();
@@ -129,7 +132,8 @@ class Runner {
       if (pc_[s] >= p_.streams[s].ops.size()) continue;
       throw std::logic_error(deadlock_message(p_, s, pc_[s]));
     }
-    for (const OpTiming& t : result_.timeline) end = std::max(end, t.end);
+    for (const auto& lane : result_.lanes)  // a lane's ops end in order
+      if (!lane.empty()) end = std::max(end, lane.back().end);
     result_.makespan_s = end - t0;
     result_.events = e_.events_processed() - ev0;
     const NetStats& n = net_.stats();
@@ -184,7 +188,7 @@ class Runner {
   }
 
   void complete(std::size_t s) {
-    result_.timeline.push_back(
+    result_.lanes[s].push_back(
         OpTiming{static_cast<int>(s), static_cast<int>(pc_[s]), start_[s], e_.now()});
     ++pc_[s];
     ready_.push_back(s);
@@ -209,6 +213,13 @@ RunResult run_program_on_engine(const StepProgram& program, Engine& engine, Netw
   validate_program(program);
   Runner runner(program, engine, network);
   return runner.run();
+}
+
+std::vector<OpTiming> completion_order(const RunResult& run) {
+  return merge_lanes(run.lanes, [](const OpTiming& a, const OpTiming& b) {
+    return a.end < b.end ||
+           (a.end == b.end && (a.start < b.start || (a.start == b.start && a.stream < b.stream)));
+  });
 }
 
 RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network) {

@@ -83,10 +83,16 @@ struct OpTiming {
 
 struct RunResult {
   double makespan_s = 0;
-  std::vector<OpTiming> timeline;  // every Compute/Kernel/Collective op, in completion order
+  // Per stream, its timed (Compute/Kernel/Collective) ops in program order, which is their
+  // completion order too: a stream runs one op at a time. Consumers that sum per stream need no
+  // merged timeline; completion_order builds one.
+  std::vector<std::vector<OpTiming>> lanes;
   std::uint64_t events = 0;
   NetStats net;
 };
+
+// Every timed op of the run in completion order; ties by start, then stream.
+std::vector<OpTiming> completion_order(const RunResult& run);
 
 // Executes the program: each stream runs its ops in order; Wait blocks until the matching Record
 // has executed; a Collective starts on the network model and completes when it says so. Throws
@@ -101,8 +107,8 @@ RunResult run_program_on_engine(const StepProgram& program, Engine& engine, Netw
 // One pass without events, for contention-free networks: a stream's op starts when its previous op
 // ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.charge
 // for collectives). The same additions as the engine's, so every start and end time, the makespan
-// and the event count (one per timed op) are identical; the timeline is in completion order with
-// ties by start, then stream. Starts at t0 (the engine's clock in run_program).
+// and the event count (one per timed op) are identical. Starts at t0 (the engine's clock in
+// run_program).
 RunResult run_program_direct(const StepProgram& program, double t0, NetworkModel& network);
 
 // logic_error naming stream and op for a negative duration or an out-of-range collective/event.

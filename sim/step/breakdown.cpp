@@ -1,9 +1,9 @@
-// compute_breakdown: busy sums in timeline order; the exposed, kernel-exposed and idle times come
-// from the gaps in compute only. An interval between consecutive boundaries of the timeline's ops
-// adds to those sums only when no compute op runs, and no compute op has a boundary strictly inside
-// a gap of the union of compute ops, so sweeping the other ops' boundaries inside each gap
-// accounts exactly the intervals (same end points, same order of additions) that a sweep over
-// every boundary of the step would: most boundaries fall while compute runs and cost no sweep.
+// compute_breakdown: busy sums stream by stream, each in op order; the exposed, kernel-exposed and
+// idle times come from the gaps in compute only. An interval between consecutive boundaries of the
+// timeline's ops adds to those sums only when no compute op runs, and no compute op has a boundary
+// strictly inside a gap of the union of compute ops, so sweeping the other ops' boundaries inside
+// each gap accounts exactly the intervals (same end points, same order of additions) that a sweep
+// over every boundary of the step would: most boundaries fall while compute runs and cost no sweep.
 #include "sim/step/breakdown.hpp"
 
 #include <algorithm>
@@ -138,39 +138,38 @@ StepBreakdown compute_breakdown(const StepProgram& program, const RunResult& run
   std::array<bool, kCats> busy_seen{};
   // Ops of positive length: the others per stream (lanes 0..S-1), the compute ones (lane S).
   // Within a stream ops run one after another (start <= end <= next start), so each list is
-  // sorted. The loop has no branch on the op: the timeline interleaves streams and categories
-  // irregularly, and branching on them was mispredicted often.
+  // sorted. The loop has no branch on the op: streams interleave categories irregularly, and
+  // branching on them was mispredicted often.
   const std::size_t S = program.streams.size();
   std::vector<Spans> lanes;
   lanes.reserve(S + 1);
-  for (std::size_t k = 0; k < S; ++k) lanes.emplace_back(program.streams[k].ops.size());
-  lanes.emplace_back(run.timeline.size());
+  std::size_t timed = 0;
+  for (std::size_t k = 0; k < S; ++k) {
+    lanes.emplace_back(run.lanes[k].size());
+    timed += run.lanes[k].size();
+  }
+  lanes.emplace_back(timed);
   constexpr auto compute_table = [] {
     std::array<bool, kCats> t{};
     for (int c = 0; c < kCats; ++c) t[static_cast<std::size_t>(c)] = is_compute(Category(c));
     return t;
   }();
-  // The streams of the compute ops: one (lowest == highest) or several.
-  int lowest = std::numeric_limits<int>::max(), highest = -1;
-  std::vector<const StepOp*> ops_of;  // per stream: one load less per timeline entry
-  for (const Stream& st : program.streams) ops_of.push_back(st.ops.data());
-  for (const auto& t : run.timeline) {
-    const StepOp& op = ops_of[static_cast<std::size_t>(t.stream)][t.op];
-    const auto c = static_cast<std::size_t>(op.category);
-    busy[c] += t.end - t.start;
-    busy_seen[c] = true;
-    const bool is_c = compute_table[c];
-    const bool positive = t.end > t.start;
-    Spans& lane = lanes[is_c ? S : static_cast<std::size_t>(t.stream)];
-    lane.data[lane.size] = Span{t.start, t.end, static_cast<int>(c)};
-    lane.size += positive;
-    const bool counted = is_c & positive;
-    lowest = counted ? std::min(lowest, t.stream) : lowest;
-    highest = counted ? std::max(highest, t.stream) : highest;
+  int compute_streams = 0;  // streams with compute ops: their union needs a sort if several
+  for (std::size_t s = 0; s < S; ++s) {
+    const StepOp* ops = program.streams[s].ops.data();
+    const std::size_t before = lanes[S].size;
+    for (const OpTiming& t : run.lanes[s]) {
+      const auto c = static_cast<std::size_t>(ops[t.op].category);
+      busy[c] += t.end - t.start;
+      busy_seen[c] = true;
+      Spans& lane = lanes[compute_table[c] ? S : s];
+      lane.data[lane.size] = Span{t.start, t.end, static_cast<int>(c)};
+      lane.size += t.end > t.start;
+    }
+    compute_streams += lanes[S].size > before;
   }
   Spans& compute = lanes[S];
-  // The timeline is in completion order; compute ops of one stream are then in start order too.
-  if (highest >= 0 && lowest != highest)
+  if (compute_streams > 1)
     std::sort(compute.data.get(), compute.data.get() + compute.size,
               [](const Span& x, const Span& y) { return x.start < y.start; });
   // Gaps of the union of compute ops within [0, makespan].

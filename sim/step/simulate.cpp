@@ -86,7 +86,7 @@ class ByteCounter {
   RecentOps<Bytes> recent_;  // each layer repeats a few collectives
 };
 
-// Sums of one "by_collective" / "by_phase" entry, added in timeline order.
+// Sums of one "by_collective" / "by_phase" entry, added stream by stream in op order.
 struct CommSum {
   double inter = 0, intra = 0, busy = 0;
   int count = 0;
@@ -111,16 +111,16 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
-  std::vector<const StepOp*> ops_of;  // per stream: one load less per timeline entry
-  for (const Stream& s : low.program.streams) ops_of.push_back(s.ops.data());
-  for (const auto& t : run.timeline) {
-    const StepOp& op = ops_of[static_cast<std::size_t>(t.stream)][t.op];
-    if (op.kind != OpKind::Collective) continue;
-    const auto& c = low.program.collectives[static_cast<std::size_t>(op.collective)];
-    const Bytes b = count(c);
-    by_kind[static_cast<int>(c.kind)].add(b, t.end - t.start);
-    by_phase[static_cast<int>(low.collective_phase[static_cast<std::size_t>(op.collective)])].add(
-        b, t.end - t.start);
+  for (std::size_t s = 0; s < run.lanes.size(); ++s) {
+    const StepOp* ops = low.program.streams[s].ops.data();
+    for (const OpTiming& t : run.lanes[s]) {
+      const StepOp& op = ops[t.op];
+      if (op.kind != OpKind::Collective) continue;
+      const auto k = static_cast<std::size_t>(op.collective);
+      const Bytes b = count(low.program.collectives[k]);
+      by_kind[static_cast<int>(low.program.collectives[k].kind)].add(b, t.end - t.start);
+      by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
+    }
   }
   json kinds = json::object(), phases = json::object();
   for (int k = 0; k < kKinds; ++k)

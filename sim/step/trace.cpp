@@ -15,7 +15,7 @@ json chrome_trace(const StepProgram& program, const RunResult& run, const json& 
                       {"pid", 0},
                       {"tid", s},
                       {"args", {{"name", program.streams[s].name}}}});
-  for (const auto& t : run.timeline) {
+  for (const auto& t : completion_order(run)) {
     const StepOp& op =
         program.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)];
     json args = json::object();

@@ -5,11 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include "sim/engine/step_program.hpp"
 #include "sim/net/analytic_network.hpp"
@@ -76,16 +74,27 @@ void compare_runs(const StepProgram& p, MakeNet make_net) {
   CHECK(a.net.flows == b.net.flows);
   CHECK(a.net.inter_node_bytes == doctest::Approx(b.net.inter_node_bytes).epsilon(1e-12));
   CHECK(a.net.intra_node_bytes == doctest::Approx(b.net.intra_node_bytes).epsilon(1e-12));
-  REQUIRE(a.timeline.size() == b.timeline.size());
-  std::map<std::pair<int, int>, std::pair<double, double>> times;
-  for (const auto& t : a.timeline) times[{t.stream, t.op}] = {t.start, t.end};
-  for (std::size_t i = 0; i < b.timeline.size(); ++i) {
-    const auto& t = b.timeline[i];
-    const auto it = times.find({t.stream, t.op});
-    REQUIRE(it != times.end());
-    CHECK(it->second.first == t.start);
-    CHECK(it->second.second == t.end);
-    if (i > 0) CHECK(b.timeline[i - 1].end <= t.end);  // completion order
+  REQUIRE(a.lanes.size() == p.streams.size());
+  REQUIRE(b.lanes.size() == p.streams.size());
+  for (std::size_t s = 0; s < p.streams.size(); ++s) {
+    CAPTURE(s);
+    REQUIRE(a.lanes[s].size() == b.lanes[s].size());
+    for (std::size_t i = 0; i < a.lanes[s].size(); ++i) {
+      const OpTiming &x = a.lanes[s][i], &y = b.lanes[s][i];
+      CHECK(x.stream == static_cast<int>(s));
+      CHECK(y.stream == static_cast<int>(s));
+      CHECK(x.op == y.op);
+      CHECK(x.start == y.start);
+      CHECK(x.end == y.end);
+      if (i > 0) CHECK(y.op > b.lanes[s][i - 1].op);  // program order
+    }
+  }
+  const auto timeline = completion_order(b);
+  CHECK(timeline.size() == b.events);
+  for (std::size_t i = 1; i < timeline.size(); ++i) {
+    const OpTiming &x = timeline[i - 1], &y = timeline[i];
+    CHECK(x.end <= y.end);  // completion order, ties by start
+    if (x.end == y.end) CHECK(x.start <= y.start);
   }
 }
 

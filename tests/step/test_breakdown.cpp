@@ -45,17 +45,19 @@ StepBreakdown reference(const StepProgram& p, const RunResult& run) {
   std::array<double, kCats> busy{}, exposed{};
   std::array<bool, kCats> busy_seen{}, exposed_seen{};
   std::vector<double> times;
-  for (const auto& t : run.timeline) {
-    const int c = static_cast<int>(
-        p.streams[static_cast<std::size_t>(t.stream)].ops[static_cast<std::size_t>(t.op)].category);
-    busy[static_cast<std::size_t>(c)] += t.end - t.start;
-    busy_seen[static_cast<std::size_t>(c)] = true;
-    if (t.end > t.start) {
-      spans.push_back({t.start, t.end, c});
-      times.push_back(t.start);
-      times.push_back(t.end);
+  for (const auto& lane : run.lanes)  // busy sums: stream by stream, each in op order
+    for (const auto& t : lane) {
+      const int c = static_cast<int>(p.streams[static_cast<std::size_t>(t.stream)]
+                                         .ops[static_cast<std::size_t>(t.op)]
+                                         .category);
+      busy[static_cast<std::size_t>(c)] += t.end - t.start;
+      busy_seen[static_cast<std::size_t>(c)] = true;
+      if (t.end > t.start) {
+        spans.push_back({t.start, t.end, c});
+        times.push_back(t.start);
+        times.push_back(t.end);
+      }
     }
-  }
   times.push_back(run.makespan_s);
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
