@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/memo.hpp"
 
 namespace zerosim {
 
@@ -205,13 +206,21 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 std::string resolve_data_file(const std::string& dir, const std::string& name,
                               const std::string& flag) {
   std::error_code ec;
+  // A readable file is found through file_bytes' cache (no stat() per call while it is settled);
+  // one it cannot read is still resolved, for the loader to report.
+  auto exists = [&](const std::string& path) {
+    return file_bytes(path) != nullptr || fs::is_regular_file(path, ec);
+  };
   if (name.find('/') != std::string::npos || name.ends_with(".json")) {
-    if (fs::is_regular_file(name, ec)) return name;
+    if (exists(name)) return name;
     throw InputError(name, flag, "file does not exist");
   }
-  fs::path base = fs::path(ZEROSIM_DATA_DIR) / dir;
-  fs::path candidate = base / (name + ".json");
-  if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  // (fs::path(ZEROSIM_DATA_DIR) / dir / (name + ".json")).string(), without the path objects.
+  std::string candidate = ZEROSIM_DATA_DIR;
+  if (!candidate.empty() && candidate.back() != '/') candidate += '/';
+  candidate.append(dir).append("/").append(name).append(".json");
+  if (exists(candidate)) return candidate;
+  const fs::path base = fs::path(ZEROSIM_DATA_DIR) / dir;
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(base, ec))
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());

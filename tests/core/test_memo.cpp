@@ -1,6 +1,7 @@
 // file_bytes and json_files_in (sim/core/memo.hpp) serve cached bytes and listings while stat()
 // shows the file unchanged and settled; every change must be seen, whether the file changed within
-// the last second (bytes compared on each call) or long ago (stamp compared).
+// the last two seconds (bytes compared on each call) or long ago (stamp compared at most 20 ms
+// after the last comparison).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@ namespace {
 
 // Lets the files written so far settle (their last change more than two seconds old).
 void let_settle() { ::usleep(2'200'000); }
+// Outlasts the re-check interval of settled files (20 ms, on a clock of a few ms resolution).
+void let_recheck() { ::usleep(60'000); }
 
 std::vector<std::string> listed_by_filesystem(const fs::path& dir) {
   std::vector<std::string> want;
@@ -58,12 +61,14 @@ TEST_CASE("file_bytes sees every rewrite, fresh or settled, and shares unchanged
   CHECK(first.get() == second.get());  // settled and unchanged: served from the cache
   // Rewritten in place, same size: the new ctime is not the cached stamp's.
   spit(f, "{\"x\": 3}");
+  let_recheck();
   CHECK(*file_bytes(f.string()) == "{\"x\": 3}");
   // A settled, cached file replaced by a rename (another inode).
   CHECK(*file_bytes(g.string()) == "{\"y\": 1}");
   CHECK(file_bytes(g.string()).get() == file_bytes(g.string()).get());
   spit(dir / "b.tmp", "{\"y\": 4}");
   fs::rename(dir / "b.tmp", g);
+  let_recheck();
   CHECK(*file_bytes(g.string()) == "{\"y\": 4}");
   fs::remove(f);
   CHECK(file_bytes(f.string()) == nullptr);
@@ -80,11 +85,14 @@ TEST_CASE("json_files_in lists as std::filesystem does and sees added and remove
   CHECK(json_files_in(dir.string()) == listed_by_filesystem(dir));  // now from the cache
   CHECK(json_files_in(dir.string()).size() == 3);
   fs::remove(dir / "a.json");  // the settled directory changes
+  let_recheck();
   CHECK(json_files_in(dir.string()) == listed_by_filesystem(dir));
   CHECK(json_files_in(dir.string()).size() == 2);
   spit(dir / "f.json", "{}");
+  let_recheck();
   CHECK(json_files_in(dir.string()) == listed_by_filesystem(dir));
   CHECK(json_files_in(dir.string()).size() == 3);
   fs::remove_all(dir);
+  let_recheck();
   CHECK(json_files_in(dir.string()).empty());
 }
