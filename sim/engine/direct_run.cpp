@@ -8,6 +8,9 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/step_program.hpp"
 
@@ -15,7 +18,6 @@ namespace zerosim {
 
 RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& network) {
   const std::size_t S = p.streams.size();
-  const NetStats net0 = network.stats();
   std::vector<std::size_t> pc(S, 0);
   std::vector<double> clock(S, t0);
   const auto E = static_cast<std::size_t>(std::max(0, p.event_count));
@@ -27,6 +29,19 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
     validate_program(p);  // throws for this op, or for an earlier one
     throw std::logic_error("run_program: malformed program");  // not reached
   };
+  // One cost per collective class, asked for when first needed (every op its own class when the
+  // program has none). A class's members are trusted to be equal (validate_program checks that;
+  // lower_step's are, test_direct_run), its range is checked as ops reach it.
+  struct ClassCost {
+    bool known = false;
+    double time_s = 0;
+    NetStats stats;
+  };
+  const bool classed = !p.collective_class.empty();
+  if (classed && p.collective_class.size() != C) reject();
+  std::vector<ClassCost> class_cost(
+      classed ? static_cast<std::size_t>(std::max(0, p.collective_classes)) : 0);
+  NetStats net;  // what the collectives add, op by op in schedule order
   for (bool progress = true; progress;) {
     progress = false;
     for (std::size_t s = 0; s < S; ++s) {
@@ -50,8 +65,24 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
         } else {
           double d;
           if (op.kind == OpKind::Collective) {
-            if (static_cast<std::size_t>(op.collective) >= C) reject();
-            d = network.charge(p.collectives[static_cast<std::size_t>(op.collective)]);
+            const auto k = static_cast<std::size_t>(op.collective);
+            if (k >= C) reject();
+            const CollectiveOp& coll = p.collectives[k];
+            if (classed) {
+              const auto j = static_cast<std::size_t>(p.collective_class[k]);
+              if (j >= class_cost.size()) reject();
+              ClassCost& c = class_cost[j];
+              if (!c.known) {
+                std::tie(c.time_s, c.stats) = network.cost(coll);
+                c.known = true;
+              }
+              d = c.time_s;
+              net += c.stats;
+            } else {
+              const auto [time_s, stats] = network.cost(coll);
+              d = time_s;
+              net += stats;
+            }
           } else {
             if (!(op.duration_s >= 0)) reject();
             d = op.duration_s;
@@ -81,10 +112,8 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
   r.lanes = std::move(done);
   r.makespan_s = end - t0;
   r.events = timed;
-  const NetStats& n = network.stats();
-  r.net.inter_node_bytes = n.inter_node_bytes - net0.inter_node_bytes;
-  r.net.intra_node_bytes = n.intra_node_bytes - net0.intra_node_bytes;
-  r.net.flows = n.flows - net0.flows;
+  network.account(net);
+  r.net = net;
   return r;
 }
 

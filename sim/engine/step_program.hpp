@@ -54,6 +54,12 @@ struct Stream {
 struct StepProgram {
   std::vector<Stream> streams;
   std::vector<CollectiveOp> collectives;
+  // Per collective: a class in [0, collective_classes). Collectives of one class are equal in all
+  // a contention-free network's cost reads (kind, algorithm, group list object, bytes), so a
+  // direct run asks for one cost per class: a step repeats each layer's few collectives hundreds
+  // of times. Empty: every collective its own class.
+  std::vector<int> collective_class;
+  int collective_classes = 0;
   // Label text pieces (a pass's "mb0.fwd.", a module's name, a bucket's "mb0.bucket3"),
   // concatenated in one buffer: piece i is piece_text[piece_ends[i - 1] (0 for i = 0),
   // piece_ends[i]). A label prefix is a head piece followed by an optional tail piece, so a module

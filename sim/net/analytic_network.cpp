@@ -86,16 +86,10 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
   return recent_.insert(op, {plan->time_s(op.bytes), plan->stats(op.bytes)});
 }
 
-double AnalyticNetwork::charge(const CollectiveOp& op) {
-  const auto [time_s, s] = op_cost(op);
-  stats_.inter_node_bytes += s.inter_node_bytes;
-  stats_.intra_node_bytes += s.intra_node_bytes;
-  stats_.flows += s.flows;
-  return time_s;
-}
-
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  engine_.schedule_after(charge(op), std::move(on_done));
+  const auto [time_s, s] = op_cost(op);
+  stats_ += s;
+  engine_.schedule_after(time_s, std::move(on_done));
 }
 
 }  // namespace zerosim

@@ -40,7 +40,8 @@ class AnalyticNetwork : public NetworkModel {
   double next_event_time() const override { return kNever; }  // completions are engine events
   void advance_to(double) override {}
   bool contention_free() const override { return true; }
-  double charge(const CollectiveOp& op) override;
+  std::pair<double, NetStats> cost(const CollectiveOp& op) override { return op_cost(op); }
+  void account(const NetStats& s) override { stats_ += s; }
 
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);

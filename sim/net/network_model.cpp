@@ -10,10 +10,15 @@
 
 namespace zerosim {
 
-double NetworkModel::charge(const CollectiveOp&) {
-  throw std::logic_error(std::string("network model '") + name() +
+namespace {
+[[noreturn]] void not_contention_free(const NetworkModel& m) {
+  throw std::logic_error(std::string("network model '") + m.name() +
                          "' has contention: collectives run on the engine");
 }
+}  // namespace
+
+std::pair<double, NetStats> NetworkModel::cost(const CollectiveOp&) { not_contention_free(*this); }
+void NetworkModel::account(const NetStats&) { not_contention_free(*this); }
 
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/engine/engine.hpp"
@@ -19,6 +20,13 @@ struct NetStats {
   double intra_node_bytes = 0;     // payload bytes of flows that stay inside a node
   std::uint64_t flows = 0;         // flows simulated (after merging and folding, flow_network.hpp)
   std::uint64_t solver_flows = 0;  // flow tier: solver flows after symmetry reduction (<= flows)
+  NetStats& operator+=(const NetStats& o) {
+    inter_node_bytes += o.inter_node_bytes;
+    intra_node_bytes += o.intra_node_bytes;
+    flows += o.flows;
+    solver_flows += o.solver_flows;
+    return *this;
+  }
 };
 
 class NetworkModel : public Model {
@@ -27,11 +35,14 @@ class NetworkModel : public Model {
   virtual void start(const CollectiveOp& op, std::function<void()> on_done) = 0;
   virtual const NetStats& stats() const = 0;
 
-  // A contention-free model (every collective's time independent of what else runs) can charge a
-  // collective without the engine: charge() returns its duration and accounts its stats exactly as
-  // start() would. run_program then schedules the whole step in one pass (direct_run.cpp).
+  // A contention-free model (every collective's time independent of what else runs) can cost a
+  // collective without the engine: cost() returns its duration and what start() would add to
+  // stats(), and adds nothing; account() adds to stats(). Equal ops (kind, algorithm, group list
+  // object, bytes) cost the same. run_program then schedules the whole step in one pass
+  // (direct_run.cpp). Both throw logic_error unless contention_free().
   virtual bool contention_free() const { return false; }
-  virtual double charge(const CollectiveOp& op);  // logic_error unless contention_free()
+  virtual std::pair<double, NetStats> cost(const CollectiveOp& op);
+  virtual void account(const NetStats& s);
 
   // The ops a run will start, told before the first (the flow tier folds only when all of them
   // are invariant under the cluster's block rotation, folding.hpp). Optional.

@@ -1,9 +1,11 @@
 #include "sim/step/lower.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace zerosim {
@@ -164,6 +166,7 @@ class Builder {
     out_.module_time_signs = times_.signs();
     prog_.collectives.reserve(G * (2 * M + 3 * B * C));
     out_.collective_phase.reserve(G * (2 * M + 3 * B * C));
+    prog_.collective_class.reserve(G * (2 * M + 3 * B * C));
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
       boundary = forward(mu, boundary);
@@ -234,6 +237,12 @@ class Builder {
     // Braced (clang has no parenthesised aggregate init): the group list is copied once.
     prog_.collectives.push_back(CollectiveOp{kind, algo, groups, bytes, {}});
     out_.collective_phase.push_back(phase);
+    // Its class: that of the first equal collective, else a new one (numbered in order of first
+    // appearance, so the same for every run).
+    const auto [it, fresh] =
+        classes_.try_emplace(ClassKey{&groups.get(), kind, algo, bytes}, prog_.collective_classes);
+    prog_.collective_class.push_back(it->second);
+    prog_.collective_classes += fresh;
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
                         -1, label(pre, suffix)});
   }
@@ -405,6 +414,23 @@ class Builder {
   LoweredStep& out_;
   StepProgram& prog_;
   GroupList world_, hpz_groups_, node_groups_, rails_;
+  // Collective classes by what a cost depends on (StepProgram::collective_class).
+  struct ClassKey {
+    const GroupList::Groups* groups;
+    CollKind kind;
+    Algorithm algorithm;
+    double bytes;
+    bool operator==(const ClassKey&) const = default;
+  };
+  struct ClassKeyHash {
+    std::size_t operator()(const ClassKey& k) const {
+      std::uint64_t h = std::bit_cast<std::uint64_t>(k.bytes) * 0x9E3779B97F4A7C15ull;
+      h ^= reinterpret_cast<std::uintptr_t>(k.groups) >> 4;
+      h ^= static_cast<std::uint64_t>(k.kind) << 7 ^ static_cast<std::uint64_t>(k.algorithm) << 11;
+      return static_cast<std::size_t>(h * 0xFF51AFD7ED558CCDull >> 32);
+    }
+  };
+  std::unordered_map<ClassKey, int, ClassKeyHash> classes_;
   // ".chunk<c>", a piece made once per chunk index.
   int chunk_piece(int c) {
     const auto k = static_cast<std::size_t>(c);

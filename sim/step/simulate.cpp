@@ -16,7 +16,6 @@
 #include "sim/memory/memory.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
-#include "sim/net/recent_ops.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/lowering_cache.hpp"
@@ -46,7 +45,8 @@ struct Bytes {
 // flows: qgZ's 32768-GPU inter-node all-to-all would be 134M of them). The step repeats a few
 // shapes (kind, algorithm, group list) many times: their per-byte figures are kept in a short list
 // found by the group list's address (a lowered step shares a handful of lists), and an op's bytes
-// are per-byte figures x op.bytes, as FabricPlans::stats computes them.
+// are per-byte figures x op.bytes, as FabricPlans::stats computes them. comm_json asks once per
+// collective class (StepProgram::collective_class).
 class ByteCounter {
  public:
   ByteCounter(const Topology& topo, const CostProfile& prof, std::shared_ptr<FabricPlans> plans)
@@ -57,7 +57,6 @@ class ByteCounter {
       return Bytes{st.inter_node_bytes, st.intra_node_bytes};
     }
     const auto* groups = &op.groups.get();
-    if (const Bytes* b = recent_.find(op)) return *b;
     const UnitPlan* plan = nullptr;
     for (const Shape& s : shapes_)
       if (s.groups == groups && s.kind == op.kind && s.algorithm == op.algorithm) {
@@ -69,7 +68,7 @@ class ByteCounter {
       plan = &shapes_.back().plan;  // the list is not touched again before its use
     }
     const NetStats st = plan->stats(op.bytes);
-    return recent_.insert(op, Bytes{st.inter_node_bytes, st.intra_node_bytes});
+    return Bytes{st.inter_node_bytes, st.intra_node_bytes};
   }
 
  private:
@@ -83,7 +82,6 @@ class ByteCounter {
   const CostProfile& prof_;
   std::shared_ptr<FabricPlans> plans_;
   std::vector<Shape> shapes_;
-  RecentOps<Bytes> recent_;  // each layer repeats a few collectives
 };
 
 // Sums of one "by_collective" / "by_phase" entry, added stream by stream in op order.
@@ -111,13 +109,26 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
+  // Bytes per collective class (StepProgram::collective_class), counted when first needed.
+  const StepProgram& p = low.program;
+  std::vector<Bytes> class_bytes(static_cast<std::size_t>(p.collective_classes));
+  std::vector<char> counted(class_bytes.size(), 0);
+  auto bytes_of = [&](std::size_t k) {
+    if (p.collective_class.empty()) return count(p.collectives[k]);
+    const auto j = static_cast<std::size_t>(p.collective_class[k]);
+    if (!counted[j]) {
+      class_bytes[j] = count(p.collectives[k]);
+      counted[j] = 1;
+    }
+    return class_bytes[j];
+  };
   for (std::size_t s = 0; s < run.lanes.size(); ++s) {
-    const StepOp* ops = low.program.streams[s].ops.data();
+    const StepOp* ops = p.streams[s].ops.data();
     for (const OpTiming& t : run.lanes[s]) {
       const StepOp& op = ops[t.op];
       if (op.kind != OpKind::Collective) continue;
       const auto k = static_cast<std::size_t>(op.collective);
-      const Bytes b = count(low.program.collectives[k]);
+      const Bytes b = bytes_of(k);
       by_kind[static_cast<int>(low.program.collectives[k].kind)].add(b, t.end - t.start);
       by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
     }

@@ -14,13 +14,14 @@ class StubNetwork : public NetworkModel {
   explicit StubNetwork(Engine& e, bool contention_free = false) : e_(e), free_(contention_free) {}
   const char* name() const override { return "stub"; }
   bool contention_free() const override { return free_; }
-  double charge(const CollectiveOp& op) override {
-    stats_.inter_node_bytes += op.bytes;
-    ++stats_.flows;
-    return op.bytes / 1e9;
+  std::pair<double, NetStats> cost(const CollectiveOp& op) override {
+    return {op.bytes / 1e9, NetStats{op.bytes, 0, 1, 0}};
   }
+  void account(const NetStats& s) override { stats_ += s; }
   void start(const CollectiveOp& op, std::function<void()> on_done) override {
-    e_.schedule_after(charge(op), std::move(on_done));
+    const auto [time_s, s] = cost(op);
+    stats_ += s;
+    e_.schedule_after(time_s, std::move(on_done));
   }
   const NetStats& stats() const override { return stats_; }
   double next_event_time() const override { return kNever; }

@@ -183,7 +183,7 @@ TEST_CASE("malformed programs get validate_program's error from the direct sched
     return std::string("valid");
   };
   const StepOp compute{OpKind::Compute, Category::Compute, 1.0, -1, -1, -1};
-  std::vector<StepProgram> cases(4);
+  std::vector<StepProgram> cases(6);
   // A collective index out of range after ops that run.
   cases[0].streams = {
       {"a", {compute, compute, {OpKind::Collective, Category::AllGather, 0, 3, -1, -1}}}};
@@ -200,6 +200,16 @@ TEST_CASE("malformed programs get validate_program's error from the direct sched
   // A wait on a negative event.
   cases[3].event_count = 1;
   cases[3].streams = {{"a", {compute, {OpKind::Wait, Category::Other, 0, -1, -1, -1}}}};
+  // Collective classes: one too few; one out of range.
+  const StepOp gather0{OpKind::Collective, Category::AllGather, 0, 0, -1, -1};
+  const StepOp gather1{OpKind::Collective, Category::AllGather, 0, 1, -1, -1};
+  for (std::size_t i = 4; i < 6; ++i) {
+    cases[i].collectives.resize(2);
+    cases[i].streams = {{"a", {compute, gather0, compute, gather1}}};
+    cases[i].collective_classes = 2;
+  }
+  cases[4].collective_class = {0};
+  cases[5].collective_class = {0, 2};
   for (std::size_t i = 0; i < cases.size(); ++i) {
     CAPTURE(i);
     const std::string want = expected(cases[i]);
@@ -212,4 +222,50 @@ TEST_CASE("malformed programs get validate_program's error from the direct sched
   stuck.streams = {{"a", {compute, {OpKind::Wait, Category::Other, 0, -1, 0, -1}}}};
   CHECK(expected(stuck) == "valid");
   CHECK(error_of(stuck).find("deadlock") != std::string::npos);
+}
+
+TEST_CASE("collective classes: one cost per class, the same schedule as without classes") {
+  // A network that counts the costs it is asked for.
+  struct CountingStub : StubNetwork {
+    using StubNetwork::StubNetwork;
+    int asked = 0;
+    std::pair<double, NetStats> cost(const CollectiveOp& op) override {
+      ++asked;
+      return StubNetwork::cost(op);
+    }
+  };
+  for (const char* strategy : {"zero3", "zeropp", "zero3+qgz"}) {
+    CAPTURE(strategy);
+    auto topo = load_cluster("dgx2-v100", ClusterOverrides{3, 4, 100, "", 0});
+    auto prof = select_cost_profile("", topo);
+    StepSetup st = gpt18b_setup(strategy, 2048, 2048, 2);
+    st.strategy.qgz_chunks = 2;
+    const LoweredStep low = lower_step(st, topo, prof);
+    const StepProgram& with = low.program;
+    CHECK_NOTHROW(validate_program(with));  // members of a class are equal
+    // Every layer repeats its collectives: far fewer classes than collectives.
+    REQUIRE(with.collective_class.size() == with.collectives.size());
+    CHECK(with.collective_classes * 10 < static_cast<int>(with.collectives.size()));
+    StepProgram without = with;
+    without.collective_class.clear();
+    without.collective_classes = 0;
+    Engine e1, e2;
+    CountingStub n1(e1, true), n2(e2, true);
+    const RunResult a = run_program_direct(with, 0.0, n1);
+    const RunResult b = run_program_direct(without, 0.0, n2);
+    CHECK(n1.asked == with.collective_classes);
+    CHECK(n2.asked == static_cast<int>(with.collectives.size()));
+    CHECK(a.makespan_s == b.makespan_s);
+    CHECK(a.net.inter_node_bytes == b.net.inter_node_bytes);  // same additions, same order
+    CHECK(a.net.flows == b.net.flows);
+    CHECK(n1.stats().inter_node_bytes == a.net.inter_node_bytes);  // accounted to the network
+    REQUIRE(a.lanes.size() == b.lanes.size());
+    for (std::size_t s = 0; s < a.lanes.size(); ++s) {
+      REQUIRE(a.lanes[s].size() == b.lanes[s].size());
+      for (std::size_t i = 0; i < a.lanes[s].size(); ++i) {
+        CHECK(a.lanes[s][i].start == b.lanes[s][i].start);
+        CHECK(a.lanes[s][i].end == b.lanes[s][i].end);
+      }
+    }
+  }
 }

@@ -127,3 +127,35 @@ TEST_CASE("category names") {
   CHECK(std::string(to_string(Category::AllGather)) == "all_gather");
   CHECK(std::string(to_string(Category::QuantKernel)) == "quant_kernel");
 }
+
+TEST_CASE("collective classes: validate_program checks their count, range and equal members") {
+  StepProgram p;
+  p.collectives = {bytes_op(1e9), bytes_op(1e9), bytes_op(2e9)};
+  p.streams = {{"a", {coll(0), coll(1), coll(2)}}};
+  p.collective_classes = 2;
+  auto error_of = [&] {
+    try {
+      validate_program(p);
+    } catch (const std::logic_error& err) {
+      return std::string(err.what());
+    }
+    return std::string("valid");
+  };
+  p.collective_class = {0, 0, 1};
+  CHECK(error_of() == "valid");
+  p.collective_class = {0, 0};
+  CHECK(error_of() == "run_program: 2 collective classes for 3 collectives");
+  p.collective_class = {0, 0, 2};
+  CHECK(error_of() == "run_program: collective 2 has class 2 outside [0, collective_classes)");
+  p.collective_class = {0, 1, 0};  // 0 and 2 differ in bytes
+  CHECK(error_of() == "run_program: collectives 0 and 2 share class 0 but differ");
+  // A valid program runs with one cost per class on either path.
+  p.collective_class = {0, 0, 1};
+  for (bool direct : {false, true}) {
+    Engine e;
+    StubNetwork net(e, direct);
+    const RunResult r = run_program(p, e, net);
+    CHECK(r.makespan_s == doctest::Approx(4.0));
+    CHECK(r.net.inter_node_bytes == 4e9);
+  }
+}
