@@ -16,31 +16,52 @@
 
 namespace zerosim {
 
+namespace {
+
+// Cold paths out of the schedule loop, so that its clocks stay in registers.
+[[noreturn, gnu::cold, gnu::noinline]] void reject(const StepProgram& p) {
+  validate_program(p);  // throws for this op, or for an earlier one
+  throw std::logic_error("run_program: malformed program");  // not reached
+}
+
+// A collective class's cost.
+struct ClassCost {
+  bool known = false;
+  double time_s = 0;
+  NetStats stats;
+};
+[[gnu::cold, gnu::noinline]] void ask(ClassCost& c, NetworkModel& network, const CollectiveOp& op) {
+  std::tie(c.time_s, c.stats) = network.cost(op);
+  c.known = true;
+}
+
+}  // namespace
+
 RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& network) {
   const std::size_t S = p.streams.size();
   std::vector<std::size_t> pc(S, 0);
   std::vector<double> clock(S, t0);
   const auto E = static_cast<std::size_t>(std::max(0, p.event_count));
   std::vector<double> recorded_at(E, std::numeric_limits<double>::quiet_NaN());
+  // Each stream's timed ops are written by index into its lane, sized for every op up front and
+  // cut to the count at the end: no growth check or call per op.
   std::vector<std::vector<OpTiming>> done(S);
-  for (std::size_t s = 0; s < S; ++s) done[s].reserve(p.streams[s].ops.size());
+  std::vector<std::size_t> timed_in(S, 0);
+  for (std::size_t s = 0; s < S; ++s) done[s].resize(p.streams[s].ops.size());
   const auto C = p.collectives.size();
-  auto reject = [&] {
-    validate_program(p);  // throws for this op, or for an earlier one
-    throw std::logic_error("run_program: malformed program");  // not reached
-  };
-  // One cost per collective class, asked for when first needed (every op its own class when the
-  // program has none). A class's members are trusted to be equal (validate_program checks that;
-  // lower_step's are, test_direct_run), its range is checked as ops reach it.
-  struct ClassCost {
-    bool known = false;
-    double time_s = 0;
-    NetStats stats;
-  };
-  const bool classed = !p.collective_class.empty();
-  if (classed && p.collective_class.size() != C) reject();
+  // One cost per collective class (every collective its own class when the program has none),
+  // asked for before the schedule: a call inside its loop kept the stream clock in memory. A
+  // class's members are trusted to be equal (validate_program checks that; lower_step's are,
+  // test_direct_run).
+  const int* cls = p.collective_class.empty() ? nullptr : p.collective_class.data();
+  if (cls && p.collective_class.size() != C) reject(p);
   std::vector<ClassCost> class_cost(
-      classed ? static_cast<std::size_t>(std::max(0, p.collective_classes)) : 0);
+      cls ? static_cast<std::size_t>(std::max(0, p.collective_classes)) : C);
+  for (std::size_t k = 0; k < C; ++k) {
+    const auto j = cls ? static_cast<std::size_t>(cls[k]) : k;
+    if (j >= class_cost.size()) reject(p);
+    if (!class_cost[j].known) ask(class_cost[j], network, p.collectives[k]);
+  }
   NetStats net;  // what the collectives add, op by op in schedule order
   for (bool progress = true; progress;) {
     progress = false;
@@ -50,15 +71,16 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
       std::size_t i = pc[s];
       if (i == n) continue;
       const std::size_t first = i;
-      auto& lane = done[s];
+      OpTiming* lane = done[s].data();
+      std::size_t w = timed_in[s];
       double t = clock[s];
       for (; i < n; ++i) {
         const StepOp& op = ops[i];
         if (op.kind == OpKind::Record) {
-          if (static_cast<std::size_t>(op.event) >= E) reject();
+          if (static_cast<std::size_t>(op.event) >= E) reject(p);
           recorded_at[static_cast<std::size_t>(op.event)] = t;
         } else if (op.kind == OpKind::Wait) {
-          if (static_cast<std::size_t>(op.event) >= E) reject();
+          if (static_cast<std::size_t>(op.event) >= E) reject(p);
           const double r = recorded_at[static_cast<std::size_t>(op.event)];
           if (r != r) break;  // not recorded yet (NaN)
           if (r > t) t = r;
@@ -66,33 +88,21 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
           double d;
           if (op.kind == OpKind::Collective) {
             const auto k = static_cast<std::size_t>(op.collective);
-            if (k >= C) reject();
-            const CollectiveOp& coll = p.collectives[k];
-            if (classed) {
-              const auto j = static_cast<std::size_t>(p.collective_class[k]);
-              if (j >= class_cost.size()) reject();
-              ClassCost& c = class_cost[j];
-              if (!c.known) {
-                std::tie(c.time_s, c.stats) = network.cost(coll);
-                c.known = true;
-              }
-              d = c.time_s;
-              net += c.stats;
-            } else {
-              const auto [time_s, stats] = network.cost(coll);
-              d = time_s;
-              net += stats;
-            }
+            if (k >= C) reject(p);
+            const ClassCost& c = class_cost[cls ? static_cast<std::size_t>(cls[k]) : k];
+            d = c.time_s;
+            net += c.stats;
           } else {
-            if (!(op.duration_s >= 0)) reject();
+            if (!(op.duration_s >= 0)) reject(p);
             d = op.duration_s;
           }
-          lane.push_back(OpTiming{static_cast<int>(s), static_cast<int>(i), t, t + d});
+          lane[w++] = OpTiming{static_cast<int>(s), static_cast<int>(i), t, t + d};
           t += d;
         }
       }
       progress = progress || i != first;
       pc[s] = i;
+      timed_in[s] = w;
       clock[s] = t;
     }
   }
@@ -105,6 +115,7 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
   std::size_t timed = 0;
   // A lane's ops end in order, so the step ends at the latest of the lanes' last ends.
   double end = t0;
+  for (std::size_t s = 0; s < S; ++s) done[s].resize(timed_in[s]);
   for (const auto& lane : done) {
     timed += lane.size();
     if (!lane.empty()) end = std::max(end, lane.back().end);

@@ -82,9 +82,11 @@ struct StepProgram {
   std::string label_text(int label) const;  // "op" for -1
 };
 
+// Plain fields, no member initializers: a run's lanes are sized up front and zero-filled (one
+// memset) before the schedule writes them.
 struct OpTiming {
-  int stream = -1, op = -1;
-  double start = 0, end = 0;
+  int stream, op;
+  double start, end;
 };
 
 struct RunResult {

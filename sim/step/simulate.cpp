@@ -109,13 +109,16 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
-  // Bytes per collective class (StepProgram::collective_class), counted when first needed.
+  // Bytes per collective class (StepProgram::collective_class; every collective its own class
+  // when the program has none), counted when first needed. Read in place: a copy returned through
+  // the stack was reloaded at once as one vector, a stall per op.
   const StepProgram& p = low.program;
-  std::vector<Bytes> class_bytes(static_cast<std::size_t>(p.collective_classes));
+  const int* cls = p.collective_class.empty() ? nullptr : p.collective_class.data();
+  std::vector<Bytes> class_bytes(cls ? static_cast<std::size_t>(p.collective_classes)
+                                     : p.collectives.size());
   std::vector<char> counted(class_bytes.size(), 0);
-  auto bytes_of = [&](std::size_t k) {
-    if (p.collective_class.empty()) return count(p.collectives[k]);
-    const auto j = static_cast<std::size_t>(p.collective_class[k]);
+  auto bytes_of = [&](std::size_t k) -> const Bytes& {
+    const auto j = cls ? static_cast<std::size_t>(cls[k]) : k;
     if (!counted[j]) {
       class_bytes[j] = count(p.collectives[k]);
       counted[j] = 1;
@@ -128,7 +131,7 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
       const StepOp& op = ops[t.op];
       if (op.kind != OpKind::Collective) continue;
       const auto k = static_cast<std::size_t>(op.collective);
-      const Bytes b = bytes_of(k);
+      const Bytes& b = bytes_of(k);
       by_kind[static_cast<int>(low.program.collectives[k].kind)].add(b, t.end - t.start);
       by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
     }
