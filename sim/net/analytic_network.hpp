@@ -19,7 +19,6 @@
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/net/op_cache.hpp"
-#include "sim/net/recent_ops.hpp"
 
 namespace zerosim {
 
@@ -46,7 +45,8 @@ class AnalyticNetwork : public NetworkModel {
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);
 
-  // Time and stats of op alone (cached), by the per-shape plans or, when full, the reference.
+  // Time and stats of op alone, by the per-shape plans (kept per shape) or, when full, the
+  // reference (cached per op).
   std::pair<double, NetStats> op_cost(const CollectiveOp& op);
 
  private:
@@ -75,7 +75,6 @@ class AnalyticNetwork : public NetworkModel {
     UnitPlan plan;
   };
   std::vector<Shape> shapes_;
-  RecentOps<std::pair<double, NetStats>> recent_;  // not full mode
 };
 
 }  // namespace zerosim
