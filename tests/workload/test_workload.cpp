@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/workload/model.hpp"
@@ -40,6 +41,33 @@ TEST_CASE("Llama parameter counts match the published ones") {
   CHECK(total_param_count(load_model("llama-3-8b")) == 8030261248);
   CHECK(total_param_count(load_model("llama-2-70b")) == 68976648192);
   CHECK(total_param_count(load_model("llama-3-70b")) == 70553706496);
+}
+
+TEST_CASE(
+    "parameter counts stay right while more models alternate than the per-thread memo keeps") {
+  // Nine presets plus GPT-18B at two sequence lengths (the memo keeps eight models): the counts,
+  // asked in changing orders, are those of the first round, and the closed forms where known.
+  std::vector<ModelShape> models;
+  for (const char* name : {"gpt-18b", "gpt-49b", "gpt-91b", "gpt-138b", "llama-2-7b", "llama-2-13b",
+                           "llama-2-70b", "llama-3-8b", "llama-3-70b"})
+    models.push_back(load_model(name));
+  models.push_back(models[0]);
+  models.back().seq = 4096;  // learned positions: 4096 h parameters instead of seq h
+  std::vector<std::int64_t> total, layer;
+  for (const auto& m : models) {
+    total.push_back(total_param_count(m));
+    layer.push_back(layer_param_count(m));
+  }
+  const std::int64_t h = 6144;
+  CHECK(total.back() - total.front() == (4096 - models[0].seq) * h);
+  CHECK(total[4] == 6738415616);
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const std::size_t i = round == 1 ? models.size() - 1 - k : (k * 7 + round) % models.size();
+      CAPTURE(i);
+      CHECK(total_param_count(models[i]) == total[i]);
+      CHECK(layer_param_count(models[i]) == layer[i]);
+    }
 }
 
 TEST_CASE("forward FLOPs are Megatron's 24Th^2 + 4Tsh per layer plus 2ThV, backward twice that") {
