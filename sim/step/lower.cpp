@@ -4,7 +4,9 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -114,6 +116,20 @@ class ModuleTimes {
   std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
 };
 
+// A lowering's group lists, shared by every lowering of one rank layout on this thread: building
+// them was a tenth of a fresh lowering, and one list object compares by address in the network's
+// plan lookups. `k`: the block size of the intra-node and hpZ lists (0 for the others).
+enum class Layout : char { World, IntraNode, Rails, Blocks };
+template <class Build>
+GroupList layout_groups(Layout what, int gpus, int per_node, int k, Build build) {
+  using Key = std::tuple<Layout, int, int, int>;
+  thread_local std::map<Key, GroupList> memo;
+  const Key key{what, gpus, per_node, k};
+  if (const auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 32) memo.clear();  // bounded: a 32768-GPU list is a few hundred KiB
+  return memo.emplace(key, GroupList(build())).first->second;
+}
+
 class Builder {
  public:
   Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
@@ -121,26 +137,30 @@ class Builder {
       : s_(setup), st_(setup.strategy), prof_(profile), out_(out), prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
-    world_ = world_group(topo);
     W_ = topo.gpu_count();
     N_ = topo.gpus_per_node();
+    world_ = layout_groups(Layout::World, W_, N_, 0, [&] { return world_group(topo); });
     if (st_.hpz) {
       const int k = st_.hpz_size;
       if (k <= N_) {
-        hpz_groups_ = intra_node_groups(topo, k);
+        hpz_groups_ =
+            layout_groups(Layout::IntraNode, W_, N_, k, [&] { return intra_node_groups(topo, k); });
       } else {
-        GroupList::Groups g;
-        for (int start = 0; start < W_; start += k) {
-          g.emplace_back();
-          for (int r = start; r < start + k; ++r) g.back().push_back(r);
-        }
-        hpz_groups_ = std::move(g);
+        hpz_groups_ = layout_groups(Layout::Blocks, W_, N_, k, [&] {
+          GroupList::Groups g;
+          for (int start = 0; start < W_; start += k) {
+            g.emplace_back();
+            for (int r = start; r < start + k; ++r) g.back().push_back(r);
+          }
+          return g;
+        });
       }
     }
     out_.qgz_active = st_.qgz && topo.node_count() > 1;
     if (out_.qgz_active) {
-      node_groups_ = intra_node_groups(topo, N_);
-      rails_ = rail_groups(topo);
+      node_groups_ =
+          layout_groups(Layout::IntraNode, W_, N_, N_, [&] { return intra_node_groups(topo, N_); });
+      rails_ = layout_groups(Layout::Rails, W_, N_, 0, [&] { return rail_groups(topo); });
     }
   }
 
