@@ -38,15 +38,18 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
   unit.bytes = 1;
   UnitPlan out;
   std::vector<double> load(capacity.size(), 0.0);
-  std::vector<LinkId> touched;
+  std::vector<LinkId> touched, links;
   for (const Phase& phase : lower_collective(unit, topo, profile).phases) {
     for (const Flow& fl : phase.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;
-      const Route& r = topo.route(fl.src_gpu, fl.dst_gpu);
+      // Not cached per pair: a plan is built once per fabric and shape, and a cache entry per
+      // pair cost more to fill and to free than the walk.
+      links.clear();
+      const RouteInfo r = topo.route_into(fl.src_gpu, fl.dst_gpu, links);
       (r.crosses_nodes ? out.stats_per_byte.inter_node_bytes
                        : out.stats_per_byte.intra_node_bytes) += fl.bytes;
       ++out.stats_per_byte.flows;
-      for (LinkId l : r.links) {
+      for (LinkId l : links) {
         if (load[l] == 0) touched.push_back(l);
         load[l] += fl.bytes;
       }
