@@ -5,6 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 
 namespace zerosim {
 
@@ -91,6 +94,9 @@ struct Registry {
   std::mutex mu;
   std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<FabricPlans>>> map;
   std::size_t key_values = 0;
+  // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
+  // the same builder parameters is found without hashing and comparing its whole graph.
+  std::map<std::pair<std::string, std::array<double, 9>>, std::shared_ptr<FabricPlans>> built;
 };
 
 // Bounds on what the registry keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
@@ -144,18 +150,34 @@ std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>&
 
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {
   static Registry reg;
+  std::pair<std::string, std::array<double, 9>> built{topo.builder_key(), {}};
+  std::size_t n = 0;
+  visit_profile_key(profile, [&](double x) { built.second[n++] = x; });
+  const bool by_builder = !built.first.empty();
+  if (by_builder) {
+    std::lock_guard lock(reg.mu);
+    if (const auto it = reg.built.find(built); it != reg.built.end()) return it->second;
+  }
   const std::uint64_t h = key_hash(topo, profile);
   std::lock_guard lock(reg.mu);
-  for (auto [it, end] = reg.map.equal_range(h); it != end; ++it)
-    if (key_equals(it->second.first, topo, profile)) return it->second.second;
-  std::vector<double> key = key_of(topo, profile);
-  if (reg.map.size() >= kMaxFabrics || reg.key_values + key.size() > kMaxKeyValues) {
-    reg.map.clear();
-    reg.key_values = 0;
+  std::shared_ptr<FabricPlans> plans;
+  for (auto [it, end] = reg.map.equal_range(h); it != end && !plans; ++it)
+    if (key_equals(it->second.first, topo, profile)) plans = it->second.second;
+  if (!plans) {
+    std::vector<double> key = key_of(topo, profile);
+    if (reg.map.size() >= kMaxFabrics || reg.key_values + key.size() > kMaxKeyValues) {
+      reg.map.clear();
+      reg.built.clear();
+      reg.key_values = 0;
+    }
+    reg.key_values += key.size();
+    plans = std::make_shared<FabricPlans>();
+    reg.map.emplace(h, std::pair{std::move(key), plans});
   }
-  reg.key_values += key.size();
-  auto plans = std::make_shared<FabricPlans>();
-  reg.map.emplace(h, std::pair{std::move(key), plans});
+  if (by_builder) {
+    if (reg.built.size() >= kMaxFabrics) reg.built.clear();
+    reg.built.emplace(std::move(built), plans);
+  }
   return plans;
 }
 

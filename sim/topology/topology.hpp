@@ -69,6 +69,10 @@ class Topology {
   int gpus_per_node() const { return gpus_per_node_; }
   int nics_per_node() const { return nics_per_node_; }
   double nic_Bps() const { return nic_Bps_; }
+  // The cluster builder's parameters this topology was built from (empty for explicit graphs).
+  // build_cluster is deterministic, so equal keys mean equal graphs: caches per fabric find a
+  // rebuilt cluster by its key without comparing the graph.
+  const std::string& builder_key() const { return builder_key_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }  // GPUs are numbered node-major
   int local_of(int gpu) const { return gpu % gpus_per_node_; }
 
@@ -118,6 +122,7 @@ class Topology {
   mutable std::unique_ptr<struct RouteCache> cache_;
   int rotation_block_gpus_ = 0;
   std::vector<LinkId> fold_link_;  // per link, when rotation_block_gpus_ > 0
+  std::string builder_key_;
 };
 
 // Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming

@@ -189,6 +189,10 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
     }
     add_block_rotation(t, lay);
   }
+  // Everything the graph depends on (the name is not part of it). Doubles in their shortest
+  // round-trip form, so distinct values give distinct keys.
+  TopologyBuilder::set_builder_key(t, fmt::format("{}|{}|{}|{}|{}|{}", nt->name, N, nics, gbps,
+                                                  spec.fabric, spec.oversubscription));
   return t;
 }
 

@@ -151,6 +151,8 @@ class TopologyBuilder {
     t.rotation_block_gpus_ = block_gpus;
     t.fold_link_ = std::move(fold_link);
   }
+  // Records the builder parameters a finished topology comes from (Topology::builder_key).
+  static void set_builder_key(Topology& t, std::string key) { t.builder_key_ = std::move(key); }
   // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
   // have validated that every node 0..N-1 holds gpus_per_node GPUs with locals 0..gpus_per_node-1.
   Topology finish();

@@ -18,6 +18,7 @@
 #include "sim/core/error.hpp"
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/simulate.hpp"
+#include "sim/topology/topology_graph.hpp"
 
 using namespace zerosim;
 using test::make_op;
@@ -234,6 +235,13 @@ TEST_CASE("plans are shared by identical fabrics only, and across threads") {
   CHECK(fabric_plans(a, prof) == fabric_plans(b, prof));
   CHECK(fabric_plans(a, prof) != fabric_plans(c, prof));
   CHECK(fabric_plans(a, prof) != fabric_plans(a, slower));
+  // Found by builder key or by content, a fabric gets the same plans: a topology with a's graph but
+  // no builder key (as an explicit graph would have) finds a's plans by content.
+  Topology keyless = cluster("dgx-h100", 6, "fat-tree", 2);
+  TopologyBuilder::set_builder_key(keyless, "");
+  CHECK(keyless.builder_key().empty());
+  CHECK(fabric_plans(keyless, prof) == fabric_plans(a, prof));
+  CHECK(fabric_plans(keyless, slower) == fabric_plans(a, slower));
 
   // The same op on the three fabrics from four threads each: every result equals the full one.
   const CollectiveOp op = make_op(CollKind::AllToAll, Algorithm::Direct, rail_groups(a), 1 << 26);

@@ -2,6 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/topology/topology.hpp"
@@ -182,4 +186,42 @@ TEST_CASE("bad builder parameters name the field") {
   auto s = spec("dgx-h100", 1);
   s.nic_gbps = 0;
   expect(s, "nic_gbps");
+}
+
+TEST_CASE("builder keys: equal for equal parameters (and equal graphs), distinct otherwise") {
+  auto graph_of = [](const Topology& t) {
+    std::vector<std::tuple<int, int, double, double, int>> links;
+    for (const LinkInfo& l : t.links())
+      links.emplace_back(l.from, l.to, l.bandwidth_Bps, l.latency_s, static_cast<int>(l.cls));
+    std::vector<std::tuple<int, int, int>> vertices;
+    for (int v = 0; v < t.vertex_count(); ++v)
+      vertices.emplace_back(static_cast<int>(t.vertex(v).kind), t.vertex(v).node,
+                            t.vertex(v).local);
+    return std::pair{links, vertices};
+  };
+  ClusterSpec base = spec("dgx-h100", 4, -1, "fat-tree", 2);
+  ClusterSpec renamed = base;
+  renamed.name = "another-name";  // not part of the graph
+  const Topology a = build_cluster(base), b = build_cluster(base), r = build_cluster(renamed);
+  CHECK_FALSE(a.builder_key().empty());
+  CHECK(a.builder_key() == b.builder_key());
+  CHECK(a.builder_key() == r.builder_key());
+  CHECK(graph_of(a) == graph_of(b));
+  CHECK(graph_of(a) == graph_of(r));
+  // Each parameter changes the key.
+  std::vector<ClusterSpec> others(6, base);
+  others[0].node_type = "dgx-a100";
+  others[1].nodes = 5;
+  others[2].nics_per_node = 4;
+  others[3].nic_gbps = 200;
+  others[4].fabric = "rail";
+  others[5].oversubscription = 2.5;
+  std::set<std::string> keys{a.builder_key()};
+  for (const ClusterSpec& s : others) keys.insert(build_cluster(s).builder_key());
+  CHECK(keys.size() == 7);
+  // Explicit graphs have none.
+  CHECK(
+      load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json")
+          .builder_key()
+          .empty());
 }
