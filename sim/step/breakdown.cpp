@@ -50,20 +50,25 @@ class GapSums {
   // cursor[s]: the first span of lane s that may reach into this gap or a later one (advanced).
   void gap(double a, double z, const std::vector<Spans>& lanes, std::size_t S,
            std::vector<std::size_t>& cursor) {
-    heads_.assign(S, Head{});
+    // Only the lanes with a boundary inside the gap take part (most gaps have one or two): the
+    // next boundary is the earliest of theirs, ties to the lowest lane, as over all lanes.
+    heads_.resize(S);
+    live_.clear();
     for (std::size_t s = 0; s < S; ++s) {
       const auto& lane = lanes[s];
       std::size_t& c = cursor[s];
       while (c < lane.size && lane[c].end <= a) ++c;
-      heads_[s] = {c, c < lane.size && lane[c].start < z ? std::max(lane[c].start, a) : kDone,
-                   false};
+      if (c < lane.size && lane[c].start < z) {
+        heads_[s] = {c, std::max(lane[c].start, a), false};
+        live_.push_back(s);
+      }
     }
     prev_ = a;
-    for (;;) {
-      std::size_t s = 0;
-      for (std::size_t k = 1; k < S; ++k)
-        if (heads_[k].t < heads_[s].t) s = k;
-      if (S == 0 || heads_[s].t == kDone) break;
+    while (!live_.empty()) {
+      std::size_t j = 0;
+      for (std::size_t k = 1; k < live_.size(); ++k)
+        if (heads_[live_[k]].t < heads_[live_[j]].t) j = k;
+      const std::size_t s = live_[j];
       Head& h = heads_[s];
       const auto& lane = lanes[s];
       account(h.t);
@@ -73,6 +78,7 @@ class GapSums {
         ++h.i;
         h.at_end = false;
         h.t = h.i < lane.size && lane[h.i].start < z ? lane[h.i].start : kDone;
+        if (h.t == kDone) live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(j));
       } else {
         activate(cat, +1);
         h.at_end = true;
@@ -123,6 +129,7 @@ class GapSums {
 
   StepBreakdown& b_;
   std::vector<Head> heads_;
+  std::vector<std::size_t> live_;  // lanes with a boundary left in the gap, in lane order
   std::array<int, kCats> active_{};
   int comm_kinds_ = 0, others_ = 0;
   double prev_ = 0;
