@@ -137,6 +137,8 @@ class Builder {
       : s_(setup), st_(setup.strategy), prof_(profile), out_(out), prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
+    timed_.assign(prog_.streams.size(), 0);
+    out_.collective_slots.resize(prog_.streams.size());
     W_ = topo.gpu_count();
     N_ = topo.gpus_per_node();
     world_ = layout_groups(Layout::World, W_, N_, 0, [&] { return world_group(topo); });
@@ -214,7 +216,9 @@ class Builder {
     return static_cast<int>(prog_.labels.size()) - 1;
   }
   void push(int stream, StepOp op) {
-    prog_.streams[static_cast<std::size_t>(stream)].ops.push_back(op);
+    const auto s = static_cast<std::size_t>(stream);
+    timed_[s] += op.kind != OpKind::Record && op.kind != OpKind::Wait;
+    prog_.streams[s].ops.push_back(op);
   }
   void record(int stream, int ev) {
     if (ev >= 0) push(stream, StepOp{OpKind::Record, Category::Other, 0, -1, ev, -1});
@@ -263,6 +267,9 @@ class Builder {
         classes_.try_emplace(ClassKey{&groups.get(), kind, algo, bytes}, prog_.collective_classes);
     prog_.collective_class.push_back(it->second);
     prog_.collective_classes += fresh;
+    const auto s = static_cast<std::size_t>(stream);
+    out_.collective_slots[s].push_back(
+        LoweredStep::CollectiveSlot{timed_[s], static_cast<int>(prog_.collectives.size()) - 1});
     push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
                         -1, label(pre, suffix)});
   }
@@ -461,6 +468,7 @@ class Builder {
 
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
   std::vector<int> name_piece_, chunk_pieces_;
+  std::vector<int> timed_;  // per stream: timed ops pushed so far
   ModuleTimes times_;
   int W_ = 1, N_ = 1;
 };

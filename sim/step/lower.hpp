@@ -59,6 +59,13 @@ struct LoweredStep {
   std::shared_ptr<const std::vector<Module>> modules;  // shared_modules(): memoized per shape
   std::vector<GradBucket> buckets;
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
+  // Per stream, its collectives in op order: where each sits among the stream's timed ops (its
+  // entry in a run's lane) and its index. The comm sums read the collectives' times from there
+  // without visiting every op.
+  struct CollectiveSlot {
+    int timed = 0, collective = 0;
+  };
+  std::vector<std::vector<CollectiveSlot>> collective_slots;
   bool qgz_active = false;
   double optimizer_bytes = 0;
   // The ops whose durations depend on the tokens per micro-step: module compute ops (forward,

@@ -125,22 +125,19 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
     }
     return class_bytes[j];
   };
-  for (std::size_t s = 0; s < run.lanes.size(); ++s) {
-    const StepOp* ops = p.streams[s].ops.data();
-    for (const OpTiming& t : run.lanes[s]) {
-      const StepOp& op = ops[t.op];
-      if (op.kind != OpKind::Collective) continue;
-      const auto k = static_cast<std::size_t>(op.collective);
+  for (std::size_t s = 0; s < low.collective_slots.size(); ++s)
+    for (const LoweredStep::CollectiveSlot& slot : low.collective_slots[s]) {
+      const OpTiming& t = run.lanes[s][static_cast<std::size_t>(slot.timed)];
+      const auto k = static_cast<std::size_t>(slot.collective);
       const Bytes& b = bytes_of(k);
-      by_kind[static_cast<int>(low.program.collectives[k].kind)].add(b, t.end - t.start);
+      by_kind[static_cast<int>(p.collectives[k].kind)].add(b, t.end - t.start);
       by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
     }
-  }
   json kinds = json::object(), phases = json::object();
   for (int k = 0; k < kKinds; ++k)
     if (by_kind[k].count > 0) put(kinds, to_string(static_cast<CollKind>(k)), by_kind[k].to_json());
-  for (std::size_t p = 0; p < std::size(kPhases); ++p)
-    if (by_phase[p].count > 0) put(phases, kPhases[p], by_phase[p].to_json());
+  for (std::size_t ph = 0; ph < std::size(kPhases); ++ph)
+    if (by_phase[ph].count > 0) put(phases, kPhases[ph], by_phase[ph].to_json());
   json j = json::object();
   put(j, "inter_node_bytes", run.net.inter_node_bytes);
   put(j, "intra_node_bytes", run.net.intra_node_bytes);

@@ -1,5 +1,7 @@
-// simulate(): one training step of one scenario, end to end (topology + workload + strategy + profile
-// -> StepProgram -> engine -> StepResult). The entry point of `zerosim simulate`, sweeps and the planner.
+// simulate(): one training step of one scenario, end to end (topology + workload + strategy +
+// profile
+// -> StepProgram -> engine -> StepResult). The entry point of `zerosim simulate`, sweeps and the
+// planner.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,24 +21,24 @@ struct Scenario {
   double nic_gbps = 0;
   std::string fabric;
   double oversubscription = 0;
-  std::string model = "gpt-18b";  // preset, workload file or HF config.json
+  std::string model = "gpt-18b";    // preset, workload file or HF config.json
   std::string strategy = "zeropp";  // zero3 | zeropp | zero3+qwz+hpz+qgz ...
-  std::string deepspeed;            // ds_config.json (overrides strategy, micro-batch, accumulation)
-  int hpz_partition = 0;            // 0: GPUs per node when hpz is on
-  int quant_bits_weights = 8;       // qwZ bits
-  int quant_bits_grads = 4;         // qgZ bits
-  int qgz_chunks = 1;               // > 1: pipeline qgZ's two all-to-all hops over this many chunks
-  int tokens_per_gpu = 2048;        // per micro-step
-  int seq_len = 0;                  // 0: the model's
+  std::string deepspeed;       // ds_config.json (overrides strategy, micro-batch, accumulation)
+  int hpz_partition = 0;       // 0: GPUs per node when hpz is on
+  int quant_bits_weights = 8;  // qwZ bits
+  int quant_bits_grads = 4;    // qgZ bits
+  int qgz_chunks = 1;          // > 1: pipeline qgZ's two all-to-all hops over this many chunks
+  int tokens_per_gpu = 2048;   // per micro-step
+  int seq_len = 0;             // 0: the model's
   int grad_accum = 1;
-  std::string profile;              // "" = matching shipped profile
-  std::string tier = "flow";        // flow | analytic
+  std::string profile;        // "" = matching shipped profile
+  std::string tier = "flow";  // flow | analytic
   bool activation_checkpointing = true;
 };
 
 // Runs the scenario. Bad input -> InputError. The returned JSON has the keys of DESIGN.md
-// (schema_version, scenario, step_time_s, tflops_per_gpu, tokens_per_s, breakdown, comm, memory, warnings).
-// trace_path: if non-empty, writes a Chrome trace of the step there.
+// (schema_version, scenario, step_time_s, tflops_per_gpu, tokens_per_s, breakdown, comm, memory,
+// warnings). trace_path: if non-empty, writes a Chrome trace of the step there.
 json simulate(const Scenario& scenario, const std::string& trace_path = "");
 
 }  // namespace zerosim

@@ -2,6 +2,9 @@
 // collectives, how many, on which groups) for ZeRO-3 and each ZeRO++ component.
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "sim/step/lower.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/step/gpt18b_setup.hpp"
@@ -63,4 +66,36 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   auto one = count("zero3+qgz", 1);
   CHECK(one.a2a_intra + one.a2a_rail == 0);  // one node: the FP16 reduce-scatter
   CHECK(one.rs == count("zero3", 1).rs);
+}
+
+TEST_CASE("collective slots name every collective op at its place among its stream's timed ops") {
+  for (const char* strategy : {"zero3", "zeropp", "zero3+qgz"})
+    for (bool overlap : {true, false}) {
+      CAPTURE(strategy);
+      CAPTURE(overlap);
+      auto topo = load_cluster("dgx2-v100", ClusterOverrides{3, 4, 100, "", 0});
+      StepSetup st = gpt18b_setup(strategy, 2048, 2048, 2);
+      st.strategy.qgz_chunks = 2;          // a fourth stream
+      st.strategy.overlap_comm = overlap;  // false: reductions on the compute stream
+      const LoweredStep low = lower_step(st, topo, select_cost_profile("", topo));
+      const auto& streams = low.program.streams;
+      REQUIRE(low.collective_slots.size() == streams.size());
+      std::size_t seen = 0;
+      for (std::size_t s = 0; s < streams.size(); ++s) {
+        // The stream's collective ops in order, with their positions among its timed ops.
+        std::vector<std::pair<int, int>> want;
+        int timed = 0;
+        for (const StepOp& op : streams[s].ops) {
+          if (op.kind == OpKind::Collective) want.emplace_back(timed, op.collective);
+          timed += op.kind != OpKind::Record && op.kind != OpKind::Wait;
+        }
+        REQUIRE(low.collective_slots[s].size() == want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          CHECK(low.collective_slots[s][i].timed == want[i].first);
+          CHECK(low.collective_slots[s][i].collective == want[i].second);
+        }
+        seen += want.size();
+      }
+      CHECK(seen == low.program.collectives.size());
+    }
 }
