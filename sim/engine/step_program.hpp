@@ -87,6 +87,7 @@ struct StepProgram {
 struct OpTiming {
   int stream, op;
   double start, end;
+  bool operator==(const OpTiming&) const = default;
 };
 
 struct RunResult {

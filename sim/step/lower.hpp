@@ -64,6 +64,7 @@ struct LoweredStep {
   // without visiting every op.
   struct CollectiveSlot {
     int timed = 0, collective = 0;
+    bool operator==(const CollectiveSlot&) const = default;
   };
   std::vector<std::vector<CollectiveSlot>> collective_slots;
   bool qgz_active = false;
