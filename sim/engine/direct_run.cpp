@@ -8,7 +8,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,21 +17,10 @@ namespace zerosim {
 
 namespace {
 
-// Cold paths out of the schedule loop, so that its clocks stay in registers.
+// Out of line, so that the schedule loop keeps its clocks in registers.
 [[noreturn, gnu::cold, gnu::noinline]] void reject(const StepProgram& p) {
   validate_program(p);  // throws for this op, or for an earlier one
   throw std::logic_error("run_program: malformed program");  // not reached
-}
-
-// A collective class's cost.
-struct ClassCost {
-  bool known = false;
-  double time_s = 0;
-  NetStats stats;
-};
-[[gnu::cold, gnu::noinline]] void ask(ClassCost& c, NetworkModel& network, const CollectiveOp& op) {
-  std::tie(c.time_s, c.stats) = network.cost(op);
-  c.known = true;
 }
 
 }  // namespace
@@ -49,19 +37,16 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
   std::vector<std::size_t> timed_in(S, 0);
   for (std::size_t s = 0; s < S; ++s) done[s].resize(p.streams[s].ops.size());
   const auto C = p.collectives.size();
-  // One cost per collective class (every collective its own class when the program has none),
-  // asked for before the schedule: a call inside its loop kept the stream clock in memory. A
-  // class's members are trusted to be equal (validate_program checks that; lower_step's are,
-  // test_direct_run).
-  const int* cls = p.collective_class.empty() ? nullptr : p.collective_class.data();
-  if (cls && p.collective_class.size() != C) reject(p);
-  std::vector<ClassCost> class_cost(
-      cls ? static_cast<std::size_t>(std::max(0, p.collective_classes)) : C);
-  for (std::size_t k = 0; k < C; ++k) {
-    const auto j = cls ? static_cast<std::size_t>(cls[k]) : k;
-    if (j >= class_cost.size()) reject(p);
-    if (!class_cost[j].known) ask(class_cost[j], network, p.collectives[k]);
-  }
+  // One cost per collective class, asked for before the schedule (a call inside its loop kept the
+  // stream clock in memory). A class's members are trusted to be equal (validate_program checks
+  // that; lower_step's are, test_direct_run); a malformed class list throws validate_program's
+  // error (validate_program checks it first, with the same class).
+  const CollectiveClasses classes(p);
+  std::vector<std::pair<double, NetStats>> class_cost;
+  class_cost.reserve(classes.first().size());
+  for (const int f : classes.first())
+    class_cost.push_back(f >= 0 ? network.cost(p.collectives[static_cast<std::size_t>(f)])
+                                : std::pair<double, NetStats>{});
   NetStats net;  // what the collectives add, op by op in schedule order
   for (bool progress = true; progress;) {
     progress = false;
@@ -89,9 +74,9 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
           if (op.kind == OpKind::Collective) {
             const auto k = static_cast<std::size_t>(op.collective);
             if (k >= C) reject(p);
-            const ClassCost& c = class_cost[cls ? static_cast<std::size_t>(cls[k]) : k];
-            d = c.time_s;
-            net += c.stats;
+            const auto& [time_s, stats] = class_cost[classes.of(k)];
+            d = time_s;
+            net += stats;
           } else {
             if (!(op.duration_s >= 0)) reject(p);
             d = op.duration_s;

@@ -79,27 +79,38 @@ std::string deadlock_message(const StepProgram& p, std::size_t s, std::size_t i)
               : " never completed");
 }
 
+CollectiveClasses::CollectiveClasses(const StepProgram& p) {
+  const std::size_t C = p.collectives.size();
+  if (p.collective_class.empty()) {
+    first_.resize(C);
+    for (std::size_t k = 0; k < C; ++k) first_[k] = static_cast<int>(k);
+    return;
+  }
+  if (p.collective_class.size() != C)
+    throw std::logic_error("run_program: " + std::to_string(p.collective_class.size()) +
+                           " collective classes for " + std::to_string(C) + " collectives");
+  cls_ = p.collective_class.data();
+  first_.assign(static_cast<std::size_t>(std::max(0, p.collective_classes)), -1);
+  for (std::size_t k = 0; k < C; ++k) {
+    const int c = cls_[k];
+    if (c < 0 || c >= p.collective_classes)
+      throw std::logic_error("run_program: collective " + std::to_string(k) + " has class " +
+                             std::to_string(c) + " outside [0, collective_classes)");
+    int& f = first_[static_cast<std::size_t>(c)];
+    if (f < 0) f = static_cast<int>(k);
+  }
+}
+
 void validate_program(const StepProgram& p) {
-  if (!p.collective_class.empty()) {
-    if (p.collective_class.size() != p.collectives.size())
-      throw std::logic_error("run_program: " + std::to_string(p.collective_class.size()) +
-                             " collective classes for " + std::to_string(p.collectives.size()) +
-                             " collectives");
-    std::vector<int> first(static_cast<std::size_t>(std::max(0, p.collective_classes)), -1);
-    for (std::size_t k = 0; k < p.collectives.size(); ++k) {
-      const int c = p.collective_class[k];
-      if (c < 0 || c >= p.collective_classes)
-        throw std::logic_error("run_program: collective " + std::to_string(k) + " has class " +
-                               std::to_string(c) + " outside [0, collective_classes)");
-      int& f = first[static_cast<std::size_t>(c)];
-      if (f < 0) f = static_cast<int>(k);
-      const CollectiveOp &a = p.collectives[static_cast<std::size_t>(f)], &b = p.collectives[k];
-      if (a.kind != b.kind || a.algorithm != b.algorithm || &a.groups.get() != &b.groups.get() ||
-          !(a.bytes == b.bytes))
-        throw std::logic_error("run_program: collectives " + std::to_string(f) + " and " +
-                               std::to_string(k) + " share class " + std::to_string(c) +
-                               " but differ");
-    }
+  const CollectiveClasses classes(p);
+  for (std::size_t k = 0; k < p.collectives.size(); ++k) {
+    const int f = classes.first()[classes.of(k)];
+    const CollectiveOp &a = p.collectives[static_cast<std::size_t>(f)], &b = p.collectives[k];
+    if (a.kind != b.kind || a.algorithm != b.algorithm || &a.groups.get() != &b.groups.get() ||
+        !(a.bytes == b.bytes))
+      throw std::logic_error("run_program: collectives " + std::to_string(f) + " and " +
+                             std::to_string(k) + " share class " + std::to_string(classes.of(k)) +
+                             " but differ");
   }
   for (std::size_t s = 0; s < p.streams.size(); ++s) {
     for (std::size_t i = 0; i < p.streams[s].ops.size(); ++i) {

@@ -114,14 +114,31 @@ RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& 
 RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network);
 
 // One pass without events, for contention-free networks: a stream's op starts when its previous op
-// ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.charge
+// ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.cost
 // for collectives). The same additions as the engine's, so every start and end time, the makespan
 // and the event count (one per timed op) are identical. Starts at t0 (the engine's clock in
 // run_program).
 RunResult run_program_direct(const StepProgram& program, double t0, NetworkModel& network);
 
-// logic_error naming stream and op for a negative duration or an out-of-range collective/event.
+// logic_error naming stream and op for a negative duration or an out-of-range collective/event,
+// or naming the collectives of a malformed or unequal class.
 void validate_program(const StepProgram& program);
+
+// A program's collective classes read one way by everyone who prices collectives: the class of
+// collective k, and each class's first member (every collective its own class when the program
+// has none; -1 for a class no collective has). Throws validate_program's logic_error for a class
+// list of another length than the collectives' or a class outside [0, collective_classes); does
+// not compare the members (validate_program does).
+class CollectiveClasses {
+ public:
+  explicit CollectiveClasses(const StepProgram& p);
+  std::size_t of(std::size_t k) const { return cls_ ? static_cast<std::size_t>(cls_[k]) : k; }
+  const std::vector<int>& first() const { return first_; }
+
+ private:
+  const int* cls_ = nullptr;
+  std::vector<int> first_;
+};
 // "stream S ('name') op I", for messages.
 std::string op_where(const StepProgram& p, std::size_t stream, std::size_t op);
 // Why stream `stream` is stuck at op `op` when nothing else can run.

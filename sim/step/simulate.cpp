@@ -109,27 +109,19 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
-  // Bytes per collective class (StepProgram::collective_class; every collective its own class
-  // when the program has none), counted when first needed. Read in place: a copy returned through
-  // the stack was reloaded at once as one vector, a stall per op.
+  // Bytes per collective class, read in place below (a copy returned through the stack was
+  // reloaded at once as one vector, a stall per op).
   const StepProgram& p = low.program;
-  const int* cls = p.collective_class.empty() ? nullptr : p.collective_class.data();
-  std::vector<Bytes> class_bytes(cls ? static_cast<std::size_t>(p.collective_classes)
-                                     : p.collectives.size());
-  std::vector<char> counted(class_bytes.size(), 0);
-  auto bytes_of = [&](std::size_t k) -> const Bytes& {
-    const auto j = cls ? static_cast<std::size_t>(cls[k]) : k;
-    if (!counted[j]) {
-      class_bytes[j] = count(p.collectives[k]);
-      counted[j] = 1;
-    }
-    return class_bytes[j];
-  };
+  const CollectiveClasses classes(p);
+  std::vector<Bytes> class_bytes;
+  class_bytes.reserve(classes.first().size());
+  for (const int f : classes.first())
+    class_bytes.push_back(f >= 0 ? count(p.collectives[static_cast<std::size_t>(f)]) : Bytes{});
   for (std::size_t s = 0; s < low.collective_slots.size(); ++s)
     for (const LoweredStep::CollectiveSlot& slot : low.collective_slots[s]) {
       const OpTiming& t = run.lanes[s][static_cast<std::size_t>(slot.timed)];
       const auto k = static_cast<std::size_t>(slot.collective);
-      const Bytes& b = bytes_of(k);
+      const Bytes& b = class_bytes[classes.of(k)];
       by_kind[static_cast<int>(p.collectives[k].kind)].add(b, t.end - t.start);
       by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
     }
