@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/engine/step_program.hpp"
 #include "tests/engine/stub_network.hpp"
@@ -149,8 +150,14 @@ TEST_CASE("collective classes: validate_program checks their count, range and eq
   CHECK(error_of() == "run_program: collective 2 has class 2 outside [0, collective_classes)");
   p.collective_class = {0, 1, 0};  // 0 and 2 differ in bytes
   CHECK(error_of() == "run_program: collectives 0 and 2 share class 0 but differ");
+  // A class no collective has is allowed (nothing to price for it).
+  p.collective_classes = 3;
+  CHECK(error_of() == "valid");
+  const CollectiveClasses classes(p);
+  CHECK(classes.first() == std::vector<int>{0, 2, -1});
+  CHECK(classes.of(1) == 0);
+  CHECK(classes.of(2) == 1);
   // A valid program runs with one cost per class on either path.
-  p.collective_class = {0, 0, 1};
   for (bool direct : {false, true}) {
     Engine e;
     StubNetwork net(e, direct);
