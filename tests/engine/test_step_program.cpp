@@ -151,6 +151,7 @@ TEST_CASE("collective classes: validate_program checks their count, range and eq
   p.collective_class = {0, 1, 0};  // 0 and 2 differ in bytes
   CHECK(error_of() == "run_program: collectives 0 and 2 share class 0 but differ");
   // A class no collective has is allowed (nothing to price for it).
+  p.collective_class = {0, 0, 1};
   p.collective_classes = 3;
   CHECK(error_of() == "valid");
   const CollectiveClasses classes(p);
