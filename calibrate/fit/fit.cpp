@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "calibrate/fit/collective_fit.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
 
@@ -25,11 +26,6 @@ void finish(LinearFit& f, const std::vector<double>& x, const std::vector<double
     f.sse += r * r;
     f.max_rel_err = std::max(f.max_rel_err, std::fabs(r));
   }
-}
-
-// A fitted line over points [i, j) of sorted arrays.
-LinearFit fit_range(const std::vector<double>& x, const std::vector<double>& t, std::size_t i, std::size_t j) {
-  return fit_relative(std::vector<double>(x.begin() + i, x.begin() + j), std::vector<double>(t.begin() + i, t.begin() + j));
 }
 
 }  // namespace
@@ -78,91 +74,6 @@ LinearFit fit_relative(const std::vector<double>& x, const std::vector<double>& 
   return f;
 }
 
-double PiecewiseFit::predict(double x) const {
-  std::size_t s = 0;
-  for (std::size_t i = 0; i < min_bytes.size(); ++i)
-    if (x >= static_cast<double>(min_bytes[i])) s = i;
-  return segments[s].a + segments[s].b * x;
-}
-
-PiecewiseFit fit_piecewise(const std::vector<double>& x_in, const std::vector<double>& t_in,
-                           const PiecewiseOptions& opt) {
-  std::vector<std::size_t> order(x_in.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return x_in[a] < x_in[b]; });
-  std::vector<double> x, t;
-  for (auto i : order) {
-    x.push_back(x_in[i]);
-    t.push_back(t_in[i]);
-  }
-  const std::size_t n = x.size();
-  const std::size_t minp = static_cast<std::size_t>(std::max(1, opt.min_points));
-  PiecewiseFit single{{0}, {fit_relative(x, t)}};
-  if (opt.max_segments <= 1 || n < 2 * minp) return single;
-
-  // cost[i][j]: SSE of one segment over [i, j); infinite when the segment is too short or splits equal x.
-  const double inf = std::numeric_limits<double>::infinity();
-  auto can_start = [&](std::size_t i) { return i == 0 || x[i - 1] < x[i]; };
-  std::vector<std::vector<LinearFit>> fits(n + 1, std::vector<LinearFit>(n + 1));
-  std::vector<std::vector<double>> cost(n + 1, std::vector<double>(n + 1, inf));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!can_start(i)) continue;
-    for (std::size_t j = i + minp; j <= n; ++j) {
-      if (j < n && !can_start(j)) continue;
-      fits[i][j] = fit_range(x, t, i, j);
-      cost[i][j] = fits[i][j].sse;
-    }
-  }
-  // best[k][j]: min SSE of k segments covering [0, j); from[k][j]: start of the last one.
-  const std::size_t K = static_cast<std::size_t>(opt.max_segments);
-  std::vector<std::vector<double>> best(K + 1, std::vector<double>(n + 1, inf));
-  std::vector<std::vector<std::size_t>> from(K + 1, std::vector<std::size_t>(n + 1, 0));
-  best[0][0] = 0;
-  PiecewiseFit lowest = single;
-  double lowest_sse = single.segments[0].sse;
-  for (std::size_t k = 1; k <= K; ++k) {
-    for (std::size_t j = 1; j <= n; ++j)
-      for (std::size_t i = 0; i < j; ++i)
-        if (best[k - 1][i] + cost[i][j] < best[k][j]) {
-          best[k][j] = best[k - 1][i] + cost[i][j];
-          from[k][j] = i;
-        }
-    if (best[k][n] == inf) break;
-    // Recover the segmentation.
-    std::vector<std::pair<std::size_t, std::size_t>> ranges;
-    for (std::size_t kk = k, j = n; kk > 0; --kk) {
-      std::size_t i = from[kk][j];
-      ranges.emplace_back(i, j);
-      j = i;
-    }
-    std::reverse(ranges.begin(), ranges.end());
-    PiecewiseFit pf;
-    double worst = 0;
-    for (std::size_t s = 0; s < ranges.size(); ++s) {
-      auto [i, j] = ranges[s];
-      const LinearFit& f = fits[i][j];
-      worst = std::max(worst, f.max_rel_err);
-      if (s == 0) {
-        pf.min_bytes.push_back(0);
-      } else {
-        // Break where the two lines cross if that lies between the neighbouring sizes, else at the
-        // geometric mean of the two sizes.
-        const LinearFit& p = pf.segments.back();
-        double lo = x[i - 1], hi = x[i];
-        double cross = (p.b != f.b) ? (f.a - p.a) / (p.b - f.b) : -1;
-        double at = (cross > lo && cross <= hi) ? cross : std::sqrt(std::max(lo, 1.0) * hi);
-        pf.min_bytes.push_back(static_cast<std::uint64_t>(std::ceil(at)));
-      }
-      pf.segments.push_back(f);
-    }
-    if (worst <= opt.tolerance) return pf;
-    if (best[k][n] < lowest_sse) {
-      lowest_sse = best[k][n];
-      lowest = pf;
-    }
-  }
-  return lowest;
-}
 
 FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt) {
   if (m.collectives.empty() && m.kernels.empty() && m.gemms.empty())
@@ -175,55 +86,39 @@ FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitO
   json sources = base.provenance.contains("sources") ? base.provenance["sources"] : json::object();
   json fitted = json::array();
 
-  // --- collectives: one piecewise fit per (op, tier, ranks, nodes); the profile keeps, per op/tier, the
-  // group with the most ranks (then the most nodes): the full-node or full-cluster collective.
-  using Key = std::tuple<std::string, std::string, int, int>;
-  std::map<Key, std::vector<const CollectiveRecord*>> groups;
-  for (const auto& c : m.collectives) groups[{c.op, c.tier, c.ranks, c.nodes}].push_back(&c);
-  std::map<std::string, Key> chosen;
-  for (const auto& [key, recs] : groups) {
-    const auto& [op, tier, ranks, nodes] = key;
-    std::string k = op + "/" + tier;
-    auto it = chosen.find(k);
-    if (it == chosen.end() || std::tie(ranks, nodes) > std::tie(std::get<2>(it->second), std::get<3>(it->second)))
-      chosen[k] = key;
-  }
-  for (const auto& [key, recs] : groups) {
-    const auto& [op, tier, ranks, nodes] = key;
-    std::vector<double> x, t;
-    for (auto* r : recs) {
-      x.push_back(static_cast<double>(r->bytes));
-      t.push_back(r->time_s);
+  // --- collectives: the NCCL model's parameters, every record simulated on the named cluster.
+  if (!m.collectives.empty()) {
+    if (opt.cluster.empty())
+      throw InputError("<command line>", "--cluster",
+                       "required: collective records are fitted by simulating each on the cluster "
+                       "they ran on (a preset such as h100-ndr-rail-10n, or a topology file)");
+    CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster);
+    const std::string name = p.name, status = p.status;
+    p = cf.profile;
+    p.name = name;
+    p.status = status;
+    for (std::size_t i = 0; i < m.collectives.size(); ++i) {
+      const CollectiveRecord& r = m.collectives[i];
+      res.points.push_back({fmt::format("{} ranks={} nodes={}", r.op, r.ranks, r.nodes), r.where,
+                            static_cast<double>(r.bytes), r.time_s, cf.predicted_s[i]});
     }
-    PiecewiseFit pf = fit_piecewise(x, t, opt.piecewise);
-    double factor = busbw_factor(parse_coll_kind(op, "op"), ranks);
-    CollectiveCurve curve;
-    curve.ranks = ranks;
-    std::string segs;
-    for (std::size_t s = 0; s < pf.segments.size(); ++s) {
-      double busbw = pf.segments[s].b > 0 ? std::min(kMaxBusbwBps, factor / pf.segments[s].b) : kMaxBusbwBps;
-      curve.segments.push_back({pf.min_bytes[s], pf.segments[s].a, busbw});
-      segs += fmt::format("{}[from {} B: alpha {:.3g} us, busbw {:.4g} GB/s]", s ? " " : "", pf.min_bytes[s],
-                          pf.segments[s].a * 1e6, busbw / 1e9);
+    for (const CollectiveParam& c : cf.params) {
+      res.summary.push_back(fmt::format(
+          "{}: {:.4g} (base {:.4g}, range {:g}..{:g}){}{}; sensitivity {:.3g}", c.key, c.value,
+          c.base, c.lo, c.hi, c.informed ? "" : ", not informed by these records",
+          c.at_bound ? ", AT A BOUND of its range" : "", c.sensitivity));
+      if (!c.informed) continue;
+      sources[c.key] = fmt::format(
+          "measured: fitted by `calibrate fit` on {} collective records (cluster {}), range "
+          "{:g}..{:g}",
+          m.collectives.size(), opt.cluster, c.lo, c.hi);
+      fitted.push_back(c.key);
     }
-    std::string what = fmt::format("{}/{} ranks={} nodes={}", op, tier, ranks, nodes);
-    double worst = 0;
-    for (auto* r : recs) {
-      PointReport pr{what, r->where, static_cast<double>(r->bytes), r->time_s,
-                     curve.time(factor, static_cast<double>(r->bytes))};
-      worst = std::max(worst, std::fabs(pr.rel_err()));
-      res.points.push_back(pr);
-    }
-    bool kept = chosen[op + "/" + tier] == key;
-    res.summary.push_back(fmt::format("collective {}: {} points, {} segment(s) {}; worst error {:.2f}%{}", what,
-                                      recs.size(), pf.segments.size(), segs, worst * 100,
-                                      kept ? "" : " (not kept: a larger group of this op/tier is)"));
-    if (kept) {
-      p.collectives[op + "/" + tier] = curve;
-      sources["collectives/" + op + "/" + tier] =
-          fmt::format("measured: {} points, ranks={} nodes={}, fitted on relative error", recs.size(), ranks, nodes);
-      fitted.push_back("collectives/" + op + "/" + tier);
-    }
+    res.summary.push_back(fmt::format(
+        "collectives: {} records on cluster {}, {} iterations; mean |error| {:.2f}%, worst {:.2f}%",
+        m.collectives.size(), opt.cluster, cf.iterations, cf.mean_abs_rel_err * 100,
+        cf.worst_abs_rel_err * 100));
+    res.collective_params = cf.params;
   }
 
   // --- kernels: time = launch + bytes / throughput.

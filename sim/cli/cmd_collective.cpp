@@ -1,17 +1,21 @@
-// `zerosim collective`: simulates one collective over the first R GPUs (or every GPU) of a cluster
-// across a range of sizes and prints an nccl-tests-like table (size, count, type, time, algbw,
-// busbw) or the same columns as JSON, so simulated and measured numbers compare column by column.
+// `zerosim collective`: simulates one collective over the first R GPUs (or every GPU, or the first
+// G GPUs of every node) of a cluster across a range of sizes and prints an nccl-tests-like table
+// (size, count, type, time, algbw, busbw, and NCCL's algorithm and protocol per row), the same
+// columns as JSON, or nccl-tests' own text format (--nccl-tests), which `zerosim calibrate
+// import-nccl-tests` reads back, so simulated and measured numbers compare column by column.
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/units.hpp"
@@ -29,7 +33,10 @@ struct CollectiveOptions {
   ClusterFlags cluster;
   std::string op;
   std::string algo = "auto";
+  std::string proto = "auto";
   int ranks = 0;
+  int gpus_per_node = 0;
+  bool nccl_tests = false;
   std::string bytes, min_bytes, max_bytes;
   double step_factor = 2;
   std::string tier = "flow";
@@ -56,55 +63,158 @@ std::vector<std::uint64_t> sizes_of(const CollectiveOptions& o) {
   return sizes;
 }
 
-std::vector<std::vector<int>> groups_for(CollKind kind, int ranks) {
+// The ranks: the first R GPUs, or the first G GPUs of every node (nccl-tests run with G ranks per
+// node), or every GPU.
+std::vector<int> ranks_of(const CollectiveOptions& o, const Topology& topo) {
+  if (o.gpus_per_node > 0 && o.ranks > 0)
+    throw flag_error("--gpus-per-node", "give either --ranks or --gpus-per-node, not both");
   std::vector<int> all;
-  for (int r = 0; r < ranks; ++r) all.push_back(r);
+  if (o.gpus_per_node > 0) {
+    if (o.gpus_per_node > topo.gpus_per_node())
+      throw flag_error("--gpus-per-node", fmt::format("must be at most the node's {} GPUs, got {}",
+                                                      topo.gpus_per_node(), o.gpus_per_node));
+    for (int node = 0; node < topo.node_count(); ++node)
+      for (int l = 0; l < o.gpus_per_node; ++l) all.push_back(node * topo.gpus_per_node() + l);
+  } else {
+    const int ranks = o.ranks == 0 ? topo.gpu_count() : o.ranks;
+    if (ranks < 2 || ranks > topo.gpu_count())
+      throw flag_error("--ranks", fmt::format("must be between 2 and the cluster's {} GPUs, got {}",
+                                              topo.gpu_count(), ranks));
+    for (int r = 0; r < ranks; ++r) all.push_back(r);
+  }
+  if (all.size() < 2)
+    throw flag_error(o.gpus_per_node > 0 ? "--gpus-per-node" : "--ranks",
+                     fmt::format("a collective needs at least 2 ranks, got {}", all.size()));
+  return all;
+}
+
+std::vector<std::vector<int>> groups_for(CollKind kind, const std::vector<int>& all) {
   if (kind != CollKind::SendRecv) return {all};
   // nccl-tests' sendrecv: every rank sends to the next one and receives from the previous one.
   std::vector<std::vector<int>> pairs;
-  for (int r = 0; r < ranks; ++r) pairs.push_back({r, (r + 1) % ranks});
+  const std::size_t n = all.size();
+  for (std::size_t r = 0; r < n; ++r) pairs.push_back({all[r], all[(r + 1) % n]});
   return pairs;
+}
+
+// nccl-tests' count column: elements per rank's send buffer (all_gather: per rank's share).
+std::uint64_t count_of(CollKind kind, std::uint64_t size, int ranks) {
+  const std::uint64_t elems = size / kTypeBytes;
+  return kind == CollKind::AllGather || kind == CollKind::ReduceScatter ||
+                 kind == CollKind::AllToAll
+             ? elems / static_cast<std::uint64_t>(ranks)
+             : elems;
+}
+
+const char* perf_name(CollKind kind) {
+  switch (kind) {
+    case CollKind::AllGather:
+      return "all_gather_perf";
+    case CollKind::ReduceScatter:
+      return "reduce_scatter_perf";
+    case CollKind::AllReduce:
+      return "all_reduce_perf";
+    case CollKind::AllToAll:
+      return "alltoall_perf";
+    case CollKind::SendRecv:
+      return "sendrecv_perf";
+  }
+  return "?";
+}
+
+// --algo: NCCL's algorithms (as NCCL_ALGO) or zerosim's compositions.
+void set_algorithm(CollectiveOp& op, const std::string& algo) {
+  for (const char* nccl : {"tree", "nvls", "nvlstree", "pat"})
+    if (algo == nccl) {
+      op.nccl_algo = parse_nccl_algo(algo, "--algo");
+      return;
+    }
+  op.algorithm = parse_algorithm(algo, "--algo");
+  if (algo == "ring") op.nccl_algo = NcclAlgo::Ring;
 }
 
 void run(const CollectiveOptions& o) {
   const CollKind kind = parse_coll_kind(o.op, "--op");
-  const Algorithm algo = parse_algorithm(o.algo, "--algo");
   if (o.tier != "flow" && o.tier != "analytic")
     throw flag_error("--tier", fmt::format("unknown tier '{}'; expected flow|analytic", o.tier));
   const std::vector<std::uint64_t> sizes = sizes_of(o);
   const Topology topo = load_from(o.cluster);
-  const int ranks = o.ranks == 0 ? topo.gpu_count() : o.ranks;
-  if (ranks < 2 || ranks > topo.gpu_count())
-    throw flag_error("--ranks", fmt::format("must be between 2 and the cluster's {} GPUs, got {}",
-                                            topo.gpu_count(), ranks));
+  const std::vector<int> members = ranks_of(o, topo);
+  const int ranks = static_cast<int>(members.size());
   const CostProfile profile = select_cost_profile(o.profile, topo);
 
   CollectiveOp op;
   op.kind = kind;
-  op.algorithm = algo;
-  op.groups = groups_for(kind, ranks);
+  set_algorithm(op, o.algo);
+  op.nccl_proto = parse_nccl_proto(o.proto, "--proto");
+  op.groups = groups_for(kind, members);
   op.label = fmt::format("{}.{}ranks", to_string(kind), ranks);
   op.bytes = static_cast<double>(sizes.front());
   const Algorithm chosen = select_algorithm(op, topo);  // validates before the sweep
+  if (!is_nccl_collective(op) &&
+      (op.nccl_proto != NcclProto::Auto || (op.nccl_algo != NcclAlgo::Auto && o.algo != "ring")))
+    throw flag_error(op.nccl_proto != NcclProto::Auto ? "--proto" : "--algo",
+                     fmt::format("NCCL's algorithms and protocols apply to all_gather, "
+                                 "reduce_scatter and all_reduce run by NCCL; {} with algorithm {} "
+                                 "is a point-to-point exchange (Simple)",
+                                 to_string(kind), to_string(chosen)));
+  const int nodes = comm_shape(op, topo).nodes;
 
   json rows = json::array();
-  std::string table;
+  std::string table, nccl_rows;
   double busbw_sum = 0;
   for (std::uint64_t size : sizes) {
     op.bytes = static_cast<double>(size);
     const double t = collective_time(o.tier, op, topo, profile);
     const double algbw = static_cast<double>(size) / t / kGBpsToBps;
     const double busbw = algbw * busbw_factor(kind, ranks);
-    const std::uint64_t count = size / kTypeBytes;
+    const std::uint64_t count = count_of(kind, size, ranks);
+    const std::optional<NcclChoice> c = nccl_choice_for(op, topo, profile);
+    const std::string algo = c ? to_string(c->algo) : to_string(chosen);
+    const std::string proto = c ? to_string(c->proto) : to_string(NcclProto::Simple);
     busbw_sum += busbw;
     rows.push_back({{"size_bytes", size},
                     {"count", count},
                     {"type", kTypeName},
                     {"time_us", t * 1e6},
                     {"algbw_GBps", algbw},
-                    {"busbw_GBps", busbw}});
-    table += fmt::format("{:>14} {:>12} {:>6} {:>12.2f} {:>10.2f} {:>10.2f}\n", size, count,
-                         kTypeName, t * 1e6, algbw, busbw);
+                    {"busbw_GBps", busbw},
+                    {"algorithm", algo},
+                    {"protocol", proto}});
+    table += fmt::format("{:>14} {:>12} {:>6} {:>12.2f} {:>10.2f} {:>10.2f}  {:<8} {}\n", size,
+                         count, kTypeName, t * 1e6, algbw, busbw, algo, proto);
+    const bool reduces = kind == CollKind::AllReduce || kind == CollKind::ReduceScatter;
+    const std::string cols = fmt::format("{:>7.2f} {:>7.2f} {:>7.2f} {:>6}", t * 1e6, algbw, busbw,
+                                         kind == CollKind::AllToAll ? "N/A" : "0");
+    nccl_rows += fmt::format("{:>12} {:>12} {:>8} {:>7} {:>7} {} {}\n", size, count, kTypeName,
+                             reduces ? "sum" : "none", -1, cols, cols);
+  }
+
+  if (o.nccl_tests) {
+    std::string out = fmt::format(
+        "# nccl-tests text format written by zerosim collective (simulated: tier {}, profile {}, "
+        "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus 1 minBytes {} maxBytes {} "
+        "step: {:g}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n"
+        "# Using devices\n",
+        o.tier, profile.name, topo.name(), perf_name(kind), sizes.front(), sizes.back(),
+        o.step_factor);
+    for (int r = 0; r < ranks; ++r) {
+      const int g = members[static_cast<std::size_t>(r)];
+      out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n", r,
+                         0, fmt::format("node{}", topo.node_of(g)), topo.local_of(g),
+                         topo.local_of(g), topo.gpu_model());
+    }
+    out +=
+        "#\n#                                                              out-of-place          "
+        "             in-place          \n#       size         count      type   redop    root   "
+        "  time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    "
+        "(elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+        "(GB/s)       \n";
+    out += nccl_rows;
+    out += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.4f} \n#\n",
+                       busbw_sum / static_cast<double>(sizes.size()));
+    std::cout << out;
+    return;
   }
 
   if (o.json) {
@@ -117,6 +227,7 @@ void run(const CollectiveOptions& o) {
              {"op", to_string(kind)},
              {"algorithm", to_string(chosen)},
              {"ranks", ranks},
+             {"rank_nodes", nodes},
              {"tier", o.tier},
              {"profile", profile.name},
              {"rows", rows},
@@ -125,13 +236,14 @@ void run(const CollectiveOptions& o) {
     return;
   }
   std::cout << fmt::format(
-      "# zerosim collective: {} ({}), {} ranks of {} ({} node(s) x {} GPUs, {} x {:g} Gbps NICs), "
-      "tier {}, profile {}\n",
-      to_string(kind), to_string(chosen), ranks, topo.name(), topo.node_count(),
+      "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
+      "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
+      to_string(kind), to_string(chosen), ranks, nodes, topo.name(), topo.node_count(),
       topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier,
-      profile.name);
-  std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}\n", "size(B)", "count", "type",
-                           "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+      profile.name, profile.nccl.version);
+  std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)",
+                           "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo",
+                           "proto");
   std::cout << table;
   std::cout << fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n",
                            busbw_sum / static_cast<double>(sizes.size()));
@@ -147,9 +259,14 @@ void register_collective(CLI::App& app) {
   sub->add_option("--op", opts->op, "all_gather|reduce_scatter|all_reduce|all_to_all|send_recv")
       ->required();
   sub->add_option("--algo", opts->algo,
-                  "ring|hierarchical|direct|two_hop|intra_node|auto (default: auto)");
+                  "NCCL's ring|tree|nvls|nvlstree|pat (as NCCL_ALGO), zerosim's "
+                  "hierarchical|direct|two_hop|intra_node, or auto (default: NCCL's choice)");
+  sub->add_option("--proto", opts->proto, "LL|LL128|Simple|auto, as NCCL_PROTO (default: auto)");
   sub->add_option("--ranks", opts->ranks, "use the first R GPUs (default: every GPU)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--gpus-per-node", opts->gpus_per_node,
+                  "use the first G GPUs of every node (nccl-tests with G ranks per node)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--bytes", opts->bytes, "size in nccl-tests' convention, e.g. 1GiB");
   sub->add_option("--min-bytes", opts->min_bytes, "smallest size of a sweep");
   sub->add_option("--max-bytes", opts->max_bytes, "largest size of a sweep");
@@ -158,6 +275,9 @@ void register_collective(CLI::App& app) {
   sub->add_option("--profile", opts->profile,
                   "cost profile name or file (default: the one matching the GPU model)");
   sub->add_flag("--json", opts->json, "print JSON with the same columns");
+  sub->add_flag("--nccl-tests", opts->nccl_tests,
+                "print nccl-tests' text format (full column set, Rank lines; import-nccl-tests "
+                "reads it)");
   sub->callback([opts] { run(*opts); });
 }
 

@@ -27,6 +27,11 @@ enum class Algorithm {
   Auto,            // the selector picks (see select_algorithm)
 };
 
+// NCCL's algorithms and protocols (nccl_model.hpp), forced per op as NCCL_ALGO / NCCL_PROTO do;
+// Auto lets the model choose as NCCL's tuner does.
+enum class NcclAlgo { Auto, Ring, Tree, Nvls, NvlsTree, Pat };
+enum class NcclProto { Auto, LL, LL128, Simple };
+
 const char* to_string(CollKind k);
 const char* to_string(Algorithm a);
 CollKind parse_coll_kind(const std::string& s, const std::string& where);   // InputError if unknown
@@ -40,6 +45,8 @@ struct CollectiveOp {
   Algorithm algorithm = Algorithm::Auto;
   GroupList groups;   // GPU indices; all groups run concurrently (shared, immutable)
   double bytes = 0;   // per-group size in nccl-tests' convention (see above)
+  NcclAlgo nccl_algo = NcclAlgo::Auto;     // forced NCCL algorithm (NCCL's own collectives only)
+  NcclProto nccl_proto = NcclProto::Auto;  // forced NCCL protocol
   std::string label;  // for messages (lower_collective's errors); lowered steps keep op names in
                       // the StepProgram (OpLabel) and leave this empty
 };
@@ -61,7 +68,23 @@ struct CollectivePlan {
 };
 
 Algorithm select_algorithm(const CollectiveOp& op, const Topology& topo);
-// Lowers op to phases of flows; per-hop latencies come from the profile's link classes.
+
+// The traffic a choice of NCCL's puts on the links (nccl_model.hpp): NCCL's ring (also priced for
+// tree and PAT, which move the same bytes per link to within (n-1)/n); NVLink SHARP's exchange
+// inside a node (every GPU sends and receives the buffer once); NVLS tree: NVLS inside the nodes
+// and the ring's network load between them (the slower of the two; lowered as the ring).
+enum class TrafficPattern { Ring, Nvls, NvlsTree };
+constexpr int kTrafficPatterns = 3;
+
+// Lowers op's traffic to phases of flows. NCCL's own collectives (is_nccl_collective) get the
+// pattern's flows with no latency: the network tiers add NCCL's latency and bandwidth factors of
+// the choice (nccl_model.hpp). zerosim's compositions (hierarchical, direct, two_hop, send_recv)
+// carry NCCL's latency per stage.
+CollectivePlan lower_pattern(const CollectiveOp& op, const Topology& topo,
+                             const CostProfile& profile, TrafficPattern pattern,
+                             int source_limit = std::numeric_limits<int>::max());
+// lower_pattern's ring, with NCCL's Ring/Simple latency at op's size on NCCL's own collectives (the
+// tiers choose the protocol; this is the plain lowering for tests and one-off plans).
 // source_limit: only the flows from GPUs below it (the flow tier's folding keeps block 0 of a
 // rotation-invariant op, see Topology::rotation_block_gpus). A direct exchange then routes only
 // those sources, and its latency, the largest over its pairs, is taken over them: equal under the

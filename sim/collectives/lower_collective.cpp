@@ -26,6 +26,7 @@
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/lowering_detail.hpp"
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
 
 namespace zerosim {
@@ -133,7 +134,21 @@ CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
     for (const GroupLayout& lay : layouts) {
       const double bytes = st.rail_share ? op.bytes / lay.per_node() : op.bytes;
       const auto sub = st.rails ? rails_of(lay) : lay.members;
-      for (const auto& g : sub) coll_detail::add_ring(pb, st.kind, g, bytes, topo, profile);
+      for (const auto& g : sub) {
+        coll_detail::add_ring(pb, st.kind, g, bytes, topo);
+        if (g.size() < 2) continue;
+        // Each stage is one NCCL ring call (Simple: the stages move rail or node shares of the
+        // buffer); its latency does not depend on the size, so plans stay linear in bytes.
+        CommShape sh;
+        sh.kind = st.kind;
+        sh.ranks = static_cast<int>(g.size());
+        sh.nodes = st.rails ? sh.ranks : 1;
+        sh.ppn = st.rails ? 1 : sh.ranks;
+        sh.intra = coll_detail::hop_class(topo, g[0], g[1]);
+        pb.raise_latency(
+            nccl_candidates(sh, profile, 0, NcclAlgo::Ring, NcclProto::Simple, where(op))[0]
+                .latency_s);
+      }
     }
     if (!pb.empty()) plan.phases.push_back(pb.take());
   }
@@ -203,24 +218,53 @@ std::uint64_t max_phase_flows(const CollectiveOp& op, const Topology& topo) {
   return std::max(flows, hop2);
 }
 
-CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
-                                const CostProfile& profile, int source_limit) {
+CollectivePlan lower_pattern(const CollectiveOp& op, const Topology& topo,
+                             const CostProfile& profile, TrafficPattern pattern, int source_limit) {
   const Algorithm a = select_algorithm(op, topo);
+  if (pattern == TrafficPattern::Nvls && !all_within_nodes(op, topo))
+    unsupported(op, a, "NVLS exchanges run inside one node");
   if (a == Algorithm::Hierarchical) return lower_hierarchical(op, topo, profile, source_limit);
   if (a == Algorithm::TwoHopAllToAll) return lower_two_hop(op, topo, profile, source_limit);
   PhaseBuilder pb(source_limit);
   for (const auto& g : op.groups) {
     if (op.kind == CollKind::SendRecv) {
-      pb.raise_latency(coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile));
+      pb.raise_latency(nccl_p2p_latency(
+          profile, coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile), 1));
     } else if (op.kind == CollKind::AllToAll) {
       coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo,
                                        profile);
+    } else if (pattern == TrafficPattern::Nvls) {
+      // NVLink SHARP: every GPU sends its buffer once into the switch and receives the result
+      // once: a direct exchange of S/(n-1) per pair carries that load on every NVLink.
+      const auto n = static_cast<double>(g.size());
+      for (int src : g)
+        for (int dst : g)
+          if (src != dst) pb.add(src, dst, op.bytes / (n - 1));
     } else {
-      coll_detail::add_ring(pb, op.kind, g, op.bytes, topo, profile);
+      coll_detail::add_ring(pb, op.kind, g, op.bytes, topo);
     }
   }
   CollectivePlan plan;
   if (!pb.empty()) plan.phases.push_back(pb.take());
+  return plan;
+}
+
+}  // namespace zerosim
+
+namespace zerosim {
+
+CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
+                                const CostProfile& profile, int source_limit) {
+  if (!is_nccl_collective(op)) return lower_pattern(op, topo, profile, TrafficPattern::Ring, source_limit);
+  // NCCL's choice needs each pattern's link-limited time, which only the network tiers price; a
+  // plan lowered here carries the ring's flows and NCCL's Ring/Simple latency at op's size. The
+  // tiers apply the full choice (nccl_model.hpp).
+  select_algorithm(op, topo);
+  CollectivePlan plan = lower_pattern(op, topo, profile, TrafficPattern::Ring, source_limit);
+  const double lat = nccl_candidates(comm_shape(op, topo), profile, op.bytes, NcclAlgo::Ring,
+                                     NcclProto::Simple, where(op))[0]
+                         .latency_s;
+  if (!plan.phases.empty()) plan.phases[0].latency_s += lat;
   return plan;
 }
 

@@ -2,7 +2,7 @@
 //
 // Ring model (NCCL's pipelined ring): the buffer is cut into chunks that stream around the ring, so
 // every ring edge is one long-lived flow for the whole operation carrying (n-1)/n of the buffer
-// (all-reduce 2(n-1)/n), and the start-up cost is (n-1) (all-reduce 2(n-1)) per-hop latencies.
+// (all-reduce 2(n-1)/n). Its start-up latency is NCCL's (nccl_model.hpp).
 //
 // Across nodes, NCCL builds one ring per channel and uses as many channels as there are NICs, each
 // channel entering and leaving every node through "its" NIC (NCCL_CROSS_NIC=0 with PXN). We model
@@ -12,6 +12,8 @@
 // Each channel carries 1/C of the bytes, so every NIC carries (n-1)/n*S/C and every GPU's NVLink
 // carries (n-1)/n*S in each direction, as in NCCL.
 #include "sim/collectives/lowering_detail.hpp"
+
+#include "sim/collectives/nccl_model.hpp"
 
 #include <algorithm>
 #include <map>
@@ -45,6 +47,15 @@ bool crosses_spine(const Topology& topo, std::span<const LinkId> links) {
 Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
   const Route& r = topo.route(src, dst);
   return hop_of(topo, profile, r.links, {r.latency_s, r.crosses_nodes});
+}
+
+LinkClass hop_class(const Topology& topo, int src, int dst) {
+  const Route& r = topo.route(src, dst);
+  if (r.crosses_nodes) return LinkClass::Network;
+  LinkClass cls = LinkClass::NvLink;
+  for (LinkId id : r.links)
+    if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
+  return cls;
 }
 
 void PhaseBuilder::add(int src, int dst, double bytes) {
@@ -97,12 +108,6 @@ double ring_edge_fraction(CollKind kind, int n) {
 
 namespace {
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
 // NIC index the route from src leaves its node through, or -1.
 int exit_nic(const Topology& topo, int src, int dst) {
   for (LinkId id : topo.route(src, dst).links) {
@@ -129,19 +134,13 @@ std::vector<int> channel_owners(const GroupLayout& lay, const Topology& topo) {
 }  // namespace
 
 void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
-              const Topology& topo, const CostProfile& profile) {
+              const Topology& topo) {
   const int n = static_cast<int>(group.size());
   if (n < 2) return;
   const double edge_bytes = ring_edge_fraction(kind, n) * bytes;
   const GroupLayout lay = layout_of(group, topo);
   const int nodes = static_cast<int>(lay.nodes.size());
   const int m = lay.per_node();
-
-  // Latency hops: NVLink (intra-node) edges of the ring, and the network edges actually used.
-  std::vector<double> intra, inter;
-  for (const auto& members : lay.members)
-    for (std::size_t j = 0; j + 1 < members.size(); ++j)
-      intra.push_back(hop(topo, profile, members[j], members[j + 1]).latency_s);
 
   if (nodes > 1 && lay.regular && m > 1) {
     const std::vector<int> owners = channel_owners(lay, topo);
@@ -157,7 +156,6 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
         const int dst =
             lay.members[static_cast<std::size_t>((k + 1) % nodes)][static_cast<std::size_t>(pos)];
         pb.add(src, dst, per_channel);
-        inter.push_back(hop(topo, profile, src, dst).latency_s);
       }
     }
   } else {
@@ -169,17 +167,8 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
       const int src = order[static_cast<std::size_t>(i)];
       const int dst = order[static_cast<std::size_t>((i + 1) % n)];
       pb.add(src, dst, edge_bytes);
-      if (topo.node_of(src) != topo.node_of(dst))
-        inter.push_back(hop(topo, profile, src, dst).latency_s);
     }
   }
-
-  // NCCL's ring latency model: steps = (n-1) (all-reduce 2(n-1)), of which (nodes-1) (all-reduce
-  // 2(nodes-1)) cross the network and the rest are intra-node hops.
-  const int mult = kind == CollKind::AllReduce ? 2 : 1;
-  const int steps = mult * (n - 1);
-  const int inter_steps = mult * (nodes - 1);
-  pb.raise_latency((steps - inter_steps) * mean(intra) + inter_steps * mean(inter));
 }
 
 double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
@@ -217,7 +206,7 @@ void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double
       for (int dst : group)
         if (src != dst)
           latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
-  pb.raise_latency(latency);
+  pb.raise_latency(nccl_p2p_latency(profile, latency, static_cast<int>(group.size()) - 1));
 }
 
 }  // namespace zerosim::coll_detail

@@ -21,6 +21,8 @@ struct Hop {
   double latency_s = 0;
 };
 Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst);
+// The link class a step from src to dst uses (Network when the route leaves the node).
+LinkClass hop_class(const Topology& topo, int src, int dst);
 
 // Accumulates one phase. Flows with the same (src, dst) are merged (equal-path flows that start
 // together finish together under max-min sharing, so the merge changes no completion time).
@@ -60,10 +62,10 @@ GroupLayout layout_of(const std::vector<int>& group, const Topology& topo);
 // Bytes each ring edge carries, per byte of the op's size: (n-1)/n, all-reduce 2(n-1)/n.
 double ring_edge_fraction(CollKind kind, int n);
 
-// Emits one group's pipelined ring into pb (all edges concurrent, one long-lived flow each) and
-// raises pb's latency by the ring's (n-1) (all-reduce 2(n-1)) per-hop alphas.
+// Emits one group's pipelined ring into pb (all edges concurrent, one long-lived flow each). Its
+// latency is NCCL's (nccl_model.hpp), added by the caller.
 void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
-              const Topology& topo, const CostProfile& profile);
+              const Topology& topo);
 
 // Emits one point-to-point transfer and returns its latency. Like NCCL's PXN, a transfer between
 // nodes whose route would cross rails through a spine goes first over NVLink to the source node's
@@ -73,7 +75,7 @@ double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topo
                     const CostProfile& profile);
 
 // Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets
-// bytes_per_pair; latency is the slowest pair's hop.
+// bytes_per_pair; latency is NCCL's grouped point-to-point latency over the slowest pair's hop.
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile);
 

@@ -55,10 +55,16 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
   if (full_) {
     const Cached* c = cache_.find(op);
     if (!c) {
-      const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
-      const double t = plan_time(lower_collective(op, topo_, profile_));
-      c = &cache_.insert(op, Cached{t, stats_});
-      stats_ = saved;
+      if (is_nccl_collective(op)) {  // NCCL's choice over the patterns, each lowered and routed
+        select_algorithm(op, topo_);  // validates
+        const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
+        c = &cache_.insert(op, Cached{p.op_time_s(op, profile_), p.stats(op.bytes)});
+      } else {
+        const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
+        const double t = plan_time(lower_collective(op, topo_, profile_));
+        c = &cache_.insert(op, Cached{t, stats_});
+        stats_ = saved;
+      }
     }
     return {c->time_s, c->stats};
   }
@@ -82,7 +88,7 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
         Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, capacity_)});
     plan = &shapes_.back().plan;
   }
-  return {plan->time_s(op.bytes), plan->stats(op.bytes)};
+  return {plan->op_time_s(op, profile_), plan->stats(op.bytes)};
 }
 
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {

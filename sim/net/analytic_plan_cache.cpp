@@ -25,7 +25,14 @@ void visit_profile_key(const CostProfile& p, F&& f) {
     f(has ? it->second.hop_latency_s : 0);
     f(has ? it->second.efficiency : 0);
   }
+  // What the compositions' stage latencies and the NVLS patterns read (nccl_model.hpp); the rest
+  // of NCCL's choice is made per op from the profile, outside the plans.
+  f(p.nccl.version_code);
+  f(p.nccl.launch_s);
+  f(p.nccl.p2p_peer_s);
+  f(p.nccl.nvls);
 }
+constexpr std::size_t kProfileKeyValues = 13;
 
 template <class F>
 void visit_key(const Topology& t, const CostProfile& p, F&& f) {
@@ -96,7 +103,7 @@ struct Registry {
   std::size_t key_values = 0;
   // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
   // the same builder parameters is found without hashing and comparing its whole graph.
-  std::map<std::pair<std::string, std::array<double, 9>>, std::shared_ptr<FabricPlans>> built;
+  std::map<std::pair<std::string, std::array<double, kProfileKeyValues>>, std::shared_ptr<FabricPlans>> built;
 };
 
 // Bounds on what the registry keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
@@ -136,11 +143,11 @@ std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>&
                                           const CostProfile& profile) {
   struct Last {
     std::weak_ptr<const Topology> topo;
-    std::array<double, 9> profile_key;
+    std::array<double, kProfileKeyValues> profile_key;
     std::shared_ptr<FabricPlans> plans;
   };
   thread_local Last last;
-  std::array<double, 9> key;
+  std::array<double, kProfileKeyValues> key;
   std::size_t n = 0;
   visit_profile_key(profile, [&](double x) { key[n++] = x; });
   if (last.plans && last.topo.lock() == topo && last.profile_key == key) return last.plans;
@@ -150,7 +157,7 @@ std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>&
 
 std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {
   static Registry reg;
-  std::pair<std::string, std::array<double, 9>> built{topo.builder_key(), {}};
+  std::pair<std::string, std::array<double, kProfileKeyValues>> built{topo.builder_key(), {}};
   std::size_t n = 0;
   visit_profile_key(profile, [&](double x) { built.second[n++] = x; });
   const bool by_builder = !built.first.empty();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/collectives/lowering_detail.hpp"
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/topology/topology_graph.hpp"
 
 namespace zerosim {
@@ -32,37 +33,98 @@ std::vector<double> link_capacities(const Topology& topo, const CostProfile& pro
   return c;
 }
 
-UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
-                            const CostProfile& profile, const std::vector<double>& capacity) {
-  CollectiveOp unit = op;
-  unit.bytes = 1;
-  UnitPlan out;
+namespace {
+
+// Per phase of `plan` (lowered at 1 byte): the busiest link's seconds per byte, over every link
+// and over network links only; adds the plan's flows to stats when given.
+struct PhaseLoads {
+  double all = 0, network = 0, latency_s = 0;
+};
+std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& topo,
+                                    const std::vector<double>& capacity, NetStats* stats) {
+  std::vector<PhaseLoads> out;
   std::vector<double> load(capacity.size(), 0.0);
   std::vector<LinkId> touched, links;
-  for (const Phase& phase : lower_collective(unit, topo, profile).phases) {
+  for (const Phase& phase : plan.phases) {
     for (const Flow& fl : phase.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;
       // Not cached per pair: a plan is built once per fabric and shape, and a cache entry per
       // pair cost more to fill and to free than the walk.
       links.clear();
       const RouteInfo r = topo.route_into(fl.src_gpu, fl.dst_gpu, links);
-      (r.crosses_nodes ? out.stats_per_byte.inter_node_bytes
-                       : out.stats_per_byte.intra_node_bytes) += fl.bytes;
-      ++out.stats_per_byte.flows;
+      if (stats) {
+        (r.crosses_nodes ? stats->inter_node_bytes : stats->intra_node_bytes) += fl.bytes;
+        ++stats->flows;
+      }
       for (LinkId l : links) {
         if (load[l] == 0) touched.push_back(l);
         load[l] += fl.bytes;
       }
     }
-    double busiest = 0;
+    PhaseLoads p;
+    p.latency_s = phase.latency_s;
     for (LinkId l : touched) {
-      busiest = std::max(busiest, load[l] / capacity[l]);
+      const double t = load[l] / capacity[l];
+      p.all = std::max(p.all, t);
+      if (topo.link(l).cls == LinkClass::Network) p.network = std::max(p.network, t);
       load[l] = 0;
     }
     touched.clear();
-    out.phases.push_back({phase.latency_s, busiest});
+    out.push_back(p);
   }
   return out;
+}
+
+double single_phase(const std::vector<PhaseLoads>& loads, bool network_only) {
+  double t = 0;
+  for (const PhaseLoads& p : loads) t += network_only ? p.network : p.all;
+  return t;
+}
+
+}  // namespace
+
+UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile, const std::vector<double>& capacity) {
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  UnitPlan out;
+  const std::vector<PhaseLoads> ring = phase_loads(
+      lower_pattern(unit, topo, profile, TrafficPattern::Ring), topo, capacity, &out.stats_per_byte);
+  for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all});
+  if (!is_nccl_collective(op)) return out;
+  out.nccl = true;
+  out.shape = comm_shape(op, topo);
+  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] = single_phase(ring, false);
+  if (op.kind == CollKind::AllReduce && out.shape.ppn > 1 && profile.nccl.nvls) {
+    // NVLS inside every node: the groups' members node by node.
+    CollectiveOp nodes = unit;
+    std::vector<std::vector<int>> per_node;
+    for (const auto& g : op.groups)
+      for (auto& m : coll_detail::layout_of(g, topo).members) per_node.push_back(std::move(m));
+    nodes.groups = GroupList(std::move(per_node));
+    nodes.algorithm = Algorithm::IntraNode;
+    const double nvls = single_phase(
+        phase_loads(lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo, capacity,
+                    nullptr),
+        false);
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
+        std::max(nvls, single_phase(ring, true));
+  }
+  return out;
+}
+
+double UnitPlan::nccl_time_s(const CollectiveOp& op, const CostProfile& profile) const {
+  const NcclChoice c = nccl_choice(op, profile);
+  return c.time_s(op.bytes, pattern_s_per_byte[static_cast<std::size_t>(c.pattern)],
+                  busbw_factor(op.kind, shape.ranks));
+}
+
+NcclChoice UnitPlan::nccl_choice(const CollectiveOp& op, const CostProfile& profile) const {
+  return nccl_choose(
+      nccl_candidates(shape, profile, op.bytes, op.nccl_algo, op.nccl_proto,
+                      op.label.empty() ? "<collective>" : "<collective " + op.label + ">"),
+      op.bytes, pattern_s_per_byte, busbw_factor(op.kind, shape.ranks));
 }
 
 namespace {
@@ -253,9 +315,10 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     plan.stats_per_byte.inter_node_bytes += static_cast<double>(n - 1);  // n (n-1) pairs x 1/n
     plan.stats_per_byte.flows += n * (n - 1);
     // Every route of one shape has the same links' latencies: one pair of each shape is enough.
+    double hop = 0;
     for (const int* p : {same_pair, cross_pair})
-      if (p[0] >= 0)
-        latency = std::max(latency, coll_detail::hop(topo, profile, p[0], p[1]).latency_s);
+      if (p[0] >= 0) hop = std::max(hop, coll_detail::hop(topo, profile, p[0], p[1]).latency_s);
+    latency = std::max(latency, nccl_p2p_latency(profile, hop, static_cast<int>(n) - 1));
   }
   if (counts.empty()) return plan;  // no pairs: lower_collective makes no phase either
   std::vector<double> load(capacity.size(), 0.0);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/net/network_model.hpp"
 
 namespace zerosim {
@@ -30,15 +31,27 @@ struct UnitPlan {
   };
   std::vector<UnitPhase> phases;
   NetStats stats_per_byte;  // bytes per byte of op.bytes; flows as counted (not scaled)
+  // NCCL's own collectives (is_nccl_collective): the time is NCCL's choice over the patterns'
+  // link-limited seconds per byte (nccl_model.hpp), not the phases' sum.
+  bool nccl = false;
+  CommShape shape;
+  std::array<double, kTrafficPatterns> pattern_s_per_byte{};
 
-  double time_s(double bytes) const;
+  double time_s(double bytes) const;  // the phases' sum (compositions and all_to_all)
   NetStats stats(double bytes) const;
+  NcclChoice nccl_choice(const CollectiveOp& op, const CostProfile& profile) const;
+  double nccl_time_s(const CollectiveOp& op, const CostProfile& profile) const;
+  // Either: the time of op (of this plan's shape) at op.bytes.
+  double op_time_s(const CollectiveOp& op, const CostProfile& profile) const {
+    return nccl ? nccl_time_s(op, profile) : time_s(op.bytes);
+  }
 };
 
 // Per-link effective capacity (bytes/s): bandwidth x the profile's class efficiency.
 std::vector<double> link_capacities(const Topology& topo, const CostProfile& profile);
 
-// The plain computation: lowers op with op.bytes = 1 and sums per-link loads per phase.
+// The plain computation: lowers op's ring pattern (and NVLS patterns where they apply) with
+// op.bytes = 1 and sums per-link loads per phase.
 UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
                             const CostProfile& profile, const std::vector<double>& capacity);
 

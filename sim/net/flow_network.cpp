@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <span>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
 #include "sim/net/folding.hpp"
 
@@ -56,7 +58,8 @@ void FlowNetwork::init_links() {
   for (int k = 0; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
 }
 
-CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold) const {
+CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold,
+                                  TrafficPattern pattern) const {
   // Each flow of a phase is routed and held in memory (~300 bytes with its route) before the
   // symmetry reduction sees it: refuse, with the way out, what cannot fit rather than run for
   // minutes into bad_alloc (an all-to-all of 8192 GPUs without folding: 67M flows).
@@ -68,8 +71,9 @@ CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold) const {
                                  "GPUs (at most {}, about 10 GiB); use --tier analytic, which "
                                  "plans it without per-pair flows",
                                  flows, to_string(op.kind), topo_.gpu_count(), kMaxPhaseFlows));
-  return fold ? lower_collective(op, topo_, profile_, topo_.rotation_block_gpus())
-              : lower_collective(op, topo_, profile_);
+  const int limit = fold ? topo_.rotation_block_gpus() : std::numeric_limits<int>::max();
+  return is_nccl_collective(op) ? lower_pattern(op, topo_, profile_, pattern, limit)
+                                : lower_collective(op, topo_, profile_, limit);
 }
 
 bool FlowNetwork::invariant(const CollectiveOp& op) {
@@ -96,7 +100,48 @@ void FlowNetwork::expect_ops(std::span<const CollectiveOp> ops) {
   decide_folding(all);
 }
 
+void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_done) {
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  unit.nccl_algo = NcclAlgo::Auto;  // plans do not depend on the forced choice
+  unit.nccl_proto = NcclProto::Auto;
+  const UnitPlan* up = unit_plans_.find(unit);
+  if (!up) {
+    if (!fabric_) fabric_ = fabric_plans(topo_, profile_);
+    up = &unit_plans_.insert(unit, fabric_->get(unit, topo_, profile_));
+  }
+  const NcclChoice choice = up->nccl_choice(op, profile_);
+  const TrafficPattern lowered =
+      choice.pattern == TrafficPattern::Nvls ? TrafficPattern::Nvls : TrafficPattern::Ring;
+  // The flows carry the lowered pattern's load; the wire factor makes their time on an idle
+  // network the choice's (the NVLS tree runs on the ring's flows at the NVLS tree's time).
+  const double u_choice = up->pattern_s_per_byte[static_cast<std::size_t>(choice.pattern)];
+  const double u_lowered = up->pattern_s_per_byte[static_cast<std::size_t>(lowered)];
+  const double wire = choice.effective_wire(u_choice, busbw_factor(op.kind, up->shape.ranks)) *
+                      (u_lowered > 0 ? u_choice / u_lowered : 1.0);
+  if (!shortcuts_) {
+    start_resolved(resolve_plan(lower_pattern(op, topo_, profile_, lowered)),
+                   std::move(on_done), 1, wire, choice.latency_s);
+    return;
+  }
+  if (fold_blocks_ == 0) decide_folding(false);
+  const bool fold = fold_blocks_ > 1;
+  if (fold && !invariant(op))
+    throw std::logic_error(
+        "flow tier: an op that the block rotation does not map onto itself "
+        "started while folding (expect_ops was not told of it)");
+  auto& cache = lowered == TrafficPattern::Nvls ? nvls_cache_ : cache_;
+  const auto* hit = cache.find(unit);
+  start_resolved(hit ? *hit : cache.insert(unit, resolve_plan(lower(unit, fold, lowered), fold)),
+                 std::move(on_done), op.bytes, wire, choice.latency_s);
+}
+
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+  if (is_nccl_collective(op) && op.bytes > 0 && std::isfinite(op.bytes)) {
+    select_algorithm(op, topo_);  // validates the groups before any plan is looked up
+    start_nccl(op, std::move(on_done));
+    return;
+  }
   if (!shortcuts_ || !(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lowering says why
     start_resolved(resolve_plan(lower(op)), std::move(on_done));
     return;
@@ -178,7 +223,8 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
 }
 
 void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
-                                 std::function<void()> on_done, double scale) {
+                                 std::function<void()> on_done, double scale, double wire,
+                                 double latency_s) {
   init_links();
   int c;
   if (!free_colls_.empty()) {
@@ -191,6 +237,7 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
   Coll& coll = colls_[c];
   coll.plan = std::move(plan);
   coll.scale = scale;
+  coll.wire = wire;
   coll.phase = 0;
   coll.outstanding = 0;
   coll.on_done = std::move(on_done);
@@ -198,10 +245,10 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
     auto cb = std::move(coll.on_done);
     coll.plan.reset();
     free_colls_.push_back(c);
-    engine_.schedule_at(engine_.now(), std::move(cb));
+    engine_.schedule_after(latency_s, std::move(cb));
     return;
   }
-  engine_.schedule_after(coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
+  engine_.schedule_after(latency_s + coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
 }
 
 FairShare::FlowId FlowNetwork::add_solver_flow(std::span<const std::int32_t> links, double weight,
@@ -243,7 +290,7 @@ void FlowNetwork::begin_phase(int c) {
     for (const ResolvedFlow& fl : phase.flows)
       add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
                                                     static_cast<std::size_t>(fl.link_count)),
-                      fl.weight, fl.bytes * coll.scale * fl.weight, c);
+                      fl.weight, fl.bytes * coll.scale * coll.wire * fl.weight, c);
     stats_.solver_flows += phase.flows.size();
   } else {
     const QuotientPhase& q = phase.quotient;
@@ -252,7 +299,7 @@ void FlowNetwork::begin_phase(int c) {
       coll.flows.push_back(
           add_solver_flow(std::span<const std::int32_t>(q.links.data() + fl.link_begin,
                                                         static_cast<std::size_t>(fl.link_count)),
-                          fl.weight, fl.bytes * coll.scale * fl.weight, c));
+                          fl.weight, fl.bytes * coll.scale * coll.wire * fl.weight, c));
     stats_.solver_flows += q.flows.size();
   }
   coll.in_solver = coll.outstanding > 0;

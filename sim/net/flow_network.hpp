@@ -26,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/equitable.hpp"
 #include "sim/net/fair_share.hpp"
 #include "sim/net/network_model.hpp"
@@ -93,7 +94,8 @@ class FlowNetwork : public NetworkModel {
  private:
   // lower_collective, after refusing an op with more than kMaxPhaseFlows flows in a phase; with
   // fold, block 0's flows only.
-  CollectivePlan lower(const CollectiveOp& op, bool fold = false) const;
+  CollectivePlan lower(const CollectiveOp& op, bool fold = false,
+                       TrafficPattern pattern = TrafficPattern::Ring) const;
   // fold: the plan holds block 0's flows of a folded op; its links go to their block-0 images and
   // its byte counts stand for all blocks.
   std::shared_ptr<const ResolvedPlan> resolve_plan(const CollectivePlan& plan,
@@ -101,12 +103,17 @@ class FlowNetwork : public NetworkModel {
   bool invariant(const CollectiveOp& op);
   void decide_folding(bool all_invariant);
   // scale: bytes of the op per byte of the plan (plans cached per shape are per byte).
+  // scale: the op's bytes per byte of plan; wire: time factor of NCCL's choice on the flows'
+  // bytes (stats count payload); latency_s: NCCL's latency of the choice, before phase 0.
   void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done,
-                      double scale = 1);
+                      double scale = 1, double wire = 1, double latency_s = 0);
+  // NCCL's own collectives: the choice (nccl_model.hpp) over the patterns' idle-network times.
+  void start_nccl(const CollectiveOp& op, std::function<void()> on_done);
 
   struct Coll {
     std::shared_ptr<const ResolvedPlan> plan;
     double scale = 1;  // the op's bytes per byte of plan
+    double wire = 1;   // flow bytes per payload byte (NCCL's protocol and algorithm factors)
     std::size_t phase = 0;
     std::int64_t outstanding = 0;          // solver flows of the current phase still running
     bool in_solver = false;                // the current phase's flows are in the solver
@@ -175,6 +182,10 @@ class FlowNetwork : public NetworkModel {
   std::size_t fallback_min_flows_ = 1000;
   double fallback_max_ratio_ = 0.5;
   OpCache<std::shared_ptr<const ResolvedPlan>> cache_;
+  OpCache<std::shared_ptr<const ResolvedPlan>> nvls_cache_;  // NVLS pattern plans
+  // Idle-network per-byte times of NCCL's patterns per op shape, for the choice.
+  OpCache<UnitPlan> unit_plans_;
+  std::shared_ptr<FabricPlans> fabric_;
   // Symmetry mode: the last phases synced (plan, phase index), refined along with a new phase when
   // it makes them stale.
   static constexpr std::size_t kRecentPhases = 8;

@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/net/analytic_network.hpp"
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/flow_network.hpp"
 
 namespace zerosim {
@@ -48,6 +49,13 @@ double collective_time(const std::string& tier, const CollectiveOp& op, const To
   model->start(op, [&] { done = engine.now(); });
   engine.run();
   return done;
+}
+
+std::optional<NcclChoice> nccl_choice_for(const CollectiveOp& op, const Topology& topo,
+                                          const CostProfile& profile) {
+  if (!is_nccl_collective(op)) return std::nullopt;
+  select_algorithm(op, topo);
+  return fabric_plans(topo, profile)->get(op, topo, profile).nccl_choice(op, profile);
 }
 
 }  // namespace zerosim

@@ -4,11 +4,13 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/engine/engine.hpp"
 
 namespace zerosim {
@@ -60,5 +62,10 @@ std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine
 // Time of one collective alone on an idle network (runs a private engine for the flow tier).
 double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile);
+
+// NCCL's choice (algorithm, protocol) for op at its size, as both tiers make it; nullopt for
+// zerosim's compositions and point-to-point ops (is_nccl_collective).
+std::optional<NcclChoice> nccl_choice_for(const CollectiveOp& op, const Topology& topo,
+                                          const CostProfile& profile);
 
 }  // namespace zerosim

@@ -7,10 +7,11 @@
 //   "attention_efficiency": 0.4,
 //   "kernels": {"quantize_int8": {"throughput_GBps": 2500, "launch_us": 5}, ...},
 //   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648,
-//   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "efficiency": 0.82}, "pcie": {...},
-//   "network": {...}}, "collectives": {"all_gather/intra_node": {"ranks": 8, "segments":
-//   [{"min_bytes": 0, "alpha_us": 10,
-//                    "busbw_GBps": 300}, ...]}}                      // optional
+//   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "ll_hop_latency_us": 0.6,
+//                    "ll128_hop_latency_us": 1.9, "efficiency": 0.82}, "pcie": {...},
+//                    "network": {...}},
+//   "nccl": {"version": "2.18", "arch": "hopper", "channels": 16, "launch_us": 5, "nvls": true,
+//            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5}
 // }
 #include "sim/profile/cost_profile.hpp"
 
@@ -60,27 +61,36 @@ KernelCost parse_kernel(const JsonReader& r) {
   return k;
 }
 
-CollectiveCurve parse_curve(const JsonReader& r) {
-  r.require_object({"ranks", "segments"});
-  CollectiveCurve c;
-  if (r.has("ranks")) c.ranks = r.at("ranks").get_int32_at_least(1);
-  JsonReader segs = r.at("segments");
-  std::size_t n = segs.array_size();
-  if (n == 0) segs.fail("must have at least one segment");
-  for (std::size_t i = 0; i < n; ++i) {
-    JsonReader s = segs.at(i);
-    s.require_object({"min_bytes", "alpha_us", "busbw_GBps"});
-    CollectiveCurve::Segment seg;
-    seg.min_bytes = get_bytes(s.at("min_bytes"), 0);
-    if (i == 0 && seg.min_bytes != 0)
-      s.at("min_bytes").fail("the first segment must start at 0 bytes");
-    if (i > 0 && seg.min_bytes <= c.segments.back().min_bytes)
-      s.at("min_bytes").fail("segments must have strictly increasing min_bytes");
-    seg.alpha_s = s.at("alpha_us").get_nonnegative() * 1e-6;
-    seg.busbw_Bps = s.at("busbw_GBps").get_positive() * 1e9;
-    c.segments.push_back(seg);
-  }
-  return c;
+NcclParams parse_nccl(const JsonReader& r) {
+  r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
+                    "p2p_peer_us"});
+  NcclParams n;
+  n.version = r.at("version").get_string();
+  n.version_code = nccl_version_code(n.version);
+  if (n.version_code < 0)
+    r.at("version").fail(fmt::format("must be an NCCL release 'MAJOR.MINOR[.PATCH]', got '{}'",
+                                     n.version));
+  if (n.version_code < 20700 || n.version_code >= 30000)
+    r.at("version").fail(fmt::format(
+        "NCCL {} is outside the releases whose tuning constants are modelled (2.7 to 2.x)",
+        n.version));
+  const std::string arch = r.at("arch").get_string();
+  bool known = false;
+  for (GpuArch a : {GpuArch::Volta, GpuArch::Ampere, GpuArch::Hopper})
+    if (arch == gpu_arch_key(a)) {
+      n.arch = a;
+      known = true;
+    }
+  if (!known) r.at("arch").fail(fmt::format("must be volta, ampere or hopper, got '{}'", arch));
+  n.channels = r.at("channels").get_int32_at_least(1);
+  if (n.channels > 64) r.at("channels").fail("NCCL runs at most 64 channels");
+  n.launch_s = r.at("launch_us").get_nonnegative() * 1e-6;
+  n.nvls = r.at("nvls").get_bool();
+  if (n.nvls && (n.arch != GpuArch::Hopper || n.version_code < 21800))
+    r.at("nvls").fail("NVLink SHARP needs arch hopper and NCCL 2.18 or later");
+  n.nvls_efficiency = get_efficiency(r.at("nvls_efficiency"));
+  n.p2p_peer_s = r.at("p2p_peer_us").get_nonnegative() * 1e-6;
+  return n;
 }
 
 }  // namespace
@@ -97,29 +107,40 @@ const std::vector<std::string>& cost_profile_kernel_names() {
   return names;
 }
 
-const std::vector<std::string>& collective_op_names() {
-  static const std::vector<std::string> names = {"all_gather", "all_reduce", "all_to_all",
-                                                 "reduce_scatter", "send_recv"};
-  return names;
-}
-
-const std::vector<std::string>& collective_tier_names() {
-  static const std::vector<std::string> names = {"inter_node", "intra_node"};
-  return names;
-}
-
 const char* link_class_key(LinkClass c) {
   for (const auto& [cls, key] : kLinkClassKeys)
     if (cls == c) return key;
   return "?";
 }
 
-double CollectiveCurve::time(double bytes_factor, double bytes) const {
-  if (segments.empty()) throw std::out_of_range("collective curve has no segments");
-  const Segment* seg = &segments.front();
-  for (const auto& s : segments)
-    if (bytes >= static_cast<double>(s.min_bytes)) seg = &s;
-  return seg->alpha_s + bytes_factor * bytes / seg->busbw_Bps;
+const char* gpu_arch_key(GpuArch a) {
+  switch (a) {
+    case GpuArch::Volta:
+      return "volta";
+    case GpuArch::Ampere:
+      return "ampere";
+    case GpuArch::Hopper:
+      return "hopper";
+  }
+  return "?";
+}
+
+int nccl_version_code(const std::string& version) {
+  int part[3] = {0, 0, 0};
+  int count = 0;
+  std::size_t i = 0;
+  while (count < 3) {
+    std::size_t j = i;
+    while (j < version.size() && version[j] >= '0' && version[j] <= '9') ++j;
+    if (j == i || j - i > 3) return -1;
+    part[count++] = std::stoi(version.substr(i, j - i));
+    if (j == version.size()) break;
+    if (version[j] != '.') return -1;
+    i = j + 1;
+  }
+  if (count < 2 || part[1] >= 100 || part[2] >= 100 || i > version.size()) return -1;
+  if (count == 3 && version.back() == '.') return -1;
+  return part[0] * 10000 + part[1] * 100 + part[2];
 }
 
 double CostProfile::gemm_efficiency_at(double flops) const {
@@ -150,17 +171,11 @@ const LinkClassCost& CostProfile::link_class(LinkClass c) const {
   return it->second;
 }
 
-const CollectiveCurve* CostProfile::collective(const std::string& op,
-                                               const std::string& tier) const {
-  auto it = collectives.find(op + "/" + tier);
-  return it == collectives.end() ? nullptr : &it->second;
-}
-
 CostProfile parse_cost_profile(const json& j, const std::string& file) {
   JsonReader r(j, file);
   r.require_object({"version", "name", "gpu_model", "provenance", "gpu", "gemm_efficiency",
                     "attention_efficiency", "kernels", "optimizer_GBps", "memory_reserved_bytes",
-                    "link_classes", "collectives"});
+                    "link_classes", "nccl"});
   CostProfile p;
   p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
@@ -218,30 +233,17 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   links.require_object({"nvlink", "pcie", "network"});
   for (const auto& [cls, key] : kLinkClassKeys) {
     JsonReader l = links.at(key);
-    l.require_object({"hop_latency_us", "efficiency"});
+    l.require_object(
+        {"hop_latency_us", "ll_hop_latency_us", "ll128_hop_latency_us", "efficiency"});
     LinkClassCost c;
     c.hop_latency_s = l.at("hop_latency_us").get_nonnegative() * 1e-6;
+    c.ll_hop_latency_s = l.at("ll_hop_latency_us").get_nonnegative() * 1e-6;
+    c.ll128_hop_latency_s = l.at("ll128_hop_latency_us").get_nonnegative() * 1e-6;
     c.efficiency = get_efficiency(l.at("efficiency"));
     p.link_classes[cls] = c;
   }
 
-  if (r.has("collectives")) {
-    JsonReader colls = r.at("collectives");
-    if (!colls.value().is_object()) colls.fail("must be an object");
-    for (const auto& [key, _] : colls.value().items()) {
-      auto slash = key.find('/');
-      std::string op = key.substr(0, slash);
-      std::string tier = slash == std::string::npos ? "" : key.substr(slash + 1);
-      const auto& ops = collective_op_names();
-      const auto& tiers = collective_tier_names();
-      if (std::find(ops.begin(), ops.end(), op) == ops.end() ||
-          std::find(tiers.begin(), tiers.end(), tier) == tiers.end())
-        colls.at(key).fail(
-            fmt::format("key must be '<op>/<tier>' with op one of {} and tier one of {}",
-                        fmt::join(ops, ", "), fmt::join(tiers, ", ")));
-      p.collectives[key] = parse_curve(colls.at(key));
-    }
-  }
+  p.nccl = parse_nccl(r.at("nccl"));
   return p;
 }
 
@@ -287,22 +289,17 @@ json to_json(const CostProfile& p) {
   json links = json::object();
   for (const auto& [cls, c] : p.link_classes)
     links[link_class_key(cls)] = {{"hop_latency_us", clean(c.hop_latency_s * 1e6)},
-                                  {"efficiency", c.efficiency}};
+                                  {"ll_hop_latency_us", clean(c.ll_hop_latency_s * 1e6)},
+                                  {"ll128_hop_latency_us", clean(c.ll128_hop_latency_s * 1e6)},
+                                  {"efficiency", clean(c.efficiency)}};
   j["link_classes"] = links;
-  if (!p.collectives.empty()) {
-    json colls = json::object();
-    for (const auto& [key, c] : p.collectives) {
-      json segs = json::array();
-      for (const auto& s : c.segments)
-        segs.push_back({{"min_bytes", s.min_bytes},
-                        {"alpha_us", clean(s.alpha_s * 1e6)},
-                        {"busbw_GBps", clean(s.busbw_Bps / 1e9)}});
-      json cj = {{"segments", segs}};
-      if (c.ranks > 0) cj["ranks"] = c.ranks;
-      colls[key] = cj;
-    }
-    j["collectives"] = colls;
-  }
+  j["nccl"] = {{"version", p.nccl.version},
+               {"arch", gpu_arch_key(p.nccl.arch)},
+               {"channels", p.nccl.channels},
+               {"launch_us", clean(p.nccl.launch_s * 1e6)},
+               {"nvls", p.nccl.nvls},
+               {"nvls_efficiency", clean(p.nccl.nvls_efficiency)},
+               {"p2p_peer_us", clean(p.nccl.p2p_peer_s * 1e6)}};
   return j;
 }
 

@@ -13,28 +13,32 @@
 
 namespace zerosim {
 
-constexpr int kCostProfileVersion = 1;
+constexpr int kCostProfileVersion = 2;
 
-// Achieved cost of one link class inside collectives.
+// Achieved cost of one link class inside collectives: NCCL's per-hop latency of a ring step over
+// this class for each protocol (hwLat[class][Ring][proto] in NCCL's tuning model; the other
+// algorithms' hop latencies scale with these, nccl_model.hpp) and the bandwidth efficiency.
 struct LinkClassCost {
-  double hop_latency_s =
-      0;  // per-hop latency α of a collective step over this class (NCCL's per-hop)
-  double efficiency = 1.0;  // achieved bus bandwidth / line rate, in (0, 1]
+  double hop_latency_s = 0;        // Simple protocol
+  double ll_hop_latency_s = 0;     // LL protocol
+  double ll128_hop_latency_s = 0;  // LL128 protocol
+  double efficiency = 1.0;         // achieved bus bandwidth / line rate, in (0, 1]
 };
 
-// A fitted collective curve: time(bytes) = alpha_s + bytes_factor*bytes / busbw_Bps (nccl-tests
-// busbw). Piecewise: segment i applies from min_bytes[i]. Used by the analytic tier when present.
-struct CollectiveCurve {
-  struct Segment {
-    std::uint64_t min_bytes = 0;
-    double alpha_s = 0;
-    double busbw_Bps = 0;
-  };
-  std::vector<Segment> segments;
-  int ranks = 0;  // rank count the curve was measured/fitted at (0 = unspecified)
-  // alpha + bytes_factor*bytes/busbw of the segment covering `bytes`; throws std::out_of_range if
-  // empty.
-  double time(double bytes_factor, double bytes) const;
+enum class GpuArch { Volta, Ampere, Hopper };  // the rows of NCCL's per-architecture caps
+
+// How NCCL runs collectives on this machine (nccl_model.hpp): the release whose tuning constants
+// apply, the architecture row of its bandwidth caps, its channel count, the host-side cost of one
+// collective call, NVLink SHARP, and the per-peer cost of grouped point-to-point operations.
+struct NcclParams {
+  std::string version = "2.18";  // "MAJOR.MINOR[.PATCH]"
+  int version_code = 21800;      // MAJOR*10000 + MINOR*100 + PATCH
+  GpuArch arch = GpuArch::Hopper;
+  int channels = 16;             // NCCL's channels (per-channel caps multiply by this)
+  double launch_s = 0;           // per collective call: launch, proxy and host overhead
+  bool nvls = false;             // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
+  double nvls_efficiency = 0.85; // NVLS busbw / NVLink line rate per GPU per direction
+  double p2p_peer_s = 0;         // per peer of a grouped send/recv (all_to_all), per call
 };
 
 struct KernelCost {
@@ -68,8 +72,7 @@ struct CostProfile {
 
   // Network
   std::map<LinkClass, LinkClassCost> link_classes;
-  // Optional fitted curves for the analytic tier, keyed "<op>/<tier>" e.g. "all_gather/intra_node".
-  std::map<std::string, CollectiveCurve> collectives;
+  NcclParams nccl;
 
   double gemm_efficiency_at(double flops) const;
   const KernelCost& kernel(const std::string& name) const;  // throws std::out_of_range naming it
@@ -77,16 +80,15 @@ struct CostProfile {
     return kernel(name).time(bytes);
   }
   const LinkClassCost& link_class(LinkClass c) const;
-  // The fitted curve "<op>/<tier>", or nullptr when the profile has none.
-  const CollectiveCurve* collective(const std::string& op, const std::string& tier) const;
 };
 
-// The kernel names every profile must define (sorted), the collective ops and tiers of curve keys,
-// and the JSON key of a link class ("nvlink", "pcie", "network").
+// The kernel names every profile must define (sorted), and the JSON key of a link class ("nvlink",
+// "pcie", "network") and of an architecture ("volta", "ampere", "hopper").
 const std::vector<std::string>& cost_profile_kernel_names();
-const std::vector<std::string>& collective_op_names();    // all_gather, all_reduce, all_to_all, ...
-const std::vector<std::string>& collective_tier_names();  // inter_node, intra_node
 const char* link_class_key(LinkClass c);
+const char* gpu_arch_key(GpuArch a);
+// "2.18" -> 21800, "2.7.8" -> 20708; -1 when not MAJOR.MINOR[.PATCH] with MINOR, PATCH < 100.
+int nccl_version_code(const std::string& version);
 
 // Strict parse (unknown keys, wrong types, non-positive rates -> InputError with file and JSON
 // path).

@@ -1,0 +1,296 @@
+// Levenberg-Marquardt fit of the NCCL collective model's profile parameters.
+//
+// Parameters live in an unbounded space z with value = lo + (hi - lo) * sigmoid(z), so every step
+// stays inside the plausible range. Residuals: the relative time error of each record, plus a weak
+// prior (kPrior * (z - z_base)) that keeps a parameter no record informs at the base value and
+// picks the base-nearest of equally good fits. The Jacobian is taken by forward differences
+// through the simulator itself, so the fitted profile reproduces exactly what `zerosim collective`
+// and the network tiers compute. No library in the project's dependency set offers nonlinear least
+// squares (Boost.Math's minimizers are one-dimensional), hence the small solver here.
+#include "calibrate/fit/collective_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "sim/core/error.hpp"
+#include "sim/net/network_model.hpp"
+
+namespace zerosim::calib {
+namespace {
+
+constexpr double kPrior = 0.02;
+constexpr int kMaxIterations = 60;
+
+struct Accessor {
+  const char* key;
+  const char* meaning;
+  double lo, hi;
+  double* (*field)(CostProfile&);
+  double scale;  // profile units per stored unit (us per s)
+};
+
+double* link_field(CostProfile& p, LinkClass c, int which) {
+  LinkClassCost& l = p.link_classes.at(c);
+  switch (which) {
+    case 0:
+      return &l.efficiency;
+    case 1:
+      return &l.hop_latency_s;
+    case 2:
+      return &l.ll_hop_latency_s;
+    default:
+      return &l.ll128_hop_latency_s;
+  }
+}
+
+const Accessor kAccessors[] = {
+    {"link_classes/network/efficiency",
+     "bus bandwidth a ring reaches per NIC / NIC line rate (nccl-tests on InfiniBand and RoCE reach "
+     "0.85-0.98)",
+     0.5, 1.0, [](CostProfile& p) { return link_field(p, LinkClass::Network, 0); }, 1},
+    {"link_classes/nvlink/efficiency",
+     "bus bandwidth over NVLink / NVLink line rate per GPU per direction (nccl-tests on NVSwitch "
+     "systems reach 0.7-0.85)",
+     0.5, 1.0, [](CostProfile& p) { return link_field(p, LinkClass::NvLink, 0); }, 1},
+    {"link_classes/network/hop_latency_us",
+     "Simple-protocol latency of one ring step across the network (NCCL hwLat NET: 9.6-28 us)", 1,
+     60, [](CostProfile& p) { return link_field(p, LinkClass::Network, 1); }, 1e6},
+    {"link_classes/network/ll128_hop_latency_us",
+     "LL128 latency of one ring step across the network (NCCL hwLat NET: 4.0 us)", 0.5, 40,
+     [](CostProfile& p) { return link_field(p, LinkClass::Network, 3); }, 1e6},
+    {"link_classes/network/ll_hop_latency_us",
+     "LL latency of one ring step across the network (NCCL hwLat NET: 2.7 us)", 0.5, 40,
+     [](CostProfile& p) { return link_field(p, LinkClass::Network, 2); }, 1e6},
+    {"link_classes/nvlink/hop_latency_us",
+     "Simple-protocol latency of one ring step over NVLink (NCCL hwLat NVLINK: 3.4 us)", 0.3, 30,
+     [](CostProfile& p) { return link_field(p, LinkClass::NvLink, 1); }, 1e6},
+    {"link_classes/nvlink/ll128_hop_latency_us",
+     "LL128 latency of one ring step over NVLink (NCCL hwLat NVLINK: 1.9 us)", 0.1, 20,
+     [](CostProfile& p) { return link_field(p, LinkClass::NvLink, 3); }, 1e6},
+    {"link_classes/nvlink/ll_hop_latency_us",
+     "LL latency of one ring step over NVLink (NCCL hwLat NVLINK: 0.6 us)", 0.1, 20,
+     [](CostProfile& p) { return link_field(p, LinkClass::NvLink, 2); }, 1e6},
+    {"nccl/launch_us",
+     "host-side cost of one collective call: kernel launch, proxy wake-up, stream sync in the "
+     "benchmark loop (3-60 us)",
+     0, 60, [](CostProfile& p) { return &p.nccl.launch_s; }, 1e6},
+    {"nccl/p2p_peer_us",
+     "cost per peer of a grouped send/recv (one proxy operation and work element per peer)", 0, 20,
+     [](CostProfile& p) { return &p.nccl.p2p_peer_s; }, 1e6},
+    {"nccl/nvls_efficiency",
+     "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU (NCCL's constant: 0.85)", 0.3,
+     1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},
+};
+
+double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+double logit(double u) {
+  u = std::clamp(u, 1e-6, 1 - 1e-6);
+  return std::log(u / (1 - u));
+}
+
+// Solves (A) x = b for a small dense system (Gaussian elimination with partial pivoting).
+std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+  const std::size_t n = b.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+    std::swap(a[c], a[piv]);
+    std::swap(b[c], b[piv]);
+    if (std::fabs(a[c][c]) < 1e-300) a[c][c] = 1e-300;
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::vector<double> x(n);
+  for (std::size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (std::size_t k = i + 1; k < n; ++k) s -= a[i][k] * x[k];
+    x[i] = s / a[i][i];
+  }
+  return x;
+}
+
+}  // namespace
+
+std::vector<CollectiveParam> collective_params(const CostProfile& p) {
+  CostProfile copy = p;
+  std::vector<CollectiveParam> out;
+  for (const Accessor& a : kAccessors) {
+    if (std::string(a.key) == "nccl/nvls_efficiency" && !p.nccl.nvls) continue;
+    const double v = *a.field(copy) * a.scale;
+    out.push_back({a.key, a.meaning, a.lo, a.hi, v, v, false, false, 0});
+  }
+  return out;
+}
+
+void set_collective_params(CostProfile& p, const std::vector<CollectiveParam>& params) {
+  for (const CollectiveParam& c : params)
+    for (const Accessor& a : kAccessors)
+      if (c.key == a.key) *a.field(p) = c.value / a.scale;
+}
+
+Topology record_cluster(const CollectiveRecord& r, const std::string& cluster) {
+  ClusterOverrides o;
+  o.nodes = r.nodes;
+  return load_cluster(cluster, o);
+}
+
+CollectiveOp record_op(const CollectiveRecord& r, const Topology& topo) {
+  const int ppn = r.gpus_per_node > 0 ? r.gpus_per_node : (r.ranks + r.nodes - 1) / r.nodes;
+  if (ppn > topo.gpus_per_node() || ppn * r.nodes != r.ranks)
+    throw InputError(r.where, "/ranks",
+                     fmt::format("{} ranks on {} node(s) do not fit cluster '{}' ({} GPUs per "
+                                 "node) as {} per node",
+                                 r.ranks, r.nodes, topo.name(), topo.gpus_per_node(), ppn));
+  CollectiveOp op;
+  op.kind = parse_coll_kind(r.op, r.where);
+  std::vector<int> all;
+  for (int node = 0; node < r.nodes; ++node)
+    for (int l = 0; l < ppn; ++l) all.push_back(node * topo.gpus_per_node() + l);
+  if (op.kind == CollKind::SendRecv) {
+    std::vector<std::vector<int>> pairs;
+    for (std::size_t i = 0; i < all.size(); ++i) pairs.push_back({all[i], all[(i + 1) % all.size()]});
+    op.groups = GroupList(std::move(pairs));
+  } else {
+    op.groups = GroupList(std::vector<std::vector<int>>{all});
+  }
+  op.bytes = static_cast<double>(r.bytes);
+  op.label = r.where;
+  return op;
+}
+
+double predict_record(const CollectiveRecord& r, const std::string& cluster,
+                      const CostProfile& profile) {
+  const Topology topo = record_cluster(r, cluster);
+  return collective_time("analytic", record_op(r, topo), topo, profile);
+}
+
+CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records,
+                              const CostProfile& base, const std::string& cluster) {
+  if (records.empty())
+    throw InputError("<measurements>", "", "no collective records to fit");
+  // Clusters and ops per record, built once.
+  std::map<int, std::shared_ptr<const Topology>> clusters;
+  std::vector<CollectiveOp> ops;
+  std::vector<const Topology*> topo_of;
+  for (const CollectiveRecord& r : records) {
+    auto& t = clusters[r.nodes];
+    if (!t) t = std::make_shared<const Topology>(record_cluster(r, cluster));
+    ops.push_back(record_op(r, *t));
+    topo_of.push_back(t.get());
+  }
+  std::vector<CollectiveParam> params = collective_params(base);
+  const std::size_t P = params.size(), N = records.size();
+  auto value_of = [&](const std::vector<double>& z, std::size_t j) {
+    return params[j].lo + (params[j].hi - params[j].lo) * sigmoid(z[j]);
+  };
+  auto predict = [&](const std::vector<double>& z) {
+    CostProfile p = base;
+    std::vector<CollectiveParam> cur = params;
+    for (std::size_t j = 0; j < P; ++j) cur[j].value = value_of(z, j);
+    set_collective_params(p, cur);
+    std::vector<double> t(N);
+    for (std::size_t i = 0; i < N; ++i) t[i] = collective_time("analytic", ops[i], *topo_of[i], p);
+    return t;
+  };
+  std::vector<double> z0(P), z(P);
+  for (std::size_t j = 0; j < P; ++j)
+    z0[j] = z[j] = logit((params[j].base - params[j].lo) / (params[j].hi - params[j].lo));
+  auto residuals = [&](const std::vector<double>& zz, const std::vector<double>& t) {
+    std::vector<double> r(N + P);
+    for (std::size_t i = 0; i < N; ++i) r[i] = (t[i] - records[i].time_s) / records[i].time_s;
+    for (std::size_t j = 0; j < P; ++j) r[N + j] = kPrior * (zz[j] - z0[j]);
+    return r;
+  };
+  auto cost = [](const std::vector<double>& r) {
+    double s = 0;
+    for (double x : r) s += x * x;
+    return s;
+  };
+  std::vector<double> t = predict(z);
+  std::vector<double> r = residuals(z, t);
+  double c = cost(r), lambda = 1e-2;
+  int it = 0;
+  for (; it < kMaxIterations; ++it) {
+    // Jacobian by forward differences.
+    std::vector<std::vector<double>> J(N + P, std::vector<double>(P, 0.0));
+    for (std::size_t j = 0; j < P; ++j) {
+      std::vector<double> zj = z;
+      const double h = 1e-3;
+      zj[j] += h;
+      const std::vector<double> rj = residuals(zj, predict(zj));
+      for (std::size_t i = 0; i < N + P; ++i) J[i][j] = (rj[i] - r[i]) / h;
+    }
+    std::vector<std::vector<double>> A(P, std::vector<double>(P, 0.0));
+    std::vector<double> g(P, 0.0);
+    for (std::size_t i = 0; i < N + P; ++i)
+      for (std::size_t a = 0; a < P; ++a) {
+        g[a] -= J[i][a] * r[i];
+        for (std::size_t b = 0; b < P; ++b) A[a][b] += J[i][a] * J[i][b];
+      }
+    bool improved = false;
+    for (int tries = 0; tries < 12 && !improved; ++tries) {
+      std::vector<std::vector<double>> D = A;
+      for (std::size_t a = 0; a < P; ++a) D[a][a] += lambda * (A[a][a] + 1e-9);
+      const std::vector<double> step = solve(D, g);
+      std::vector<double> zn = z;
+      for (std::size_t a = 0; a < P; ++a) zn[a] += std::clamp(step[a], -3.0, 3.0);
+      const std::vector<double> tn = predict(zn);
+      const std::vector<double> rn = residuals(zn, tn);
+      const double cn = cost(rn);
+      if (cn < c) {
+        improved = true;
+        const double gain = (c - cn) / c;
+        z = zn;
+        t = tn;
+        r = rn;
+        c = cn;
+        lambda = std::max(lambda / 3, 1e-7);
+        if (gain < 1e-6) it = kMaxIterations;  // converged
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  CollectiveFit out;
+  out.iterations = it;
+  out.profile = base;
+  for (std::size_t j = 0; j < P; ++j) {
+    params[j].value = value_of(z, j);
+    const double w = params[j].hi - params[j].lo;
+    params[j].at_bound =
+        params[j].value - params[j].lo < 0.01 * w || params[j].hi - params[j].value < 0.01 * w;
+  }
+  set_collective_params(out.profile, params);
+  out.predicted_s = t;
+  // Sensitivity: the predictions' mean relative change for +10% of each parameter (clamped to
+  // its range), at the fitted point; a parameter nothing moves is not informed by the records.
+  for (std::size_t j = 0; j < P; ++j) {
+    CostProfile p = out.profile;
+    std::vector<CollectiveParam> cur = params;
+    cur[j].value = std::min(cur[j].hi, cur[j].value * 1.1 + (cur[j].value == 0 ? 0.1 : 0));
+    set_collective_params(p, cur);
+    double s = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      s += std::fabs(collective_time("analytic", ops[i], *topo_of[i], p) - t[i]) / t[i];
+    params[j].sensitivity = s / static_cast<double>(N);
+    params[j].informed = params[j].sensitivity > 1e-6;
+  }
+  out.params = params;
+  for (std::size_t i = 0; i < N; ++i) {
+    const double e = std::fabs(t[i] - records[i].time_s) / records[i].time_s;
+    out.mean_abs_rel_err += e / static_cast<double>(N);
+    out.worst_abs_rel_err = std::max(out.worst_abs_rel_err, e);
+  }
+  return out;
+}
+
+}  // namespace zerosim::calib

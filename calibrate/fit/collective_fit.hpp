@@ -1,0 +1,54 @@
+// Fitting the NCCL collective model (sim/collectives/nccl_model.hpp) to measured collectives:
+// every record (nccl-tests row or harness measurement) is simulated on the named cluster with the
+// record's nodes and ranks per node, and the profile parameters that price collectives are moved by
+// Levenberg-Marquardt to minimize the squared relative time error. Each parameter has a physical
+// meaning and a plausible range (the fit cannot leave it; a value at a bound is reported); one the
+// records do not inform stays at the base profile's value (a weak prior towards it).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "calibrate/fit/measurements.hpp"
+#include "sim/collectives/collective.hpp"
+#include "sim/profile/cost_profile.hpp"
+
+namespace zerosim::calib {
+
+struct CollectiveParam {
+  std::string key;      // profile JSON path, e.g. "link_classes/network/efficiency"
+  std::string meaning;  // what it stands for physically
+  double lo = 0, hi = 0;  // plausible range (profile units: us, fraction)
+  double base = 0, value = 0;
+  bool informed = false;     // some record's prediction moves with it
+  bool at_bound = false;     // the fit ended within 1% of the range's width from a bound
+  double sensitivity = 0;    // mean |relative change| of the predictions for +10% of the value
+};
+
+// The parameters `calibrate fit` may move, with their ranges, and their values in p.
+std::vector<CollectiveParam> collective_params(const CostProfile& p);
+// p with the parameters' values set.
+void set_collective_params(CostProfile& p, const std::vector<CollectiveParam>& params);
+
+// The op a record measured: nccl-tests' ranks (the first ppn GPUs of every one of its nodes; a
+// send_recv ring of pairs), its op and bytes, on topo (a cluster of the record's node count).
+CollectiveOp record_op(const CollectiveRecord& r, const Topology& topo);
+// The cluster a record ran on: `cluster` (preset or file) with the record's node count.
+Topology record_cluster(const CollectiveRecord& r, const std::string& cluster);
+// Simulated time of a record under profile (analytic tier: one collective on an idle network).
+double predict_record(const CollectiveRecord& r, const std::string& cluster,
+                      const CostProfile& profile);
+
+struct CollectiveFit {
+  CostProfile profile;
+  std::vector<CollectiveParam> params;
+  std::vector<double> predicted_s;  // per record, in input order
+  double mean_abs_rel_err = 0, worst_abs_rel_err = 0;
+  int iterations = 0;
+};
+
+// Fits base's collective parameters to records on `cluster`. InputError when a record cannot run
+// on the cluster (more ranks per node than it has, nodes beyond the builder's limits).
+CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records,
+                              const CostProfile& base, const std::string& cluster);
+
+}  // namespace zerosim::calib

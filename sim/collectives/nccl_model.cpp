@@ -1,0 +1,369 @@
+// NCCL's tuning model: candidates, their latency and bandwidth terms, and the choice.
+//
+// Constant tables (NVIDIA/nccl src/graph/tuning.cc, quoted in ../shared/data/nccl-tuning-model.md):
+//  - kV212: releases 2.7 to 2.17 (baseLat unchanged over them; Volta-era rows; LL at 1/4 or 1/3
+//    of the link; tree at 0.92; ring all-reduce plateau x1.9 from nRanks/16 x 64 KiB);
+//  - kV218: 2.18 to 2.22 (new baseLat, NVLS and NVLS tree, tree x0.85 more);
+//  - kV223: 2.23 and later (PAT for all_gather / reduce_scatter with one rank per node, LL at 1/2
+//    of the link, Hopper LL cap 141 GB/s, plateau x1.4 (x1.9 on Volta) from 64 B per channel-rank).
+// hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
+// replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
+// the same ratio (profile / table ring value), so one fitted number per class and protocol moves
+// them all.
+#include "sim/collectives/nccl_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/collectives/lowering_detail.hpp"
+#include "sim/core/error.hpp"
+
+namespace zerosim {
+namespace {
+
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+enum AlgoIdx { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4, kAlgos = 5 };
+enum HwIdx { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
+
+struct Table {
+  float base[kAlgos][3];
+  float hw[3][kAlgos][3];
+  double ring_ll_fraction_multi;   // LL on a ring, multi-node or all-reduce
+  double ring_ll_fraction_single;  // LL on a ring, single node all_gather / reduce_scatter
+  double ll_max_bw[3][3];          // [arch][nodes 1 / 2 / more] GB/s (LL busbw cap)
+  double ring_ll128_per_channel[3];
+  double tree_ll128_per_channel[3][3];
+  double tree_per_channel[3][3];
+  double tree_pattern_factor;  // 2.18+: tree busbw x0.85
+  bool pat;
+  bool plateau_per_channel;  // plateau from 64 B per channel and rank (2.23+), else nRanks/16 x 64K
+  double plateau_volta, plateau_other;
+};
+
+constexpr Table kV212 = {
+    {{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{{.52f, 1.25f, 28}, {.47f, 1.9f, 3.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{1.0f, 1.9f, 28}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0f, 8.5f, 28}, {2.7f, 4.0f, 9.6f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}},
+    1.0 / 4.0,
+    1.0 / 3.0,
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+    {20.0, 20.0, 36.7},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}},
+    1.0,
+    false,
+    false,
+    1.9,
+    1.9};
+
+constexpr Table kV218 = {
+    {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 23.0f}, {0, 0, 23.0f}, {0, 0, 0}},
+    {{{.6f, 1.25f, 4}, {.6f, 1.9f, 3.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{1.0f, 1.9f, 6}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 18}, {0, 0, 19}, {0, 0, 0}}},
+    1.0 / 4.0,
+    1.0 / 3.0,
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+    {20.0, 20.0, 36.7},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}},
+    0.85,
+    false,
+    false,
+    1.9,
+    1.9};
+
+constexpr Table kV223 = {
+    {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
+    {{{.6f, 1.25f, 4}, {.6f, 1.9f, 3.4f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4}},
+     {{1.0f, 1.9f, 4}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4}},
+     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}},
+    1.0 / 2.0,
+    1.0 / 2.0,
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}},
+    {20.0, 20.0, 36.7},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}},
+    0.85,
+    true,
+    true,
+    1.9,
+    1.4};
+
+const Table& table_for(int version_code) {
+  if (version_code >= 22300) return kV223;
+  if (version_code >= 21800) return kV218;
+  return kV212;
+}
+
+int hw_index(LinkClass c) {
+  return c == LinkClass::Network ? kNetHw : c == LinkClass::Pcie ? kPciHw : kNvlinkHw;
+}
+
+double profile_ring_latency(const LinkClassCost& c, int proto) {
+  return proto == kLL ? c.ll_hop_latency_s : proto == kLL128 ? c.ll128_hop_latency_s : c.hop_latency_s;
+}
+
+// Hop latency of algorithm `algo` over `cls` with protocol `proto`: NCCL's table value scaled by
+// the profile's ring latency for that class and protocol over the table's.
+double hop_latency(const Table& t, const CostProfile& profile, LinkClass cls, int algo, int proto) {
+  const int hw = hw_index(cls);
+  const double table_ring = t.hw[hw][kRing][proto];
+  const double mine = profile_ring_latency(profile.link_class(cls), proto);
+  if (algo == kRing) return mine;
+  return t.hw[hw][algo][proto] * 1e-6 * (table_ring > 0 ? mine / (table_ring * 1e-6) : 1.0);
+}
+
+int log2i(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
+
+double latency_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
+                  int proto, double bytes) {
+  const NcclParams& n = profile.nccl;
+  double lat = n.launch_s + t.base[algo][proto] * 1e-6;
+  const bool multi = s.nodes > 1;
+  if (algo == kRing) {
+    const int mult = s.kind == CollKind::AllReduce ? 2 : 1;
+    const int steps = mult * (s.ranks - 1);
+    const int inter = multi ? mult * (s.nodes - 1) : 0;
+    double intra = hop_latency(t, profile, s.intra, kRing, proto);
+    if (multi && proto == kLL) intra *= 1.8;
+    double ring = (steps - inter) * intra + inter * hop_latency(t, profile, LinkClass::Network, kRing, proto);
+    if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
+      const bool plateau = t.plateau_per_channel
+                               ? bytes / (static_cast<double>(n.channels) * s.ranks) >= 64
+                               : bytes >= s.ranks / 16.0 * 65536;
+      if (plateau) ring *= n.arch == GpuArch::Volta ? t.plateau_volta : t.plateau_other;
+    }
+    return lat + ring;
+  }
+  if (algo == kTree)
+    return lat + 2 * ((s.ppn - 1) * hop_latency(t, profile, s.intra, kTree, proto) +
+                      log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kTree, proto));
+  if (algo == kNvls) return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto);
+  if (algo == kNvlsTree)
+    return lat + hop_latency(t, profile, LinkClass::NvLink, kNvlsTree, proto) +
+           2 * log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kNvlsTree, proto);
+  // PAT: one rank per node, log2 steps over the network.
+  return lat + log2i(s.ranks) * hop_latency(t, profile, LinkClass::Network, kPat, proto);
+}
+
+// Bandwidth fraction (wire = 1 / fraction) and busbw cap of (algo, proto), NCCL's refinements.
+void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
+                  int proto, double& wire, double& cap_Bps) {
+  const NcclParams& n = profile.nccl;
+  const int arch = static_cast<int>(n.arch);
+  const int ni = node_index(s.nodes);
+  const double ch = n.channels;
+  double frac = 1, cap = 0;  // cap in GB/s of busbw, 0 = none
+  if (algo == kRing) {
+    if (proto == kLL) {
+      frac = (s.nodes > 1 || s.kind == CollKind::AllReduce) ? t.ring_ll_fraction_multi
+                                                             : t.ring_ll_fraction_single;
+      cap = t.ll_max_bw[arch][ni];
+    } else if (proto == kLL128) {
+      frac = s.ppn < 2 ? 0.7 : 0.92;
+      cap = t.ring_ll128_per_channel[arch] * ch;
+    }
+  } else if (algo == kTree) {
+    frac = 0.92 * t.tree_pattern_factor;
+    cap = t.tree_per_channel[arch][ni] * ch;
+    if (proto == kLL) {
+      frac /= 3.8;
+      cap = std::min(cap, t.ll_max_bw[arch][ni]);
+    } else if (proto == kLL128) {
+      frac *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+      cap = std::min(cap, t.tree_ll128_per_channel[arch][ni] * ch);
+    }
+  } else if (algo == kNvls) {
+    frac = n.nvls_efficiency;
+  } else if (algo == kNvlsTree) {
+    frac = 0.92;  // the inter-node tree's fraction; the NVLS part is priced in its pattern
+  } else if (algo == kPat) {
+    frac = 0.75;
+  }
+  wire = 1.0 / frac;
+  cap_Bps = cap * 1e9;
+}
+
+bool allowed(const Table& t, const CostProfile& profile, const CommShape& s, int algo, int proto) {
+  const bool agrs = s.kind == CollKind::AllGather || s.kind == CollKind::ReduceScatter;
+  const bool ar = s.kind == CollKind::AllReduce;
+  switch (algo) {
+    case kRing:
+      return agrs || ar;
+    case kTree:
+      return ar && s.nodes > 1;
+    case kNvls:
+      return ar && s.nodes == 1 && s.ranks > 1 && profile.nccl.nvls && s.intra == LinkClass::NvLink &&
+             proto == kSimple;
+    case kNvlsTree:
+      return ar && s.nodes > 1 && s.ppn > 1 && profile.nccl.nvls && s.intra == LinkClass::NvLink &&
+             proto == kSimple;
+    case kPat:
+      return agrs && t.pat && s.ppn == 1 && s.nodes > 1 && proto == kSimple;
+  }
+  return false;
+}
+
+constexpr NcclAlgo kAlgoOf[kAlgos] = {NcclAlgo::Tree, NcclAlgo::Ring, NcclAlgo::Nvls,
+                                      NcclAlgo::NvlsTree, NcclAlgo::Pat};
+constexpr NcclProto kProtoOf[3] = {NcclProto::LL, NcclProto::LL128, NcclProto::Simple};
+
+}  // namespace
+
+const char* to_string(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::Auto:
+      return "auto";
+    case NcclAlgo::Ring:
+      return "ring";
+    case NcclAlgo::Tree:
+      return "tree";
+    case NcclAlgo::Nvls:
+      return "nvls";
+    case NcclAlgo::NvlsTree:
+      return "nvlstree";
+    case NcclAlgo::Pat:
+      return "pat";
+  }
+  return "?";
+}
+
+const char* to_string(NcclProto p) {
+  switch (p) {
+    case NcclProto::Auto:
+      return "auto";
+    case NcclProto::LL:
+      return "LL";
+    case NcclProto::LL128:
+      return "LL128";
+    case NcclProto::Simple:
+      return "Simple";
+  }
+  return "?";
+}
+
+namespace {
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
+
+NcclAlgo parse_nccl_algo(const std::string& s, const std::string& where) {
+  const std::string l = lower(s);
+  for (NcclAlgo a : {NcclAlgo::Auto, NcclAlgo::Ring, NcclAlgo::Tree, NcclAlgo::Nvls,
+                     NcclAlgo::NvlsTree, NcclAlgo::Pat})
+    if (l == to_string(a)) return a;
+  throw InputError("<command line>", where,
+                   fmt::format("unknown NCCL algorithm '{}' (known: ring, tree, nvls, nvlstree, "
+                               "pat, auto; as NCCL_ALGO)",
+                               s));
+}
+
+NcclProto parse_nccl_proto(const std::string& s, const std::string& where) {
+  const std::string l = lower(s);
+  for (NcclProto p : {NcclProto::Auto, NcclProto::LL, NcclProto::LL128, NcclProto::Simple})
+    if (l == lower(to_string(p))) return p;
+  throw InputError(
+      "<command line>", where,
+      fmt::format("unknown NCCL protocol '{}' (known: LL, LL128, Simple, auto; as NCCL_PROTO)", s));
+}
+
+CommShape comm_shape(const CollectiveOp& op, const Topology& topo) {
+  CommShape s;
+  s.kind = op.kind;
+  const std::vector<int>& g = op.groups[0];
+  s.ranks = static_cast<int>(g.size());
+  const coll_detail::GroupLayout lay = coll_detail::layout_of(g, topo);
+  s.nodes = static_cast<int>(lay.nodes.size());
+  s.ppn = 0;
+  for (const auto& m : lay.members) s.ppn = std::max(s.ppn, static_cast<int>(m.size()));
+  for (const auto& m : lay.members)
+    if (m.size() > 1) {
+      s.intra = coll_detail::hop_class(topo, m[0], m[1]);
+      break;
+    }
+  return s;
+}
+
+double NcclChoice::time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const {
+  return latency_s + bytes * effective_wire(pattern_s_per_byte, busbw_factor) * pattern_s_per_byte;
+}
+
+double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
+  if (!(cap_Bps > 0) || !(pattern_s_per_byte > 0)) return wire;
+  return std::max(wire, busbw_factor / cap_Bps / pattern_s_per_byte);
+}
+
+std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfile& profile,
+                                        double bytes, NcclAlgo algo, NcclProto proto,
+                                        const std::string& where) {
+  const Table& t = table_for(profile.nccl.version_code);
+  std::vector<NcclChoice> out;
+  for (int a = 0; a < kAlgos; ++a) {
+    if (algo != NcclAlgo::Auto && kAlgoOf[a] != algo) continue;
+    for (int p = 0; p < 3; ++p) {
+      if (proto != NcclProto::Auto && kProtoOf[p] != proto) continue;
+      if (!allowed(t, profile, shape, a, p)) continue;
+      NcclChoice c;
+      c.algo = kAlgoOf[a];
+      c.proto = kProtoOf[p];
+      c.pattern = a == kNvls       ? TrafficPattern::Nvls
+                  : a == kNvlsTree ? TrafficPattern::NvlsTree
+                                   : TrafficPattern::Ring;
+      c.latency_s = latency_of(t, profile, shape, a, p, bytes);
+      bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
+      out.push_back(c);
+    }
+  }
+  if (out.empty())
+    throw InputError(where, "--algo",
+                     fmt::format("NCCL cannot run {} over {} ranks on {} node(s) with algorithm {} "
+                                 "and protocol {} under NCCL {} (profile '{}'{})",
+                                 to_string(shape.kind), shape.ranks, shape.nodes, to_string(algo),
+                                 to_string(proto), profile.nccl.version, profile.name,
+                                 profile.nccl.nvls ? "" : ", no NVLS"));
+  return out;
+}
+
+NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
+                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte, double busbw_factor) {
+  const NcclChoice* best = nullptr;
+  double best_t = 0;
+  for (const NcclChoice& c : candidates) {
+    const double u = pattern_s_per_byte[static_cast<std::size_t>(c.pattern)];
+    const double t = c.time_s(bytes, u, busbw_factor);
+    if (!best || t < best_t) {
+      best = &c;
+      best_t = t;
+    }
+  }
+  return *best;
+}
+
+double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int peers) {
+  return profile.nccl.launch_s + table_for(profile.nccl.version_code).base[kRing][kSimple] * 1e-6 +
+         hop_latency_s + peers * profile.nccl.p2p_peer_s;
+}
+
+bool is_nccl_collective(const CollectiveOp& op) {
+  const bool kind = op.kind == CollKind::AllGather || op.kind == CollKind::ReduceScatter ||
+                    op.kind == CollKind::AllReduce;
+  return kind && (op.algorithm == Algorithm::Auto || op.algorithm == Algorithm::Ring ||
+                  op.algorithm == Algorithm::IntraNode);
+}
+
+}  // namespace zerosim

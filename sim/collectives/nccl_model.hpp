@@ -1,0 +1,76 @@
+// NCCL's tuning model: which algorithm and protocol NCCL runs a collective with, and what that
+// choice costs. Structure and constants follow NCCL's src/graph/tuning.cc (see
+// ../shared/data/nccl-tuning-model.md and docs/collective-model.md): a choice (algorithm, protocol)
+// costs   time = launch + base latency + per-hop latencies of its steps
+//                + bytes x (link-limited seconds per byte of its traffic) x wire factor,
+// where the link-limited part comes from the cluster's links (both network tiers route the traffic
+// pattern: ring or NVLS), the wire factor is the protocol's and algorithm's bandwidth fraction
+// (LL moves 4 payload bytes in 8, LL128 120 in 128, a tree reaches 0.92 of a ring, ...) raised to
+// NCCL's per-channel and absolute bandwidth caps. NCCL picks the choice its model predicts fastest;
+// so does this model, among the same candidates (forced ones as NCCL_ALGO / NCCL_PROTO do).
+// The constants that differ between NCCL releases are tables selected by the profile's
+// nccl.version; the per-hop latencies per link class and protocol, the link efficiencies, the
+// launch overhead and the NVLS efficiency are profile parameters (fitted by `calibrate fit`).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sim/collectives/collective.hpp"
+
+namespace zerosim {
+
+const char* to_string(NcclAlgo a);
+const char* to_string(NcclProto p);
+NcclAlgo parse_nccl_algo(const std::string& s, const std::string& where);    // InputError if unknown
+NcclProto parse_nccl_proto(const std::string& s, const std::string& where);  // InputError if unknown
+
+// What NCCL's tuner sees of a communicator: op, ranks, nodes, ranks per node, the intra-node link.
+struct CommShape {
+  CollKind kind = CollKind::AllReduce;
+  int ranks = 0;
+  int nodes = 1;
+  int ppn = 1;  // ranks per node (the largest count on one node)
+  LinkClass intra = LinkClass::NvLink;
+};
+// The shape of one group of op (groups of one op have equal shapes in every caller).
+CommShape comm_shape(const CollectiveOp& op, const Topology& topo);
+
+// One candidate (algorithm, protocol) with its cost terms.
+struct NcclChoice {
+  NcclAlgo algo = NcclAlgo::Ring;
+  NcclProto proto = NcclProto::Simple;
+  TrafficPattern pattern = TrafficPattern::Ring;
+  double latency_s = 0;  // launch + base + hops (for the size the choice was made at)
+  double wire = 1;       // multiplies the pattern's link-limited seconds per byte (>= 1)
+  double cap_Bps = 0;    // NCCL's bandwidth cap on busbw for this choice; 0 = none
+  // time(bytes) given the pattern's link-limited seconds per byte of the op's size.
+  double time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const;
+  // The wire factor with the cap folded in: the flow tier scales flow bytes by it.
+  double effective_wire(double pattern_s_per_byte, double busbw_factor) const;
+};
+
+// The candidates NCCL considers for shape under profile, restricted to `algo` / `proto` unless
+// Auto, each with its latency at `bytes` (ring all-reduce's latency grows past NCCL's plateau
+// size). Throws InputError (where = flag or op label) when a forced choice cannot run the op, as
+// NCCL refuses an algorithm it cannot use.
+std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfile& profile,
+                                        double bytes, NcclAlgo algo = NcclAlgo::Auto,
+                                        NcclProto proto = NcclProto::Auto,
+                                        const std::string& where = "<collective>");
+
+// The fastest candidate, given the link-limited seconds per byte of each pattern (index by
+// TrafficPattern; a pattern the candidates do not use may be 0).
+NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
+                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte, double busbw_factor);
+
+// Latency of a grouped point-to-point exchange (all_to_all, send_recv, each hop of two_hop) with
+// `peers` peers per rank: launch + Simple ring base latency + the slowest hop + peers x the
+// per-peer cost.
+double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int peers);
+
+// Is op one NCCL prices by (algorithm, protocol): all_gather, reduce_scatter or all_reduce lowered
+// as NCCL's own collective (algorithm auto, ring or intra_node), not a zerosim composition.
+bool is_nccl_collective(const CollectiveOp& op);
+
+}  // namespace zerosim
