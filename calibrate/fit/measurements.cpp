@@ -26,7 +26,8 @@ namespace {
 bool consistent(double given, double expected) { return std::fabs(given - expected) <= 0.02 * expected + 0.011; }
 
 void parse_collective(const JsonReader& r, const std::string& where, Measurements& out) {
-  r.require_object({"kind", "op", "ranks", "nodes", "tier", "bytes", "time_s", "algbw_GBps", "busbw_GBps"});
+  r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "tier", "bytes", "time_s", "algbw_GBps",
+                    "busbw_GBps"});
   CollectiveRecord c;
   c.where = where;
   c.op = r.at("op").get_string();
@@ -39,6 +40,16 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
   c.ranks = r.at("ranks").get_int32_at_least(kind == CollKind::SendRecv ? 2 : 1);
   c.nodes = r.has("nodes") ? r.at("nodes").get_int32_at_least(1) : 1;
   if (c.nodes > c.ranks) r.at("nodes").fail(fmt::format("must not exceed ranks ({})", c.ranks));
+  c.gpus_per_node = (c.ranks + c.nodes - 1) / c.nodes;
+  if (r.has("gpus_per_node")) {
+    c.gpus_per_node = r.at("gpus_per_node").get_int32_at_least(1);
+    if (c.gpus_per_node > c.ranks)
+      r.at("gpus_per_node").fail(fmt::format("must not exceed ranks ({})", c.ranks));
+    if (static_cast<long long>(c.gpus_per_node) * c.nodes < c.ranks)
+      r.at("gpus_per_node")
+          .fail(fmt::format("{} nodes x {} ranks per node hold fewer than the {} ranks", c.nodes, c.gpus_per_node,
+                            c.ranks));
+  }
   c.tier = tier_for_nodes(c.nodes);
   if (r.has("tier") && r.at("tier").get_string() != c.tier)
     r.at("tier").fail(fmt::format("must be \"{}\" for a collective over {} node(s)", c.tier, c.nodes));
@@ -99,9 +110,11 @@ std::string measurements_header(const json& provenance) {
 }
 
 json to_json(const CollectiveRecord& r) {
-  return {{"kind", "collective"}, {"op", r.op},         {"ranks", r.ranks},
-          {"nodes", r.nodes},     {"tier", r.tier},     {"bytes", r.bytes},
-          {"time_s", r.time_s},   {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}};
+  json j = {{"kind", "collective"}, {"op", r.op},         {"ranks", r.ranks},
+            {"nodes", r.nodes},     {"tier", r.tier},     {"bytes", r.bytes},
+            {"time_s", r.time_s},   {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}};
+  if (r.gpus_per_node > 0) j["gpus_per_node"] = r.gpus_per_node;
+  return j;
 }
 
 json to_json(const KernelRecord& r) {

@@ -5,6 +5,7 @@
 // interrupted run keeps what it measured:
 //   {"kind": "collective", "op": "all_gather", "ranks": 8, "nodes": 1, "tier": "intra_node",
 //    "bytes": 1048576, "time_s": 2.1e-5, "algbw_GBps": 49.9, "busbw_GBps": 43.7}
+//   (optional "gpus_per_node": ranks on each node; when absent readers take ceil(ranks / nodes))
 //   {"kind": "kernel", "name": "quantize_int8", "bytes": 3145728, "time_s": 1.2e-6}   // bytes read+written
 //   {"kind": "gemm", "m": 2048, "n": 6144, "k": 6144, "time_s": 2.1e-4, "dtype": "bf16"}
 // Collective bytes follow nccl-tests' size column (all_gather: total output per rank; reduce_scatter: total
@@ -25,6 +26,7 @@ struct CollectiveRecord {
   std::string op;    // all_gather | reduce_scatter | all_reduce | all_to_all | send_recv
   int ranks = 0;
   int nodes = 1;
+  int gpus_per_node = 0;  // ranks per node; 0 = not known (written only when > 0)
   std::string tier;  // "intra_node" when nodes == 1, else "inter_node"
   std::uint64_t bytes = 0;
   double time_s = 0;

@@ -1,8 +1,11 @@
 // 'zerosim calibrate': the CPU side of calibration.
 //   fit MEAS... --out PROFILE [--base NAME|FILE]   measurements -> cost profile, with each point's fit error
-//   import-nccl-tests LOG... --op OP [--ranks N] [--nodes Y] --out MEAS   nccl-tests logs -> measurements
+//   import-nccl-tests LOG... [--op OP] [--ranks N] [--nodes Y] [--in-place] --out MEAS
+//       nccl-tests logs (text or -J JSON, one or several collectives each) or `zerosim collective --json`
+//       output -> measurements; --op keeps only that op's rows
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -14,6 +17,7 @@
 #include "calibrate/fit/measurements.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/units.hpp"
@@ -55,13 +59,18 @@ void run_fit(const FitArgs& a) {
   } else {
     std::string model;
     for (const auto& prov : m.provenance)
-      if (prov.contains("gpu_model") && prov["gpu_model"].is_string()) {
+      if (prov.contains("gpu_model") && prov["gpu_model"].is_string() && !prov["gpu_model"].get<std::string>().empty()) {
         model = prov["gpu_model"].get<std::string>();
         break;
       }
     if (model.empty())
       throw flag_error("--base", "required: the measurement files do not name a gpu_model in their provenance");
-    base = select_cost_profile_for_gpu("", model);
+    try {
+      base = select_cost_profile_for_gpu("", model);
+    } catch (const InputError&) {
+      throw flag_error("--base",
+                       fmt::format("required: no shipped cost profile matches the measurements' gpu_model '{}'", model));
+    }
   }
   calib::FitOptions opt;
   opt.piecewise.max_segments = a.max_segments;
@@ -94,32 +103,75 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  if (!a.op.empty()) parse_coll_kind(a.op, "--op");  // throws InputError naming --op
   calib::NcclTestsOptions opt{a.op, a.ranks, a.nodes, a.in_place};
   std::vector<calib::CollectiveRecord> records;
   json logs = json::array();
+  std::vector<std::string> ops, models, notes;
   for (const auto& path : a.logs) {
     calib::NcclTestsLog log = calib::load_nccl_tests(path, opt);
-    json l = {{"file", path}, {"rows", log.records.size()}, {"ranks", log.records.front().ranks},
-              {"nodes", log.records.front().nodes}};
+    json sections = json::array();
+    std::vector<std::string> log_ops;
+    for (const auto& s : log.sections) {
+      if (s.rows == 0) continue;
+      sections.push_back({{"test", s.test},
+                          {"op", s.op},
+                          {"where", s.where},
+                          {"rows", s.rows},
+                          {"ranks", s.ranks},
+                          {"nodes", s.nodes},
+                          {"gpus_per_node", s.gpus_per_node}});
+      for (auto* v : {&log_ops, &ops})
+        if (std::find(v->begin(), v->end(), s.op) == v->end()) v->push_back(s.op);
+    }
+    json l = {{"file", path},
+              {"rows", log.records.size()},
+              {"ranks", log.records.front().ranks},
+              {"nodes", log.records.front().nodes},
+              {"ops", log_ops},
+              {"sections", sections},
+              {"gpu_model", log.gpu_model}};
+    if (!log.device.empty()) l["device"] = log.device;
     if (!log.header.empty()) l["header"] = log.header;
     if (!log.hosts.empty()) l["hosts"] = log.hosts;
+    if (!log.notes.empty()) l["notes"] = log.notes;
     logs.push_back(l);
+    models.push_back(log.gpu_model);
+    notes.insert(notes.end(), log.notes.begin(), log.notes.end());
     records.insert(records.end(), log.records.begin(), log.records.end());
   }
   json prov = {{"source", "nccl-tests"},
-               {"op", a.op},
+               {"op", a.op.empty() ? "all" : a.op},
+               {"ops", ops},
                {"columns", a.in_place ? "in-place" : "out-of-place"},
                {"logs", logs},
                {"imported_on", utc_now()},
-               {"command", fmt::format("zerosim calibrate import-nccl-tests{} --op {}{}{}{} --out {}", join(a.logs), a.op,
+               {"command", fmt::format("zerosim calibrate import-nccl-tests{}{}{}{}{} --out {}", join(a.logs),
+                                       a.op.empty() ? "" : " --op " + a.op,
                                        a.ranks ? fmt::format(" --ranks {}", a.ranks) : "",
                                        a.nodes ? fmt::format(" --nodes {}", a.nodes) : "",
                                        a.in_place ? " --in-place" : "", a.out)}};
+  // The GPU every log agrees on names the base profile `calibrate fit` starts from.
+  if (!models.empty() && !models.front().empty() &&
+      std::all_of(models.begin(), models.end(), [&](const std::string& m) { return m == models.front(); }))
+    prov["gpu_model"] = models.front();
   std::string text = calib::measurements_header(prov) + "\n";
   for (const auto& r : records) text += calib::to_json(r).dump() + "\n";
   write_file_atomic(a.out, text);
-  std::printf("wrote %s: %zu %s records from %zu log(s)\n", a.out.c_str(), records.size(), a.op.c_str(),
-              a.logs.size());
+  for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  std::string what;
+  if (ops.size() == 1) {
+    what = ops.front() + " records";
+  } else {
+    std::vector<std::string> per_op;
+    for (const auto& op : ops)
+      per_op.push_back(fmt::format(
+          "{} {}", op, std::count_if(records.begin(), records.end(), [&](const auto& r) { return r.op == op; })));
+    what = fmt::format("records ({})", fmt::join(per_op, ", "));
+  }
+  std::printf("wrote %s: %zu %s from %zu log(s)%s\n", a.out.c_str(), records.size(), what.c_str(), a.logs.size(),
+              prov.contains("gpu_model") ? fmt::format(", gpu_model {}", prov["gpu_model"].get<std::string>()).c_str()
+                                         : "");
 }
 
 }  // namespace
@@ -145,9 +197,13 @@ void register_calibrate(CLI::App& app) {
   fit->callback([fa] { run_fit(*fa); });
 
   auto ia = std::make_shared<ImportArgs>();
-  auto* imp = cal->add_subcommand("import-nccl-tests", "nccl-tests logs (text or -J JSON) -> measurements");
+  auto* imp = cal->add_subcommand("import-nccl-tests",
+                                  "nccl-tests logs (text or -J JSON) or `zerosim collective --json` -> measurements");
   imp->add_option("LOG", ia->logs, "nccl-tests output files")->required();
-  imp->add_option("--op", ia->op, "all_gather|reduce_scatter|all_reduce|all_to_all|send_recv")->required();
+  imp->add_option("--op", ia->op,
+                  "keep only this op's rows: all_gather|reduce_scatter|all_reduce|all_to_all|send_recv (default: "
+                  "every op; rows no '# Collective test starting:' line names take it from --op, else from the "
+                  "file name)");
   imp->add_option("--ranks", ia->ranks, "ranks of the run (default: counted from the log's Rank lines)")
       ->check(CLI::PositiveNumber);
   imp->add_option("--nodes", ia->nodes, "nodes of the run (default: distinct hosts in the log, else 1)")
