@@ -44,9 +44,7 @@ std::string join(const std::vector<std::string>& v) {
 
 struct FitArgs {
   std::vector<std::string> files;
-  std::string out, base, name;
-  int max_segments = 3;
-  double tolerance = 0.05;
+  std::string out, base, name, cluster, nccl_version;
   bool quiet = false;
 };
 
@@ -72,13 +70,21 @@ void run_fit(const FitArgs& a) {
                        fmt::format("required: no shipped cost profile matches the measurements' gpu_model '{}'", model));
     }
   }
+  if (!a.nccl_version.empty()) {
+    base.nccl.version = a.nccl_version;
+    base.nccl.version_code = nccl_version_code(a.nccl_version);
+    if (base.nccl.version_code < 20700 || base.nccl.version_code >= 30000)
+      throw flag_error("--nccl-version",
+                       fmt::format("must be an NCCL release 2.7 or later as MAJOR.MINOR[.PATCH], got '{}'",
+                                   a.nccl_version));
+  }
   calib::FitOptions opt;
-  opt.piecewise.max_segments = a.max_segments;
-  opt.piecewise.tolerance = a.tolerance;
+  opt.cluster = a.cluster;
   opt.name = a.name;
-  opt.command = fmt::format("zerosim calibrate fit{} --out {}{}{} --max-segments {} --tolerance {}", join(a.files),
-                            a.out, a.base.empty() ? "" : " --base " + a.base, a.name.empty() ? "" : " --name " + a.name,
-                            a.max_segments, a.tolerance);
+  opt.command = fmt::format("zerosim calibrate fit{} --out {}{}{}{}{}", join(a.files), a.out,
+                            a.base.empty() ? "" : " --base " + a.base, a.name.empty() ? "" : " --name " + a.name,
+                            a.cluster.empty() ? "" : " --cluster " + a.cluster,
+                            a.nccl_version.empty() ? "" : " --nccl-version " + a.nccl_version);
   calib::FitResult r = calib::fit_profile(m, base, opt);
   r.profile.provenance["fitted_on"] = utc_now();
   // Validate what we are about to write with the same strict parser every reader uses.
@@ -188,11 +194,11 @@ void register_calibrate(CLI::App& app) {
                   "profile NAME|FILE giving the parameters that are not measured (default: the shipped profile "
                   "matching the measurements' gpu_model)");
   fit->add_option("--name", fa->name, "name of the new profile (default: <base>-measured)");
-  fit->add_option("--max-segments", fa->max_segments, "most piecewise segments per collective curve")
-      ->check(CLI::Range(1, 6));
-  fit->add_option("--tolerance", fa->tolerance,
-                  "use the fewest segments whose worst relative error is within this")
-      ->check(CLI::Range(0.0, 1.0));
+  fit->add_option("--cluster", fa->cluster,
+                  "cluster preset or topology file the collective records ran on (each record is "
+                  "simulated on it with the record's node count)");
+  fit->add_option("--nccl-version", fa->nccl_version,
+                  "NCCL release of the measurements (default: the base profile's), e.g. 2.21");
   fit->add_flag("--quiet", fa->quiet, "print only the summary, not each point's error");
   fit->callback([fa] { run_fit(*fa); });
 

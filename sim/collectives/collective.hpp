@@ -45,10 +45,10 @@ struct CollectiveOp {
   Algorithm algorithm = Algorithm::Auto;
   GroupList groups;   // GPU indices; all groups run concurrently (shared, immutable)
   double bytes = 0;   // per-group size in nccl-tests' convention (see above)
-  NcclAlgo nccl_algo = NcclAlgo::Auto;     // forced NCCL algorithm (NCCL's own collectives only)
-  NcclProto nccl_proto = NcclProto::Auto;  // forced NCCL protocol
   std::string label;  // for messages (lower_collective's errors); lowered steps keep op names in
                       // the StepProgram (OpLabel) and leave this empty
+  NcclAlgo nccl_algo = NcclAlgo::Auto;     // forced NCCL algorithm (NCCL's own collectives only)
+  NcclProto nccl_proto = NcclProto::Auto;  // forced NCCL protocol
 };
 
 struct Flow {

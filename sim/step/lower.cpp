@@ -259,8 +259,7 @@ class Builder {
                   Category c, CommPhase phase, int pre, const char* suffix) {
     if (bytes <= 0 || groups.empty() || groups.front().size() < 2) return;
     // Braced (clang has no parenthesised aggregate init): the group list is copied once.
-    prog_.collectives.push_back(
-        CollectiveOp{kind, algo, groups, bytes, NcclAlgo::Auto, NcclProto::Auto, {}});
+    prog_.collectives.push_back(CollectiveOp{kind, algo, groups, bytes, {}});
     out_.collective_phase.push_back(phase);
     // Its class: that of the first equal collective, else a new one (numbered in order of first
     // appearance, so the same for every run).

@@ -23,7 +23,7 @@ json minimal_profile() {
   json k = json::object();
   for (const auto& name : cost_profile_kernel_names())
     k[name] = {{"throughput_GBps", 1000}, {"launch_us", 5}};
-  return {{"version", 1},
+  return {{"version", 2},
           {"name", "test"},
           {"gpu_model", "TEST-GPU"},
           {"provenance", {{"status", "derived"}}},
@@ -35,9 +35,29 @@ json minimal_profile() {
           {"optimizer_GBps", 600},
           {"memory_reserved_bytes", 1000},
           {"link_classes",
-           {{"nvlink", {{"hop_latency_us", 3.4}, {"efficiency", 0.8}}},
-            {"pcie", {{"hop_latency_us", 5.7}, {"efficiency", 0.8}}},
-            {"network", {{"hop_latency_us", 14}, {"efficiency", 0.9}}}}}};
+           {{"nvlink",
+             {{"hop_latency_us", 3.4},
+              {"ll_hop_latency_us", 0.6},
+              {"ll128_hop_latency_us", 1.9},
+              {"efficiency", 0.8}}},
+            {"pcie",
+             {{"hop_latency_us", 5.7},
+              {"ll_hop_latency_us", 1.0},
+              {"ll128_hop_latency_us", 2.5},
+              {"efficiency", 0.8}}},
+            {"network",
+             {{"hop_latency_us", 14},
+              {"ll_hop_latency_us", 2.7},
+              {"ll128_hop_latency_us", 4.0},
+              {"efficiency", 0.9}}}}},
+          {"nccl",
+           {{"version", "2.18.3"},
+            {"arch", "hopper"},
+            {"channels", 16},
+            {"launch_us", 5},
+            {"nvls", true},
+            {"nvls_efficiency", 0.85},
+            {"p2p_peer_us", 1}}}};
 }
 
 // Expects parse to throw InputError whose path is `path` and whose rule contains `rule_part`.
@@ -68,7 +88,14 @@ TEST_CASE("minimal profile parses with units converted") {
   CHECK(p.kernel_time("copy", 1e9) == doctest::Approx(5e-6 + 1e-3));
   CHECK(p.link_class(LinkClass::Network).hop_latency_s == doctest::Approx(14e-6));
   CHECK(p.link_class(LinkClass::NvLink).efficiency == doctest::Approx(0.8));
-  CHECK(p.collective("all_gather", "intra_node") == nullptr);
+  CHECK(p.link_class(LinkClass::Network).ll_hop_latency_s == doctest::Approx(2.7e-6));
+  CHECK(p.link_class(LinkClass::Pcie).ll128_hop_latency_s == doctest::Approx(2.5e-6));
+  CHECK(p.nccl.version_code == 21803);
+  CHECK(p.nccl.arch == GpuArch::Hopper);
+  CHECK(p.nccl.channels == 16);
+  CHECK(p.nccl.launch_s == doctest::Approx(5e-6));
+  CHECK(p.nccl.nvls);
+  CHECK(p.nccl.p2p_peer_s == doctest::Approx(1e-6));
   CHECK_THROWS_AS(p.kernel("no_such_kernel"), std::out_of_range);
 }
 
@@ -83,37 +110,28 @@ TEST_CASE("GEMM efficiency is piecewise linear in log10(flops) and clamped") {
   CHECK(p.gemm_efficiency_at(x) == doctest::Approx(0.2));
 }
 
-TEST_CASE("collective curves: piecewise segments and their lookup") {
-  json j = minimal_profile();
-  j["collectives"]["all_gather/intra_node"] = {
-      {"ranks", 8},
-      {"segments",
-       {{{"min_bytes", 0}, {"alpha_us", 10}, {"busbw_GBps", 100}},
-        {{"min_bytes", 1048576}, {"alpha_us", 20}, {"busbw_GBps", 200}}}}};
-  CostProfile p = parse_cost_profile(j, "ok.json");
-  const CollectiveCurve* c = p.collective("all_gather", "intra_node");
-  REQUIRE(c != nullptr);
-  CHECK(c->ranks == 8);
-  // 1000 bytes in the first segment: 10 us + 0.875*1000/100e9.
-  CHECK(c->time(0.875, 1000) == doctest::Approx(10e-6 + 0.875 * 1000 / 100e9));
-  CHECK(c->time(1.0, 2097152) == doctest::Approx(20e-6 + 2097152 / 200e9));
+TEST_CASE("NCCL versions: MAJOR.MINOR[.PATCH] codes") {
+  CHECK(nccl_version_code("2.18") == 21800);
+  CHECK(nccl_version_code("2.7.8") == 20708);
+  CHECK(nccl_version_code("2.29.2") == 22902);
+  for (const char* bad : {"", "2", "2.", "2.x", "2.18.", "2.18.3.1", "2.100", "v2.18"})
+    CHECK_MESSAGE(nccl_version_code(bad) == -1, bad);
 }
 
 TEST_CASE("to_json round-trips") {
   json j = minimal_profile();
-  j["collectives"]["all_reduce/inter_node"] = {
-      {"segments", {{{"min_bytes", 0}, {"alpha_us", 30}, {"busbw_GBps", 40}}}}};
   CostProfile p = parse_cost_profile(j, "ok.json");
   CostProfile q = parse_cost_profile(to_json(p), "roundtrip.json");
   CHECK(to_json(q) == to_json(p));
   CHECK(q.gemm_efficiency == p.gemm_efficiency);
-  CHECK(q.collective("all_reduce", "inter_node")->segments[0].busbw_Bps == doctest::Approx(40e9));
+  CHECK(q.nccl.version == "2.18.3");
+  CHECK(q.link_class(LinkClass::NvLink).ll128_hop_latency_s == doctest::Approx(1.9e-6));
 }
 
 TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["extra"] = 1; }, "/extra", "unknown key");
   expect_bad([](json& j) { j["gpu"]["peak_tflop"] = 1; }, "/gpu/peak_tflop", "unknown key");
-  expect_bad([](json& j) { j["version"] = 2; }, "/version", "unsupported version");
+  expect_bad([](json& j) { j["version"] = 1; }, "/version", "unsupported version");
   expect_bad([](json& j) { j.erase("name"); }, "", "missing required key 'name'");
   expect_bad([](json& j) { j["name"] = 3; }, "/name", "must be a string");
   expect_bad([](json& j) { j["provenance"]["status"] = "guessed"; }, "/provenance/status",
@@ -149,28 +167,20 @@ TEST_CASE("bad input: each rule names the JSON path") {
              "/link_classes/network/efficiency", "(0, 1]");
   expect_bad([](json& j) { j["link_classes"]["nvlink"]["hop_latency_us"] = -1; },
              "/link_classes/nvlink/hop_latency_us", "negative");
-  expect_bad([](json& j) { j["collectives"]["broadcast/intra_node"] = json::object(); },
-             "/collectives/broadcast/intra_node", "'<op>/<tier>'");
-  expect_bad(
-      [](json& j) {
-        j["collectives"]["all_gather/intra_node"] = {
-            {"segments", {{{"min_bytes", 8}, {"alpha_us", 1}, {"busbw_GBps", 1}}}}};
-      },
-      "/collectives/all_gather/intra_node/segments/0/min_bytes", "start at 0");
-  expect_bad(
-      [](json& j) {
-        j["collectives"]["all_gather/intra_node"] = {
-            {"segments",
-             {{{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}},
-              {{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 1}}}}};
-      },
-      "/collectives/all_gather/intra_node/segments/1/min_bytes", "increasing");
-  expect_bad(
-      [](json& j) {
-        j["collectives"]["all_gather/intra_node"] = {
-            {"segments", {{{"min_bytes", 0}, {"alpha_us", 1}, {"busbw_GBps", 0}}}}};
-      },
-      "/collectives/all_gather/intra_node/segments/0/busbw_GBps", "positive");
+  expect_bad([](json& j) { j["link_classes"]["network"].erase("ll_hop_latency_us"); },
+             "/link_classes/network", "missing required key 'll_hop_latency_us'");
+  expect_bad([](json& j) { j["collectives"] = json::object(); }, "/collectives", "unknown key");
+  expect_bad([](json& j) { j.erase("nccl"); }, "", "missing required key 'nccl'");
+  expect_bad([](json& j) { j["nccl"]["version"] = "2.x"; }, "/nccl/version", "MAJOR.MINOR");
+  expect_bad([](json& j) { j["nccl"]["version"] = "2.4"; }, "/nccl/version", "outside");
+  expect_bad([](json& j) { j["nccl"]["arch"] = "blackwell"; }, "/nccl/arch", "volta");
+  expect_bad([](json& j) { j["nccl"]["channels"] = 65; }, "/nccl/channels", "64");
+  expect_bad([](json& j) { j["nccl"]["channels"] = 0; }, "/nccl/channels", "");
+  expect_bad([](json& j) { j["nccl"]["nvls_efficiency"] = 0; }, "/nccl/nvls_efficiency", "(0, 1]");
+  expect_bad([](json& j) { j["nccl"]["arch"] = "ampere"; }, "/nccl/nvls", "hopper");
+  expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
+  expect_bad([](json& j) { j["nccl"]["launch_us"] = -1; }, "/nccl/launch_us", "negative");
+  expect_bad([](json& j) { j["nccl"]["nvls"] = 1; }, "/nccl/nvls", "");
 }
 
 TEST_CASE("every shipped profile parses, is derived and documents each parameter's source") {
@@ -184,7 +194,11 @@ TEST_CASE("every shipped profile parses, is derived and documents each parameter
     for (const char* key : {"gpu/peak_tflops", "gpu/memory_bytes", "gpu/hbm_GBps",
                             "gemm_efficiency", "attention_efficiency", "kernels/*/throughput_GBps",
                             "kernels/*/launch_us", "optimizer_GBps", "memory_reserved_bytes",
-                            "link_classes/*/hop_latency_us", "link_classes/nvlink/efficiency",
+                            "link_classes/*/hop_latency_us",
+                            "link_classes/*/ll_hop_latency_us, ll128_hop_latency_us",
+                            "nccl/version", "nccl/arch", "nccl/channels", "nccl/launch_us",
+                            "nccl/nvls", "nccl/nvls_efficiency", "nccl/p2p_peer_us",
+                            "link_classes/nvlink/efficiency",
                             "link_classes/pcie/efficiency", "link_classes/network/efficiency"})
       CHECK_MESSAGE(src.contains(key), key);
     CHECK(to_json(parse_cost_profile(to_json(p), path)) == to_json(p));
