@@ -1,0 +1,187 @@
+// fit_collectives (calibrate/fit/collective_fit.hpp): known parameter values are recovered from
+// records the simulator itself generated; a fitted profile changes what `zerosim collective` and
+// `zerosim simulate` print; a parameter the records push past its range is reported at its bound.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit/collective_fit.hpp"
+#include "calibrate/fit/measurements.hpp"
+#include "sim/profile/cost_profile.hpp"
+#include "tests/support/run_cli.hpp"
+
+using namespace zerosim;
+using namespace zerosim::calib;
+
+namespace {
+
+const char* const kCluster = "h100-ndr-rail-10n";
+
+CostProfile base() { return select_cost_profile_for_gpu("dgx-h100", ""); }
+
+// base with the named parameters set (profile units: us, fractions).
+CostProfile with_params(const std::map<std::string, double>& values) {
+  CostProfile p = base();
+  std::vector<CollectiveParam> params = collective_params(p);
+  for (CollectiveParam& c : params) {
+    auto it = values.find(c.key);
+    if (it != values.end()) c.value = it->second;
+  }
+  set_collective_params(p, params);
+  return p;
+}
+
+CollectiveRecord record(const std::string& op, int nodes, int ppn, std::uint64_t bytes) {
+  CollectiveRecord r;
+  r.op = op;
+  r.nodes = nodes;
+  r.gpus_per_node = ppn;
+  r.ranks = nodes * ppn;
+  r.tier = tier_for_nodes(nodes);
+  r.bytes = bytes;
+  r.where = "synthetic";
+  return r;
+}
+
+// Records of ops x (nodes, ranks per node) x sizes, timed by predict_record under truth.
+std::vector<CollectiveRecord> synthetic(const CostProfile& truth,
+                                        const std::vector<std::string>& ops,
+                                        const std::vector<std::pair<int, int>>& shapes,
+                                        const std::vector<std::uint64_t>& sizes) {
+  std::vector<CollectiveRecord> out;
+  for (const std::string& op : ops)
+    for (auto [nodes, ppn] : shapes)
+      for (std::uint64_t b : sizes) {
+        CollectiveRecord r = record(op, nodes, ppn, b);
+        r.time_s = predict_record(r, kCluster, truth);
+        r.algbw_GBps = static_cast<double>(b) / r.time_s / 1e9;
+        out.push_back(r);
+      }
+  return out;
+}
+
+std::vector<std::uint64_t> sizes_64k_to_4g() {
+  std::vector<std::uint64_t> s;
+  for (std::uint64_t b = 64ull << 10; b <= 4ull << 30; b *= 4) s.push_back(b);
+  return s;
+}
+
+const CollectiveParam& param(const CollectiveFit& f, const std::string& key) {
+  for (const CollectiveParam& c : f.params)
+    if (c.key == key) return c;
+  FAIL("no parameter " << key);
+  return f.params.front();
+}
+
+std::filesystem::path tmpdir() {
+  auto d = std::filesystem::temp_directory_path() /
+           ("zerosim_collective_fit_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("fit_collectives recovers known parameters from records the model generated") {
+  const std::map<std::string, double> truth_values = {
+      {"link_classes/network/efficiency", 0.9},
+      {"link_classes/nvlink/efficiency", 0.75},
+      {"link_classes/network/hop_latency_us", 10},
+      {"link_classes/nvlink/hop_latency_us", 5},
+      {"nccl/launch_us", 8},
+  };
+  const CostProfile truth = with_params(truth_values);
+  const std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"},
+                {{1, 2}, {1, 8}, {2, 1}, {2, 8}, {10, 1}, {10, 2}, {10, 8}}, sizes_64k_to_4g());
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster);
+
+  REQUIRE(fit.predicted_s.size() == records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    INFO(records[i].op << " nodes=" << records[i].nodes << " ppn=" << records[i].gpus_per_node
+                       << " bytes=" << records[i].bytes);
+    CHECK(std::fabs(fit.predicted_s[i] - records[i].time_s) / records[i].time_s < 1e-3);
+  }
+  CHECK(fit.worst_abs_rel_err < 1e-3);
+  // Every parameter the records inform comes back to its true value (those not set above are
+  // the base profile's, which generated the records too).
+  const std::vector<CollectiveParam> true_params = collective_params(truth);
+  for (const CollectiveParam& c : fit.params) {
+    if (!c.informed) continue;
+    double want = 0;
+    for (const CollectiveParam& t : true_params)
+      if (t.key == c.key) want = t.value;
+    INFO(c.key << ": fitted " << c.value << ", true " << want << ", sensitivity " << c.sensitivity);
+    CHECK(std::fabs(c.value - want) <= 0.02 * std::fabs(want));
+  }
+  for (const auto& [key, want] : truth_values) {
+    const CollectiveParam& c = param(fit, key);
+    INFO(key);
+    CHECK(c.informed);
+    CHECK(c.value == doctest::Approx(want).epsilon(0.02));
+    CHECK_FALSE(c.at_bound);
+  }
+}
+
+TEST_CASE("a fitted profile changes `zerosim collective` and `zerosim simulate` output") {
+  const CostProfile truth = with_params({{"link_classes/network/efficiency", 0.7},
+                                         {"link_classes/nvlink/efficiency", 0.6},
+                                         {"nccl/launch_us", 20}});
+  const std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather", "all_reduce"}, {{1, 8}, {2, 8}, {10, 1}},
+                {1ull << 20, 64ull << 20, 1ull << 30});
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster);
+  CHECK(param(fit, "link_classes/network/efficiency").value == doctest::Approx(0.7).epsilon(0.02));
+
+  const auto dir = tmpdir();
+  const std::string file = (dir / "fitted.json").string();
+  {
+    std::ofstream f(file);
+    f << to_json(fit.profile).dump(2) << "\n";
+  }
+  const std::string coll = std::string("collective --cluster ") + kCluster +
+                           " --op all_gather --bytes 1GiB --tier analytic --json";
+  const CliRun shipped_c = run(coll + " --profile dgx-h100");
+  const CliRun fitted_c = run(coll + " --profile " + file);
+  REQUIRE(shipped_c.rc == 0);
+  REQUIRE(fitted_c.rc == 0);
+  CHECK(shipped_c.out != fitted_c.out);
+  CHECK(fitted_c.out.find("time_us") != std::string::npos);
+
+  const std::string sim = std::string("simulate --cluster ") + kCluster +
+                          " --nodes 2 --strategy zero3 --model gpt-18b --tier analytic --json";
+  const CliRun shipped_s = run(sim + " --profile dgx-h100");
+  const CliRun fitted_s = run(sim + " --profile " + file);
+  REQUIRE(shipped_s.rc == 0);
+  REQUIRE(fitted_s.rc == 0);
+  const json a = json::parse(shipped_s.out), b = json::parse(fitted_s.out);
+  REQUIRE(a.contains("step_time_s"));
+  // Slower links and launches: the step takes longer.
+  CHECK(b["step_time_s"].get<double>() > a["step_time_s"].get<double>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a parameter the records push past its range ends at the bound and is reported") {
+  // Network-only rings (one rank per node) at large sizes, 30% faster than the fastest the range
+  // allows (network efficiency 1.0): nothing but the efficiency moves these times.
+  const CostProfile truth = with_params({{"link_classes/network/efficiency", 1.0}});
+  std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather", "reduce_scatter"}, {{10, 1}, {2, 1}},
+                {256ull << 20, 1ull << 30, 4ull << 30});
+  for (CollectiveRecord& r : records) r.time_s *= 0.7;
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster);
+  const CollectiveParam& eff = param(fit, "link_classes/network/efficiency");
+  CHECK(eff.informed);
+  CHECK(eff.at_bound);
+  CHECK(eff.value > 0.99);
+  CHECK(eff.value <= 1.0);
+  // The others stay inside their ranges.
+  CHECK_FALSE(param(fit, "link_classes/nvlink/efficiency").at_bound);
+}
