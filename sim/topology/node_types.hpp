@@ -48,6 +48,14 @@ inline constexpr NodeTypeSpec kNodeTypes[] = {
     // NVIDIA DGX H200 datasheet: as DGX H100 (900 GB/s NVLink4 per GPU, 8x ConnectX-7 400 Gb/s,
     // PCIe gen5) with 8x H200 141 GB.
     {"dgx-h200", "H200-SXM-141GB", 8, 450.0, kPcieGen5GBps, 8, 400.0},
+    // ALCF Polaris compute node (HPE Apollo 6500 Gen10+; ALCF "Polaris Machine Overview"):
+    // 4x NVIDIA A100-SXM4-40GB (the name nccl-tests prints on Polaris), 2x HPE Slingshot-11 NICs
+    // (Cassini, 200 Gb/s each), GPUs and NICs on PCIe gen4. NVLink3: the 4 GPUs are fully
+    // connected, 12 links x 25 GB/s = 300 GB/s per direction per GPU, 4 links = 100 GB/s per
+    // direction per GPU pair. The builder puts the GPUs on one switch vertex at 300 GB/s per GPU:
+    // right for a GPU's aggregate (all-to-all, or NCCL rings spread over several channels), but
+    // a single GPU pair may then get up to 300 GB/s where its direct links carry 100 GB/s.
+    {"polaris-a100", "A100-SXM4-40GB", 4, 300.0, kPcieGen4GBps, 2, 200.0},
 };
 
 inline const NodeTypeSpec* find_node_type(std::string_view name) {

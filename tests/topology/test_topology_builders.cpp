@@ -101,9 +101,11 @@ TEST_CASE("vertex and link counts per builder (closed forms)") {
     const char* fabric;
     int gpus_per_node;
   };
-  for (Case c : {Case{"dgx2-v100", 24, 8, "rail", 16}, Case{"dgx2-v100", 3, 4, "fat-tree", 16},
-                 Case{"dgx-a100", 40, 8, "rail", 8}, Case{"dgx-h100", 9, 8, "fat-tree", 8},
-                 Case{"dgx-h200", 1, 8, "rail", 8}, Case{"dgx-h100", 1, 1, "rail", 8}}) {
+  for (Case c :
+       {Case{"dgx2-v100", 24, 8, "rail", 16}, Case{"dgx2-v100", 3, 4, "fat-tree", 16},
+        Case{"dgx-a100", 40, 8, "rail", 8}, Case{"dgx-h100", 9, 8, "fat-tree", 8},
+        Case{"dgx-h200", 1, 8, "rail", 8}, Case{"dgx-h100", 1, 1, "rail", 8},
+        Case{"polaris-a100", 256, 2, "fat-tree", 4}, Case{"polaris-a100", 40, 2, "rail", 4}}) {
     CAPTURE(c.type);
     CAPTURE(c.nodes);
     CAPTURE(c.fabric);
@@ -132,7 +134,8 @@ TEST_CASE("datasheet bandwidths per node type") {
     double nvlink_GBps, pcie_GBps, nic_gbps;
   };
   for (Case c : {Case{"dgx2-v100", 150, 15.75, 100}, Case{"dgx-a100", 300, 31.5, 200},
-                 Case{"dgx-h100", 450, 63, 400}, Case{"dgx-h200", 450, 63, 400}}) {
+                 Case{"dgx-h100", 450, 63, 400}, Case{"dgx-h200", 450, 63, 400},
+                 Case{"polaris-a100", 300, 31.5, 200}}) {
     CAPTURE(c.type);
     Topology t = build_cluster(spec(c.type, 2));
     const int g = t.gpus_per_node();

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/profile/cost_profile.hpp"
+#include "sim/topology/node_types.hpp"
 #include "sim/topology/topology.hpp"
 
 using namespace zerosim;
@@ -89,6 +91,82 @@ TEST_CASE("shipped presets load with the documented shapes") {
   CHECK(ex.route(0, 1).links.size() == 2);  // over the NVSwitch
   CHECK(ex.route(0, 3).crosses_nodes);
   CHECK(ex.route(0, 3).links.size() == 4);  // gpu -> nic -> leaf -> nic -> gpu
+}
+
+TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
+  struct Case {
+    const char* preset;
+    int nodes, gpus_per_node, nics;
+    double nic_gbps;
+    const char* gpu_model;
+    const char* fabric;
+    const char* profile;  // the shipped cost profile its GPU model selects
+  };
+  for (Case c :
+       {Case{"h100-ndr-rail-10n", 10, 8, 8, 400, "H100-SXM5-80GB", "rail", "dgx-h100"},
+        Case{"polaris", 2, 4, 2, 200, "A100-SXM4-40GB", "fat-tree", "polaris-a100"},
+        Case{"azure-nd-a100-v4", 1, 8, 8, 200, "A100-SXM4-80GB", "fat-tree", "dgx-a100"},
+        Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree", "dgx-h200"}}) {
+    CAPTURE(c.preset);
+    Topology t = load_cluster(c.preset);
+    CHECK(t.node_count() == c.nodes);
+    CHECK(t.gpus_per_node() == c.gpus_per_node);
+    CHECK(t.gpu_count() == c.nodes * c.gpus_per_node);
+    CHECK(t.nics_per_node() == c.nics);
+    CHECK(t.nic_Bps() == doctest::Approx(c.nic_gbps * 1e9 / 8));
+    CHECK(t.gpu_model() == c.gpu_model);
+    CHECK(t.summary().find(std::string("fabric ") + c.fabric + ", oversubscription 1\n") !=
+          std::string::npos);
+    const CostProfile p = select_cost_profile("", t);
+    CHECK(p.name == c.profile);
+    CHECK(p.gpu_model == t.gpu_model());
+  }
+  CHECK(load_cluster("h100-ndr-rail-10n").name() == "h100-cluster01");
+  CHECK(load_cluster("polaris").node_type() == "polaris-a100");
+  // The 40 GB A100's profile: datasheet memory and HBM bandwidth, not the 80 GB part's.
+  const CostProfile a40 = select_cost_profile("", load_cluster("polaris"));
+  CHECK(a40.hbm_Bps == doctest::Approx(1555e9));
+  CHECK(a40.peak_flops == doctest::Approx(312e12));
+}
+
+TEST_CASE("Polaris at 256 nodes: 1024 GPUs; GPUs 0-1 use NIC 0, GPUs 2-3 NIC 1, on either fabric") {
+  for (const char* fabric : {"fat-tree", "rail"}) {
+    CAPTURE(fabric);
+    ClusterOverrides o;
+    o.nodes = 256;
+    o.fabric = fabric;
+    Topology t = load_cluster("polaris", o);
+    CHECK(t.node_count() == 256);
+    CHECK(t.gpu_count() == 1024);
+    CHECK(t.nics_per_node() == 2);
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        const Route& r = t.route(i, 4 * 255 + j);  // node 0 -> node 255
+        REQUIRE(r.links.size() >= 4);
+        CHECK(r.crosses_nodes);
+        CHECK(t.vertex(t.link(r.links.front()).to).name == "n0.nic" + std::to_string(i / 2));
+        CHECK(t.vertex(t.link(r.links.back()).from).name == "n255.nic" + std::to_string(j / 2));
+      }
+    }
+  }
+}
+
+TEST_CASE("every preset's and every node type's GPU model has a shipped cost profile") {
+  int presets = 0;
+  for (const auto& e : fs::directory_iterator(std::string(ZEROSIM_SOURCE_DIR) + "/topologies")) {
+    if (e.path().extension() != ".json") continue;
+    CAPTURE(e.path().string());
+    Topology t = load_topology_file(e.path().string());
+    CHECK(select_cost_profile("", t).gpu_model == t.gpu_model());  // throws when none matches
+    ++presets;
+  }
+  CHECK(presets >= 10);
+  for (const auto& nt : kNodeTypes) {
+    CAPTURE(nt.name);
+    CHECK(select_cost_profile_for_gpu("", nt.gpu_model).gpu_model == nt.gpu_model);
+  }
 }
 
 TEST_CASE("command-line overrides apply to builder presets") {
