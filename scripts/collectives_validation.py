@@ -210,7 +210,10 @@ class Report:
         svg.append('<text x="%d" y="%d" text-anchor="middle">size (log)</text>' % ((L + W - R) // 2, H - 6))
         svg.append('<text x="12" y="%d" transform="rotate(-90 12 %d)" text-anchor="middle">busbw GB/s'
                    '</text>' % (H // 2, H // 2))
-        for k, (label, color, dashed, data) in enumerate(series):
+        legend = []
+        for label, color, dashed, data in series:
+            if label and (label, color, dashed) not in legend:
+                legend.append((label, color, dashed))
             data = sorted(p for p in data if p[1] > 0)
             if not data:
                 continue
@@ -220,6 +223,7 @@ class Report:
             if not dashed:
                 svg.extend('<circle cx="%.1f" cy="%.1f" r="2.2" fill="%s"/>' % (X(b), Y(v), color)
                            for b, v in data)
+        for k, (label, color, dashed) in enumerate(legend):
             ly = T + 6 + 14 * k
             svg.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"%s/>' % (
                 W - R + 8, ly, W - R + 28, ly, color, ' stroke-dasharray="5,3"' if dashed else ""))
@@ -234,18 +238,19 @@ COLORS = {"all_reduce": "#1f77b4", "all_gather": "#d62728", "reduce_scatter": "#
 
 
 def chart_rows(rep, title, rows, derived=None):
+    """Solid with dots: measured; dashed: fitted profile; grey dashed: derived profile."""
     series = []
     for op in COLORS:
         rs = [r for r in rows if r["op"] == op]
-        if not rs:
-            continue
-        series.append((op + " measured", COLORS[op], False, [(r["bytes"], r["meas"]) for r in rs]))
-        series.append((op + " fitted", COLORS[op], True, [(r["bytes"], r["pred"]) for r in rs]))
-    if derived:
-        for op in COLORS:
-            rs = [r for r in derived if r["op"] == op]
-            if rs:
-                series.append((op + " derived", "#999", True, [(r["bytes"], r["pred"]) for r in rs]))
+        if rs:
+            series.append((op, COLORS[op], False, [(r["bytes"], r["meas"]) for r in rs]))
+            series.append((None, COLORS[op], True, [(r["bytes"], r["pred"]) for r in rs]))
+    series.append(("measured", "#000", False, []))
+    series.append(("fitted", "#000", True, []))
+    for op in COLORS:
+        rs = [r for r in (derived or []) if r["op"] == op]
+        if rs:
+            series.append(("derived", "#aaa", True, [(r["bytes"], r["pred"]) for r in rs]))
     rep.chart(title, series)
 
 
