@@ -32,7 +32,7 @@ void visit_profile_key(const CostProfile& p, F&& f) {
   f(p.nccl.p2p_peer_s);
   f(p.nccl.nvls);
 }
-constexpr std::size_t kProfileKeyValues = 13;
+constexpr std::size_t kProfileKeyValues = 13;  // the values visit_profile_key passes
 
 template <class F>
 void visit_key(const Topology& t, const CostProfile& p, F&& f) {
@@ -75,7 +75,7 @@ std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
 // The number of values visit_key passes.
 std::size_t key_size(const Topology& t) {
   return 4 + 3 * static_cast<std::size_t>(t.vertex_count()) + 5 * t.links().size() +
-         static_cast<std::size_t>(t.gpu_count()) + 9;
+         static_cast<std::size_t>(t.gpu_count()) + kProfileKeyValues;
 }
 
 // Equal bit patterns, value by value (stricter than ==, which is what a cache key needs), without

@@ -126,20 +126,20 @@ const char* gpu_arch_key(GpuArch a) {
 }
 
 int nccl_version_code(const std::string& version) {
+  // Two or three dot-separated decimal parts, minor and patch below 100.
   int part[3] = {0, 0, 0};
   int count = 0;
   std::size_t i = 0;
-  while (count < 3) {
+  while (true) {
     std::size_t j = i;
     while (j < version.size() && version[j] >= '0' && version[j] <= '9') ++j;
-    if (j == i || j - i > 3) return -1;
+    if (j == i || j - i > 3 || count == 3) return -1;
     part[count++] = std::stoi(version.substr(i, j - i));
     if (j == version.size()) break;
     if (version[j] != '.') return -1;
     i = j + 1;
   }
-  if (count < 2 || part[1] >= 100 || part[2] >= 100 || i > version.size()) return -1;
-  if (count == 3 && version.back() == '.') return -1;
+  if (count < 2 || part[1] >= 100 || part[2] >= 100) return -1;
   return part[0] * 10000 + part[1] * 100 + part[2];
 }
 

@@ -62,4 +62,25 @@ inline double step_alpha(const Topology& topo, const CostProfile& prof, int src,
   return prof.link_class(cls).hop_latency_s + r.latency_s;
 }
 
+// NCCL's Ring/Simple latency (nccl_model.hpp) with the 8.4 us baseLat every tuning table has for
+// Ring/Simple: launch + base + (steps - network steps) NVLink hops + network steps x network hop.
+inline double ring_simple_latency(const CostProfile& p, CollKind kind, int n, int nodes) {
+  const int mult = kind == CollKind::AllReduce ? 2 : 1;
+  const int steps = mult * (n - 1), inter = nodes > 1 ? mult * (nodes - 1) : 0;
+  return p.nccl.launch_s + 8.4e-6 + (steps - inter) * p.link_class(LinkClass::NvLink).hop_latency_s +
+         inter * p.link_class(LinkClass::Network).hop_latency_s;
+}
+
+// NCCL's grouped point-to-point latency: launch + base + the slowest hop + peers x per-peer cost.
+inline double p2p_latency(const CostProfile& p, double hop_s, int peers) {
+  return p.nccl.launch_s + 8.4e-6 + hop_s + peers * p.nccl.p2p_peer_s;
+}
+
+// op forced to NCCL's ring with the Simple protocol (NCCL_ALGO=Ring NCCL_PROTO=Simple).
+inline CollectiveOp ring_simple(CollectiveOp op) {
+  op.nccl_algo = NcclAlgo::Ring;
+  op.nccl_proto = NcclProto::Simple;
+  return op;
+}
+
 }  // namespace zerosim::test

@@ -203,7 +203,8 @@ TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over 
   CHECK(plan.phases[0].flows[0].src_gpu == 0);
   CHECK(plan.phases[0].flows[0].dst_gpu == 8);
   CHECK(plan.phases[0].flows[0].bytes == S);
-  CHECK(plan.phases[0].latency_s == Approx(test::step_alpha(topo, prof, 0, 8)));
+  CHECK(plan.phases[0].latency_s ==
+        Approx(test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 8), 1)));
 
   // GPU 7 (rail 7) to GPU 8 (node 1, rail 0): NVLink to GPU 0, then rail 0.
   const auto pxn =
@@ -216,7 +217,8 @@ TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over 
   CHECK(pxn.phases[0].flows[1].dst_gpu == 8);
   CHECK(pxn.phases[0].flows[1].bytes == S);
   CHECK(pxn.phases[0].latency_s ==
-        Approx(test::step_alpha(topo, prof, 7, 0) + test::step_alpha(topo, prof, 0, 8)));
+        Approx(test::p2p_latency(
+            prof, test::step_alpha(topo, prof, 7, 0) + test::step_alpha(topo, prof, 0, 8), 1)));
 }
 
 TEST_CASE("concurrent groups share one phase; a group of one rank moves nothing") {

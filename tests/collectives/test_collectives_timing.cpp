@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sim/collectives/nccl_model.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/net/network_model.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
@@ -20,19 +21,51 @@ constexpr double kNvLinkH100Bps = 450e9;
 
 }  // namespace
 
-TEST_CASE("ring all-gather on one NVSwitch node: (n-1)*alpha + (n-1)/n*S/B") {
+TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S/B") {
   const Topology topo = test::dgx("dgx-h100", 1);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const double B = kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency;
-  const double alpha = test::step_alpha(topo, prof, 0, 1);
   for (int n : {2, 4, 8}) {
     CAPTURE(n);
     std::vector<int> g;
     for (int r = 0; r < n; ++r) g.push_back(r);
-    const double t =
-        collective_time("flow", make_op(CollKind::AllGather, Algorithm::Auto, {g}, S), topo, prof);
-    CHECK(t == Approx((n - 1) * alpha + (n - 1.0) / n * S / B).epsilon(1e-6));
+    const CollectiveOp op = test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
+    for (const char* tier : {"flow", "analytic"}) {
+      CAPTURE(tier);
+      const double t = collective_time(tier, op, topo, prof);
+      CHECK(t == Approx(test::ring_simple_latency(prof, CollKind::AllGather, n, 1) +
+                        (n - 1.0) / n * S / B)
+                     .epsilon(1e-9));
+    }
   }
+}
+
+TEST_CASE("protocols: LL and LL128 move the same bytes at a fraction of the link, with less latency") {
+  // One DGX H100 under the 2.23+ table: LL at 1/2 of the link (capped at 141 GB/s busbw on
+  // Hopper), LL128 at 0.92 (capped at 36.7 GB/s per channel); their per-hop latencies are the
+  // profile's ll / ll128 values and NCCL's baseLat 6.6 / 14 us.
+  const Topology topo = test::dgx("dgx-h100", 1);
+  const CostProfile prof = test::shipped_profile("dgx-h100");
+  const double B = kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency;
+  const int n = 8;
+  const double f = (n - 1.0) / n;
+  const auto base = make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S);
+  auto with = [&](NcclProto p, double bytes) {
+    CollectiveOp op = base;
+    op.nccl_proto = p;
+    op.bytes = bytes;
+    return collective_time("analytic", op, topo, prof);
+  };
+  const auto& nv = prof.link_class(LinkClass::NvLink);
+  const double ll_lat = prof.nccl.launch_s + 6.6e-6 + (n - 1) * nv.ll_hop_latency_s;
+  const double ll128_lat = prof.nccl.launch_s + 14e-6 + (n - 1) * nv.ll128_hop_latency_s;
+  const double ll_bw = std::min(B * 0.5, 141e9);
+  const double ll128_bw = std::min(B * 0.92, 36.7e9 * prof.nccl.channels);
+  CHECK(with(NcclProto::LL, 4096) == Approx(ll_lat + f * 4096 / ll_bw).epsilon(1e-9));
+  CHECK(with(NcclProto::LL128, S) == Approx(ll128_lat + f * S / ll128_bw).epsilon(1e-9));
+  // Auto takes the fastest: LL for a few KiB, Simple or LL128 for a GiB, never slower than either.
+  CHECK(with(NcclProto::Auto, 4096) == Approx(with(NcclProto::LL, 4096)));
+  CHECK(with(NcclProto::Auto, S) <= std::min(with(NcclProto::Simple, S), with(NcclProto::LL128, S)));
 }
 
 TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x efficiency") {
@@ -41,11 +74,13 @@ TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x eff
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const int n = topo.gpu_count(), Y = 2, N = topo.gpus_per_node();
   const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
-  const double latency = (n - 1 - (Y - 1)) * test::step_alpha(topo, prof, 0, 1) +
-                         (Y - 1) * test::step_alpha(topo, prof, 0, N);
+  (void)N;
+  const double latency = test::ring_simple_latency(prof, CollKind::AllGather, n, Y);
   const double t = collective_time(
-      "flow", make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S), topo, prof);
-  CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-6));
+      "flow",
+      test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S)), topo,
+      prof);
+  CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-9));
   const double busbw = S / t * busbw_factor(CollKind::AllGather, n);
   CHECK(busbw == Approx(4 * nic).epsilon(0.01));  // latency is < 1% at 1 GiB
 }
@@ -60,11 +95,13 @@ TEST_CASE("16 DGX H100 nodes, 8 x 400 Gbps: ring all-gather streams at min(NVLin
   const int n = topo.gpu_count(), N = topo.gpus_per_node();
   const double B = std::min(kNvLinkH100Bps * prof.link_class(LinkClass::NvLink).efficiency,
                             8 * 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency);
-  const double latency =
-      (n - Y) * test::step_alpha(topo, prof, 0, 1) + (Y - 1) * test::step_alpha(topo, prof, 0, N);
+  (void)N;
+  const double latency = test::ring_simple_latency(prof, CollKind::AllGather, n, Y);
   const double t = collective_time(
-      "flow", make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S), topo, prof);
-  CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-6));
+      "flow",
+      test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S)), topo,
+      prof);
+  CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-9));
 }
 
 TEST_CASE("two collectives sharing the NICs each get half") {
@@ -72,10 +109,10 @@ TEST_CASE("two collectives sharing the NICs each get half") {
   const Topology topo = test::dgx("dgx-h100", 2, 1, 200);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const double nic = 200.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
-  const auto a = make_op(CollKind::AllGather, Algorithm::Auto, {{0, 8}}, S);
-  const auto b = make_op(CollKind::AllGather, Algorithm::Auto, {{1, 9}}, S);
-  const double alpha_a = test::step_alpha(topo, prof, 0, 8);
-  const double alpha_b = test::step_alpha(topo, prof, 1, 9);
+  const auto a = test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 8}}, S));
+  const auto b = test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {{1, 9}}, S));
+  const double alpha_a = test::ring_simple_latency(prof, CollKind::AllGather, 2, 2);
+  const double alpha_b = alpha_a;
   // Alone: one step of latency, then S/2 at the NIC's rate.
   CHECK(collective_time("flow", a, topo, prof) == Approx(alpha_a + S / 2 / nic).epsilon(1e-6));
 
@@ -85,7 +122,7 @@ TEST_CASE("two collectives sharing the NICs each get half") {
   net->start(a, [&] { done_a = engine.now(); });
   net->start(b, [&] { done_b = engine.now(); });
   engine.run();
-  // Together: both stream at half the NIC rate (the alphas differ by at most the route latency).
+  // Together: both stream at half the NIC rate.
   const double alpha = std::max(alpha_a, alpha_b);
   CHECK(done_a == Approx(alpha + S / 2 / (nic / 2)).epsilon(1e-3));
   CHECK(done_b == Approx(alpha + S / 2 / (nic / 2)).epsilon(1e-3));
@@ -121,7 +158,7 @@ TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
   double stream[2] = {0, 0}, local_t[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     const Topology topo = test::dgx("dgx-h100", 8, 8, 400, "fat-tree", i == 0 ? 1.0 : 2.0);
-    const double alpha = test::step_alpha(topo, prof, 0, 32);
+    const double alpha = test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 32), 1);
     stream[i] = collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, cross, S),
                                 topo, prof) -
                 alpha;
