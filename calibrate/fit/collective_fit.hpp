@@ -24,8 +24,9 @@ struct CollectiveParam {
   double sensitivity = 0;    // mean |relative change| of the predictions for +10% of the value
 };
 
-// The parameters `calibrate fit` may move, with their ranges, and their values in p.
-std::vector<CollectiveParam> collective_params(const CostProfile& p);
+// The parameters `calibrate fit` may move, with their ranges, and their values in p; the LL and
+// LL128 hop latencies only with small_records (some record of at most 4 MiB).
+std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_records = true);
 // p with the parameters' values set.
 void set_collective_params(CostProfile& p, const std::vector<CollectiveParam>& params);
 

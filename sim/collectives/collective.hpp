@@ -61,6 +61,8 @@ struct Phase {
   double latency_s = 0;
   std::vector<Flow> flows;
   bool distinct_pairs = false;  // no two flows share (src, dst): the lowering merged them
+  double wire = 1;  // time per payload byte relative to the links' rate (grouped point-to-point
+                    // reaches nccl.p2p_efficiency of what a ring does)
 };
 
 struct CollectivePlan {

@@ -230,6 +230,7 @@ CollectivePlan lower_pattern(const CollectiveOp& op, const Topology& topo,
     if (op.kind == CollKind::SendRecv) {
       pb.raise_latency(nccl_p2p_latency(
           profile, coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile), 1));
+      pb.set_wire(1.0 / profile.nccl.p2p_efficiency);
     } else if (op.kind == CollKind::AllToAll) {
       coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo,
                                        profile);

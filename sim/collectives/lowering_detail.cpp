@@ -71,10 +71,11 @@ void PhaseBuilder::add(int src, int dst, double bytes) {
 }
 
 Phase PhaseBuilder::take() {
-  Phase p{latency_s_, std::move(flows_), true};
+  Phase p{latency_s_, std::move(flows_), true, wire_};
   flows_.clear();
   index_.clear();
   latency_s_ = 0;
+  wire_ = 1;
   return p;
 }
 
@@ -207,6 +208,7 @@ void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double
         if (src != dst)
           latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
   pb.raise_latency(nccl_p2p_latency(profile, latency, static_cast<int>(group.size()) - 1));
+  pb.set_wire(1.0 / profile.nccl.p2p_efficiency);
 }
 
 }  // namespace zerosim::coll_detail

@@ -39,12 +39,14 @@ class PhaseBuilder {
     index_.reserve(flows_.size() + more);
   }
   void raise_latency(double s) { latency_s_ = std::max(latency_s_, s); }
+  void set_wire(double w) { wire_ = w; }
   bool empty() const { return flows_.empty(); }
   Phase take();
 
  private:
   int source_limit_;
   double latency_s_ = 0;
+  double wire_ = 1;
   std::vector<Flow> flows_;
   std::unordered_map<std::uint64_t, std::size_t> index_;  // (src << 32 | dst) -> flow
 };

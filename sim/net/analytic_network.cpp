@@ -46,7 +46,7 @@ double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
       load_[l] = 0;
     }
     touched_.clear();
-    total += phase.latency_s + busiest;
+    total += phase.latency_s + busiest * phase.wire;
   }
   return total;
 }

@@ -64,7 +64,7 @@ std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& 
     PhaseLoads p;
     p.latency_s = phase.latency_s;
     for (LinkId l : touched) {
-      const double t = load[l] / capacity[l];
+      const double t = load[l] / capacity[l] * phase.wire;
       p.all = std::max(p.all, t);
       if (topo.link(l).cls == LinkClass::Network) p.network = std::max(p.network, t);
       load[l] = 0;
@@ -327,7 +327,7 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
       if (c[l]) load[l] += c[l] / static_cast<double>(n);
   double busiest = 0;
   for (std::size_t l = 0; l < load.size(); ++l) busiest = std::max(busiest, load[l] / capacity[l]);
-  plan.phases.push_back({latency, busiest});
+  plan.phases.push_back({latency, busiest / profile.nccl.p2p_efficiency});
   return plan;
 }
 

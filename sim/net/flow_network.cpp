@@ -183,6 +183,7 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
   for (const Phase& ph : plan.phases) {
     ResolvedPhase rp;
     rp.latency_s = ph.latency_s;
+    rp.wire = ph.wire;
     seen.clear();
     if (!ph.distinct_pairs) seen.reserve(ph.flows.size());
     // Sized up front: regrowing a 10^7-flow phase's arrays copied and page-faulted them twice.
@@ -290,7 +291,7 @@ void FlowNetwork::begin_phase(int c) {
     for (const ResolvedFlow& fl : phase.flows)
       add_solver_flow(std::span<const std::int32_t>(plan.links.data() + fl.link_begin,
                                                     static_cast<std::size_t>(fl.link_count)),
-                      fl.weight, fl.bytes * coll.scale * coll.wire * fl.weight, c);
+                      fl.weight, fl.bytes * coll.scale * coll.wire * phase.wire * fl.weight, c);
     stats_.solver_flows += phase.flows.size();
   } else {
     const QuotientPhase& q = phase.quotient;
@@ -299,7 +300,7 @@ void FlowNetwork::begin_phase(int c) {
       coll.flows.push_back(
           add_solver_flow(std::span<const std::int32_t>(q.links.data() + fl.link_begin,
                                                         static_cast<std::size_t>(fl.link_count)),
-                          fl.weight, fl.bytes * coll.scale * coll.wire * fl.weight, c));
+                          fl.weight, fl.bytes * coll.scale * coll.wire * phase.wire * fl.weight, c));
     stats_.solver_flows += q.flows.size();
   }
   coll.in_solver = coll.outstanding > 0;

@@ -82,6 +82,7 @@ class FlowNetwork : public NetworkModel {
   using ResolvedFlow = PlanFlow;
   struct ResolvedPhase {
     double latency_s = 0;
+    double wire = 1;  // Phase::wire
     std::vector<ResolvedFlow> flows;
     double inter_node_bytes = 0, intra_node_bytes = 0;  // of all flows, for the stats
     mutable QuotientPhase quotient;  // under this network's link partition (symmetry mode)

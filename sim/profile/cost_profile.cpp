@@ -11,7 +11,7 @@
 //                    "ll128_hop_latency_us": 1.9, "efficiency": 0.82}, "pcie": {...},
 //                    "network": {...}},
 //   "nccl": {"version": "2.18", "arch": "hopper", "channels": 16, "launch_us": 5, "nvls": true,
-//            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5}
+//            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5, "p2p_efficiency": 0.9}
 // }
 #include "sim/profile/cost_profile.hpp"
 
@@ -63,7 +63,7 @@ KernelCost parse_kernel(const JsonReader& r) {
 
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
-                    "p2p_peer_us"});
+                    "p2p_peer_us", "p2p_efficiency"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -90,6 +90,7 @@ NcclParams parse_nccl(const JsonReader& r) {
     r.at("nvls").fail("NVLink SHARP needs arch hopper and NCCL 2.18 or later");
   n.nvls_efficiency = get_efficiency(r.at("nvls_efficiency"));
   n.p2p_peer_s = r.at("p2p_peer_us").get_nonnegative() * 1e-6;
+  n.p2p_efficiency = get_efficiency(r.at("p2p_efficiency"));
   return n;
 }
 
@@ -299,7 +300,8 @@ json to_json(const CostProfile& p) {
                {"launch_us", clean(p.nccl.launch_s * 1e6)},
                {"nvls", p.nccl.nvls},
                {"nvls_efficiency", clean(p.nccl.nvls_efficiency)},
-               {"p2p_peer_us", clean(p.nccl.p2p_peer_s * 1e6)}};
+               {"p2p_peer_us", clean(p.nccl.p2p_peer_s * 1e6)},
+               {"p2p_efficiency", clean(p.nccl.p2p_efficiency)}};
   return j;
 }
 

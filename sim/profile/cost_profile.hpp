@@ -39,6 +39,7 @@ struct NcclParams {
   bool nvls = false;             // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
   double nvls_efficiency = 0.85; // NVLS busbw / NVLink line rate per GPU per direction
   double p2p_peer_s = 0;         // per peer of a grouped send/recv (all_to_all), per call
+  double p2p_efficiency = 1;     // grouped send/recv bandwidth / a ring's on the same links
 };
 
 struct KernelCost {

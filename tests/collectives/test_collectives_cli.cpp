@@ -110,16 +110,16 @@ TEST_CASE("one DGX H100: all_gather 1GiB busbw near NCCL's ~370 GB/s") {
   CHECK(busbw <= 370 * 1.05);
 }
 
-// 16 DGX H100 nodes, 8 x 400 Gbps NDR per node: nccl-tests over NDR reaches about 46-49 GB/s per
-// NIC (one NIC per GPU, 8 x 46-49 GB/s per node). all_to_all across nodes is network-bound: of each
+// 16 DGX H100 nodes, 8 x 400 Gbps NDR per node. all_to_all across nodes is network-bound: of each
 // GPU's (n-1)/n*S counted by busbw, (n-N)/n*S crosses its NIC, so the NIC moves
-// busbw * (n-N)/(n-1) bytes per second.
-TEST_CASE("16 DGX H100 nodes with 8 x 400 Gbps: all_to_all moves 46-49 GB/s per GPU's NIC") {
+// busbw * (n-N)/(n-1) bytes per second. Measured on 10 such nodes (shared/data h100-10nodes,
+// nccl_N10_G8.log, alltoall at 16 GiB: busbw 50.38 GB/s of 80 ranks, 70 of 79 peers remote):
+// 44.6 GB/s per NIC. The derived profile is asserted within 10% of it.
+TEST_CASE("16 DGX H100 nodes with 8 x 400 Gbps: all_to_all moves about 44.6 GB/s per NIC") {
   const double busbw = busbw_GBps(
       "--cluster dgx-h100 --nodes 16 --nics-per-node 8 --nic-gbps 400 --op all_to_all --bytes "
       "1GiB");
   const double n = 128, N = 8;
   const double per_nic = busbw * (n - N) / (n - 1);
-  CHECK(per_nic >= 46.0);
-  CHECK(per_nic <= 49.0);
+  CHECK(per_nic == doctest::Approx(50.38 * 70 / 79).epsilon(0.10));
 }

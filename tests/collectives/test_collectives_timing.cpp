@@ -61,7 +61,8 @@ TEST_CASE("protocols: LL and LL128 move the same bytes at a fraction of the link
   const double ll128_lat = prof.nccl.launch_s + 14e-6 + (n - 1) * nv.ll128_hop_latency_s;
   const double ll_bw = std::min(B * 0.5, 141e9);
   const double ll128_bw = std::min(B * 0.92, 36.7e9 * prof.nccl.channels);
-  CHECK(with(NcclProto::LL, 4096) == Approx(ll_lat + f * 4096 / ll_bw).epsilon(1e-9));
+  const double M = 1 << 20;
+  CHECK(with(NcclProto::LL, M) == Approx(ll_lat + f * M / ll_bw).epsilon(1e-9));
   CHECK(with(NcclProto::LL128, S) == Approx(ll128_lat + f * S / ll128_bw).epsilon(1e-9));
   // Auto takes the fastest: LL for a few KiB, Simple or LL128 for a GiB, never slower than either.
   CHECK(with(NcclProto::Auto, 4096) == Approx(with(NcclProto::LL, 4096)));

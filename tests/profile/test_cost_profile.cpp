@@ -57,7 +57,8 @@ json minimal_profile() {
             {"launch_us", 5},
             {"nvls", true},
             {"nvls_efficiency", 0.85},
-            {"p2p_peer_us", 1}}}};
+            {"p2p_peer_us", 1},
+            {"p2p_efficiency", 0.9}}}};
 }
 
 // Expects parse to throw InputError whose path is `path` and whose rule contains `rule_part`.
@@ -180,6 +181,7 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["arch"] = "ampere"; }, "/nccl/nvls", "hopper");
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
   expect_bad([](json& j) { j["nccl"]["launch_us"] = -1; }, "/nccl/launch_us", "negative");
+  expect_bad([](json& j) { j["nccl"]["p2p_efficiency"] = 1.5; }, "/nccl/p2p_efficiency", "(0, 1]");
   expect_bad([](json& j) { j["nccl"]["nvls"] = 1; }, "/nccl/nvls", "");
 }
 
@@ -198,6 +200,7 @@ TEST_CASE("every shipped profile parses, is derived and documents each parameter
                             "link_classes/*/ll_hop_latency_us, ll128_hop_latency_us",
                             "nccl/version", "nccl/arch", "nccl/channels", "nccl/launch_us",
                             "nccl/nvls", "nccl/nvls_efficiency", "nccl/p2p_peer_us",
+                            "nccl/p2p_efficiency",
                             "link_classes/nvlink/efficiency",
                             "link_classes/pcie/efficiency", "link_classes/network/efficiency"})
       CHECK_MESSAGE(src.contains(key), key);
