@@ -50,7 +50,8 @@ double* link_field(CostProfile& p, LinkClass c, int which) {
 
 const Accessor kAccessors[] = {
     {"link_classes/network/efficiency",
-     "bus bandwidth a ring reaches per NIC / NIC line rate (nccl-tests on InfiniBand and RoCE reach "
+     "bus bandwidth a ring reaches per NIC / NIC line rate (nccl-tests on InfiniBand and RoCE "
+     "reach "
      "0.85-0.98)",
      0.5, 1.0, [](CostProfile& p) { return link_field(p, LinkClass::Network, 0); }, 1},
     {"link_classes/nvlink/efficiency",
@@ -162,7 +163,8 @@ CollectiveOp record_op(const CollectiveRecord& r, const Topology& topo) {
     for (int l = 0; l < ppn; ++l) all.push_back(node * topo.gpus_per_node() + l);
   if (op.kind == CollKind::SendRecv) {
     std::vector<std::vector<int>> pairs;
-    for (std::size_t i = 0; i < all.size(); ++i) pairs.push_back({all[i], all[(i + 1) % all.size()]});
+    for (std::size_t i = 0; i < all.size(); ++i)
+      pairs.push_back({all[i], all[(i + 1) % all.size()]});
     op.groups = GroupList(std::move(pairs));
   } else {
     op.groups = GroupList(std::vector<std::vector<int>>{all});
@@ -178,10 +180,9 @@ double predict_record(const CollectiveRecord& r, const std::string& cluster,
   return collective_time("analytic", record_op(r, topo), topo, profile);
 }
 
-CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records,
-                              const CostProfile& base, const std::string& cluster) {
-  if (records.empty())
-    throw InputError("<measurements>", "", "no collective records to fit");
+CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
+                              const std::string& cluster) {
+  if (records.empty()) throw InputError("<measurements>", "", "no collective records to fit");
   // Clusters and ops per record, built once.
   std::map<int, std::shared_ptr<const Topology>> clusters;
   std::vector<CollectiveOp> ops;

@@ -15,13 +15,13 @@
 namespace zerosim::calib {
 
 struct CollectiveParam {
-  std::string key;      // profile JSON path, e.g. "link_classes/network/efficiency"
-  std::string meaning;  // what it stands for physically
+  std::string key;        // profile JSON path, e.g. "link_classes/network/efficiency"
+  std::string meaning;    // what it stands for physically
   double lo = 0, hi = 0;  // plausible range (profile units: us, fraction)
   double base = 0, value = 0;
-  bool informed = false;     // some record's prediction moves with it
-  bool at_bound = false;     // the fit ended within 1% of the range's width from a bound
-  double sensitivity = 0;    // mean |relative change| of the predictions for +10% of the value
+  bool informed = false;   // some record's prediction moves with it
+  bool at_bound = false;   // the fit ended within 1% of the range's width from a bound
+  double sensitivity = 0;  // mean |relative change| of the predictions for +10% of the value
 };
 
 // The parameters `calibrate fit` may move, with their ranges, and their values in p; the LL and
@@ -49,7 +49,7 @@ struct CollectiveFit {
 
 // Fits base's collective parameters to records on `cluster`. InputError when a record cannot run
 // on the cluster (more ranks per node than it has, nodes beyond the builder's limits).
-CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records,
-                              const CostProfile& base, const std::string& cluster);
+CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
+                              const std::string& cluster);
 
 }  // namespace zerosim::calib

@@ -200,8 +200,8 @@ void run(const CollectiveOptions& o) {
         o.step_factor);
     for (int r = 0; r < ranks; ++r) {
       const int g = members[static_cast<std::size_t>(r)];
-      out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n", r,
-                         0, fmt::format("node{}", topo.node_of(g)), topo.local_of(g),
+      out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n",
+                         r, 0, fmt::format("node{}", topo.node_of(g)), topo.local_of(g),
                          topo.local_of(g), topo.gpu_model());
     }
     out +=
@@ -239,8 +239,8 @@ void run(const CollectiveOptions& o) {
       "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
       "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
       to_string(kind), to_string(chosen), ranks, nodes, topo.name(), topo.node_count(),
-      topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier,
-      profile.name, profile.nccl.version);
+      topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier, profile.name,
+      profile.nccl.version);
   std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)",
                            "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo",
                            "proto");

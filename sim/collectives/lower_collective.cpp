@@ -256,7 +256,8 @@ namespace zerosim {
 
 CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
                                 const CostProfile& profile, int source_limit) {
-  if (!is_nccl_collective(op)) return lower_pattern(op, topo, profile, TrafficPattern::Ring, source_limit);
+  if (!is_nccl_collective(op))
+    return lower_pattern(op, topo, profile, TrafficPattern::Ring, source_limit);
   // NCCL's choice needs each pattern's link-limited time, which only the network tiers price; a
   // plan lowered here carries the ring's flows and NCCL's Ring/Simple latency at op's size. The
   // tiers apply the full choice (nccl_model.hpp).

@@ -13,12 +13,12 @@
 // carries (n-1)/n*S in each direction, as in NCCL.
 #include "sim/collectives/lowering_detail.hpp"
 
-#include "sim/collectives/nccl_model.hpp"
-
 #include <algorithm>
 #include <map>
 #include <span>
 #include <vector>
+
+#include "sim/collectives/nccl_model.hpp"
 
 namespace zerosim::coll_detail {
 

@@ -42,22 +42,21 @@ struct Table {
   double plateau_volta, plateau_other;
 };
 
-constexpr Table kV212 = {
-    {{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
-    {{{.52f, 1.25f, 28}, {.47f, 1.9f, 3.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
-     {{1.0f, 1.9f, 28}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
-     {{5.0f, 8.5f, 28}, {2.7f, 4.0f, 9.6f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}},
-    1.0 / 4.0,
-    1.0 / 3.0,
-    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
-    {20.0, 20.0, 36.7},
-    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
-    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}},
-    1.0,
-    false,
-    false,
-    1.9,
-    1.9};
+constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+                         {{{.52f, 1.25f, 28}, {.47f, 1.9f, 3.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+                          {{1.0f, 1.9f, 28}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+                          {{5.0f, 8.5f, 28}, {2.7f, 4.0f, 9.6f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}},
+                         1.0 / 4.0,
+                         1.0 / 3.0,
+                         {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+                         {20.0, 20.0, 36.7},
+                         {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}},
+                         {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}},
+                         1.0,
+                         false,
+                         false,
+                         1.9,
+                         1.9};
 
 constexpr Table kV218 = {
     {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 23.0f}, {0, 0, 23.0f}, {0, 0, 0}},
@@ -104,7 +103,9 @@ int hw_index(LinkClass c) {
 }
 
 double profile_ring_latency(const LinkClassCost& c, int proto) {
-  return proto == kLL ? c.ll_hop_latency_s : proto == kLL128 ? c.ll128_hop_latency_s : c.hop_latency_s;
+  return proto == kLL      ? c.ll_hop_latency_s
+         : proto == kLL128 ? c.ll128_hop_latency_s
+                           : c.hop_latency_s;
 }
 
 // Hop latency of algorithm `algo` over `cls` with protocol `proto`: NCCL's table value scaled by
@@ -139,7 +140,8 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     const int inter = multi ? mult * (s.nodes - 1) : 0;
     double intra = hop_latency(t, profile, s.intra, kRing, proto);
     if (multi && proto == kLL) intra *= 1.8;
-    double ring = (steps - inter) * intra + inter * hop_latency(t, profile, LinkClass::Network, kRing, proto);
+    double ring =
+        (steps - inter) * intra + inter * hop_latency(t, profile, LinkClass::Network, kRing, proto);
     if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
       const bool plateau = t.plateau_per_channel
                                ? bytes / (static_cast<double>(n.channels) * s.ranks) >= 64
@@ -170,7 +172,7 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   if (algo == kRing) {
     if (proto == kLL) {
       frac = (s.nodes > 1 || s.kind == CollKind::AllReduce) ? t.ring_ll_fraction_multi
-                                                             : t.ring_ll_fraction_single;
+                                                            : t.ring_ll_fraction_single;
       cap = t.ll_max_bw[arch][ni];
     } else if (proto == kLL128) {
       frac = s.ppn < 2 ? 0.7 : 0.92;
@@ -206,8 +208,8 @@ bool allowed(const Table& t, const CostProfile& profile, const CommShape& s, int
     case kTree:
       return ar && s.nodes > 1;
     case kNvls:
-      return ar && s.nodes == 1 && s.ranks > 1 && profile.nccl.nvls && s.intra == LinkClass::NvLink &&
-             proto == kSimple;
+      return ar && s.nodes == 1 && s.ranks > 1 && profile.nccl.nvls &&
+             s.intra == LinkClass::NvLink && proto == kSimple;
     case kNvlsTree:
       return ar && s.nodes > 1 && s.ppn > 1 && profile.nccl.nvls && s.intra == LinkClass::NvLink &&
              proto == kSimple;
@@ -340,7 +342,8 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
 }
 
 NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
-                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte, double busbw_factor) {
+                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte,
+                       double busbw_factor) {
   const NcclChoice* best = nullptr;
   double best_t = 0;
   for (const NcclChoice& c : candidates) {

@@ -22,8 +22,9 @@ namespace zerosim {
 
 const char* to_string(NcclAlgo a);
 const char* to_string(NcclProto p);
-NcclAlgo parse_nccl_algo(const std::string& s, const std::string& where);    // InputError if unknown
-NcclProto parse_nccl_proto(const std::string& s, const std::string& where);  // InputError if unknown
+NcclAlgo parse_nccl_algo(const std::string& s, const std::string& where);  // InputError if unknown
+NcclProto parse_nccl_proto(const std::string& s,
+                           const std::string& where);  // InputError if unknown
 
 // What NCCL's tuner sees of a communicator: op, ranks, nodes, ranks per node, the intra-node link.
 struct CommShape {
@@ -62,7 +63,8 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
 // The fastest candidate, given the link-limited seconds per byte of each pattern (index by
 // TrafficPattern; a pattern the candidates do not use may be 0).
 NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
-                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte, double busbw_factor);
+                       const std::array<double, kTrafficPatterns>& pattern_s_per_byte,
+                       double busbw_factor);
 
 // Latency of a grouped point-to-point exchange (all_to_all, send_recv, each hop of two_hop) with
 // `peers` peers per rank: launch + Simple ring base latency + the slowest hop + peers x the

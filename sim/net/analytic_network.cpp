@@ -55,7 +55,7 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
   if (full_) {
     const Cached* c = cache_.find(op);
     if (!c) {
-      if (is_nccl_collective(op)) {  // NCCL's choice over the patterns, each lowered and routed
+      if (is_nccl_collective(op)) {   // NCCL's choice over the patterns, each lowered and routed
         select_algorithm(op, topo_);  // validates
         const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
         c = &cache_.insert(op, Cached{p.op_time_s(op, profile_), p.stats(op.bytes)});

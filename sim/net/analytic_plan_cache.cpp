@@ -104,7 +104,9 @@ struct Registry {
   std::size_t key_values = 0;
   // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
   // the same builder parameters is found without hashing and comparing its whole graph.
-  std::map<std::pair<std::string, std::array<double, kProfileKeyValues>>, std::shared_ptr<FabricPlans>> built;
+  std::map<std::pair<std::string, std::array<double, kProfileKeyValues>>,
+           std::shared_ptr<FabricPlans>>
+      built;
 };
 
 // Bounds on what the registry keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).

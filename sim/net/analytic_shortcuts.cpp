@@ -88,13 +88,15 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
   CollectiveOp unit = op;
   unit.bytes = 1;
   UnitPlan out;
-  const std::vector<PhaseLoads> ring = phase_loads(
-      lower_pattern(unit, topo, profile, TrafficPattern::Ring), topo, capacity, &out.stats_per_byte);
+  const std::vector<PhaseLoads> ring =
+      phase_loads(lower_pattern(unit, topo, profile, TrafficPattern::Ring), topo, capacity,
+                  &out.stats_per_byte);
   for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all});
   if (!is_nccl_collective(op)) return out;
   out.nccl = true;
   out.shape = comm_shape(op, topo);
-  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] = single_phase(ring, false);
+  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
+      single_phase(ring, false);
   if (op.kind == CollKind::AllReduce && out.shape.ppn > 1 && profile.nccl.nvls) {
     // NVLS inside every node: the groups' members node by node.
     CollectiveOp nodes = unit;
@@ -103,10 +105,10 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
       for (auto& m : coll_detail::layout_of(g, topo).members) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
-    const double nvls = single_phase(
-        phase_loads(lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo, capacity,
-                    nullptr),
-        false);
+    const double nvls =
+        single_phase(phase_loads(lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo,
+                                 capacity, nullptr),
+                     false);
     out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
     out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
         std::max(nvls, single_phase(ring, true));

@@ -58,8 +58,7 @@ void FlowNetwork::init_links() {
   for (int k = 0; k < part_->class_count(); ++k) solver_.add_link(part_->quotient_capacity(k));
 }
 
-CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold,
-                                  TrafficPattern pattern) const {
+CollectivePlan FlowNetwork::lower(const CollectiveOp& op, bool fold, TrafficPattern pattern) const {
   // Each flow of a phase is routed and held in memory (~300 bytes with its route) before the
   // symmetry reduction sees it: refuse, with the way out, what cannot fit rather than run for
   // minutes into bad_alloc (an all-to-all of 8192 GPUs without folding: 67M flows).
@@ -120,8 +119,8 @@ void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_do
   const double wire = choice.effective_wire(u_choice, busbw_factor(op.kind, up->shape.ranks)) *
                       (u_lowered > 0 ? u_choice / u_lowered : 1.0);
   if (!shortcuts_) {
-    start_resolved(resolve_plan(lower_pattern(op, topo_, profile_, lowered)),
-                   std::move(on_done), 1, wire, choice.latency_s);
+    start_resolved(resolve_plan(lower_pattern(op, topo_, profile_, lowered)), std::move(on_done), 1,
+                   wire, choice.latency_s);
     return;
   }
   if (fold_blocks_ == 0) decide_folding(false);
@@ -297,10 +296,10 @@ void FlowNetwork::begin_phase(int c) {
     const QuotientPhase& q = phase.quotient;
     coll.flows.clear();
     for (const PlanFlow& fl : q.flows)
-      coll.flows.push_back(
-          add_solver_flow(std::span<const std::int32_t>(q.links.data() + fl.link_begin,
-                                                        static_cast<std::size_t>(fl.link_count)),
-                          fl.weight, fl.bytes * coll.scale * coll.wire * phase.wire * fl.weight, c));
+      coll.flows.push_back(add_solver_flow(
+          std::span<const std::int32_t>(q.links.data() + fl.link_begin,
+                                        static_cast<std::size_t>(fl.link_count)),
+          fl.weight, fl.bytes * coll.scale * coll.wire * phase.wire * fl.weight, c));
     stats_.solver_flows += q.flows.size();
   }
   coll.in_solver = coll.outstanding > 0;

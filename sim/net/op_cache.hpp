@@ -16,8 +16,8 @@ class OpCache {
  public:
   // nullptr if op was not inserted yet. Does not copy op's groups.
   const V* find(const CollectiveOp& op) const {
-    for (auto it = map_.lower_bound(Key{op.kind, op.algorithm, op.nccl_algo, op.nccl_proto,
-                                        op.bytes, {}});
+    for (auto it = map_.lower_bound(
+             Key{op.kind, op.algorithm, op.nccl_algo, op.nccl_proto, op.bytes, {}});
          it != map_.end() && it->first.kind == op.kind && it->first.algorithm == op.algorithm &&
          it->first.nccl_algo == op.nccl_algo && it->first.nccl_proto == op.nccl_proto &&
          it->first.bytes == op.bytes;

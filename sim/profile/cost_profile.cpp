@@ -68,8 +68,8 @@ NcclParams parse_nccl(const JsonReader& r) {
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
   if (n.version_code < 0)
-    r.at("version").fail(fmt::format("must be an NCCL release 'MAJOR.MINOR[.PATCH]', got '{}'",
-                                     n.version));
+    r.at("version").fail(
+        fmt::format("must be an NCCL release 'MAJOR.MINOR[.PATCH]', got '{}'", n.version));
   if (n.version_code < 20700 || n.version_code >= 30000)
     r.at("version").fail(fmt::format(
         "NCCL {} is outside the releases whose tuning constants are modelled (2.7 to 2.x)",
@@ -234,8 +234,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   links.require_object({"nvlink", "pcie", "network"});
   for (const auto& [cls, key] : kLinkClassKeys) {
     JsonReader l = links.at(key);
-    l.require_object(
-        {"hop_latency_us", "ll_hop_latency_us", "ll128_hop_latency_us", "efficiency"});
+    l.require_object({"hop_latency_us", "ll_hop_latency_us", "ll128_hop_latency_us", "efficiency"});
     LinkClassCost c;
     c.hop_latency_s = l.at("hop_latency_us").get_nonnegative() * 1e-6;
     c.ll_hop_latency_s = l.at("ll_hop_latency_us").get_nonnegative() * 1e-6;

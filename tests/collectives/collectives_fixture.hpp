@@ -67,7 +67,8 @@ inline double step_alpha(const Topology& topo, const CostProfile& prof, int src,
 inline double ring_simple_latency(const CostProfile& p, CollKind kind, int n, int nodes) {
   const int mult = kind == CollKind::AllReduce ? 2 : 1;
   const int steps = mult * (n - 1), inter = nodes > 1 ? mult * (nodes - 1) : 0;
-  return p.nccl.launch_s + 8.4e-6 + (steps - inter) * p.link_class(LinkClass::NvLink).hop_latency_s +
+  return p.nccl.launch_s + 8.4e-6 +
+         (steps - inter) * p.link_class(LinkClass::NvLink).hop_latency_s +
          inter * p.link_class(LinkClass::Network).hop_latency_s;
 }
 

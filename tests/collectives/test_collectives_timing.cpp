@@ -29,7 +29,8 @@ TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S
     CAPTURE(n);
     std::vector<int> g;
     for (int r = 0; r < n; ++r) g.push_back(r);
-    const CollectiveOp op = test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
+    const CollectiveOp op =
+        test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
     for (const char* tier : {"flow", "analytic"}) {
       CAPTURE(tier);
       const double t = collective_time(tier, op, topo, prof);
@@ -40,7 +41,8 @@ TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S
   }
 }
 
-TEST_CASE("protocols: LL and LL128 move the same bytes at a fraction of the link, with less latency") {
+TEST_CASE(
+    "protocols: LL and LL128 move the same bytes at a fraction of the link, with less latency") {
   // One DGX H100 under the 2.23+ table: LL at 1/2 of the link (capped at 141 GB/s busbw on
   // Hopper), LL128 at 0.92 (capped at 36.7 GB/s per channel); their per-hop latencies are the
   // profile's ll / ll128 values and NCCL's baseLat 6.6 / 14 us.
@@ -66,7 +68,8 @@ TEST_CASE("protocols: LL and LL128 move the same bytes at a fraction of the link
   CHECK(with(NcclProto::LL128, S) == Approx(ll128_lat + f * S / ll128_bw).epsilon(1e-9));
   // Auto takes the fastest: LL for a few KiB, Simple or LL128 for a GiB, never slower than either.
   CHECK(with(NcclProto::Auto, 4096) == Approx(with(NcclProto::LL, 4096)));
-  CHECK(with(NcclProto::Auto, S) <= std::min(with(NcclProto::Simple, S), with(NcclProto::LL128, S)));
+  CHECK(with(NcclProto::Auto, S) <=
+        std::min(with(NcclProto::Simple, S), with(NcclProto::LL128, S)));
 }
 
 TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x efficiency") {

@@ -124,9 +124,8 @@ TEST_CASE("analytic tier: cached ops take exactly the uncached plan time, stats 
     // The reference: NCCL's own collectives priced over their patterns' routed flows
     // (unit_plan_by_flows), the compositions by their lowered plan.
     const UnitPlan by_flows = unit_plan_by_flows(op, topo, prof, link_capacities(topo, prof));
-    const double expect = is_nccl_collective(op)
-                              ? by_flows.op_time_s(op, prof)
-                              : ref.plan_time(lower_collective(op, topo, prof));
+    const double expect = is_nccl_collective(op) ? by_flows.op_time_s(op, prof)
+                                                 : ref.plan_time(lower_collective(op, topo, prof));
     Engine e;
     AnalyticNetwork net(e, topo, prof);
     e.add_model(&net);

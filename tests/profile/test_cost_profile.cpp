@@ -193,16 +193,28 @@ TEST_CASE("every shipped profile parses, is derived and documents each parameter
     CostProfile p = load_cost_profile(path);
     CHECK(p.provenance.contains("sources"));
     const json& src = p.provenance["sources"];
-    for (const char* key : {"gpu/peak_tflops", "gpu/memory_bytes", "gpu/hbm_GBps",
-                            "gemm_efficiency", "attention_efficiency", "kernels/*/throughput_GBps",
-                            "kernels/*/launch_us", "optimizer_GBps", "memory_reserved_bytes",
+    for (const char* key : {"gpu/peak_tflops",
+                            "gpu/memory_bytes",
+                            "gpu/hbm_GBps",
+                            "gemm_efficiency",
+                            "attention_efficiency",
+                            "kernels/*/throughput_GBps",
+                            "kernels/*/launch_us",
+                            "optimizer_GBps",
+                            "memory_reserved_bytes",
                             "link_classes/*/hop_latency_us",
                             "link_classes/*/ll_hop_latency_us, ll128_hop_latency_us",
-                            "nccl/version", "nccl/arch", "nccl/channels", "nccl/launch_us",
-                            "nccl/nvls", "nccl/nvls_efficiency", "nccl/p2p_peer_us",
+                            "nccl/version",
+                            "nccl/arch",
+                            "nccl/channels",
+                            "nccl/launch_us",
+                            "nccl/nvls",
+                            "nccl/nvls_efficiency",
+                            "nccl/p2p_peer_us",
                             "nccl/p2p_efficiency",
                             "link_classes/nvlink/efficiency",
-                            "link_classes/pcie/efficiency", "link_classes/network/efficiency"})
+                            "link_classes/pcie/efficiency",
+                            "link_classes/network/efficiency"})
       CHECK_MESSAGE(src.contains(key), key);
     CHECK(to_json(parse_cost_profile(to_json(p), path)) == to_json(p));
   }
