@@ -99,15 +99,70 @@ void FlowNetwork::expect_ops(std::span<const CollectiveOp> ops) {
   decide_folding(all);
 }
 
+std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::pattern_plan(const CollectiveOp& unit,
+                                                                           TrafficPattern pattern,
+                                                                           bool fold) {
+  auto& cache = pattern == TrafficPattern::Nvls ? nvls_cache_ : cache_;
+  if (const auto* hit = cache.find(unit)) return *hit;
+  return cache.insert(unit, resolve_plan(lower(unit, fold, pattern), fold));
+}
+
+std::pair<double, double> FlowNetwork::busiest_per_byte(const ResolvedPlan& plan) const {
+  // Loads summed over the plan's flows; under folding the block-0 sources' flows on the folded
+  // links are the real links' loads (the rotation maps every other source's flows onto them).
+  std::vector<double> load(topo_.links().size(), 0.0);
+  double all = 0, network = 0;
+  for (const ResolvedPhase& ph : plan.phases) {
+    std::vector<std::int32_t> touched;
+    for (const ResolvedFlow& fl : ph.flows)
+      for (std::int64_t k = fl.link_begin; k < fl.link_begin + fl.link_count; ++k) {
+        const auto l = static_cast<std::size_t>(plan.links[static_cast<std::size_t>(k)]);
+        if (load[l] == 0) touched.push_back(static_cast<std::int32_t>(l));
+        load[l] += fl.bytes * fl.weight;
+      }
+    double a = 0, n = 0;
+    for (std::int32_t l : touched) {
+      const LinkInfo& li = topo_.link(l);
+      const double t = load[static_cast<std::size_t>(l)] /
+                       (li.bandwidth_Bps * profile_.link_class(li.cls).efficiency) * ph.wire;
+      a = std::max(a, t);
+      if (li.cls == LinkClass::Network) n = std::max(n, t);
+      load[static_cast<std::size_t>(l)] = 0;
+    }
+    all += a;
+    network += n;
+  }
+  return {all, network};
+}
+
 void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_done) {
   CollectiveOp unit = op;
   unit.bytes = 1;
   unit.nccl_algo = NcclAlgo::Auto;  // plans do not depend on the forced choice
   unit.nccl_proto = NcclProto::Auto;
+  if (fold_blocks_ == 0) decide_folding(false);  // not told what else will run: no folding
+  const bool fold = shortcuts_ && fold_blocks_ > 1;
+  if (fold && !invariant(op))
+    throw std::logic_error(
+        "flow tier: an op that the block rotation does not map onto itself "
+        "started while folding (expect_ops was not told of it)");
   const UnitPlan* up = unit_plans_.find(unit);
   if (!up) {
-    if (!fabric_) fabric_ = fabric_plans(topo_, profile_);
-    up = &unit_plans_.insert(unit, fabric_->get(unit, topo_, profile_));
+    select_algorithm(op, topo_);  // validates the groups once per shape
+    UnitPlan plan;
+    if (op.kind == CollKind::AllReduce || !shortcuts_) {
+      // NVLS patterns: the shared analytic plans, which lower them node by node.
+      if (!fabric_) fabric_ = fabric_plans(topo_, profile_);
+      plan = fabric_->get(unit, topo_, profile_);
+    } else {
+      // all_gather / reduce_scatter price only the ring: its per-byte busiest link comes from the
+      // plan this network routes anyway (no second routing of a 32768-GPU ring).
+      plan.nccl = true;
+      plan.shape = comm_shape(op, topo_);
+      plan.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
+          busiest_per_byte(*pattern_plan(unit, TrafficPattern::Ring, fold)).first;
+    }
+    up = &unit_plans_.insert(unit, std::move(plan));
   }
   const NcclChoice choice = up->nccl_choice(op, profile_);
   const TrafficPattern lowered =
@@ -123,21 +178,12 @@ void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_do
                    wire, choice.latency_s);
     return;
   }
-  if (fold_blocks_ == 0) decide_folding(false);
-  const bool fold = fold_blocks_ > 1;
-  if (fold && !invariant(op))
-    throw std::logic_error(
-        "flow tier: an op that the block rotation does not map onto itself "
-        "started while folding (expect_ops was not told of it)");
-  auto& cache = lowered == TrafficPattern::Nvls ? nvls_cache_ : cache_;
-  const auto* hit = cache.find(unit);
-  start_resolved(hit ? *hit : cache.insert(unit, resolve_plan(lower(unit, fold, lowered), fold)),
-                 std::move(on_done), op.bytes, wire, choice.latency_s);
+  start_resolved(pattern_plan(unit, lowered, fold), std::move(on_done), op.bytes, wire,
+                 choice.latency_s);
 }
 
 void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
   if (is_nccl_collective(op) && op.bytes > 0 && std::isfinite(op.bytes)) {
-    select_algorithm(op, topo_);  // validates the groups before any plan is looked up
     start_nccl(op, std::move(on_done));
     return;
   }

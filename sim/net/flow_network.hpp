@@ -110,6 +110,12 @@ class FlowNetwork : public NetworkModel {
                       double scale = 1, double wire = 1, double latency_s = 0);
   // NCCL's own collectives: the choice (nccl_model.hpp) over the patterns' idle-network times.
   void start_nccl(const CollectiveOp& op, std::function<void()> on_done);
+  // The resolved plan of unit's traffic pattern, cached per shape.
+  std::shared_ptr<const ResolvedPlan> pattern_plan(const CollectiveOp& unit, TrafficPattern pattern,
+                                                   bool fold);
+  // Idle-network seconds per byte of a resolved unit plan's busiest link: over all links, and over
+  // network links only (summed over its phases).
+  std::pair<double, double> busiest_per_byte(const ResolvedPlan& plan) const;
 
   struct Coll {
     std::shared_ptr<const ResolvedPlan> plan;
