@@ -76,6 +76,10 @@ const Accessor kAccessors[] = {
     {"link_classes/nvlink/ll_hop_latency_us",
      "LL latency of one ring step over NVLink (NCCL hwLat NVLINK: 0.6 us)", 0.1, 20,
      [](CostProfile& p) { return link_field(p, LinkClass::NvLink, 2); }, 1e6},
+    {"nccl/channels",
+     "channels NCCL runs a collective on: its per-channel bandwidth caps (LL128 20 GB/s, 36.7 on "
+     "Hopper; tree caps) multiply by it (NCCL opens 2-32 on these systems)",
+     1, 32, [](CostProfile& p) { return &p.nccl.channels; }, 1},
     {"nccl/launch_us",
      "host-side cost of one collective call: kernel launch, proxy wake-up, stream sync in the "
      "benchmark loop (3-60 us)",
@@ -282,17 +286,23 @@ CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, cons
   }
   set_collective_params(out.profile, params);
   out.predicted_s = t;
-  // Sensitivity: the predictions' mean relative change for +10% of each parameter (clamped to
-  // its range), at the fitted point; a parameter nothing moves is not informed by the records.
+  // Sensitivity: the predictions' mean relative change for a 10% change of each parameter (the
+  // larger of up and down, each clamped to its range), at the fitted point; a parameter nothing
+  // moves is not informed by the records.
   for (std::size_t j = 0; j < P; ++j) {
-    CostProfile p = out.profile;
-    std::vector<CollectiveParam> cur = params;
-    cur[j].value = std::min(cur[j].hi, cur[j].value * 1.1 + (cur[j].value == 0 ? 0.1 : 0));
-    set_collective_params(p, cur);
-    double s = 0;
-    for (std::size_t i = 0; i < N; ++i)
-      s += std::fabs(collective_time("analytic", ops[i], *topo_of[i], p) - t[i]) / t[i];
-    params[j].sensitivity = s / static_cast<double>(N);
+    double worst = 0;
+    for (double f : {1.1, 0.9}) {
+      CostProfile p = out.profile;
+      std::vector<CollectiveParam> cur = params;
+      cur[j].value = std::clamp(cur[j].value == 0 ? 0.1 * (f - 1) * 10 : cur[j].value * f,
+                                cur[j].lo, cur[j].hi);
+      set_collective_params(p, cur);
+      double s = 0;
+      for (std::size_t i = 0; i < N; ++i)
+        s += std::fabs(collective_time("analytic", ops[i], *topo_of[i], p) - t[i]) / t[i];
+      worst = std::max(worst, s / static_cast<double>(N));
+    }
+    params[j].sensitivity = worst;
     params[j].informed = params[j].sensitivity > 1e-6;
   }
   out.params = params;

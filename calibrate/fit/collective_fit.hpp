@@ -21,7 +21,7 @@ struct CollectiveParam {
   double base = 0, value = 0;
   bool informed = false;   // some record's prediction moves with it
   bool at_bound = false;   // the fit ended within 1% of the range's width from a bound
-  double sensitivity = 0;  // mean |relative change| of the predictions for +10% of the value
+  double sensitivity = 0;  // mean |relative change| of the predictions, -10% or +10%
 };
 
 // The parameters `calibrate fit` may move, with their ranges, and their values in p; the LL and

@@ -82,8 +82,10 @@ NcclParams parse_nccl(const JsonReader& r) {
       known = true;
     }
   if (!known) r.at("arch").fail(fmt::format("must be volta, ampere or hopper, got '{}'", arch));
-  n.channels = r.at("channels").get_int32_at_least(1);
-  if (n.channels > 64) r.at("channels").fail("NCCL runs at most 64 channels");
+  n.channels = r.at("channels").get_number();
+  if (!(n.channels >= 1 && n.channels <= 64))
+    r.at("channels")
+        .fail(fmt::format("must be in [1, 64], NCCL's channel range (got {})", n.channels));
   n.launch_s = r.at("launch_us").get_nonnegative() * 1e-6;
   n.nvls = r.at("nvls").get_bool();
   if (n.nvls && (n.arch != GpuArch::Hopper || n.version_code < 21800))
@@ -295,7 +297,7 @@ json to_json(const CostProfile& p) {
   j["link_classes"] = links;
   j["nccl"] = {{"version", p.nccl.version},
                {"arch", gpu_arch_key(p.nccl.arch)},
-               {"channels", p.nccl.channels},
+               {"channels", clean(p.nccl.channels)},
                {"launch_us", clean(p.nccl.launch_s * 1e6)},
                {"nvls", p.nccl.nvls},
                {"nvls_efficiency", clean(p.nccl.nvls_efficiency)},

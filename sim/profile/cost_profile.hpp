@@ -34,9 +34,10 @@ struct NcclParams {
   std::string version = "2.18";  // "MAJOR.MINOR[.PATCH]"
   int version_code = 21800;      // MAJOR*10000 + MINOR*100 + PATCH
   GpuArch arch = GpuArch::Hopper;
-  int channels = 16;              // NCCL's channels (per-channel caps multiply by this)
-  double launch_s = 0;            // per collective call: launch, proxy and host overhead
-  bool nvls = false;              // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
+  double channels = 16;  // NCCL's channels: the per-channel bandwidth caps multiply by it (a
+                         // fitted value may be fractional: an average over the collectives)
+  double launch_s = 0;   // per collective call: launch, proxy and host overhead
+  bool nvls = false;     // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
   double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction
   double p2p_peer_s = 0;          // per peer of a grouped send/recv (all_to_all), per call
   double p2p_efficiency = 1;      // grouped send/recv bandwidth / a ring's on the same links

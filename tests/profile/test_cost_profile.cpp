@@ -175,8 +175,9 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["version"] = "2.x"; }, "/nccl/version", "MAJOR.MINOR");
   expect_bad([](json& j) { j["nccl"]["version"] = "2.4"; }, "/nccl/version", "outside");
   expect_bad([](json& j) { j["nccl"]["arch"] = "blackwell"; }, "/nccl/arch", "volta");
-  expect_bad([](json& j) { j["nccl"]["channels"] = 65; }, "/nccl/channels", "64");
-  expect_bad([](json& j) { j["nccl"]["channels"] = 0; }, "/nccl/channels", "");
+  expect_bad([](json& j) { j["nccl"]["channels"] = 65; }, "/nccl/channels", "[1, 64]");
+  expect_bad([](json& j) { j["nccl"]["channels"] = 0.5; }, "/nccl/channels", "[1, 64]");
+  expect_bad([](json& j) { j["nccl"]["channels"] = "16"; }, "/nccl/channels", "number");
   expect_bad([](json& j) { j["nccl"]["nvls_efficiency"] = 0; }, "/nccl/nvls_efficiency", "(0, 1]");
   expect_bad([](json& j) { j["nccl"]["arch"] = "ampere"; }, "/nccl/nvls", "hopper");
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
