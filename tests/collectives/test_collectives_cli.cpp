@@ -2,6 +2,7 @@
 // consistent; busbw on DGX H100 lands where public nccl-tests results are.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -122,4 +123,67 @@ TEST_CASE("16 DGX H100 nodes with 8 x 400 Gbps: all_to_all moves about 44.6 GB/s
   const double n = 128, N = 8;
   const double per_nic = busbw * (n - N) / (n - 1);
   CHECK(per_nic == doctest::Approx(50.38 * 70 / 79).epsilon(0.10));
+}
+
+// NCCL's choice per row, forced choices, and the nccl-tests text format read back by
+// `calibrate import-nccl-tests` (every column, the Rank lines' GPU model and node count).
+TEST_CASE("collective: algorithm and protocol per row, --algo/--proto, --nccl-tests round trip") {
+  const Run table = run_collective(
+      "--cluster dgx-h100 --nodes 2 --op all_reduce --min-bytes 1KiB --max-bytes 1GiB "
+      "--step-factor 1024 --tier analytic");
+  REQUIRE_MESSAGE(table.code == 0, table.out);
+  CHECK(mentions(table, "algo"));
+  CHECK(mentions(table, " LL"));     // 1 KiB: latency-bound, LL
+  CHECK(mentions(table, "Simple"));  // 1 GiB: bandwidth-bound
+  const Run forced = run_collective(
+      "--cluster dgx-h100 --nodes 2 --op all_reduce --bytes 1MiB --algo ring --proto LL128 "
+      "--tier analytic --json");
+  REQUIRE_MESSAGE(forced.code == 0, forced.out);
+  const auto f = zerosim::json::parse(forced.out);
+  CHECK(f.at("rows")[0].at("algorithm") == "ring");
+  CHECK(f.at("rows")[0].at("protocol") == "LL128");
+  // NVLS is an all_reduce inside a node: refused for all_gather across nodes, exit 2 naming --algo.
+  const Run bad =
+      run_collective("--cluster dgx-h100 --nodes 2 --op all_gather --bytes 1MiB --algo nvls");
+  CHECK(bad.code == 2);
+  CHECK(mentions(bad, "--algo"));
+  const Run p2p =
+      run_collective("--cluster dgx-h100 --nodes 2 --op all_to_all --bytes 1MiB --proto LL");
+  CHECK(p2p.code == 2);
+  CHECK(mentions(p2p, "--proto"));
+
+  const Run nt = run_collective(
+      "--cluster dgx-h100 --nodes 2 --gpus-per-node 2 --op all_gather --min-bytes 1MiB "
+      "--max-bytes 64MiB --step-factor 4 --nccl-tests");
+  REQUIRE_MESSAGE(nt.code == 0, nt.out);
+  CHECK(mentions(nt, "# Collective test starting: all_gather_perf"));
+  CHECK(mentions(nt, "H100-SXM5-80GB"));
+  char path[] = "/tmp/zerosim-nccl-tests-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, nt.out.data(), nt.out.size()) == static_cast<ssize_t>(nt.out.size()));
+  close(fd);
+  const std::string meas = std::string(path) + ".jsonl";
+  const std::string cmd = std::string(ZEROSIM_CLI) + " calibrate import-nccl-tests " + path +
+                          " --out " + meas + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  CHECK_MESSAGE(pclose(p) == 0, out);
+  CHECK(out.find("4 all_gather records") != std::string::npos);
+  CHECK(out.find("gpu_model H100-SXM5-80GB") != std::string::npos);
+  std::string text;
+  {
+    FILE* m = std::fopen(meas.c_str(), "r");
+    REQUIRE(m != nullptr);
+    while (std::fgets(buf.data(), buf.size(), m) != nullptr) text += buf.data();
+    std::fclose(m);
+  }
+  CHECK(text.find("\"ranks\":4") != std::string::npos);
+  CHECK(text.find("\"nodes\":2") != std::string::npos);
+  CHECK(text.find("\"gpus_per_node\":2") != std::string::npos);
+  std::remove(path);
+  std::remove(meas.c_str());
 }
