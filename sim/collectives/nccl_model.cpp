@@ -110,10 +110,13 @@ double profile_ring_latency(const LinkClassCost& c, int proto) {
 
 // Hop latency of algorithm `algo` over `cls` with protocol `proto`: NCCL's table value scaled by
 // the profile's ring latency for that class and protocol over the table's.
-double hop_latency(const Table& t, const CostProfile& profile, LinkClass cls, int algo, int proto) {
+// tuner: NCCL's own view (the table's ring value), which is what NCCL chooses by.
+double hop_latency(const Table& t, const CostProfile& profile, LinkClass cls, int algo, int proto,
+                   bool tuner) {
   const int hw = hw_index(cls);
   const double table_ring = t.hw[hw][kRing][proto];
-  const double mine = profile_ring_latency(profile.link_class(cls), proto);
+  const double mine =
+      tuner ? table_ring * 1e-6 : profile_ring_latency(profile.link_class(cls), proto);
   if (algo == kRing) return mine;
   return t.hw[hw][algo][proto] * 1e-6 * (table_ring > 0 ? mine / (table_ring * 1e-6) : 1.0);
 }
@@ -130,7 +133,7 @@ int log2i(int n) {
 int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
 
 double latency_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
-                  int proto, double bytes) {
+                  int proto, double bytes, bool tuner) {
   const NcclParams& n = profile.nccl;
   double lat = n.launch_s + t.base[algo][proto] * 1e-6;
   const bool multi = s.nodes > 1;
@@ -138,10 +141,10 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     const int mult = s.kind == CollKind::AllReduce ? 2 : 1;
     const int steps = mult * (s.ranks - 1);
     const int inter = multi ? mult * (s.nodes - 1) : 0;
-    double intra = hop_latency(t, profile, s.intra, kRing, proto);
+    double intra = hop_latency(t, profile, s.intra, kRing, proto, tuner);
     if (multi && proto == kLL) intra *= 1.8;
-    double ring =
-        (steps - inter) * intra + inter * hop_latency(t, profile, LinkClass::Network, kRing, proto);
+    double ring = (steps - inter) * intra +
+                  inter * hop_latency(t, profile, LinkClass::Network, kRing, proto, tuner);
     if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
       const bool plateau = t.plateau_per_channel
                                ? bytes / (static_cast<double>(n.channels) * s.ranks) >= 64
@@ -151,14 +154,16 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     return lat + ring;
   }
   if (algo == kTree)
-    return lat + 2 * ((s.ppn - 1) * hop_latency(t, profile, s.intra, kTree, proto) +
-                      log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kTree, proto));
-  if (algo == kNvls) return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto);
+    return lat +
+           2 * ((s.ppn - 1) * hop_latency(t, profile, s.intra, kTree, proto, tuner) +
+                log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kTree, proto, tuner));
+  if (algo == kNvls) return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto, tuner);
   if (algo == kNvlsTree)
-    return lat + hop_latency(t, profile, LinkClass::NvLink, kNvlsTree, proto) +
-           2 * log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kNvlsTree, proto);
+    return lat + hop_latency(t, profile, LinkClass::NvLink, kNvlsTree, proto, tuner) +
+           2 * log2i(s.nodes) *
+               hop_latency(t, profile, LinkClass::Network, kNvlsTree, proto, tuner);
   // PAT: one rank per node, log2 steps over the network.
-  return lat + log2i(s.ranks) * hop_latency(t, profile, LinkClass::Network, kPat, proto);
+  return lat + log2i(s.ranks) * hop_latency(t, profile, LinkClass::Network, kPat, proto, tuner);
 }
 
 // Bandwidth fraction (wire = 1 / fraction) and busbw cap of (algo, proto), NCCL's refinements.
@@ -326,7 +331,8 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
       c.pattern = a == kNvls       ? TrafficPattern::Nvls
                   : a == kNvlsTree ? TrafficPattern::NvlsTree
                                    : TrafficPattern::Ring;
-      c.latency_s = latency_of(t, profile, shape, a, p, bytes);
+      c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
+      c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
       out.push_back(c);
     }
@@ -348,7 +354,7 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
   double best_t = 0;
   for (const NcclChoice& c : candidates) {
     const double u = pattern_s_per_byte[static_cast<std::size_t>(c.pattern)];
-    const double t = c.time_s(bytes, u, busbw_factor);
+    const double t = c.tuner_latency_s + bytes * c.effective_wire(u, busbw_factor) * u;
     if (!best || t < best_t) {
       best = &c;
       best_t = t;

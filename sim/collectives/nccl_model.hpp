@@ -42,9 +42,11 @@ struct NcclChoice {
   NcclAlgo algo = NcclAlgo::Ring;
   NcclProto proto = NcclProto::Simple;
   TrafficPattern pattern = TrafficPattern::Ring;
-  double latency_s = 0;  // launch + base + hops (for the size the choice was made at)
-  double wire = 1;       // multiplies the pattern's link-limited seconds per byte (>= 1)
-  double cap_Bps = 0;    // NCCL's bandwidth cap on busbw for this choice; 0 = none
+  double latency_s = 0;        // launch + base + hops (for the size the choice was made at)
+  double tuner_latency_s = 0;  // the same with NCCL's own table hop latencies: what NCCL's tuner
+                               // predicts, and so what it chooses by
+  double wire = 1;             // multiplies the pattern's link-limited seconds per byte (>= 1)
+  double cap_Bps = 0;          // NCCL's bandwidth cap on busbw for this choice; 0 = none
   // time(bytes) given the pattern's link-limited seconds per byte of the op's size.
   double time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const;
   // The wire factor with the cap folded in: the flow tier scales flow bytes by it.
@@ -60,8 +62,10 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
                                         NcclProto proto = NcclProto::Auto,
                                         const std::string& where = "<collective>");
 
-// The fastest candidate, given the link-limited seconds per byte of each pattern (index by
-// TrafficPattern; a pattern the candidates do not use may be 0).
+// The candidate NCCL's tuner picks: the fastest by NCCL's own latency constants
+// (tuner_latency_s) and the patterns' link-limited seconds per byte (index by TrafficPattern; a
+// pattern the candidates do not use may be 0). It is then priced with the profile's latencies:
+// NCCL chooses by its model, the hardware decides the time.
 NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
                        const std::array<double, kTrafficPatterns>& pattern_s_per_byte,
                        double busbw_factor);
