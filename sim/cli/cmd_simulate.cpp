@@ -39,10 +39,11 @@ void print_summary(const json& r) {
   std::printf("  TFLOPs/GPU    %.1f\n", r["tflops_per_gpu"].get<double>());
   std::printf("  tokens/s      %.0f\n", r["tokens_per_s"].get<double>());
   const auto& b = r["breakdown"];
-  std::printf("  compute %s, recompute %s, optimizer %s, quant kernels %s\n",
+  std::printf("  compute %s, recompute %s, optimizer %s, parameter fetch %s, quant kernels %s\n",
               format_time(b["compute_s"].get<double>()).c_str(),
               format_time(b["recompute_s"].get<double>()).c_str(),
               format_time(b["optimizer_s"].get<double>()).c_str(),
+              format_time(b["param_fetch_s"].get<double>()).c_str(),
               format_time(b["quant_kernels_s"].get<double>()).c_str());
   std::string exposed;
   for (const auto& [k, v] : b["exposed_comm_s"].items())

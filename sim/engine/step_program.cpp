@@ -19,6 +19,8 @@ const char* to_string(Category c) {
       return "recompute";
     case Category::Optimizer:
       return "optimizer";
+    case Category::ParamFetch:
+      return "param_fetch";
     case Category::QuantKernel:
       return "quant_kernel";
     case Category::AllGather:

@@ -21,6 +21,7 @@ enum class Category {
   Compute,
   Recompute,
   Optimizer,
+  ParamFetch,  // ZeRO stage 3's per-parameter fetch work on the compute stream
   QuantKernel,
   AllGather,
   ReduceScatter,

@@ -208,6 +208,7 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
   std::vector<Part> parts = {{"compute", a.compute_s, b.compute_s},
                              {"recompute", a.recompute_s, b.recompute_s},
                              {"optimizer", a.optimizer_s, b.optimizer_s},
+                             {"stage-3 parameter fetch", a.param_fetch_s, b.param_fetch_s},
                              {"quantization kernels", a.quant_kernels_s, b.quant_kernels_s},
                              {"exposed all-gather", a.exposed_all_gather_s, b.exposed_all_gather_s},
                              {"exposed reduce-scatter", a.exposed_reduce_scatter_s, b.exposed_reduce_scatter_s},

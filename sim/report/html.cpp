@@ -135,25 +135,35 @@ std::string breakdown_chart(const Group& g) {
   c.x_label = "Strategy and network bandwidth per node (Gbps)";
   c.y_label = "Time per step (ms)";
   c.stacked = true;
-  const char* names[] = {"compute",           "recompute",           "optimizer",          "quantization kernels",
-                         "exposed all-gather", "exposed reduce-scatter", "exposed all-to-all", "other (dependencies)"};
-  const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#C44E52", "#DD8452", "#937860", "#DA8BC3", "#B0B0B0"};
+  const char* names[] = {"compute",
+                         "recompute",
+                         "optimizer",
+                         "stage-3 parameter fetch",
+                         "quantization kernels",
+                         "exposed all-gather",
+                         "exposed reduce-scatter",
+                         "exposed all-to-all",
+                         "other (dependencies)"};
+  const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#64B5CD", "#C44E52",
+                          "#DD8452", "#937860", "#DA8BC3", "#B0B0B0"};
+  constexpr int kParts = 8;  // the stacked parts before "other"
   std::vector<Series> ser;
-  for (int k = 0; k < 8; ++k) ser.push_back({names[k], colors[k], {}});
+  for (int k = 0; k <= kParts; ++k) ser.push_back({names[k], colors[k], {}});
   for (double bw : bandwidths(g.rows))
     for (const auto& s : strategies(g.rows)) {
       auto* r = find(g.rows, bw, s);
       if (!r) continue;
       c.categories.push_back(short_strategy(s) + "\n" + bw_label(bw));
-      double parts[] = {r->compute_s,          r->recompute_s,           r->optimizer_s,
-                        r->quant_kernels_s,    r->exposed_all_gather_s, r->exposed_reduce_scatter_s,
-                        r->exposed_all_to_all_s};
+      const double parts[kParts] = {r->compute_s,           r->recompute_s,
+                                    r->optimizer_s,         r->param_fetch_s,
+                                    r->quant_kernels_s,     r->exposed_all_gather_s,
+                                    r->exposed_reduce_scatter_s, r->exposed_all_to_all_s};
       double sum = 0;
-      for (int k = 0; k < 7; ++k) {
+      for (int k = 0; k < kParts; ++k) {
         ser[k].values.push_back(parts[k] * 1e3);
         sum += parts[k];
       }
-      ser[7].values.push_back(std::max(0.0, r->step_time_s - sum) * 1e3);
+      ser[kParts].values.push_back(std::max(0.0, r->step_time_s - sum) * 1e3);
     }
   // Drop components that are zero everywhere so the legend lists only what is drawn.
   for (auto& s : ser)

@@ -133,6 +133,7 @@ ResultView read_result(const JsonReader& r) {
   v.compute_s = b.at("compute_s").get_nonnegative();
   v.recompute_s = b.number_or("recompute_s", 0);
   v.optimizer_s = b.number_or("optimizer_s", 0);
+  v.param_fetch_s = b.number_or("param_fetch_s", 0);
   v.quant_kernels_s = b.number_or("quant_kernels_s", 0);
   JsonReader ex = b.at("exposed_comm_s");
   v.exposed_all_gather_s = ex.number_or("all_gather", 0);

@@ -16,7 +16,7 @@ struct ResultView {
   double nic_gbps = 0;
   // metrics
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
-  double compute_s = 0, recompute_s = 0, optimizer_s = 0, quant_kernels_s = 0;
+  double compute_s = 0, recompute_s = 0, optimizer_s = 0, param_fetch_s = 0, quant_kernels_s = 0;
   double exposed_all_gather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
   double inter_node_bytes = 0, intra_node_bytes = 0;
   double peak_bytes_per_gpu = 0, capacity_bytes = 0;

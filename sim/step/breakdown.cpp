@@ -16,8 +16,10 @@ namespace zerosim {
 
 namespace {
 
+// Work on the compute stream's critical path: time in it is never exposed communication.
 constexpr bool is_compute(Category c) {
-  return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer;
+  return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer ||
+         c == Category::ParamFetch;
 }
 constexpr bool is_comm(Category c) {
   return c == Category::AllGather || c == Category::ReduceScatter || c == Category::AllToAll ||

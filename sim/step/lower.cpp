@@ -332,6 +332,9 @@ class Builder {
       record(kGather, gathered[j]);
       wait(kCompute, gathered[j]);
       record(kCompute, started[j]);
+      // DeepSpeed's per-parameter work on each fetch (CostProfile::zero3_fetch_s_per_param).
+      compute(kCompute, Category::ParamFetch,
+              static_cast<double>(m.gather_elems) * prof_.zero3_fetch_s_per_param, tag, ".fetch");
       run(order[j], tag);
       record(kCompute, finished[j]);
     }

@@ -287,6 +287,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   put(breakdown, "compute_s", busy("compute"));
   put(breakdown, "recompute_s", busy("recompute"));
   put(breakdown, "optimizer_s", busy("optimizer"));
+  put(breakdown, "param_fetch_s", busy("param_fetch"));
   put(breakdown, "quant_kernels_s", busy("quant_kernel"));
   put(breakdown, "other_kernels_s", busy("other"));
   put(breakdown, "exposed_comm_s", std::move(exposed));

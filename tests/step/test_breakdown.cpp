@@ -25,7 +25,8 @@ constexpr int kCats = static_cast<int>(Category::Other) + 1;
 
 bool compute_cat(int c) {
   const auto k = static_cast<Category>(c);
-  return k == Category::Compute || k == Category::Recompute || k == Category::Optimizer;
+  return k == Category::Compute || k == Category::Recompute || k == Category::Optimizer ||
+         k == Category::ParamFetch;
 }
 bool comm_cat(int c) {
   const auto k = static_cast<Category>(c);
