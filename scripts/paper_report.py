@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Writes reports/paper-reproduction.{md,html}: the ZeRO++ paper's 384-GPU table against zerosim.
+"""Writes reports/paper-reproduction.{md,html}: the ZeRO++ paper's two 384-GPU tables against zerosim.
 
-Runs the `zerosim` CLI (flow tier, shipped dgx2-v100 profile) on every published cell
-(tests/paper/zeropp_published_384.json), reports per-cell errors, the mean and worst, the step
-breakdown behind each speedup, a sensitivity run with DeepSpeed's default prefetch, and the
-prediction section (other bandwidths, cluster sizes, each technique alone, hpZ memory).
+Runs the `zerosim` CLI (flow tier, shipped dgx2-v100 profile) on every published cell of both tables
+(tests/paper/zeropp_published_384.json: IB: 4 and IB: 1), reports per-cell errors, the mean and
+worst, the step breakdown behind each speedup, the fitted parameters with their ranges, the
+cross-validation and sensitivity of the fit (from reports/paper-fit.json, written by
+scripts/paper_fit.py), a run with DeepSpeed's default prefetch, and the hpZ memory cost. The
+predictions of unpublished points live in reports/paper-predictions.md (their own commit).
 
 Usage: scripts/paper_report.py [path/to/zerosim] [--jobs N]
 """
@@ -42,7 +44,7 @@ def ds_config(tmp, strategy, prefetch=None):
     return path
 
 
-def simulate(zerosim, ds, model, tokens, nodes=24, nics=4):
+def simulate(zerosim, ds, model, tokens, nodes, nics):
     cmd = [zerosim, "simulate", "--cluster", "dgx2-v100", "--nodes", str(nodes),
            "--nics-per-node", str(nics), "--nic-gbps", "100", "--model", model,
            "--deepspeed", ds, "--tokens-per-gpu", str(tokens), "--json"]
@@ -61,17 +63,21 @@ def run_all(zerosim, jobs, specs):
         return list(ex.map(lambda s: simulate(zerosim, *s), specs))
 
 
+def all_cells(table):
+    return [dict(c, ib=ib) for ib, key in ((4, "cells"), (1, "cells_ib1")) for c in table[key]]
+
+
 def reproduction(zerosim, jobs, tmp, table, prefetch=None):
     specs, keys = [], []
-    for c in table["cells"]:
+    for c in all_cells(table):
         for s in ("zero3", "zeropp"):
-            specs.append((ds_config(tmp, s, prefetch), c["model"], c["tokens_per_gpu"]))
-            keys.append((c["model"], c["tokens_per_gpu"], s))
+            specs.append((ds_config(tmp, s, prefetch), c["model"], c["tokens_per_gpu"], 24, c["ib"]))
+            keys.append((c["ib"], c["model"], c["tokens_per_gpu"], s))
     res = dict(zip(keys, run_all(zerosim, jobs, specs)))
     rows = []
-    for c in table["cells"]:
-        a = res[(c["model"], c["tokens_per_gpu"], "zero3")]
-        b = res[(c["model"], c["tokens_per_gpu"], "zeropp")]
+    for c in all_cells(table):
+        a = res[(c["ib"], c["model"], c["tokens_per_gpu"], "zero3")]
+        b = res[(c["ib"], c["model"], c["tokens_per_gpu"], "zeropp")]
         s3, sp = a["tflops_per_gpu"], b["tflops_per_gpu"]
         p3, pp = c["zero3_tflops"], c["zeropp_tflops"]
         rows.append(dict(cell=c, z3=a, zp=b, s3=s3, sp=sp, p3=p3, pp=pp, e3=s3 / p3 - 1,
@@ -87,19 +93,18 @@ def breakdown_row(r):
     def parts(d):
         b = d["breakdown"]
         e = b["exposed_comm_s"]
-        return (d["step_time_s"], b["compute_s"] + b["recompute_s"], e["all_gather"],
+        return (d["step_time_s"], b["compute_s"] + b["recompute_s"], b["param_fetch_s"], e["all_gather"],
                 e["reduce_scatter"], e["all_to_all"], b["exposed_kernels_s"])
     return parts(r["z3"]), parts(r["zp"])
 
 
-def predictions(zerosim, jobs, tmp, models):
+def memory_runs(zerosim, jobs, tmp, models):
     specs, keys = [], []
     for m in models:
         for t in (1024, 2048):
-            for s in STRATEGIES:
-                for nodes, nics in ((24, 1), (24, 2), (24, 8), (4, 4), (8, 4)):
-                    specs.append((ds_config(tmp, s), m, t, nodes, nics))
-                    keys.append((m, t, s, nodes, nics))
+            for s in ("zero3", "zeropp"):
+                specs.append((ds_config(tmp, s), m, t, 24, 4))
+                keys.append((m, t, s))
     return dict(zip(keys, run_all(zerosim, jobs, specs)))
 
 
@@ -110,112 +115,139 @@ def main():
     args = ap.parse_args()
     table = json.load(open(TABLE))
     profile = json.load(open(os.path.join(ROOT, "calibrate/profiles/dgx2-v100.json")))
+    fit = json.load(open(os.path.join(ROOT, "reports/paper-fit.json")))
+    pred = json.load(open(os.path.join(ROOT, "reports/paper-predictions.json")))
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         rows, mean, worst, sp_mean, sp_worst = reproduction(args.zerosim, args.jobs, tmp, table)
         alt = reproduction(args.zerosim, args.jobs, tmp, table, prefetch=50_000_000)
         models = sorted({c["model"] for c in table["cells"]}, key=lambda m: int(m[4:-1]))
-        pred = predictions(args.zerosim, args.jobs, tmp, models)
+        mem = memory_runs(args.zerosim, args.jobs, tmp, models)
 
     md = []
     w = md.append
-    w("# ZeRO++ paper reproduction (issue 7)\n")
+    w("# ZeRO++ paper reproduction\n")
     w(f"Generated {datetime.date.today().isoformat()} at commit `{commit}` by "
       "`scripts/paper_report.py build/sim/zerosim` (flow tier). Checked in CI by "
       "`tests/paper/test_paper_check.cpp`.\n")
     w(f"**Published values:** {table['citation']}.\n")
-    w("**Setup simulated:** 24 DGX-2 nodes (`--cluster dgx2-v100 --nodes 24 --nics-per-node 4 "
+    w("**Setup simulated:** 24 DGX-2 nodes (`--cluster dgx2-v100 --nodes 24 --nics-per-node 4|1 "
       "--nic-gbps 100`), GPT models of `workloads/`, FP16, activation checkpointing, DeepSpeed "
       "configs `workloads/deepspeed/zeropp-paper-zero3.json` and `...-zeropp.json`: the ZeRO++ "
       "tutorial's settings (reduce_bucket_size 1e7, overlap_comm, contiguous gradients, hpZ "
       "partition 16) with `stage3_prefetch_bucket_size` 0, see *Assumptions*.\n")
-    w(f"**Profile:** `calibrate/profiles/dgx2-v100.json` (status `{profile['provenance']['status']}`)."
-      " Two parameters were fitted on this table, nothing per model or per cell: network "
-      f"efficiency {profile['link_classes']['network']['efficiency']} of line rate and the "
-      "quantization kernels' rates (one factor 0.13 on the datasheet-derived values, e.g. "
-      f"quantize_int8 {profile['kernels']['quantize_int8']['throughput_GBps']} GB/s). Everything "
-      "else is datasheet or NCCL-model derived (see the profile's provenance).\n")
+    fv = fit["all"]["values"]
+    w(f"**Profile:** `calibrate/profiles/dgx2-v100.json` (status `{profile['provenance']['status']}`). "
+      "GEMM efficiency from DeepBench's public V100 GEMM timings; NCCL constants and link rates from "
+      "NCCL's tuning model and datasheets; three parameters fitted by `scripts/paper_fit.py` (scipy "
+      "bounded least squares) on all 32 published cells, each inside a documented range, nothing per "
+      "model or per cell (see *The fit*).\n")
     w("## Published vs simulated TFLOPs/GPU\n")
-    w("| model | tokens/GPU | ZeRO-3 paper | ZeRO-3 sim | error | ZeRO++ paper | ZeRO++ sim | error "
+    w("| IB | model | tokens/GPU | ZeRO-3 paper | ZeRO-3 sim | error | ZeRO++ paper | ZeRO++ sim | error "
       "| speedup paper | speedup sim | error |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         c = r["cell"]
-        w(f"| {c['model']} | {c['tokens_per_gpu']} | {r['p3']} | {r['s3']:.1f} | {pct(r['e3'])} | "
+        w(f"| {c['ib']} | {c['model']} | {c['tokens_per_gpu']} | {r['p3']} | {r['s3']:.1f} | {pct(r['e3'])} | "
           f"{r['pp']} | {r['sp']:.1f} | {pct(r['ep'])} | {r['pp'] / r['p3']:.2f} | "
           f"{r['sp'] / r['s3']:.2f} | {pct(r['es'])} |")
     wc = worst[1]["cell"]
-    w(f"\n**Mean absolute error over the 16 TFLOPs cells: {100 * mean:.1f}%. Worst cell: "
+    tol = table["tolerance"]
+    w(f"\n**Mean absolute error over the 64 published throughputs: {100 * mean:.1f}%. Worst: IB: {wc['ib']} "
       f"{wc['model']} {wc['tokens_per_gpu']} tokens/GPU {worst[2]}, {100 * worst[0]:.1f}%.** "
-      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Tolerance of the "
-      "check: 10% for each.\n")
-    over = [(r["cell"], name, d["memory"]["peak_bytes_per_gpu"]) for r in rows
-            for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])) if not d["memory"]["fits"]]
-    for c, name, peak in over:
+      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Issue 19's targets (mean "
+      "5%, worst 10%, every speedup 10%) are **not met**; the check's regression bounds are "
+      f"{100 * tol['mean_tflops_rel']:.0f}% mean, {100 * tol['tflops_rel']:.0f}% per cell, "
+      f"{100 * tol['speedup_rel']:.0f}% per speedup.\n")
+    over = {(r["cell"]["model"], r["cell"]["tokens_per_gpu"], name): (r["cell"], name,
+                                                                     d["memory"]["peak_bytes_per_gpu"])
+            for r in rows for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])) if not d["memory"]["fits"]}
+    for c, name, peak in over.values():
         w(f"**Memory:** the memory model puts {c['model']} at {c['tokens_per_gpu']} tokens/GPU with "
           f"{name} at {peak / 2**30:.2f} GiB per GPU, over the V100's 32 GiB, although the paper "
           "ran it: the estimate (2 GiB reserved for context and fragmentation, gathered-weight and "
           "quantization buffers at their largest) is conservative by at least that margin there. "
           "The step is still simulated; the result carries the warning.\n")
-    w("## Where each speedup comes from\n")
-    w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; the "
-      "`exposed` columns are time the compute stream waited on that collective kind or on "
-      "quantization kernels (DeepSpeed runs them on the gather and reduce streams).\n")
-    w("| model | tokens | strategy | step | compute | exposed all-gather | exposed reduce-scatter | "
+    w("## The fit\n")
+    w("| parameter | fitted | range | at bound | meaning | evidence for the range |")
+    w("|---|---|---|---|---|---|")
+    for f, ab in zip(fit["free"], fit["all"]["at_bound"]):
+        w(f"| `{f['name']}` | {fv[f['name']]:.4g} | {f['range'][0]:g}-{f['range'][1]:g} | "
+          f"{'yes' if ab else 'no'} | {f['meaning']} | {f['evidence']} |")
+    a = fit["all"]
+    w(f"\nFit on all 32 cells ({a['evaluations']} evaluations): mean |error| {100 * a['mean_abs_error']:.1f}%, "
+      f"worst {100 * a['worst_abs_error']:.1f}%; speedups mean {100 * a['mean_abs_speedup_error']:.1f}%, worst "
+      f"{100 * a['worst_abs_speedup_error']:.1f}% (the shipped profile rounds the values; the table above is "
+      "what it gives).\n")
+    w("### Cross-validation\n")
+    w("| fold | fitted values (network eff., quant. fraction, ns/param/fetch) | train mean | "
+      "predicted mean | predicted worst | predicted worst speedup |")
+    w("|---|---|---|---|---|---|")
+    for cv in fit["cross_validation"]:
+        vals = ", ".join(f"{v:.4g}" for v in cv["values"].values())
+        w(f"| {cv['fold']} | {vals} | {100 * cv['train']['mean_abs_error']:.1f}% | "
+          f"{100 * cv['test']['mean_abs_error']:.1f}% | {100 * cv['test']['worst_abs_error']:.1f}% | "
+          f"{100 * cv['test']['worst_abs_speedup_error']:.1f}% |")
+    w("\n### Sensitivity\n")
+    w("Mean |error| over the 64 throughputs when one parameter moves by a tenth of its range from the "
+      "all-cell fit (the others fixed).\n")
+    w("| parameter | step | mean at -step | mean at +step |")
+    w("|---|---|---|---|")
+    for sv in fit["sensitivity"]:
+        w(f"| `{sv['name']}` | {sv['step']:.3g} | {100 * sv['minus']['mean_abs_error']:.1f}% | "
+          f"{100 * sv['plus']['mean_abs_error']:.1f}% |")
+    w("\n## Where each speedup comes from\n")
+    w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; `fetch` = "
+      "ZeRO stage 3's per-parameter fetch time on the compute stream; the `exposed` columns are time "
+      "the compute stream waited on that collective kind or on quantization kernels (DeepSpeed runs "
+      "them on the gather and reduce streams).\n")
+    w("| IB | model | tokens | strategy | step | compute | fetch | exposed all-gather | exposed reduce-scatter | "
       "exposed all-to-all | exposed kernels |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         c = r["cell"]
         z3, zp = breakdown_row(r)
         for name, p in (("ZeRO-3", z3), ("ZeRO++", zp)):
-            w(f"| {c['model']} | {c['tokens_per_gpu']} | {name} | " +
+            w(f"| {c['ib']} | {c['model']} | {c['tokens_per_gpu']} | {name} | " +
               " | ".join(f"{x:.2f}" for x in p) + " |")
-    w("\nReading: ZeRO-3's step is compute plus the weight all-gathers it waits for (no prefetch) "
-      "and the part of the reduce-scatter the backward cannot hide; ZeRO++ cuts the all-gather "
-      "bytes across nodes in half (qwZ) and moves the backward gathers into the node (hpZ), and "
-      "replaces the reduce-scatter by qgZ's all-to-alls, but pays for quantization on the critical "
-      "path. The speedup falls from 1K to 2K tokens because compute grows while the "
-      "communication saved does not.\n")
-    w("## Assumptions and sensitivity\n")
-    w("- The paper does not publish its DeepSpeed configs. The tutorial's are used, with weight "
-      "prefetching off (`stage3_prefetch_bucket_size: 0`): the published numbers grow from 1K to "
-      "2K tokens by almost exactly the compute added (ZeRO-3 and ZeRO++ gain the same seconds per "
-      "extra token), which is what a step without gather/compute overlap does.")
+    w("\nReading: ZeRO-3's step is compute, the per-parameter fetch time, the weight all-gathers it "
+      "waits for (no prefetch) and the part of the reduce-scatter the backward cannot hide; ZeRO++ "
+      "halves the all-gather bytes across nodes (qwZ), moves the backward gathers into the node (hpZ) "
+      "and replaces the reduce-scatter by qgZ's all-to-alls. The speedup falls from 1K to 2K tokens "
+      "because compute grows while the communication saved does not.\n")
+    w("## Assumptions\n")
+    w("- The paper does not publish its DeepSpeed configs. The tutorial's are used with weight "
+      "prefetching off (`stage3_prefetch_bucket_size: 0`) because the published tables show no "
+      "overlap of the weight gathers with compute: for gpt-49b to gpt-138b, ZeRO-3's step grows from "
+      "IB: 4 to IB: 1 by the whole communication time of its three collectives at 0.92-0.98 of line "
+      "rate, and from 1K to 2K tokens by the whole added compute.")
     am, aw = alt[1], alt[2]
     w(f"- With DeepSpeed's default prefetch (5e7 elements) and the same profile the simulator "
-      f"overlaps the gathers and gives a mean error of {100 * am:.1f}% (worst {100 * aw[0]:.1f}%), "
-      "far outside tolerance: so this is an assumption the fit depends on, stated here rather "
-      "than hidden in a parameter.")
-    w("- The fitted network efficiency 0.5 is below what nccl-tests reach on one EDR port (about "
-      "0.9); the fit folds into it what the model does not resolve (GPUDirect through the DGX-2's "
-      "PCIe switches, NCCL/GEMM contention for SMs and HBM). Likewise the quantization rates "
-      "(about 10% of HBM) stand for DeepSpeed 0.9/0.10's whole per-byte ZeRO++ path, kernels plus "
-      "PyTorch glue. A measured profile replaces both.\n")
-    w("## Predictions (written before comparison with any published value)\n")
-    w(f"Generated at commit `{commit}` with the profile above; nothing below was compared with "
-      "the paper's other results when this was written. TFLOPs/GPU, flow tier.\n")
-    for t in (1024, 2048):
-        for title, cfgs in (("384 GPUs at 1, 2 and 8 x 100 Gbps per node", ((24, 1), (24, 2), (24, 8))),
-                            ("64 and 128 GPUs at 4 x 100 Gbps per node", ((4, 4), (8, 4)))):
-            w(f"### {title}, {t} tokens/GPU\n")
-            head = "| model | strategy | " + " | ".join(
-                f"{n * 16} GPUs, {k}x100G" for n, k in cfgs) + " |"
-            w(head)
-            w("|---|---|" + "---|" * len(cfgs))
-            for m in models:
-                for s in STRATEGIES:
-                    vals = [pred[(m, t, s, n, k)]["tflops_per_gpu"] for n, k in cfgs]
-                    w(f"| {m} | {s} | " + " | ".join(f"{v:.1f}" for v in vals) + " |")
-            w("")
+      f"overlaps the gathers and gives a mean error of {100 * am:.1f}% (worst {100 * aw[0]:.1f}%). "
+      "Refitted with the default prefetch, the best plausible profile reaches a mean of 16.9% (worst "
+      "32%; `scripts/paper_fit.py --deepspeed` with the tutorial's configs), so the fit depends on "
+      "this assumption; it is stated here rather than hidden in a parameter.")
+    w("- `zero3_fetch_ns_per_param` stands for a cost the tables show (bandwidth- and "
+      "token-independent, proportional to parameters) whose mechanism is not identified. It applies "
+      "to every fetch, hpZ's intra-node ones included; charging only the cross-node fetches fits "
+      "worse (mean 9.1%, worst speedup 27.9%).")
+    w("- Misses: the gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ 13-23% too slow: the published runs hid "
+      "more of the 18B model's communication than the no-overlap model allows) and ZeRO++ at IB: 1 "
+      "for the larger models (9-19% too fast: the published ZeRO++ lost more from IB: 4 to IB: 1 than "
+      "its halved cross-node gathers and INT4 all-to-alls cost in the model).\n")
+    w("## Predictions\n")
+    w(f"Predictions of the evaluation's other points (384 GPUs at 2 and 8 x 100 Gbps, the tutorial's "
+      f"4-node run at 1-8 x 100 Gbps, each technique alone) were committed before any comparison: "
+      f"`reports/paper-predictions.md`, generated at commit `{pred['commit']}`.\n")
     w("### hpZ memory cost (384 GPUs, k = 16)\n")
     w("| model | hpZ secondary partition per GPU | peak per GPU ZeRO-3 | peak per GPU ZeRO++ | "
       "fits in 32 GiB |")
     w("|---|---|---|---|---|")
     for m in models:
         for t in (1024, 2048):
-            a = pred[(m, t, "zero3", 24, 8)]["memory"]
-            b = pred[(m, t, "zeropp", 24, 8)]["memory"]
+            a = mem[(m, t, "zero3")]["memory"]
+            b = mem[(m, t, "zeropp")]["memory"]
             w(f"| {m} ({t} tokens) | {b['components']['hpz_secondary'] / 2**30:.2f} GiB | "
               f"{a['peak_bytes_per_gpu'] / 2**30:.2f} GiB | {b['peak_bytes_per_gpu'] / 2**30:.2f} GiB"
               f" | {'yes' if b['fits'] else 'no'} |")
@@ -242,7 +274,8 @@ def bar_chart(rows):
     items = []
     for r in rows:
         c = r["cell"]
-        items.append((f"{c['model'][4:]} {c['tokens_per_gpu'] // 1024}K", r["p3"], r["s3"], r["pp"], r["sp"]))
+        items.append((f"IB{c['ib']} {c['model'][4:]} {c['tokens_per_gpu'] // 1024}K", r["p3"], r["s3"], r["pp"],
+                      r["sp"]))
     width = len(items) * (4 * bw + gap) + 60
     vmax = max(max(i[1:]) for i in items) * 1.1
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 50}" '
