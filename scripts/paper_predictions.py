@@ -18,25 +18,14 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TECHNIQUES = {"zero3": {}, "zeropp": None,
-              "zero3+qwz": {"zero_quantized_weights": True},
-              "zero3+hpz": {"zero_hpz_partition_size": 16},
-              "zero3+qgz": {"zero_quantized_gradients": True}}
+# Strategy -> the suffix of its config in workloads/deepspeed/ (each technique alone = ZeRO-3's config
+# plus that technique's key).
+TECHNIQUES = {"zero3": "zero3", "zeropp": "zeropp", "zero3+qwz": "zero3-qwz", "zero3+hpz": "zero3-hpz",
+              "zero3+qgz": "zero3-qgz"}
 
 
-def configs(prefix, tmp):
-    """Config path per strategy: ZeRO-3 and ZeRO++ as shipped, each technique = ZeRO-3 + its key."""
-    base = json.load(open(os.path.join(ROOT, f"workloads/deepspeed/{prefix}-zero3.json")))
-    out = {}
-    for name, keys in TECHNIQUES.items():
-        if keys is None:
-            out[name] = os.path.join(ROOT, f"workloads/deepspeed/{prefix}-zeropp.json")
-            continue
-        c = json.loads(json.dumps(base))
-        c["zero_optimization"].update(keys)
-        out[name] = os.path.join(tmp, f"{prefix}-{name}.json")
-        json.dump(c, open(out[name], "w"))
-    return out
+def configs(prefix):
+    return {s: os.path.join(ROOT, f"workloads/deepspeed/{prefix}-{suffix}.json") for s, suffix in TECHNIQUES.items()}
 
 
 def run(zerosim, args):
@@ -60,20 +49,19 @@ def main():
                             text=True).stdout.strip()
     res = {"commit": commit, "profile": "calibrate/profiles/dgx2-v100.json", "tier": "flow",
            "paper_384": [], "tutorial": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        paper, tut = configs("zeropp-paper", tmp), configs("zeropp-tutorial", tmp)
-        for model in ("gpt-18b", "gpt-138b"):
-            for ib in (2, 8):
-                for strat, cfg in paper.items():
-                    r = run(zerosim, ["--cluster", "dgx2-v100", "--nodes", "24", "--nics-per-node", str(ib),
-                                      "--nic-gbps", "100", "--model", model, "--tokens-per-gpu", "2048",
-                                      "--deepspeed", cfg])
-                    res["paper_384"].append({"model": model, "ib": ib, "strategy": strat, **r})
-        for ib in (1, 2, 4, 8):
-            for strat, cfg in tut.items():
-                r = run(zerosim, ["--cluster", "dgx2-v100", "--nodes", "4", "--nics-per-node", str(ib),
-                                  "--nic-gbps", "100", "--model", "gpt-18b", "--deepspeed", cfg])
-                res["tutorial"].append({"ib": ib, "strategy": strat, **r})
+    paper, tut = configs("zeropp-paper"), configs("zeropp-tutorial")
+    for model in ("gpt-18b", "gpt-138b"):
+        for ib in (2, 8):
+            for strat, cfg in paper.items():
+                r = run(zerosim, ["--cluster", "dgx2-v100", "--nodes", "24", "--nics-per-node", str(ib),
+                                  "--nic-gbps", "100", "--model", model, "--tokens-per-gpu", "2048",
+                                  "--deepspeed", cfg])
+                res["paper_384"].append({"model": model, "ib": ib, "strategy": strat, **r})
+    for ib in (1, 2, 4, 8):
+        for strat, cfg in tut.items():
+            r = run(zerosim, ["--cluster", "dgx2-v100", "--nodes", "4", "--nics-per-node", str(ib),
+                              "--nic-gbps", "100", "--model", "gpt-18b", "--deepspeed", cfg])
+            res["tutorial"].append({"ib": ib, "strategy": strat, **r})
     write(os.path.join(ROOT, "reports/paper-predictions.json"), json.dumps(res, indent=1) + "\n")
 
     md = ["# ZeRO++ evaluation: predictions before comparison", "",

@@ -35,6 +35,18 @@ void print_summary(const json& r) {
                   .c_str());
   std::printf("  model %s (%.2fB params)\n", sc["model"]["name"].get<std::string>().c_str(),
               sc["params"].get<double>() / 1e9);
+  // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
+  // are DeepSpeed's own defaults for stage 3.
+  const auto& st = sc["strategy"];
+  const std::string from = st["source"].get<std::string>();
+  std::printf("%s\n",
+              fmt::format("  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
+                          "stage3_max_live_parameters {:g}, overlap_comm {} ({})",
+                          st["reduce_bucket_elems"].get<double>(),
+                          st["prefetch_bucket_elems"].get<double>(),
+                          st["max_live_params"].get<double>(), st["overlap_comm"].get<bool>(),
+                          from == "--strategy" ? "DeepSpeed's defaults" : "from " + from)
+                  .c_str());
   std::printf("  step time     %s\n", format_time(r["step_time_s"].get<double>()).c_str());
   std::printf("  TFLOPs/GPU    %.1f\n", r["tflops_per_gpu"].get<double>());
   std::printf("  tokens/s      %.0f\n", r["tokens_per_s"].get<double>());
