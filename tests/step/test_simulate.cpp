@@ -4,6 +4,7 @@
 // ZeRO++ helps most.
 #include <doctest/doctest.h>
 
+#include "sim/core/json_io.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
@@ -186,7 +187,8 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   auto r = simulate(paper("zeropp"));
   const auto& b = r["breakdown"];
   const double parts = b["compute_s"].get<double>() + b["recompute_s"].get<double>() +
-                       b["optimizer_s"].get<double>() + b["exposed_comm_s"]["total"].get<double>() +
+                       b["optimizer_s"].get<double>() + b["param_fetch_s"].get<double>() +
+                       b["exposed_comm_s"]["total"].get<double>() +
                        b["exposed_kernels_s"].get<double>() + b["idle_s"].get<double>();
   CHECK(parts == doctest::Approx(r["step_time_s"].get<double>()).epsilon(1e-9));
   double kinds = 0;
@@ -291,4 +293,27 @@ TEST_CASE("writing a trace changes no byte of the result (labels are lowered onl
       CHECK(slurp(trace).find("\"name\":\"op\"") == std::string::npos);
     }
   fs::remove_all(dir);
+}
+
+TEST_CASE("the per-parameter fetch time is the profile's rate times every parameter fetched") {
+  // Each micro-step fetches every module's weights twice (forward, and backward after the
+  // recompute), the tied output projection fetching the word embeddings again: param_fetch_s =
+  // rate x 2 x (parameters + vocab x hidden) x micro-steps, for ZeRO-3 and ZeRO++ alike.
+  const json prof =
+      load_json_file(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/dgx2-v100.json");
+  const double rate = prof["zero3_fetch_ns_per_param"].get<double>() * 1e-9;
+  REQUIRE(rate > 0);
+  const ModelShape m = load_model("gpt-18b");
+  const double params = static_cast<double>(total_param_count(m)) +
+                        static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  for (const char* strategy : {"zero3", "zeropp"})
+    for (int accum : {1, 3}) {
+      Scenario s = paper(strategy);
+      s.grad_accum = accum;
+      const auto r = simulate(s);
+      CAPTURE(strategy);
+      CAPTURE(accum);
+      CHECK(r["breakdown"]["param_fetch_s"].get<double>() ==
+            doctest::Approx(rate * 2 * params * accum).epsilon(1e-9));
+    }
 }
