@@ -9,7 +9,9 @@
 // Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
 // 2.12; from 2.18 a multi-node ring's steps cost at least the host CPU's network post overhead
 // (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
-// treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate).
+// treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate). A tree's price
+// adds its pipeline fill across log2(nodes) network levels when the buffer spans few chunks
+// (tree_fill; NCCL's tuner assumes a filled pipeline).
 // hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
 // replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
 // the same ratio (profile / table ring value), so one fitted number per class and protocol moves
@@ -163,6 +165,40 @@ double tree_correction(int version_code, int proto, double bytes) {
   }
   const int entries = version_code >= 22300 ? 24 : 23;
   return log_size < entries ? kTreeCorrection[proto][log_size] : 1.0;
+}
+
+// A tree's pipeline fill. NCCL's tree moves each channel's share of the buffer in chunks through
+// log2(nodes) network levels; a level forwards a chunk once it holds all of it (the proxy posts one
+// network send per chunk), so with k chunks per channel the transfer takes (k + levels - 1) / k
+// of the filled pipeline's time NCCL's model assumes. Chunk payload per channel (NCCL's
+// enqueue.cc, buffer sizes of devcomm.h / NCCL_STEPS 8): LL 32 KiB (64 KiB of 16-B lines, half
+// payload), never adapted; LL128 576000 B (614400 B of lines x 120/128) and Simple 512 KiB,
+// halved by NCCL while the buffer spans too few chunks for the tree's depth (LL128 down to 32 KiB,
+// Simple to 32 KiB), so their fill stays small. NVLink levels inside a node are left out (they
+// forward at NVLink rate). One node or one level: 1.
+double tree_fill(const CommShape& s, double channels, int proto, double bytes) {
+  const int levels = log2i(s.nodes);
+  if (levels <= 1 || !(bytes > 0)) return 1.0;
+  const double ch = std::max(1.0, channels);
+  const auto spans = [&](double chunk) { return bytes / (ch * chunk); };
+  double chunk = 0;
+  if (proto == kLL) {
+    chunk = 32768;
+  } else if (proto == kLL128) {
+    chunk = 576000;
+    const double ppn = static_cast<double>(s.ranks) / s.nodes;
+    const double steps = 1 + levels + 0.1 * ppn;
+    while (spans(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (spans(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  } else {
+    chunk = 524288;
+    const double depth = s.ppn - 1 + levels;
+    while (spans(chunk) < depth * 8 && chunk > 131072) chunk /= 2;
+    while (spans(chunk) < depth * 4 && chunk > 65536) chunk /= 2;
+    while (spans(chunk) < depth && chunk > 32768) chunk /= 2;
+  }
+  const double k = std::max(1.0, std::ceil(spans(chunk)));
+  return (k + levels - 1) / k;
 }
 
 // NCCL's getNetOverhead (2.18+): the host CPU's cost of posting one network operation, in seconds.
@@ -354,9 +390,13 @@ double NcclChoice::time_s(double bytes, double pattern_s_per_byte, double busbw_
   return latency_s + bytes * effective_wire(pattern_s_per_byte, busbw_factor) * pattern_s_per_byte;
 }
 
-double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
+double NcclChoice::capped_wire(double pattern_s_per_byte, double busbw_factor) const {
   if (!(cap_Bps > 0) || !(pattern_s_per_byte > 0)) return wire;
   return std::max(wire, busbw_factor / cap_Bps / pattern_s_per_byte);
+}
+
+double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
+  return fill * capped_wire(pattern_s_per_byte, busbw_factor);
 }
 
 std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfile& profile,
@@ -378,7 +418,10 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
       c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
-      if (a == kTree) c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
+      if (a == kTree) {
+        c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
+        c.fill = tree_fill(shape, profile.nccl.channels, p, bytes);
+      }
       out.push_back(c);
     }
   }
@@ -400,7 +443,7 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
   for (const NcclChoice& c : candidates) {
     const double u = pattern_s_per_byte[static_cast<std::size_t>(c.pattern)];
     const double t =
-        c.tuner_latency_s + bytes * c.effective_wire(u, busbw_factor) * u / c.tuner_bw_factor;
+        c.tuner_latency_s + bytes * c.capped_wire(u, busbw_factor) * u / c.tuner_bw_factor;
     if (!best || t < best_t) {
       best = &c;
       best_t = t;

@@ -49,10 +49,14 @@ struct NcclChoice {
   double cap_Bps = 0;          // NCCL's bandwidth cap on busbw for this choice; 0 = none
   double tuner_bw_factor = 1;  // NCCL's tuner-only bandwidth correction (treeCorrectionFactor):
                                // what NCCL chooses by, not what the links deliver
+  double fill = 1;  // >= 1: a tree's pipeline fill across its network levels when the buffer
+                    // spans few chunks per channel, (k + levels - 1) / k; NCCL's tuner assumes 1
   // time(bytes) given the pattern's link-limited seconds per byte of the op's size.
   double time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const;
-  // The wire factor with the cap folded in: the flow tier scales flow bytes by it.
+  // The wire factor with the cap and the fill folded in: the flow tier scales flow bytes by it.
   double effective_wire(double pattern_s_per_byte, double busbw_factor) const;
+  // The same without the fill: what NCCL's tuner assumes.
+  double capped_wire(double pattern_s_per_byte, double busbw_factor) const;
 };
 
 // The candidates NCCL considers for shape under profile, restricted to `algo` / `proto` unless

@@ -19,6 +19,24 @@ namespace {
 constexpr double S = 1 << 30;
 constexpr double kNvLinkH100Bps = 450e9;
 
+// An all_reduce over `nodes` nodes of `ranks / nodes` GPUs each, as NCCL's tuner sees it.
+CommShape all_reduce_shape(int ranks, int nodes) {
+  CommShape sh;
+  sh.kind = CollKind::AllReduce;
+  sh.ranks = ranks;
+  sh.nodes = nodes;
+  sh.ppn = ranks / nodes;
+  return sh;
+}
+
+// The one candidate of a forced algorithm and protocol.
+NcclChoice only_choice(const CommShape& sh, const CostProfile& p, NcclAlgo a, NcclProto pr,
+                       double bytes) {
+  const auto c = nccl_candidates(sh, p, bytes, a, pr);
+  REQUIRE(c.size() == 1);
+  return c[0];
+}
+
 }  // namespace
 
 TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S/B") {
@@ -143,19 +161,13 @@ TEST_CASE(
 TEST_CASE("NCCL's treeCorrectionFactor scales the tree's bandwidth in the tuner's choice only") {
   // Index log2(bytes / 64): 128 KiB -> 11 (LL .5, LL128 .6, Simple .5); 512 MiB -> 23, past the
   // 23-entry table before 2.23 (1.0), HEAD's 24th entry from 2.23 (LL 1.0, LL128 1.0, Simple .9).
-  CommShape sh;
-  sh.kind = CollKind::AllReduce;
-  sh.ranks = 16;
-  sh.nodes = 2;
-  sh.ppn = 8;
+  const CommShape sh = all_reduce_shape(16, 2);
   const CostProfile v223 = test::shipped_profile("dgx-h100");
   CostProfile v218 = v223;
   v218.nccl.version = "2.18";
   v218.nccl.version_code = 21800;
   auto factor = [&](const CostProfile& p, NcclAlgo a, NcclProto pr, double bytes) {
-    const auto c = nccl_candidates(sh, p, bytes, a, pr);
-    REQUIRE(c.size() == 1);
-    return c[0].tuner_bw_factor;
+    return only_choice(sh, p, a, pr, bytes).tuner_bw_factor;
   };
   CHECK(factor(v223, NcclAlgo::Tree, NcclProto::LL, 131072) == 0.5);
   CHECK(factor(v223, NcclAlgo::Tree, NcclProto::LL128, 131072) == 0.6);
@@ -169,6 +181,27 @@ TEST_CASE("NCCL's treeCorrectionFactor scales the tree's bandwidth in the tuner'
   const auto tree_big = nccl_candidates(sh, v223, 1 << 30, NcclAlgo::Tree, NcclProto::LL)[0];
   CHECK(tree.wire == tree_big.wire);
   CHECK(tree.cap_Bps == tree_big.cap_Bps);
+}
+
+TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {
+  // 256 nodes x 4 GPUs, 16 channels: 8 network levels. LL chunks hold 32 KiB per channel: 128 KiB
+  // is one chunk per channel (fill 8), 16 MiB 32 chunks ((32 + 7) / 32). Simple at 64 MiB: NCCL
+  // halves its 512 KiB chunk while the buffer spans fewer than depth x 8 = 88 chunks per channel
+  // (depth 3 + 8), down to 128 KiB, then below depth x 4 = 44 down to 64 KiB: 64 chunks. Two
+  // nodes (one level) and rings: no fill. The tuner's choice does not see it.
+  const CommShape sh = all_reduce_shape(1024, 256);
+  CostProfile p = test::shipped_profile("dgx-a100");
+  p.nccl.channels = 16;
+  auto fill = [&](const CommShape& s, NcclAlgo a, NcclProto pr, double bytes) {
+    return only_choice(s, p, a, pr, bytes).fill;
+  };
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::LL, 131072) == Approx(8));
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::LL, 16 << 20) == Approx(39.0 / 32));
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::Simple, 64 << 20) == Approx(71.0 / 64));
+  CHECK(fill(sh, NcclAlgo::Ring, NcclProto::LL, 131072) == 1);
+  CHECK(fill(all_reduce_shape(8, 2), NcclAlgo::Tree, NcclProto::LL, 131072) == 1);
+  const auto c = nccl_candidates(sh, p, 131072, NcclAlgo::Tree, NcclProto::LL)[0];
+  CHECK(c.effective_wire(1e-9, 2) == Approx(8 * c.capped_wire(1e-9, 2)));
 }
 
 TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x efficiency") {
