@@ -85,8 +85,13 @@ const Accessor kAccessors[] = {
      "benchmark loop (3-60 us)",
      0, 60, [](CostProfile& p) { return &p.nccl.launch_s; }, 1e6},
     {"nccl/p2p_peer_us",
-     "cost per peer of a grouped send/recv (one proxy operation and work element per peer)", 0, 20,
-     [](CostProfile& p) { return &p.nccl.p2p_peer_s; }, 1e6},
+     "cost per peer on the same node of a grouped send/recv (one work element per peer; NVLink "
+     "peers progress in the kernel)",
+     0, 20, [](CostProfile& p) { return &p.nccl.p2p_peer_s; }, 1e6},
+    {"nccl/p2p_net_peer_us",
+     "cost per peer across the network of a grouped send/recv (the proxy thread posts and "
+     "progresses each network peer's transfers in turn: 1-15 us per peer)",
+     0, 20, [](CostProfile& p) { return &p.nccl.p2p_net_peer_s; }, 1e6},
     {"nccl/p2p_efficiency",
      "bandwidth of grouped send/recv (all_to_all) / a ring's over the same links (nccl-tests "
      "alltoall reaches 0.85-0.95 of line rate where rings reach 0.95-0.98)",

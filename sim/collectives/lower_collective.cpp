@@ -228,8 +228,10 @@ CollectivePlan lower_pattern(const CollectiveOp& op, const Topology& topo,
   PhaseBuilder pb(source_limit);
   for (const auto& g : op.groups) {
     if (op.kind == CollKind::SendRecv) {
+      const bool remote = topo.node_of(g[0]) != topo.node_of(g[1]);
       pb.raise_latency(nccl_p2p_latency(
-          profile, coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile), 1));
+          profile, coll_detail::add_transfer(pb, g[0], g[1], op.bytes, topo, profile),
+          remote ? 0 : 1, remote ? 1 : 0));
       pb.set_wire(1.0 / profile.nccl.p2p_efficiency);
     } else if (op.kind == CollKind::AllToAll) {
       coll_detail::add_direct_exchange(pb, g, op.bytes / static_cast<double>(g.size()), topo,

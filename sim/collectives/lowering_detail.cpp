@@ -207,7 +207,17 @@ void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double
       for (int dst : group)
         if (src != dst)
           latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
-  pb.raise_latency(nccl_p2p_latency(profile, latency, static_cast<int>(group.size()) - 1));
+  // Per-peer costs of the busiest rank: peers on its node and peers across the network.
+  std::map<int, int> per_node;
+  for (int r : group) ++per_node[topo.node_of(r)];
+  int node_peers = 0, net_peers = 0;
+  double peers_cost = -1;
+  for (const auto& [node, count] : per_node) {
+    const int here = count - 1, there = static_cast<int>(group.size()) - count;
+    const double cost = here * profile.nccl.p2p_peer_s + there * profile.nccl.p2p_net_peer_s;
+    if (cost > peers_cost) peers_cost = cost, node_peers = here, net_peers = there;
+  }
+  pb.raise_latency(nccl_p2p_latency(profile, latency, node_peers, net_peers));
   pb.set_wire(1.0 / profile.nccl.p2p_efficiency);
 }
 

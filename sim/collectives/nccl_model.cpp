@@ -6,6 +6,12 @@
 //  - kV218: 2.18 to 2.22 (new baseLat, NVLS and NVLS tree, tree x0.85 more);
 //  - kV223: 2.23 and later (PAT for all_gather / reduce_scatter with one rank per node, LL at 1/2
 //    of the link, Hopper LL cap 141 GB/s, plateau x1.4 (x1.9 on Volta) from 64 B per channel-rank).
+// Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
+// 2.12; from 2.18 a multi-node ring's steps cost at least the host CPU's network post overhead
+// (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
+// treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate). A tree's price
+// adds its pipeline fill across log2(nodes) network levels when the buffer spans few chunks
+// (tree_fill; NCCL's tuner assumes a filled pipeline).
 // hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
 // replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
 // the same ratio (profile / table ring value), so one fitted number per class and protocol moves
@@ -16,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "sim/collectives/lowering_detail.hpp"
 #include "sim/core/error.hpp"
@@ -40,6 +47,8 @@ struct Table {
   bool pat;
   bool plateau_per_channel;  // plateau from 64 B per channel and rank (2.23+), else nRanks/16 x 64K
   double plateau_volta, plateau_other;
+  bool net_overhead;  // 2.18+: every step of a multi-node ring costs at least the host's network
+                      // post overhead (getNetOverhead), x3 for Simple
 };
 
 constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -56,7 +65,8 @@ constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0
                          false,
                          false,
                          1.9,
-                         1.9};
+                         1.9,
+                         false};
 
 constexpr Table kV218 = {
     {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 23.0f}, {0, 0, 23.0f}, {0, 0, 0}},
@@ -73,7 +83,8 @@ constexpr Table kV218 = {
     false,
     false,
     1.9,
-    1.9};
+    1.9,
+    true};
 
 constexpr Table kV223 = {
     {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
@@ -90,7 +101,8 @@ constexpr Table kV223 = {
     true,
     true,
     1.9,
-    1.4};
+    1.4,
+    true};
 
 const Table& table_for(int version_code) {
   if (version_code >= 22300) return kV223;
@@ -132,6 +144,66 @@ int log2i(int n) {
 
 int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
 
+// NCCL's treeCorrectionFactor[proto][log2(bytes / 64)] (2.12 onwards; 23 entries, 24 from 2.23):
+// the tuner's tree bandwidth times this factor, NVIDIA's measured shortfall of a tree's pipeline
+// at mid sizes.
+constexpr double kTreeCorrection[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+double tree_correction(int version_code, int proto, double bytes) {
+  if (version_code < 21200) return 1.0;  // the quoted 2.7 tuner has no correction
+  std::int64_t b = static_cast<std::int64_t>(bytes) >> 6;
+  int log_size = 0;
+  while (b > 1) {
+    b >>= 1;
+    ++log_size;
+  }
+  const int entries = version_code >= 22300 ? 24 : 23;
+  return log_size < entries ? kTreeCorrection[proto][log_size] : 1.0;
+}
+
+// A tree's pipeline fill. NCCL's tree moves each channel's share of the buffer in chunks through
+// log2(nodes) network levels; a level forwards a chunk once it holds all of it (the proxy posts one
+// network send per chunk), so with k chunks per channel the transfer takes (k + levels - 1) / k
+// of the filled pipeline's time NCCL's model assumes. Chunk payload per channel (NCCL's
+// enqueue.cc, buffer sizes of devcomm.h / NCCL_STEPS 8): LL 32 KiB (64 KiB of 16-B lines, half
+// payload), never adapted; LL128 576000 B (614400 B of lines x 120/128) and Simple 512 KiB,
+// halved by NCCL while the buffer spans too few chunks for the tree's depth (LL128 down to 32 KiB,
+// Simple to 32 KiB), so their fill stays small. NVLink levels inside a node are left out (they
+// forward at NVLink rate). One node or one level: 1.
+double tree_fill(const CommShape& s, double channels, int proto, double bytes) {
+  const int levels = log2i(s.nodes);
+  if (levels <= 1 || !(bytes > 0)) return 1.0;
+  const double ch = std::max(1.0, channels);
+  const auto spans = [&](double chunk) { return bytes / (ch * chunk); };
+  double chunk = 0;
+  if (proto == kLL) {
+    chunk = 32768;
+  } else if (proto == kLL128) {
+    chunk = 576000;
+    const double ppn = static_cast<double>(s.ranks) / s.nodes;
+    const double steps = 1 + levels + 0.1 * ppn;
+    while (spans(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (spans(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  } else {
+    chunk = 524288;
+    const double depth = s.ppn - 1 + levels;
+    while (spans(chunk) < depth * 8 && chunk > 131072) chunk /= 2;
+    while (spans(chunk) < depth * 4 && chunk > 65536) chunk /= 2;
+    while (spans(chunk) < depth && chunk > 32768) chunk /= 2;
+  }
+  const double k = std::max(1.0, std::ceil(spans(chunk)));
+  return (k + levels - 1) / k;
+}
+
+// NCCL's getNetOverhead (2.18+): the host CPU's cost of posting one network operation, in seconds.
+double net_overhead_s(HostCpu cpu) { return cpu == HostCpu::Amd ? 2e-6 : 1e-6; }
+
 double latency_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
                   int proto, double bytes, bool tuner) {
   const NcclParams& n = profile.nccl;
@@ -140,9 +212,17 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
   if (algo == kRing) {
     const int mult = s.kind == CollKind::AllReduce ? 2 : 1;
     const int steps = mult * (s.ranks - 1);
-    const int inter = multi ? mult * (s.nodes - 1) : 0;
+    // Network steps: nodes - 1 for all_gather / reduce_scatter; for all_reduce 2 (nodes - 1) in
+    // NCCL 2.7, 2 nodes from 2.12 on (a chunk crosses each of the ring's node boundaries on both
+    // passes), never more than the ring's steps (one rank per node: every step is a network one).
+    const int ar_inter = n.version_code >= 21200 ? 2 * s.nodes : 2 * (s.nodes - 1);
+    const int inter = !multi ? 0 : mult == 2 ? std::min(ar_inter, steps) : s.nodes - 1;
     double intra = hop_latency(t, profile, s.intra, kRing, proto, tuner);
     if (multi && proto == kLL) intra *= 1.8;
+    // A multi-node ring's steps are paced by the proxy posting one network operation per step
+    // (NCCL: "inter-node rings still have to launch nsteps * net overhead").
+    if (multi && t.net_overhead)
+      intra = std::max(intra, net_overhead_s(profile.nccl.host_cpu) * (proto == kSimple ? 3 : 1));
     double ring = (steps - inter) * intra +
                   inter * hop_latency(t, profile, LinkClass::Network, kRing, proto, tuner);
     if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
@@ -310,9 +390,13 @@ double NcclChoice::time_s(double bytes, double pattern_s_per_byte, double busbw_
   return latency_s + bytes * effective_wire(pattern_s_per_byte, busbw_factor) * pattern_s_per_byte;
 }
 
-double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
+double NcclChoice::capped_wire(double pattern_s_per_byte, double busbw_factor) const {
   if (!(cap_Bps > 0) || !(pattern_s_per_byte > 0)) return wire;
   return std::max(wire, busbw_factor / cap_Bps / pattern_s_per_byte);
+}
+
+double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
+  return fill * capped_wire(pattern_s_per_byte, busbw_factor);
 }
 
 std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfile& profile,
@@ -334,6 +418,10 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
       c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
+      if (a == kTree) {
+        c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
+        c.fill = tree_fill(shape, profile.nccl.channels, p, bytes);
+      }
       out.push_back(c);
     }
   }
@@ -354,7 +442,8 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
   double best_t = 0;
   for (const NcclChoice& c : candidates) {
     const double u = pattern_s_per_byte[static_cast<std::size_t>(c.pattern)];
-    const double t = c.tuner_latency_s + bytes * c.effective_wire(u, busbw_factor) * u;
+    const double t =
+        c.tuner_latency_s + bytes * c.capped_wire(u, busbw_factor) * u / c.tuner_bw_factor;
     if (!best || t < best_t) {
       best = &c;
       best_t = t;
@@ -363,9 +452,11 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
   return *best;
 }
 
-double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int peers) {
+double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int node_peers,
+                        int net_peers) {
   return profile.nccl.launch_s + table_for(profile.nccl.version_code).base[kRing][kSimple] * 1e-6 +
-         hop_latency_s + peers * profile.nccl.p2p_peer_s;
+         hop_latency_s + node_peers * profile.nccl.p2p_peer_s +
+         net_peers * profile.nccl.p2p_net_peer_s;
 }
 
 bool is_nccl_collective(const CollectiveOp& op) {

@@ -47,10 +47,16 @@ struct NcclChoice {
                                // predicts, and so what it chooses by
   double wire = 1;             // multiplies the pattern's link-limited seconds per byte (>= 1)
   double cap_Bps = 0;          // NCCL's bandwidth cap on busbw for this choice; 0 = none
+  double tuner_bw_factor = 1;  // NCCL's tuner-only bandwidth correction (treeCorrectionFactor):
+                               // what NCCL chooses by, not what the links deliver
+  double fill = 1;  // >= 1: a tree's pipeline fill across its network levels when the buffer
+                    // spans few chunks per channel, (k + levels - 1) / k; NCCL's tuner assumes 1
   // time(bytes) given the pattern's link-limited seconds per byte of the op's size.
   double time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const;
-  // The wire factor with the cap folded in: the flow tier scales flow bytes by it.
+  // The wire factor with the cap and the fill folded in: the flow tier scales flow bytes by it.
   double effective_wire(double pattern_s_per_byte, double busbw_factor) const;
+  // The same without the fill: what NCCL's tuner assumes.
+  double capped_wire(double pattern_s_per_byte, double busbw_factor) const;
 };
 
 // The candidates NCCL considers for shape under profile, restricted to `algo` / `proto` unless
@@ -70,10 +76,12 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
                        const std::array<double, kTrafficPatterns>& pattern_s_per_byte,
                        double busbw_factor);
 
-// Latency of a grouped point-to-point exchange (all_to_all, send_recv, each hop of two_hop) with
-// `peers` peers per rank: launch + Simple ring base latency + the slowest hop + peers x the
-// per-peer cost.
-double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int peers);
+// Latency of a grouped point-to-point exchange (all_to_all, send_recv, each hop of two_hop) whose
+// busiest rank has `node_peers` peers on its own node and `net_peers` across the network:
+// launch + Simple ring base latency + the slowest hop + node_peers x p2p_peer + net_peers x
+// p2p_net_peer (the proxy thread posts and progresses every network peer's transfers in turn).
+double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int node_peers,
+                        int net_peers);
 
 // Is op one NCCL prices by (algorithm, protocol): all_gather, reduce_scatter or all_reduce lowered
 // as NCCL's own collective (algorithm auto, ring or intra_node), not a zerosim composition.

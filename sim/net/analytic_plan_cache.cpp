@@ -30,10 +30,11 @@ void visit_profile_key(const CostProfile& p, F&& f) {
   f(p.nccl.version_code);
   f(p.nccl.launch_s);
   f(p.nccl.p2p_peer_s);
+  f(p.nccl.p2p_net_peer_s);
   f(p.nccl.nvls);
   f(p.nccl.p2p_efficiency);
 }
-constexpr std::size_t kProfileKeyValues = 14;  // the values visit_profile_key passes
+constexpr std::size_t kProfileKeyValues = 15;  // the values visit_profile_key passes
 
 template <class F>
 void visit_key(const Topology& t, const CostProfile& p, F&& f) {

@@ -320,7 +320,8 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     double hop = 0;
     for (const int* p : {same_pair, cross_pair})
       if (p[0] >= 0) hop = std::max(hop, coll_detail::hop(topo, profile, p[0], p[1]).latency_s);
-    latency = std::max(latency, nccl_p2p_latency(profile, hop, static_cast<int>(n) - 1));
+    // Rail groups hold one GPU per node: every peer is across the network.
+    latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));
   }
   if (counts.empty()) return plan;  // no pairs: lower_collective makes no phase either
   std::vector<double> load(capacity.size(), 0.0);

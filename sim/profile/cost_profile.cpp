@@ -11,7 +11,8 @@
 //                    "ll128_hop_latency_us": 1.9, "efficiency": 0.82}, "pcie": {...},
 //                    "network": {...}},
 //   "nccl": {"version": "2.18", "arch": "hopper", "channels": 16, "launch_us": 5, "nvls": true,
-//            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5, "p2p_efficiency": 0.9}
+//            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5, "p2p_net_peer_us": 1,
+//            "p2p_efficiency": 0.9, "host_cpu": "intel"}
 // }
 #include "sim/profile/cost_profile.hpp"
 
@@ -63,7 +64,7 @@ KernelCost parse_kernel(const JsonReader& r) {
 
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
-                    "p2p_peer_us", "p2p_efficiency"});
+                    "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -92,7 +93,19 @@ NcclParams parse_nccl(const JsonReader& r) {
     r.at("nvls").fail("NVLink SHARP needs arch hopper and NCCL 2.18 or later");
   n.nvls_efficiency = get_efficiency(r.at("nvls_efficiency"));
   n.p2p_peer_s = r.at("p2p_peer_us").get_nonnegative() * 1e-6;
+  n.p2p_net_peer_s = r.at("p2p_net_peer_us").get_nonnegative() * 1e-6;
   n.p2p_efficiency = get_efficiency(r.at("p2p_efficiency"));
+  const std::string cpu = r.at("host_cpu").get_string();
+  bool cpu_known = false;
+  for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
+    if (cpu == host_cpu_key(c)) {
+      n.host_cpu = c;
+      cpu_known = true;
+    }
+  if (!cpu_known)
+    r.at("host_cpu")
+        .fail(fmt::format("must be intel, amd or other (the host CPU vendor NCCL reads), got '{}'",
+                          cpu));
   return n;
 }
 
@@ -113,6 +126,18 @@ const std::vector<std::string>& cost_profile_kernel_names() {
 const char* link_class_key(LinkClass c) {
   for (const auto& [cls, key] : kLinkClassKeys)
     if (cls == c) return key;
+  return "?";
+}
+
+const char* host_cpu_key(HostCpu c) {
+  switch (c) {
+    case HostCpu::Intel:
+      return "intel";
+    case HostCpu::Amd:
+      return "amd";
+    case HostCpu::Other:
+      return "other";
+  }
   return "?";
 }
 
@@ -304,7 +329,9 @@ json to_json(const CostProfile& p) {
                {"nvls", p.nccl.nvls},
                {"nvls_efficiency", clean(p.nccl.nvls_efficiency)},
                {"p2p_peer_us", clean(p.nccl.p2p_peer_s * 1e6)},
-               {"p2p_efficiency", clean(p.nccl.p2p_efficiency)}};
+               {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
+               {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
+               {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
   return j;
 }
 

@@ -27,6 +27,11 @@ struct LinkClassCost {
 
 enum class GpuArch { Volta, Ampere, Hopper };  // the rows of NCCL's per-architecture caps
 
+// The host CPU's vendor: NCCL (>= 2.18) charges every step of a multi-node ring at least its
+// per-vendor network post overhead (getNetOverhead: Intel 1 us, AMD 2 us, other 1 us; x3 for
+// Simple), the proxy thread's cost of posting one network operation.
+enum class HostCpu { Intel, Amd, Other };
+
 // How NCCL runs collectives on this machine (nccl_model.hpp): the release whose tuning constants
 // apply, the architecture row of its bandwidth caps, its channel count, the host-side cost of one
 // collective call, NVLink SHARP, and the per-peer cost of grouped point-to-point operations.
@@ -39,8 +44,11 @@ struct NcclParams {
   double launch_s = 0;   // per collective call: launch, proxy and host overhead
   bool nvls = false;     // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
   double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction
-  double p2p_peer_s = 0;          // per peer of a grouped send/recv (all_to_all), per call
-  double p2p_efficiency = 1;      // grouped send/recv bandwidth / a ring's on the same links
+  double p2p_peer_s = 0;          // per peer inside the node (NVLink / PCIe) of a grouped send/recv
+  double p2p_net_peer_s = 0;      // per peer across the network of a grouped send/recv: the proxy
+                                  // thread posts and progresses each network peer's transfers
+  HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
+  double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
 };
 
 struct KernelCost {
@@ -92,6 +100,7 @@ struct CostProfile {
 const std::vector<std::string>& cost_profile_kernel_names();
 const char* link_class_key(LinkClass c);
 const char* gpu_arch_key(GpuArch a);
+const char* host_cpu_key(HostCpu c);
 // "2.18" -> 21800, "2.7.8" -> 20708; -1 when not MAJOR.MINOR[.PATCH] with MINOR, PATCH < 100.
 int nccl_version_code(const std::string& version);
 

@@ -64,17 +64,23 @@ inline double step_alpha(const Topology& topo, const CostProfile& prof, int src,
 
 // NCCL's Ring/Simple latency (nccl_model.hpp) with the 8.4 us baseLat every tuning table has for
 // Ring/Simple: launch + base + (steps - network steps) NVLink hops + network steps x network hop.
+// From NCCL 2.18 a multi-node ring's NVLink steps cost at least 3 x the host's network post
+// overhead (Intel 1 us, AMD 2 us).
 inline double ring_simple_latency(const CostProfile& p, CollKind kind, int n, int nodes) {
   const int mult = kind == CollKind::AllReduce ? 2 : 1;
   const int steps = mult * (n - 1), inter = nodes > 1 ? mult * (nodes - 1) : 0;
-  return p.nccl.launch_s + 8.4e-6 +
-         (steps - inter) * p.link_class(LinkClass::NvLink).hop_latency_s +
+  double intra = p.link_class(LinkClass::NvLink).hop_latency_s;
+  if (nodes > 1 && p.nccl.version_code >= 21800)
+    intra = std::max(intra, 3 * (p.nccl.host_cpu == HostCpu::Amd ? 2e-6 : 1e-6));
+  return p.nccl.launch_s + 8.4e-6 + (steps - inter) * intra +
          inter * p.link_class(LinkClass::Network).hop_latency_s;
 }
 
-// NCCL's grouped point-to-point latency: launch + base + the slowest hop + peers x per-peer cost.
-inline double p2p_latency(const CostProfile& p, double hop_s, int peers) {
-  return p.nccl.launch_s + 8.4e-6 + hop_s + peers * p.nccl.p2p_peer_s;
+// NCCL's grouped point-to-point latency: launch + base + the slowest hop + per-peer costs (peers
+// on the node, peers across the network).
+inline double p2p_latency(const CostProfile& p, double hop_s, int node_peers, int net_peers) {
+  return p.nccl.launch_s + 8.4e-6 + hop_s + node_peers * p.nccl.p2p_peer_s +
+         net_peers * p.nccl.p2p_net_peer_s;
 }
 
 // op forced to NCCL's ring with the Simple protocol (NCCL_ALGO=Ring NCCL_PROTO=Simple).

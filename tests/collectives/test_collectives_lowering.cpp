@@ -204,7 +204,7 @@ TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over 
   CHECK(plan.phases[0].flows[0].dst_gpu == 8);
   CHECK(plan.phases[0].flows[0].bytes == S);
   CHECK(plan.phases[0].latency_s ==
-        Approx(test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 8), 1)));
+        Approx(test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 8), 0, 1)));
 
   // GPU 7 (rail 7) to GPU 8 (node 1, rail 0): NVLink to GPU 0, then rail 0.
   const auto pxn =
@@ -218,7 +218,36 @@ TEST_CASE("send_recv: one flow per [src, dst] pair; cross-rail pairs relay over 
   CHECK(pxn.phases[0].flows[1].bytes == S);
   CHECK(pxn.phases[0].latency_s ==
         Approx(test::p2p_latency(
-            prof, test::step_alpha(topo, prof, 7, 0) + test::step_alpha(topo, prof, 0, 8), 1)));
+            prof, test::step_alpha(topo, prof, 7, 0) + test::step_alpha(topo, prof, 0, 8), 0, 1)));
+}
+
+TEST_CASE("grouped send/recv pays p2p_peer per peer on the node, p2p_net_peer per network peer") {
+  // all_to_all over 2 nodes x 8 GPUs: every rank has 7 peers on its node and 8 across the
+  // network; a send_recv inside a node has one node peer, across nodes one network peer.
+  const Topology topo = test::dgx("dgx-h100", 2);
+  CostProfile base = test::shipped_profile("dgx-h100");
+  base.nccl.p2p_peer_s = 1e-6;
+  base.nccl.p2p_net_peer_s = 1e-6;
+  CostProfile net = base, node = base;
+  net.nccl.p2p_net_peer_s = 11e-6;
+  node.nccl.p2p_peer_s = 3e-6;
+  std::vector<int> all(16);
+  for (int g = 0; g < 16; ++g) all[static_cast<std::size_t>(g)] = g;
+  const auto latency = [&](const CostProfile& p, CollKind kind,
+                           std::vector<std::vector<int>> groups) {
+    return lower_collective(make_op(kind, Algorithm::Auto, std::move(groups), S), topo, p)
+        .phases[0]
+        .latency_s;
+  };
+  const double a2a = latency(base, CollKind::AllToAll, {all});
+  CHECK(latency(net, CollKind::AllToAll, {all}) - a2a == Approx(8 * 10e-6));
+  CHECK(latency(node, CollKind::AllToAll, {all}) - a2a == Approx(7 * 2e-6));
+  const double inside = latency(base, CollKind::SendRecv, {{0, 1}});
+  CHECK(latency(net, CollKind::SendRecv, {{0, 1}}) == Approx(inside));
+  CHECK(latency(node, CollKind::SendRecv, {{0, 1}}) - inside == Approx(2e-6));
+  const double across = latency(base, CollKind::SendRecv, {{0, 8}});
+  CHECK(latency(net, CollKind::SendRecv, {{0, 8}}) - across == Approx(10e-6));
+  CHECK(latency(node, CollKind::SendRecv, {{0, 8}}) == Approx(across));
 }
 
 TEST_CASE("concurrent groups share one phase; a group of one rank moves nothing") {

@@ -19,6 +19,24 @@ namespace {
 constexpr double S = 1 << 30;
 constexpr double kNvLinkH100Bps = 450e9;
 
+// An all_reduce over `nodes` nodes of `ranks / nodes` GPUs each, as NCCL's tuner sees it.
+CommShape all_reduce_shape(int ranks, int nodes) {
+  CommShape sh;
+  sh.kind = CollKind::AllReduce;
+  sh.ranks = ranks;
+  sh.nodes = nodes;
+  sh.ppn = ranks / nodes;
+  return sh;
+}
+
+// The one candidate of a forced algorithm and protocol.
+NcclChoice only_choice(const CommShape& sh, const CostProfile& p, NcclAlgo a, NcclProto pr,
+                       double bytes) {
+  const auto c = nccl_candidates(sh, p, bytes, a, pr);
+  REQUIRE(c.size() == 1);
+  return c[0];
+}
+
 }  // namespace
 
 TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S/B") {
@@ -70,6 +88,120 @@ TEST_CASE(
   CHECK(with(NcclProto::Auto, 4096) == Approx(with(NcclProto::LL, 4096)));
   CHECK(with(NcclProto::Auto, S) <=
         std::min(with(NcclProto::Simple, S), with(NcclProto::LL128, S)));
+}
+
+TEST_CASE("multi-node ring steps cost at least NCCL's network post overhead (2.18+)") {
+  // 2 DGX H100 nodes, all_gather over 16 ranks: 14 NVLink steps and 1 network step. With NVLink
+  // hops cheaper than the overhead, every NVLink step costs getNetOverhead (Intel 1 us, AMD 2 us;
+  // x3 for Simple): AMD hosts add 14 x 1 us on LL, 14 x 3 us on Simple. One node, NVLink hops
+  // above the overhead, or NCCL 2.12's constants: no difference.
+  const Topology topo = test::dgx("dgx-h100", 2);
+  CostProfile intel = test::shipped_profile("dgx-h100");
+  intel.nccl.host_cpu = HostCpu::Intel;
+  intel.link_classes[LinkClass::NvLink].hop_latency_s = 0.5e-6;
+  intel.link_classes[LinkClass::NvLink].ll_hop_latency_s = 0.1e-6;
+  CostProfile amd = intel;
+  amd.nccl.host_cpu = HostCpu::Amd;
+  auto time = [&](const CostProfile& p, NcclProto proto, const std::vector<std::vector<int>>& g) {
+    auto op = make_op(CollKind::AllGather, Algorithm::Auto, g, 1 << 20);
+    op.nccl_algo = NcclAlgo::Ring;
+    op.nccl_proto = proto;
+    return collective_time("analytic", op, topo, p);
+  };
+  const auto world = world_group(topo);
+  CHECK(time(amd, NcclProto::LL, world) - time(intel, NcclProto::LL, world) ==
+        Approx(14 * 1e-6).epsilon(1e-6));
+  CHECK(time(amd, NcclProto::Simple, world) - time(intel, NcclProto::Simple, world) ==
+        Approx(14 * 3e-6).epsilon(1e-6));
+  const std::vector<std::vector<int>> one_node = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  CHECK(time(amd, NcclProto::Simple, one_node) == Approx(time(intel, NcclProto::Simple, one_node)));
+  CostProfile slow_intel = intel, slow_amd = amd;
+  slow_intel.link_classes[LinkClass::NvLink].hop_latency_s = 7e-6;
+  slow_amd.link_classes[LinkClass::NvLink].hop_latency_s = 7e-6;
+  CHECK(time(slow_amd, NcclProto::Simple, world) ==
+        Approx(time(slow_intel, NcclProto::Simple, world)));
+  CostProfile old_intel = intel, old_amd = amd;
+  for (CostProfile* p : {&old_intel, &old_amd}) {
+    p->nccl.version = "2.12";
+    p->nccl.version_code = 21200;
+    p->nccl.nvls = false;
+  }
+  CHECK(time(old_amd, NcclProto::Simple, world) ==
+        Approx(time(old_intel, NcclProto::Simple, world)));
+}
+
+TEST_CASE(
+    "ring all-reduce across nodes: 2 nodes network steps from NCCL 2.12, 2 (nodes - 1) before") {
+  // LL128 (no plateau factor): raising the network LL128 hop by 10 us adds (network steps) x
+  // 10 us. 2 nodes x 8 GPUs: 4 network steps under 2.12+ tables, 2 under 2.7's; one GPU per node
+  // (every step crosses the network): the ring's 2 steps.
+  const Topology topo = test::dgx("dgx-h100", 2);
+  CostProfile base = test::shipped_profile("dgx-h100");
+  auto time = [&](const CostProfile& p, const std::vector<std::vector<int>>& g) {
+    auto op = make_op(CollKind::AllReduce, Algorithm::Auto, g, 1 << 20);
+    op.nccl_algo = NcclAlgo::Ring;
+    op.nccl_proto = NcclProto::LL128;
+    return collective_time("analytic", op, topo, p);
+  };
+  auto slower = [](CostProfile p) {
+    p.link_classes[LinkClass::Network].ll128_hop_latency_s += 10e-6;
+    return p;
+  };
+  const auto world = world_group(topo);
+  const std::vector<std::vector<int>> rails = {{0, 8}};
+  CHECK(time(slower(base), world) - time(base, world) == Approx(4 * 10e-6).epsilon(1e-6));
+  CHECK(time(slower(base), rails) - time(base, rails) == Approx(2 * 10e-6).epsilon(1e-6));
+  CostProfile v27 = base;
+  v27.nccl.version = "2.7";
+  v27.nccl.version_code = 20700;
+  v27.nccl.nvls = false;
+  CHECK(time(slower(v27), world) - time(v27, world) == Approx(2 * 10e-6).epsilon(1e-6));
+}
+
+TEST_CASE("NCCL's treeCorrectionFactor scales the tree's bandwidth in the tuner's choice only") {
+  // Index log2(bytes / 64): 128 KiB -> 11 (LL .5, LL128 .6, Simple .5); 512 MiB -> 23, past the
+  // 23-entry table before 2.23 (1.0), HEAD's 24th entry from 2.23 (LL 1.0, LL128 1.0, Simple .9).
+  const CommShape sh = all_reduce_shape(16, 2);
+  const CostProfile v223 = test::shipped_profile("dgx-h100");
+  CostProfile v218 = v223;
+  v218.nccl.version = "2.18";
+  v218.nccl.version_code = 21800;
+  auto factor = [&](const CostProfile& p, NcclAlgo a, NcclProto pr, double bytes) {
+    return only_choice(sh, p, a, pr, bytes).tuner_bw_factor;
+  };
+  CHECK(factor(v223, NcclAlgo::Tree, NcclProto::LL, 131072) == 0.5);
+  CHECK(factor(v223, NcclAlgo::Tree, NcclProto::LL128, 131072) == 0.6);
+  CHECK(factor(v223, NcclAlgo::Tree, NcclProto::Simple, 131072) == 0.5);
+  CHECK(factor(v223, NcclAlgo::Tree, NcclProto::Simple, 512.0 * (1 << 20)) == 0.9);
+  CHECK(factor(v218, NcclAlgo::Tree, NcclProto::Simple, 512.0 * (1 << 20)) == 1.0);
+  CHECK(factor(v223, NcclAlgo::Tree, NcclProto::LL, 512.0 * (1 << 20)) == 1.0);
+  CHECK(factor(v223, NcclAlgo::Ring, NcclProto::LL, 131072) == 1.0);
+  // The price of a forced tree does not see it: a correction of 0.5 would double the wire time.
+  const auto tree = nccl_candidates(sh, v223, 131072, NcclAlgo::Tree, NcclProto::LL)[0];
+  const auto tree_big = nccl_candidates(sh, v223, 1 << 30, NcclAlgo::Tree, NcclProto::LL)[0];
+  CHECK(tree.wire == tree_big.wire);
+  CHECK(tree.cap_Bps == tree_big.cap_Bps);
+}
+
+TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {
+  // 256 nodes x 4 GPUs, 16 channels: 8 network levels. LL chunks hold 32 KiB per channel: 128 KiB
+  // is one chunk per channel (fill 8), 16 MiB 32 chunks ((32 + 7) / 32). Simple at 64 MiB: NCCL
+  // halves its 512 KiB chunk while the buffer spans fewer than depth x 8 = 88 chunks per channel
+  // (depth 3 + 8), down to 128 KiB, then below depth x 4 = 44 down to 64 KiB: 64 chunks. Two
+  // nodes (one level) and rings: no fill. The tuner's choice does not see it.
+  const CommShape sh = all_reduce_shape(1024, 256);
+  CostProfile p = test::shipped_profile("dgx-a100");
+  p.nccl.channels = 16;
+  auto fill = [&](const CommShape& s, NcclAlgo a, NcclProto pr, double bytes) {
+    return only_choice(s, p, a, pr, bytes).fill;
+  };
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::LL, 131072) == Approx(8));
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::LL, 16 << 20) == Approx(39.0 / 32));
+  CHECK(fill(sh, NcclAlgo::Tree, NcclProto::Simple, 64 << 20) == Approx(71.0 / 64));
+  CHECK(fill(sh, NcclAlgo::Ring, NcclProto::LL, 131072) == 1);
+  CHECK(fill(all_reduce_shape(8, 2), NcclAlgo::Tree, NcclProto::LL, 131072) == 1);
+  const auto c = nccl_candidates(sh, p, 131072, NcclAlgo::Tree, NcclProto::LL)[0];
+  CHECK(c.effective_wire(1e-9, 2) == Approx(8 * c.capped_wire(1e-9, 2)));
 }
 
 TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x efficiency") {
@@ -162,7 +294,7 @@ TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
   double stream[2] = {0, 0}, local_t[2] = {0, 0};
   for (int i = 0; i < 2; ++i) {
     const Topology topo = test::dgx("dgx-h100", 8, 8, 400, "fat-tree", i == 0 ? 1.0 : 2.0);
-    const double alpha = test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 32), 1);
+    const double alpha = test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 32), 0, 1);
     stream[i] = collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, cross, S),
                                 topo, prof) -
                 alpha;

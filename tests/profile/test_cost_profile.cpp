@@ -59,7 +59,9 @@ json minimal_profile() {
             {"nvls", true},
             {"nvls_efficiency", 0.85},
             {"p2p_peer_us", 1},
-            {"p2p_efficiency", 0.9}}}};
+            {"p2p_net_peer_us", 7},
+            {"p2p_efficiency", 0.9},
+            {"host_cpu", "amd"}}}};
 }
 
 // Expects parse to throw InputError whose path is `path` and whose rule contains `rule_part`.
@@ -98,6 +100,8 @@ TEST_CASE("minimal profile parses with units converted") {
   CHECK(p.nccl.launch_s == doctest::Approx(5e-6));
   CHECK(p.nccl.nvls);
   CHECK(p.nccl.p2p_peer_s == doctest::Approx(1e-6));
+  CHECK(p.nccl.p2p_net_peer_s == doctest::Approx(7e-6));
+  CHECK(p.nccl.host_cpu == HostCpu::Amd);
   CHECK_THROWS_AS(p.kernel("no_such_kernel"), std::out_of_range);
 }
 
@@ -188,6 +192,15 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
   expect_bad([](json& j) { j["nccl"]["launch_us"] = -1; }, "/nccl/launch_us", "negative");
   expect_bad([](json& j) { j["nccl"]["p2p_efficiency"] = 1.5; }, "/nccl/p2p_efficiency", "(0, 1]");
+  expect_bad([](json& j) { j["nccl"]["p2p_net_peer_us"] = -1; }, "/nccl/p2p_net_peer_us",
+             "negative");
+  expect_bad([](json& j) { j["nccl"].erase("p2p_net_peer_us"); }, "/nccl",
+             "missing required key 'p2p_net_peer_us'");
+  expect_bad([](json& j) { j["nccl"]["host_cpu"] = "arm"; }, "/nccl/host_cpu",
+             "intel, amd or other");
+  expect_bad([](json& j) { j["nccl"]["host_cpu"] = 1; }, "/nccl/host_cpu", "must be a string");
+  expect_bad([](json& j) { j["nccl"].erase("host_cpu"); }, "/nccl",
+             "missing required key 'host_cpu'");
   expect_bad([](json& j) { j["nccl"]["nvls"] = 1; }, "/nccl/nvls", "");
 }
 
@@ -218,7 +231,9 @@ TEST_CASE("every shipped profile parses, is derived and documents each parameter
                             "nccl/nvls",
                             "nccl/nvls_efficiency",
                             "nccl/p2p_peer_us",
+                            "nccl/p2p_net_peer_us",
                             "nccl/p2p_efficiency",
+                            "nccl/host_cpu",
                             "link_classes/nvlink/efficiency",
                             "link_classes/pcie/efficiency",
                             "link_classes/network/efficiency"})
