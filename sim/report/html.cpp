@@ -135,35 +135,21 @@ std::string breakdown_chart(const Group& g) {
   c.x_label = "Strategy and network bandwidth per node (Gbps)";
   c.y_label = "Time per step (ms)";
   c.stacked = true;
-  const char* names[] = {"compute",
-                         "recompute",
-                         "optimizer",
-                         "stage-3 parameter fetch",
-                         "quantization kernels",
-                         "exposed all-gather",
-                         "exposed reduce-scatter",
-                         "exposed all-to-all",
-                         "other (dependencies)"};
-  const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#64B5CD", "#C44E52",
-                          "#DD8452", "#937860", "#DA8BC3", "#B0B0B0"};
-  constexpr int kParts = 8;  // the stacked parts before "other"
+  // Critical-path attribution (ResultView::step_attribution): the parts add up to the step time,
+  // which busy times of overlapping work, such as the quantization kernels, would not.
+  const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#64B5CD", "#DD8452",
+                          "#937860", "#DA8BC3", "#8C8C8C", "#C44E52", "#B0B0B0"};
   std::vector<Series> ser;
-  for (int k = 0; k <= kParts; ++k) ser.push_back({names[k], colors[k], {}});
   for (double bw : bandwidths(g.rows))
     for (const auto& s : strategies(g.rows)) {
       auto* r = find(g.rows, bw, s);
       if (!r) continue;
       c.categories.push_back(short_strategy(s) + "\n" + bw_label(bw));
-      const double parts[kParts] = {r->compute_s,           r->recompute_s,
-                                    r->optimizer_s,         r->param_fetch_s,
-                                    r->quant_kernels_s,     r->exposed_all_gather_s,
-                                    r->exposed_reduce_scatter_s, r->exposed_all_to_all_s};
-      double sum = 0;
-      for (int k = 0; k < kParts; ++k) {
-        ser[k].values.push_back(parts[k] * 1e3);
-        sum += parts[k];
-      }
-      ser[kParts].values.push_back(std::max(0.0, r->step_time_s - sum) * 1e3);
+      const auto parts = r->step_attribution();
+      if (ser.empty())
+        for (std::size_t k = 0; k < parts.size(); ++k)
+          ser.push_back({parts[k].name, colors[k % std::size(colors)], {}});
+      for (std::size_t k = 0; k < parts.size(); ++k) ser[k].values.push_back(parts[k].seconds * 1e3);
     }
   // Drop components that are zero everywhere so the legend lists only what is drawn.
   for (auto& s : ser)
@@ -258,8 +244,10 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
   for (const auto& g : groups) o += "<figure>" + throughput_chart(g) + "</figure>\n";
   std::string speedup = speedup_chart(groups);
   if (!speedup.empty()) o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
-  o += "<h2>Where the step time goes</h2>\n<p class=\"note\">Exposed communication is the part not hidden "
-       "behind compute; \"other\" is step time not attributed to a component (waiting on dependencies).</p>\n";
+  o += "<h2>Where the step time goes</h2>\n<p class=\"note\">What the compute stream does or waits on, "
+       "adding up to the step time: compute, ZeRO-3's parameter fetch, exposed communication (not hidden "
+       "behind compute), exposed kernels (quantization running while compute waits) and idle time "
+       "(waiting on dependencies).</p>\n";
   for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
   o += "<h2>Memory per GPU</h2>\n<figure>" + memory_chart(groups) + "</figure>\n";
   o += "<h2>All results</h2>\n" + results_table(results);

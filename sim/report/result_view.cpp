@@ -139,6 +139,9 @@ ResultView read_result(const JsonReader& r) {
   v.exposed_all_gather_s = ex.number_or("all_gather", 0);
   v.exposed_reduce_scatter_s = ex.number_or("reduce_scatter", 0);
   v.exposed_all_to_all_s = ex.number_or("all_to_all", 0);
+  v.exposed_all_reduce_s = ex.number_or("all_reduce", 0);
+  v.exposed_kernels_s = b.number_or("exposed_kernels_s", 0);
+  v.idle_s = b.number_or("idle_s", 0);
   JsonReader c = r.at("comm");
   v.inter_node_bytes = c.at("inter_node_bytes").get_nonnegative();
   v.intra_node_bytes = c.at("intra_node_bytes").get_nonnegative();

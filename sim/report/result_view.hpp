@@ -1,6 +1,7 @@
-// A typed view of one simulate() result JSON, read strictly (missing or mistyped metrics are InputErrors
-// naming the file and JSON path), so every renderer (CSV, Markdown, HTML, compare) sees the same fields.
-// Scenario fields are optional in the input (older or hand-written files) and default to empty/zero.
+// A typed view of one simulate() result JSON, read strictly (missing or mistyped metrics are
+// InputErrors naming the file and JSON path), so every renderer (CSV, Markdown, HTML, compare) sees
+// the same fields. Scenario fields are optional in the input (older or hand-written files) and
+// default to empty/zero.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct ResultView {
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
   double compute_s = 0, recompute_s = 0, optimizer_s = 0, param_fetch_s = 0, quant_kernels_s = 0;
   double exposed_all_gather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
+  double exposed_all_reduce_s = 0, exposed_kernels_s = 0, idle_s = 0;
   double inter_node_bytes = 0, intra_node_bytes = 0;
   double peak_bytes_per_gpu = 0, capacity_bytes = 0;
   bool fits = true;
@@ -25,8 +27,28 @@ struct ResultView {
   json scenario;  // the result's scenario object as given (identity for compare)
 
   double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
+  // Critical-path attribution of the step: what the compute stream does or waits on, by part
+  // (compute, recompute, optimizer, parameter fetch, exposed communication by kind, exposed
+  // kernels, idle). The parts add up to the step time.
+  struct Part {
+    const char* name;
+    double seconds;
+  };
+  std::vector<Part> step_attribution() const {
+    return {{"compute", compute_s},
+            {"recompute", recompute_s},
+            {"optimizer", optimizer_s},
+            {"stage-3 parameter fetch", param_fetch_s},
+            {"exposed all-gather", exposed_all_gather_s},
+            {"exposed reduce-scatter", exposed_reduce_scatter_s},
+            {"exposed all-to-all", exposed_all_to_all_s},
+            {"exposed all-reduce", exposed_all_reduce_s},
+            {"exposed kernels", exposed_kernels_s},
+            {"idle (dependencies)", idle_s}};
+  }
   double exposed_comm_s() const {
-    return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s;
+    return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s +
+           exposed_all_reduce_s;
   }
   std::string label() const;  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tok/GPU"
 };

@@ -11,6 +11,7 @@
 #include "sim/report/result_view.hpp"
 #include "sim/report/svg_chart.hpp"
 #include "sim/report/tables.hpp"
+#include "sim/step/simulate.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -156,4 +157,26 @@ TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
   std::string text = render_compare(rows, "a.json", "b.json");
   CHECK(text.find("| +10.00% |") != std::string::npos);
   CHECK(text.find("39 matched, 1 only in A, 0 only in B") != std::string::npos);
+}
+
+TEST_CASE("the step attribution of real results adds up to the step time") {
+  // The breakdown chart stacks these parts; a busy time of overlapping work (the quantization
+  // kernels) would make a bar taller than its step.
+  for (const char* strategy : {"zero3", "zeropp"})
+    for (int nics : {1, 8}) {
+      Scenario s;
+      s.cluster = "dgx2-v100";
+      s.nodes = 24;
+      s.nics_per_node = nics;
+      s.model = "gpt-18b";
+      s.strategy = strategy;
+      s.tokens_per_gpu = 1024;
+      const auto views = read_results(simulate(s), "mem.json");
+      REQUIRE(views.size() == 1);
+      double sum = 0;
+      for (const auto& p : views[0].step_attribution()) sum += p.seconds;
+      CAPTURE(strategy);
+      CAPTURE(nics);
+      CHECK(sum == doctest::Approx(views[0].step_time_s).epsilon(1e-9));
+    }
 }
