@@ -122,6 +122,8 @@ ResultView read_result(const JsonReader& r) {
     v.gpus = opt_int(sc, "world_size", opt_int(sc, "gpus", 0));
     v.nics_per_node = opt_int(sc, "nics_per_node", 0);
     v.nic_gbps = opt_number(sc, "nic_gbps", 0);
+    v.fabric = opt_string(sc, "fabric");
+    v.oversubscription = opt_number(sc, "oversubscription", 1);
     v.tokens_per_gpu = opt_int(sc, "tokens_per_gpu", 0);
     v.seq_len = opt_int(sc, "seq_len", 0);
     v.grad_accum = opt_int(sc, "grad_accum", 1);

@@ -12,7 +12,8 @@ namespace zerosim::report {
 
 struct ResultView {
   // scenario
-  std::string cluster, model, strategy, tier, profile;
+  std::string cluster, model, strategy, tier, profile, fabric;
+  double oversubscription = 1;
   int nodes = 0, gpus = 0, nics_per_node = 0, tokens_per_gpu = 0, seq_len = 0, grad_accum = 1;
   double nic_gbps = 0;
   // metrics

@@ -47,8 +47,8 @@ std::string md_cell(const std::string& text) {
 }
 
 std::string group_key(const ResultView& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes, r.model, r.tokens_per_gpu,
-                     r.seq_len, r.grad_accum, r.tier, r.profile);
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes, r.fabric,
+                     r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len, r.grad_accum, r.tier, r.profile);
 }
 
 std::string group_title(const ResultView& r) {
@@ -56,6 +56,8 @@ std::string group_title(const ResultView& r) {
   if (!r.cluster.empty()) out += " on " + r.cluster;
   if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
   if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
+  if (r.fabric == "fat-tree" || r.oversubscription != 1)
+    out += fmt::format(", {} {:g}:1", r.fabric, r.oversubscription);
   if (r.tokens_per_gpu > 0) out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
   if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
   if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
@@ -73,16 +75,17 @@ const ResultView* zero3_baseline(const std::vector<ResultView>& all, const Resul
 
 std::string render_csv(const std::vector<ResultView>& results) {
   std::string out =
-      "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,model,strategy,tokens_per_gpu,seq_len,"
+      "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,model,strategy,"
+      "tokens_per_gpu,seq_len,"
       "grad_accum,tier,step_time_s,tflops_per_gpu,tokens_per_s,compute_s,recompute_s,optimizer_s,"
       "param_fetch_s,quant_kernels_s,exposed_all_gather_s,exposed_reduce_scatter_s,exposed_all_to_all_s,inter_node_bytes,"
       "intra_node_bytes,peak_bytes_per_gpu,capacity_bytes,fits,warnings\n";
   for (const auto& r : results) {
     std::string warnings;
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
-                       r.network_gbps_per_node(), csv_field(r.model), csv_field(r.strategy), r.tokens_per_gpu,
+                       r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model), csv_field(r.strategy), r.tokens_per_gpu,
                        r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s, r.tflops_per_gpu,
                        r.tokens_per_s, r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
                        r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,

@@ -271,7 +271,8 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   put(scenario, "world_size", W);
   put(scenario, "nics_per_node", topo.nics_per_node());
   put(scenario, "nic_gbps", topo.nic_Bps() / kGbpsToBps);
-  put(scenario, "fabric", sc.fabric.empty() ? "preset" : sc.fabric);
+  put(scenario, "fabric", topo.fabric());
+  put(scenario, "oversubscription", topo.oversubscription());
   put(scenario, "model", to_json(setup.model));
   put(scenario, "params", params);
   put(scenario, "strategy", to_json(st));

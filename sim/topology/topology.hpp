@@ -73,6 +73,10 @@ class Topology {
   // build_cluster is deterministic, so equal keys mean equal graphs: caches per fabric find a
   // rebuilt cluster by its key without comparing the graph.
   const std::string& builder_key() const { return builder_key_; }
+  // The fabric the builder made ("rail" | "fat-tree"; "explicit" for a graph file) and its leaf
+  // oversubscription (1 for rail and explicit graphs).
+  const std::string& fabric() const { return fabric_; }
+  double oversubscription() const { return oversubscription_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }  // GPUs are numbered node-major
   int local_of(int gpu) const { return gpu % gpus_per_node_; }
 
@@ -123,6 +127,8 @@ class Topology {
   int rotation_block_gpus_ = 0;
   std::vector<LinkId> fold_link_;  // per link, when rotation_block_gpus_ > 0
   std::string builder_key_;
+  std::string fabric_ = "explicit";
+  double oversubscription_ = 1;
 };
 
 // Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming

@@ -193,6 +193,7 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   // round-trip form, so distinct values give distinct keys.
   TopologyBuilder::set_builder_key(t, fmt::format("{}|{}|{}|{}|{}|{}", nt->name, N, nics, gbps,
                                                   spec.fabric, spec.oversubscription));
+  TopologyBuilder::set_fabric(t, spec.fabric, spec.oversubscription);
   return t;
 }
 

@@ -153,6 +153,10 @@ class TopologyBuilder {
   }
   // Records the builder parameters a finished topology comes from (Topology::builder_key).
   static void set_builder_key(Topology& t, std::string key) { t.builder_key_ = std::move(key); }
+  static void set_fabric(Topology& t, std::string fabric, double oversubscription) {
+    t.fabric_ = std::move(fabric);
+    t.oversubscription_ = oversubscription;
+  }
   // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
   // have validated that every node 0..N-1 holds gpus_per_node GPUs with locals 0..gpus_per_node-1.
   Topology finish();

@@ -180,3 +180,32 @@ TEST_CASE("the step attribution of real results adds up to the step time") {
       CHECK(sum == doctest::Approx(views[0].step_time_s).epsilon(1e-9));
     }
 }
+
+TEST_CASE("fabric and oversubscription are columns and grouping keys") {
+  // Two scenarios that differ only in the fabric's oversubscription: different rows, different
+  // groups, each ZeRO++ row compared with the ZeRO-3 row of its own fabric.
+  std::vector<ResultView> views;
+  for (double oversub : {1.0, 4.0})
+    for (const char* strategy : {"zero3", "zeropp"}) {
+      Scenario s;
+      s.cluster = "dgx-h100";
+      s.nodes = 64;
+      s.fabric = "fat-tree";
+      s.oversubscription = oversub;
+      s.model = "gpt-18b";
+      s.strategy = strategy;
+      s.tier = "analytic";
+      auto v = read_results(simulate(s), "mem.json");
+      REQUIRE(v.size() == 1);
+      CHECK(v[0].fabric == "fat-tree");
+      CHECK(v[0].oversubscription == oversub);
+      views.push_back(v[0]);
+    }
+  CHECK(group_key(views[0]) != group_key(views[2]));
+  CHECK(group_title(views[2]).find("fat-tree 4:1") != std::string::npos);
+  CHECK(zero3_baseline(views, views[3]) == &views[2]);
+  CHECK(zero3_baseline(views, views[1]) == &views[0]);
+  const std::string csv = render_csv(views);
+  CHECK(csv.find(",fat-tree,4,") != std::string::npos);
+  CHECK(csv.find(",fat-tree,1,") != std::string::npos);
+}
