@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-
-#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,10 +10,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/profile/cost_profile.hpp"
 
 namespace zerosim::calib {
@@ -23,11 +23,13 @@ namespace zerosim::calib {
 namespace {
 
 // nccl-tests prints bandwidths with two decimals and times with about four significant digits.
-bool consistent(double given, double expected) { return std::fabs(given - expected) <= 0.02 * expected + 0.011; }
+bool consistent(double given, double expected) {
+  return std::fabs(given - expected) <= 0.02 * expected + 0.011;
+}
 
 void parse_collective(const JsonReader& r, const std::string& where, Measurements& out) {
-  r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "tier", "bytes", "time_s", "algbw_GBps",
-                    "busbw_GBps"});
+  r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "tier", "bytes", "time_s",
+                    "algbw_GBps", "busbw_GBps"});
   CollectiveRecord c;
   c.where = where;
   c.op = r.at("op").get_string();
@@ -47,12 +49,13 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
       r.at("gpus_per_node").fail(fmt::format("must not exceed ranks ({})", c.ranks));
     if (static_cast<long long>(c.gpus_per_node) * c.nodes < c.ranks)
       r.at("gpus_per_node")
-          .fail(fmt::format("{} nodes x {} ranks per node hold fewer than the {} ranks", c.nodes, c.gpus_per_node,
-                            c.ranks));
+          .fail(fmt::format("{} nodes x {} ranks per node hold fewer than the {} ranks", c.nodes,
+                            c.gpus_per_node, c.ranks));
   }
   c.tier = tier_for_nodes(c.nodes);
   if (r.has("tier") && r.at("tier").get_string() != c.tier)
-    r.at("tier").fail(fmt::format("must be \"{}\" for a collective over {} node(s)", c.tier, c.nodes));
+    r.at("tier").fail(
+        fmt::format("must be \"{}\" for a collective over {} node(s)", c.tier, c.nodes));
   c.bytes = static_cast<std::uint64_t>(r.at("bytes").get_int_at_least(1));
   c.time_s = r.at("time_s").get_positive();
   double algbw = static_cast<double>(c.bytes) / c.time_s / 1e9;
@@ -62,12 +65,15 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
   if (r.has("algbw_GBps")) {
     double given = r.at("algbw_GBps").get_nonnegative();
     if (!consistent(given, algbw))
-      r.at("algbw_GBps").fail(fmt::format("is {} but bytes/time_s gives {:.4g} GB/s", given, algbw));
+      r.at("algbw_GBps")
+          .fail(fmt::format("is {} but bytes/time_s gives {:.4g} GB/s", given, algbw));
   }
   if (r.has("busbw_GBps")) {
     double given = r.at("busbw_GBps").get_nonnegative();
     if (!consistent(given, busbw))
-      r.at("busbw_GBps").fail(fmt::format("is {} but algbw x nccl-tests' bus factor gives {:.4g} GB/s", given, busbw));
+      r.at("busbw_GBps")
+          .fail(fmt::format("is {} but algbw x nccl-tests' bus factor gives {:.4g} GB/s", given,
+                            busbw));
   }
   out.collectives.push_back(c);
 }
@@ -79,7 +85,8 @@ void parse_kernel(const JsonReader& r, const std::string& where, Measurements& o
   k.name = r.at("name").get_string();
   const auto& known = cost_profile_kernel_names();
   if (std::find(known.begin(), known.end(), k.name) == known.end())
-    r.at("name").fail(fmt::format("unknown kernel '{}' (known: {})", k.name, fmt::join(known, ", ")));
+    r.at("name").fail(
+        fmt::format("unknown kernel '{}' (known: {})", k.name, fmt::join(known, ", ")));
   k.bytes = static_cast<std::uint64_t>(r.at("bytes").get_int_at_least(1));
   k.time_s = r.at("time_s").get_positive();
   if (r.has("elements")) r.at("elements").get_int_at_least(1);  // informational
@@ -105,14 +112,22 @@ void parse_gemm(const JsonReader& r, const std::string& where, Measurements& out
 std::string tier_for_nodes(int nodes) { return nodes > 1 ? "inter_node" : "intra_node"; }
 
 std::string measurements_header(const json& provenance) {
-  json h = {{"format", kMeasurementsFormat}, {"version", kMeasurementsVersion}, {"provenance", provenance}};
+  json h = {{"format", kMeasurementsFormat},
+            {"version", kMeasurementsVersion},
+            {"provenance", provenance}};
   return h.dump();
 }
 
 json to_json(const CollectiveRecord& r) {
-  json j = {{"kind", "collective"}, {"op", r.op},         {"ranks", r.ranks},
-            {"nodes", r.nodes},     {"tier", r.tier},     {"bytes", r.bytes},
-            {"time_s", r.time_s},   {"algbw_GBps", r.algbw_GBps}, {"busbw_GBps", r.busbw_GBps}};
+  json j = {{"kind", "collective"},
+            {"op", r.op},
+            {"ranks", r.ranks},
+            {"nodes", r.nodes},
+            {"tier", r.tier},
+            {"bytes", r.bytes},
+            {"time_s", r.time_s},
+            {"algbw_GBps", r.algbw_GBps},
+            {"busbw_GBps", r.busbw_GBps}};
   if (r.gpus_per_node > 0) j["gpus_per_node"] = r.gpus_per_node;
   return j;
 }
@@ -122,7 +137,8 @@ json to_json(const KernelRecord& r) {
 }
 
 json to_json(const GemmRecord& r) {
-  return {{"kind", "gemm"}, {"m", r.m}, {"n", r.n}, {"k", r.k}, {"time_s", r.time_s}, {"dtype", r.dtype}};
+  return {{"kind", "gemm"}, {"m", r.m},           {"n", r.n},
+          {"k", r.k},       {"time_s", r.time_s}, {"dtype", r.dtype}};
 }
 
 void parse_measurements_text(const std::string& text, const std::string& file, Measurements& out) {
@@ -138,15 +154,18 @@ void parse_measurements_text(const std::string& text, const std::string& file, M
     JsonReader r(j, where);
     if (!header) {
       if (!r.has("format"))
-        r.fail(fmt::format("the first line must be the header {{\"format\": \"{}\", \"version\": {}, "
-                           "\"provenance\": {{...}}}}",
-                           kMeasurementsFormat, kMeasurementsVersion));
+        r.fail(
+            fmt::format("the first line must be the header {{\"format\": \"{}\", \"version\": {}, "
+                        "\"provenance\": {{...}}}}",
+                        kMeasurementsFormat, kMeasurementsVersion));
       r.require_object({"format", "version", "provenance"});
       if (r.at("format").get_string() != kMeasurementsFormat)
-        r.at("format").fail(fmt::format("must be \"{}\" (the first line of a measurement file is its header)",
-                                        kMeasurementsFormat));
+        r.at("format").fail(
+            fmt::format("must be \"{}\" (the first line of a measurement file is its header)",
+                        kMeasurementsFormat));
       if (r.at("version").get_int() != kMeasurementsVersion)
-        r.at("version").fail(fmt::format("unsupported version (this build reads {})", kMeasurementsVersion));
+        r.at("version").fail(
+            fmt::format("unsupported version (this build reads {})", kMeasurementsVersion));
       if (!r.at("provenance").value().is_object()) r.at("provenance").fail("must be an object");
       out.files.push_back(file);
       out.provenance.push_back(r.at("provenance").value());
@@ -167,18 +186,18 @@ void parse_measurements_text(const std::string& text, const std::string& file, M
 }
 
 void load_measurements(const std::string& path, Measurements& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "measurement file cannot be opened for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  parse_measurements_text(ss.str(), path, out);
+  parse_measurements_text(read_input_file(path), path, out);
 }
 
-MeasurementWriter::MeasurementWriter(const std::string& path, const json& provenance) : path_(path) {
+MeasurementWriter::MeasurementWriter(const std::string& path, const json& provenance)
+    : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw InputError(path, "--out", fmt::format("cannot open for appending: {}", std::strerror(errno)));
+  if (fd_ < 0)
+    throw InputError(path, "--out",
+                     fmt::format("cannot open for appending: {}", std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && st.st_size == 0) append(json::parse(measurements_header(provenance)));
+  if (::fstat(fd_, &st) == 0 && st.st_size == 0)
+    append(json::parse(measurements_header(provenance)));
 }
 
 MeasurementWriter::~MeasurementWriter() {
@@ -198,7 +217,8 @@ void MeasurementWriter::append(const json& record) {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd_) != 0) throw InputError(path_, "--out", fmt::format("fsync failed: {}", std::strerror(errno)));
+  if (::fsync(fd_) != 0)
+    throw InputError(path_, "--out", fmt::format("fsync failed: {}", std::strerror(errno)));
 }
 
 }  // namespace zerosim::calib

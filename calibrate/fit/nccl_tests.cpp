@@ -15,6 +15,7 @@
 
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace zerosim::calib {
 
@@ -697,11 +698,7 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& file,
 }
 
 NcclTestsLog load_nccl_tests(const std::string& path, const NcclTestsOptions& opt) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "log file cannot be opened for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_nccl_tests(ss.str(), path, opt);
+  return parse_nccl_tests(read_input_file(path), path, opt);
 }
 
 }  // namespace zerosim::calib

@@ -14,6 +14,7 @@
 
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
@@ -44,6 +45,9 @@ struct CollectiveOptions {
   bool json = false;
 };
 
+// Rows of one collective table: more than nccl-tests' -f 2 from 1 byte to 2^64 (65 rows) needs.
+constexpr std::size_t kMaxRows = 4096;
+
 std::vector<std::uint64_t> sizes_of(const CollectiveOptions& o) {
   const bool range = !o.min_bytes.empty() || !o.max_bytes.empty();
   if (!o.bytes.empty() && range)
@@ -58,8 +62,14 @@ std::vector<std::uint64_t> sizes_of(const CollectiveOptions& o) {
   if (!(o.step_factor > 1))
     throw flag_error("--step-factor", fmt::format("must be greater than 1, got {}", o.step_factor));
   std::vector<std::uint64_t> sizes;
-  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi); s *= o.step_factor)
+  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi); s *= o.step_factor) {
+    if (sizes.size() == kMaxRows)  // a factor of 1 + 1e-16 would take 2^52 rows per doubling
+      throw flag_error("--step-factor",
+                       fmt::format("{} gives more than {} sizes from --min-bytes to --max-bytes "
+                                   "(the limit on rows)",
+                                   o.step_factor, kMaxRows));
     sizes.push_back(static_cast<std::uint64_t>(s));
+  }
   return sizes;
 }
 
@@ -270,7 +280,9 @@ void register_collective(CLI::App& app) {
   sub->add_option("--bytes", opts->bytes, "size in nccl-tests' convention, e.g. 1GiB");
   sub->add_option("--min-bytes", opts->min_bytes, "smallest size of a sweep");
   sub->add_option("--max-bytes", opts->max_bytes, "largest size of a sweep");
-  sub->add_option("--step-factor", opts->step_factor, "size multiplier between rows (default 2)");
+  sub->add_option("--step-factor", opts->step_factor,
+                  "size multiplier between rows, > 1 (default 2; at most 4096 rows)")
+      ->check(finite_range(1, 1e6));
   sub->add_option("--tier", opts->tier, "network model: flow (default) or analytic");
   sub->add_option("--profile", opts->profile,
                   "cost profile name or file (default: the one matching the GPU model)");

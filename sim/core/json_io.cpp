@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/memo.hpp"
 
 namespace zerosim {
@@ -32,14 +33,7 @@ json parse_json_text(std::string_view text, const std::string& file) {
 }
 
 json load_json_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw InputError(path, "", "file does not exist or is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "file cannot be opened for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+  return parse_json_text(read_input_file(path), path);
 }
 
 JsonReader::JsonReader(const json& value, std::string file, std::string path)
@@ -207,9 +201,10 @@ std::string resolve_data_file(const std::string& dir, const std::string& name,
                               const std::string& flag) {
   std::error_code ec;
   // A readable file is found through file_bytes' cache (no stat() per call while it is settled);
-  // one it cannot read is still resolved, for the loader to report.
+  // one it cannot read (unreadable, a FIFO, a directory) is still resolved, for the loader to
+  // report.
   auto exists = [&](const std::string& path) {
-    return file_bytes(path) != nullptr || fs::is_regular_file(path, ec);
+    return file_bytes(path) != nullptr || fs::exists(path, ec);
   };
   if (name.find('/') != std::string::npos || name.ends_with(".json")) {
     if (exists(name)) return name;

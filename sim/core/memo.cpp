@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/core/input_file.hpp"
+
 namespace zerosim {
 
 namespace {
@@ -25,22 +27,6 @@ constexpr std::size_t kMaxEntries = 64;
 
 std::int64_t ns_of(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-// Reads an open regular file of `size` bytes to its end.
-std::optional<std::string> read_all(int fd, std::size_t size) {
-  std::string s(size, '\0');
-  std::size_t got = 0;
-  for (;;) {
-    if (got == s.size()) s.resize(s.size() + 4096);  // the file grew since fstat
-    const ssize_t n = ::read(fd, s.data() + got, s.size() - got);
-    if (n < 0) return std::nullopt;
-    if (n == 0) {
-      s.resize(got);
-      return s;
-    }
-    got += static_cast<std::size_t>(n);
-  }
 }
 
 FileStamp file_stamp(const struct stat& st) {
@@ -117,14 +103,11 @@ std::shared_ptr<const std::string> file_bytes(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
     if (auto v = cache.hit(path, st, mono)) return *v;
-  // Read with open, fstat, read: no stream machinery.
+  // Read with open, fstat, read (no stream machinery), never blocking on a FIFO: the loader's
+  // read_input_file reports what is wrong with a file this cannot read.
   const std::int64_t now = realtime_ns();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  std::optional<std::string> text;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-    text = read_all(fd, static_cast<std::size_t>(st.st_size));
-  ::close(fd);
+  std::string why;
+  std::optional<std::string> text = read_regular_file(path, why, &st);
   if (!text) return nullptr;
   // The stamp is fstat's, taken before the read: a write during the read changes it later.
   const FileStamp stamp = file_stamp(st);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -21,8 +22,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
                                                        const std::vector<Scenario>& scenarios) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "partial file cannot be opened for reading");
+  std::istringstream in(read_input_file(path));  // a regular file, never a FIFO
   std::vector<std::pair<std::size_t, json>> out;
   std::string line;
   std::size_t line_no = 0;

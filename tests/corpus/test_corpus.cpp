@@ -1,10 +1,12 @@
 // Bad-input corpus: every folder under tests/corpus/cases holds a case.json (the zerosim command
 // line, relative to the repository root, with {case} standing for the case folder and {tmp} for a
 // fresh scratch folder where outputs go if a case wrongly succeeds; the expected exit code; and
-// fragments the error message must contain) plus the input files it names. Each case runs the built
+// fragments the error message must contain; optionally "fifos", paths under {tmp} made FIFOs before
+// the run, for inputs git cannot hold) plus the input files it names. Each case runs the built
 // binary under a timeout and must exit with exactly the expected code (2 = bad input): no crash, no
 // hang, no silent default, no "internal error", and no sanitizer report.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@ struct Case {
   std::vector<std::string> args;
   int exit = 2;
   std::vector<std::string> fragments;
+  std::vector<std::string> fifos;  // "{tmp}/..." paths created as FIFOs before the run
 };
 
 std::vector<Case> load_cases() {
@@ -52,6 +55,7 @@ std::vector<Case> load_cases() {
       c.fragments.push_back(m.get<std::string>());
     else
       c.fragments = m.get<std::vector<std::string>>();
+    if (j.contains("fifos")) c.fifos = j.at("fifos").get<std::vector<std::string>>();
     cases.push_back(std::move(c));
   }
   // Sorted so that SUBCASE order (and the report) does not depend on directory order.
@@ -95,6 +99,10 @@ struct RunResult {
 RunResult run(const Case& c) {
   const std::string case_dir = "tests/corpus/cases/" + c.name;
   const Scratch scratch(c.name);
+  for (const auto& f : c.fifos) {
+    const std::string fifo = replace_all(f, "{tmp}", scratch.path.string());
+    REQUIRE_MESSAGE(::mkfifo(fifo.c_str(), 0600) == 0, "cannot create FIFO " << fifo);
+  }
   std::string cmd = "cd " + shell_quote(ZEROSIM_SOURCE_DIR) + " && timeout " +
                     std::to_string(kTimeoutS) + " " + shell_quote(ZEROSIM_CLI);
   for (const auto& a : c.args)

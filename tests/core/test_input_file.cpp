@@ -1,0 +1,93 @@
+// Input files: a FIFO, a directory or a missing file given as any input is refused at once (never
+// blocks waiting for a writer) with an InputError naming the file and the rule; a regular file is
+// read whole. Covers read_input_file, the memo's file_bytes and every loader built on them.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "calibrate/fit/measurements.hpp"
+#include "calibrate/fit/nccl_tests.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
+#include "sim/core/json_io.hpp"
+#include "sim/core/memo.hpp"
+#include "sim/profile/cost_profile.hpp"
+#include "sim/strategy/strategy.hpp"
+#include "sim/topology/topology.hpp"
+#include "sim/workload/model.hpp"
+
+using namespace zerosim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("zerosim-input-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+template <class F>
+std::string input_error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+}  // namespace
+
+TEST_CASE("read_input_file: a regular file is read whole; others are refused with the rule") {
+  TempDir dir;
+  const std::string file = (dir.path / "a.json").string();
+  std::ofstream(file) << "{\"x\": 1}";
+  CHECK(read_input_file(file) == "{\"x\": 1}");
+
+  const std::string fifo = (dir.path / "fifo.json").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string msg = input_error_of([&] { read_input_file(fifo); });
+  CHECK(msg.find(fifo) != std::string::npos);
+  CHECK(msg.find("not a regular file (a FIFO)") != std::string::npos);
+
+  msg = input_error_of([&] { read_input_file(dir.path.string()); });
+  CHECK(msg.find("not a regular file (a directory)") != std::string::npos);
+
+  msg = input_error_of([&] { read_input_file((dir.path / "missing.json").string()); });
+  CHECK(msg.find("file does not exist") != std::string::npos);
+
+  std::string why;
+  CHECK_FALSE(read_regular_file(fifo, why).has_value());
+  CHECK(file_bytes(fifo) == nullptr);  // the memo does not block on it either
+}
+
+TEST_CASE("every loader refuses a FIFO without blocking, naming the file") {
+  TempDir dir;
+  const std::string fifo = (dir.path / "in.json").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto check = [&](const std::string& msg) {
+    INFO(msg);
+    CHECK(msg.find(fifo) != std::string::npos);
+    CHECK(msg.find("FIFO") != std::string::npos);
+  };
+  check(input_error_of([&] { load_json_file(fifo); }));
+  check(input_error_of([&] { load_cluster(fifo, {}); }));
+  check(input_error_of([&] { load_model(fifo); }));
+  check(input_error_of([&] { load_cost_profile(fifo); }));
+  check(input_error_of([&] { load_deepspeed(fifo); }));
+  check(input_error_of([&] { calib::load_nccl_tests(fifo, {}); }));
+  calib::Measurements m;
+  check(input_error_of([&] { calib::load_measurements(fifo, m); }));
+}
