@@ -225,20 +225,17 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
       "Simulated, not measured.</p>\n",
       html_escape(source), results.size(), results.size() == 1 ? "" : "s");
 
-  // Headline: the best configuration of each group.
-  o += "<h2>Best configuration per experiment</h2>\n<ul>\n";
+  // Headline: what to use, per experiment and network bandwidth (tables.hpp: recommend).
+  o += fmt::format("<h2>Recommended configuration</h2>\n<p class=\"note\">Per experiment and network bandwidth: "
+                   "the fastest configuration that fits in GPU memory, or a simpler one (fewer ZeRO++ techniques) "
+                   "within {:.0f}% of it.</p>\n",
+                   100 * kTieFraction);
   for (const auto& g : groups) {
-    const ResultView* best = nullptr;
-    for (auto* r : g.rows)
-      if (r->fits && (!best || r->tflops_per_gpu > best->tflops_per_gpu)) best = r;
-    if (best)
-      o += fmt::format("<li>{}: <b>{}</b> at {} Gbps per node, {:.1f} TFLOPs/GPU, step {}</li>\n",
-                       html_escape(g.title), html_escape(strategy_display(best->strategy)),
-                       bw_label(best->network_gbps_per_node()), best->tflops_per_gpu, format_time(best->step_time_s));
-    else
-      o += fmt::format("<li>{}: nothing fits in GPU memory</li>\n", html_escape(g.title));
+    o += "<h3>" + html_escape(g.title) + "</h3>\n<ul>\n";
+    for (const auto& [bw, rec] : recommendations(g.rows))
+      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", bw_label(bw), html_escape(rec.sentence()));
+    o += "</ul>\n";
   }
-  o += "</ul>\n";
 
   o += "<h2>Throughput vs network bandwidth</h2>\n";
   for (const auto& g : groups) o += "<figure>" + throughput_chart(g) + "</figure>\n";

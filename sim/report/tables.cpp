@@ -73,6 +73,43 @@ const ResultView* zero3_baseline(const std::vector<ResultView>& all, const Resul
   return nullptr;
 }
 
+Recommendation recommend(const std::vector<const ResultView*>& rows) {
+  Recommendation out;
+  for (const ResultView* r : rows) {
+    if (r->strategy == "zero3") out.zero3 = r;
+    if (r->fits && (!out.fastest || r->tflops_per_gpu > out.fastest->tflops_per_gpu)) out.fastest = r;
+  }
+  if (!out.fastest) return out;
+  out.pick = out.fastest;
+  for (const ResultView* r : rows)
+    if (r->fits && r->tflops_per_gpu >= (1 - kTieFraction) * out.fastest->tflops_per_gpu &&
+        strategy_rank(r->strategy) < strategy_rank(out.pick->strategy))
+      out.pick = r;
+  return out;
+}
+
+std::string Recommendation::sentence() const {
+  if (!pick) return "nothing fits in GPU memory";
+  std::string s = strategy_display(pick->strategy);
+  if (zero3 && zero3 != pick && zero3->fits)
+    s += fmt::format(" ({:.2f}x ZeRO-3's throughput)", pick->tflops_per_gpu / zero3->tflops_per_gpu);
+  else if (zero3 && !zero3->fits)
+    s += " (ZeRO-3 does not fit)";
+  if (pick != fastest)
+    s += fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
+                     strategy_display(fastest->strategy),
+                     100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
+  return s;
+}
+
+std::vector<std::pair<double, Recommendation>> recommendations(const std::vector<const ResultView*>& group) {
+  std::map<double, std::vector<const ResultView*>> by_bw;
+  for (const ResultView* r : group) by_bw[r->network_gbps_per_node()].push_back(r);
+  std::vector<std::pair<double, Recommendation>> out;
+  for (const auto& [bw, rows] : by_bw) out.emplace_back(bw, recommend(rows));
+  return out;
+}
+
 std::string render_csv(const std::vector<ResultView>& results) {
   std::string out =
       "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,model,strategy,"
@@ -112,6 +149,10 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
   for (const auto& key : order) {
     const auto& rows = groups[key];
     out += "## " + md_cell(group_title(*rows.front())) + "\n\n";
+    for (const auto& [bw, rec] : recommendations(rows))
+      out += fmt::format("- {}: {}\n", bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
+                         md_cell(rec.sentence()));
+    out += "\n";
     out += "| network per node | strategy | step time | TFLOPs/GPU | tokens/s | speedup vs ZeRO-3 | exposed comm | "
            "peak memory/GPU | fits |\n";
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";

@@ -23,4 +23,18 @@ std::string group_title(const ResultView& r);
 // The ZeRO-3 result of the same group and bandwidth, or nullptr.
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r);
 
+// The configuration to use for one group at one network bandwidth: the fastest that fits, unless a
+// simpler one (fewer ZeRO++ techniques) that fits is within kTieFraction of it; ties go to the
+// simpler. pick is nullptr when nothing fits.
+constexpr double kTieFraction = 0.02;
+struct Recommendation {
+  const ResultView* pick = nullptr;
+  const ResultView* fastest = nullptr;  // the fastest that fits
+  const ResultView* zero3 = nullptr;    // the ZeRO-3 row, fitting or not
+  std::string sentence() const;         // "ZeRO++ (2.25x ZeRO-3's throughput)" and the tie rule
+};
+Recommendation recommend(const std::vector<const ResultView*>& same_bandwidth);
+// One recommendation per network bandwidth of a group, in increasing bandwidth.
+std::vector<std::pair<double, Recommendation>> recommendations(const std::vector<const ResultView*>& group);
+
 }  // namespace zerosim::report

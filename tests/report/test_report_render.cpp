@@ -209,3 +209,30 @@ TEST_CASE("fabric and oversubscription are columns and grouping keys") {
   CHECK(csv.find(",fat-tree,4,") != std::string::npos);
   CHECK(csv.find(",fat-tree,1,") != std::string::npos);
 }
+
+TEST_CASE("recommendation: the fastest that fits, or a simpler one within the tie threshold") {
+  auto row = [](const char* strategy, double tflops, bool fits) {
+    ResultView v;
+    v.strategy = strategy;
+    v.tflops_per_gpu = tflops;
+    v.fits = fits;
+    v.nics_per_node = 1;
+    v.nic_gbps = 100;
+    return v;
+  };
+  const ResultView z3 = row("zero3", 50, true), hpz = row("zero3+hpz", 99, true),
+                   zpp = row("zeropp", 100, true), big = row("zeropp", 150, false);
+  // ZeRO++ leads hpZ by 1%: within 2%, so the simpler hpZ is recommended, naming both.
+  Recommendation r = recommend({&z3, &hpz, &zpp});
+  CHECK(r.pick == &hpz);
+  CHECK(r.fastest == &zpp);
+  CHECK(r.sentence().find("1.98x ZeRO-3") != std::string::npos);
+  CHECK(r.sentence().find("1.0% faster") != std::string::npos);
+  // A 3% lead is not a tie.
+  const ResultView zpp3 = row("zeropp", 102.1, true);
+  CHECK(recommend({&z3, &hpz, &zpp3}).pick == &zpp3);
+  // What does not fit is never recommended; nothing fitting says so.
+  CHECK(recommend({&z3, &big}).pick == &z3);
+  CHECK(recommend({&big}).pick == nullptr);
+  CHECK(recommend({&big}).sentence() == "nothing fits in GPU memory");
+}
