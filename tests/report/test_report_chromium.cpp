@@ -17,6 +17,7 @@
 #include "sim/report/result_view.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/skip.hpp"
 
 #ifdef ZEROSIM_HAVE_PNG
 #include <png.h>
@@ -66,13 +67,12 @@ std::string paper_like_html() {
 }  // namespace
 
 TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium") {
-  if (::access(kChromium, X_OK) != 0) {
-    MESSAGE("SKIPPED: " << kChromium << " not found (install Debian's chromium)");
-    return;
-  }
+  if (::access(kChromium, X_OK) != 0)
+    zerosim::testing::skip_executable(std::string(kChromium) +
+                                      " not found (install Debian's chromium)");
 #ifndef ZEROSIM_HAVE_PNG
-  MESSAGE("SKIPPED: built without libpng (install libpng-dev), cannot decode screenshots");
-  return;
+  zerosim::testing::skip_executable(
+      "built without libpng (install libpng-dev), cannot decode screenshots");
 #else
   fs::path dir = fs::temp_directory_path() / ("zerosim_chromium_" + std::to_string(::getpid()));
   fs::create_directories(dir);
