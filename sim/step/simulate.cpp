@@ -179,11 +179,11 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
                       st.hpz_size, N));
   }
   if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
-    throw flag_error("--weight-bits",
+    throw flag_error("--qwz-bits",
                      fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
   if (sc.quant_bits_grads != 4)
     throw flag_error(
-        "--grad-bits",
+        "--qgz-bits",
         fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}", sc.quant_bits_grads));
   st.weight_bits = sc.quant_bits_weights;
   st.grad_bits = sc.quant_bits_grads;

@@ -9,6 +9,7 @@
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
@@ -316,4 +317,13 @@ TEST_CASE("the per-parameter fetch time is the profile's rate times every parame
       CHECK(r["breakdown"]["param_fetch_s"].get<double>() ==
             doctest::Approx(rate * 2 * params * accum).epsilon(1e-9));
     }
+}
+
+TEST_CASE("quantization widths outside the kernels' are rejected naming the real flags") {
+  Scenario s = paper("zeropp");
+  s.quant_bits_weights = 6;
+  expect_input_error([&] { simulate(s); }, "<command line>", "--qwz-bits", "8 or 4 bits");
+  s = paper("zeropp");
+  s.quant_bits_grads = 8;
+  expect_input_error([&] { simulate(s); }, "<command line>", "--qgz-bits", "4 bits");
 }
