@@ -20,7 +20,8 @@ int prefetch_depth(const Strategy& s, std::int64_t module_elems) {
   // At module granularity that is: none if the bucket is 0, else ceil(bucket / module) modules,
   // at least 1, and more than 1 only as far as the live limit leaves room for whole modules.
   const auto L = std::max<std::int64_t>(1, module_elems);
-  if (s.prefetch_bucket_elems <= 0) return 0;
+  // A live limit of 0 (which DeepSpeed accepts) leaves no room to prefetch anything.
+  if (s.prefetch_bucket_elems <= 0 || s.max_live_params <= 0) return 0;
   const std::int64_t want = (s.prefetch_bucket_elems + L - 1) / L;
   const std::int64_t room = std::max<std::int64_t>(0, s.max_live_params - L) / L;
   return static_cast<int>(std::max<std::int64_t>(1, std::min(want, room)));
@@ -406,7 +407,7 @@ class Builder {
     const int pre = prefix(bucket_piece);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
-      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, 2 * n,
+      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, st_.grad_comm_bytes * n,
                  Category::ReduceScatter, CommPhase::GradientReduction, pre,
                  out_.qgz_active ? ".rs.fallback" : ".rs");
     }

@@ -156,6 +156,9 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
   const int W = topo.gpu_count(), N = topo.gpus_per_node();
+  // What a config left "auto", filled as Hugging Face's Trainer does; said in the warnings.
+  const std::vector<std::string> filled =
+      resolve_auto(st, setup.model.hidden, prof.nccl.arch != GpuArch::Volta);
   const std::string hpz_where =
       sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
   const std::string hpz_file = sc.deepspeed.empty() ? "<command line>" : sc.deepspeed;
@@ -206,6 +209,13 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   }
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
+  const std::int64_t batch = std::int64_t{W} * (setup.tokens / setup.seq) * setup.grad_accum;
+  if (st.train_batch_size > 0 && st.train_batch_size != batch)
+    throw InputError(sc.deepspeed, "/train_batch_size",
+                     fmt::format("{} contradicts micro-batch x accumulation x GPUs = {} x {} x {} "
+                                 "= {} sequences",
+                                 st.train_batch_size, setup.tokens / setup.seq, setup.grad_accum,
+                                 W, batch));
   setup.checkpointing = sc.activation_checkpointing;
   setup.labels = !trace_path.empty();  // op names are read by the trace only
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
@@ -237,6 +247,7 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
 
   json warnings = json::array();
   if (!mem.fits) warnings.push_back("memory: " + mem.warning);
+  for (const auto& f : filled) warnings.push_back("DeepSpeed config: " + f);
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");

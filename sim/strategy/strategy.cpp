@@ -55,11 +55,33 @@ Strategy parse_strategy(const std::string& text, const std::string& flag) {
 
 namespace {
 
-bool enabled_section(const JsonReader& r, const char* key) {
-  if (!r.has(key)) return false;
+// An fp16/bf16 section: enabled true, false or "auto" (returned as -1).
+int enabled_section(const JsonReader& r, const char* key) {
+  if (!r.has(key)) return 0;
   auto sec = r.at(key);
   if (!sec.value().is_object()) sec.fail("must be an object");
-  return sec.bool_or("enabled", false);
+  if (!sec.has("enabled")) return 0;
+  auto e = sec.at("enabled");
+  if (e.value().is_string()) {
+    if (e.get_string() != "auto") e.fail("must be true, false or \"auto\"");
+    return -1;
+  }
+  return e.get_bool() ? 1 : 0;
+}
+
+bool is_auto(const JsonReader& v) { return v.value().is_string() && v.value() == "auto"; }
+
+// An element count that Hugging Face's Trainer may fill ("auto" -> Strategy::kAuto).
+std::int64_t count_or_auto(const JsonReader& v, std::int64_t min) {
+  return is_auto(v) ? Strategy::kAuto : v.get_int_at_least(min);
+}
+
+// A zero_optimization key DeepSpeed also accepts without its "stage3_" prefix (its config's field
+// name; the prefixed form is the alias). Both given: an error. Returns the reader of whichever is.
+const char* alias_key(const JsonReader& z, const char* prefixed, const char* plain) {
+  if (z.has(prefixed) && z.has(plain))
+    z.at(plain).fail(fmt::format("given twice: as '{}' and as '{}'", plain, prefixed));
+  return z.has(plain) ? plain : prefixed;
 }
 
 }  // namespace
@@ -90,7 +112,8 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
                     "comms_logger",
                     "dump_state",
                     "memory_breakdown",
-                    "seed"});
+                    "seed",
+                    "zero_force_ds_cpu_optimizer"});
   Strategy s;
   s.source = file;
   if (!r.has("zero_optimization"))
@@ -102,7 +125,11 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
        "stage3_max_live_parameters", "stage3_max_reuse_distance",
        "stage3_param_persistence_threshold", "contiguous_gradients", "sub_group_size",
        "allgather_partitions", "allgather_bucket_size", "round_robin_gradients",
-       "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights"});
+       "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights",
+       // the same settings under DeepSpeed's field names (without "stage3_")
+       "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
+       "param_persistence_threshold", "gather_16bit_weights_on_model_save",
+       "stage3_gather_fp16_weights_on_model_save", "offload_optimizer", "offload_param"});
   const auto stage = z.at("stage").get_int();
   s.qwz = z.bool_or("zero_quantized_weights", false);
   s.qgz = z.bool_or("zero_quantized_gradients", false);
@@ -118,24 +145,78 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
     if (zpp) z.at("stage").fail(fmt::format("is {}, but {} (ZeRO++) needs stage 3", stage, zpp));
     z.at("stage").fail(fmt::format("is {}; only ZeRO stage 3 is modelled", stage));
   }
+  for (const char* off : {"offload_optimizer", "offload_param"}) {
+    if (!z.has(off)) continue;
+    auto o = z.at(off);
+    if (!o.value().is_object()) o.fail("must be an object");
+    o.require_object({"device", "pin_memory", "nvme_path", "buffer_count", "buffer_size",
+                      "max_in_cpu", "pipeline_read", "pipeline_write", "fast_init", "ratio"});
+    const std::string dev = o.string_or("device", "none");
+    if (dev != "none")
+      o.at("device").fail(
+          fmt::format("'{}': offloading to CPU or NVMe is not modelled (\"none\" is)", dev));
+  }
   if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
     z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
   s.overlap_comm = z.bool_or("overlap_comm", true);
   if (z.has("reduce_bucket_size"))
-    s.reduce_bucket_elems = z.at("reduce_bucket_size").get_int_at_least(1);
-  if (z.has("stage3_prefetch_bucket_size"))
-    s.prefetch_bucket_elems = z.at("stage3_prefetch_bucket_size").get_int_at_least(0);
-  if (z.has("stage3_max_live_parameters"))
-    s.max_live_params = z.at("stage3_max_live_parameters").get_int_at_least(1);
-  if (r.has("train_micro_batch_size_per_gpu"))
+    s.reduce_bucket_elems = count_or_auto(z.at("reduce_bucket_size"), 1);
+  if (const char* k = alias_key(z, "stage3_prefetch_bucket_size", "prefetch_bucket_size"); z.has(k))
+    s.prefetch_bucket_elems = count_or_auto(z.at(k), 0);
+  // 0 is accepted, as DeepSpeed does: nothing may be prefetched.
+  if (const char* k = alias_key(z, "stage3_max_live_parameters", "max_live_parameters"); z.has(k))
+    s.max_live_params = z.at(k).get_int_at_least(0);
+  for (auto [prefixed, plain] :
+       {std::pair{"stage3_max_reuse_distance", "max_reuse_distance"},
+        {"stage3_param_persistence_threshold", "param_persistence_threshold"},
+        {"stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save"}})
+    alias_key(z, prefixed, plain);  // not modelled; given twice is still an error
+  // The batch: "auto" (Hugging Face fills it from its arguments) leaves the command line's value.
+  if (r.has("train_micro_batch_size_per_gpu") && !is_auto(r.at("train_micro_batch_size_per_gpu")))
     s.micro_batch_sequences = r.at("train_micro_batch_size_per_gpu").get_int32_at_least(1);
-  if (r.has("gradient_accumulation_steps"))
+  if (r.has("gradient_accumulation_steps") && !is_auto(r.at("gradient_accumulation_steps")))
     s.grad_accum = r.at("gradient_accumulation_steps").get_int32_at_least(1);
-  const bool fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
-  if (fp16 && bf16) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
-  if (!fp16 && !bf16) r.fail("enable fp16 or bf16 (FP32 training is not modelled)");
-  s.dtype = bf16 ? "bf16" : "fp16";
+  if (r.has("train_batch_size") && !is_auto(r.at("train_batch_size")))
+    s.train_batch_size = r.at("train_batch_size").get_int_at_least(1);
+  const int fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
+  if (fp16 == 1 && bf16 == 1) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
+  if (fp16 == 1 || bf16 == 1)
+    s.dtype = bf16 == 1 ? "bf16" : "fp16";
+  else if (fp16 == -1 || bf16 == -1)
+    s.dtype = fp16 == -1 && bf16 == -1 ? "auto" : fp16 == -1 ? "fp16" : "bf16";
+  else
+    r.fail("enable fp16 or bf16 (FP32 training is not modelled)");
+  if (r.has("communication_data_type")) {
+    auto c = r.at("communication_data_type");
+    const std::string t = c.get_string();
+    if (t == "fp32")
+      s.grad_comm_bytes = 4;
+    else if (t == "fp16" || t == "bf16")
+      s.grad_comm_bytes = 2;
+    else
+      c.fail(fmt::format("'{}' is not one of fp16, bf16, fp32", t));
+  }
   return s;
+}
+
+std::vector<std::string> resolve_auto(Strategy& s, std::int64_t hidden, bool gpu_has_bf16) {
+  std::vector<std::string> filled;
+  if (s.reduce_bucket_elems == Strategy::kAuto) {
+    s.reduce_bucket_elems = hidden * hidden;
+    filled.push_back(
+        fmt::format("reduce_bucket_size \"auto\" = hidden^2 = {}", s.reduce_bucket_elems));
+  }
+  if (s.prefetch_bucket_elems == Strategy::kAuto) {
+    s.prefetch_bucket_elems = static_cast<std::int64_t>(0.9 * static_cast<double>(hidden * hidden));
+    filled.push_back(fmt::format("stage3_prefetch_bucket_size \"auto\" = 0.9 hidden^2 = {}",
+                                 s.prefetch_bucket_elems));
+  }
+  if (s.dtype == "auto") {
+    s.dtype = gpu_has_bf16 ? "bf16" : "fp16";
+    filled.push_back(fmt::format("fp16/bf16 \"auto\": {} ({})", s.dtype,
+                                 gpu_has_bf16 ? "the GPU has BF16" : "the GPU has no BF16"));
+  }
+  return filled;
 }
 
 Strategy load_deepspeed(const std::string& path) {
@@ -157,6 +238,7 @@ json to_json(const Strategy& s) {
   j.emplace("reduce_bucket_elems", s.reduce_bucket_elems);
   j.emplace("prefetch_bucket_elems", s.prefetch_bucket_elems);
   j.emplace("max_live_params", s.max_live_params);
+  j.emplace("grad_comm_bytes", s.grad_comm_bytes);
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);
   return j;

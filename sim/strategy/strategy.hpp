@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/core/json_io.hpp"
 
@@ -20,16 +21,21 @@ struct Strategy {
   std::int64_t quant_block = 4096;  // elements per FP32 scale (the paper: blocks of 4k-8k elements)
   int qgz_chunks = 1;               // > 1: pipeline qgZ's two hops over this many chunks
 
-  // DeepSpeed stage-3 knobs (element counts, DeepSpeed's defaults).
+  // DeepSpeed stage-3 knobs (element counts, DeepSpeed's defaults). kAuto: "auto" in a config,
+  // which Hugging Face's Trainer fills from the model (resolve_auto).
+  static constexpr std::int64_t kAuto = -1;
   bool overlap_comm = true;
   std::int64_t reduce_bucket_elems = 500'000'000;
   std::int64_t prefetch_bucket_elems = 50'000'000;
   std::int64_t max_live_params = 1'000'000'000;
+  int grad_comm_bytes = 2;  // bytes per gradient element of the reduce-scatter
+                            // (communication_data_type; default: the training dtype)
 
   // From a DeepSpeed config only (0 = not given: the command line's value stands).
   int micro_batch_sequences = 0;
   int grad_accum = 0;
-  std::string dtype = "fp16";
+  std::int64_t train_batch_size = 0;  // sequences per optimizer step over all GPUs
+  std::string dtype = "fp16";  // "fp16" | "bf16" | "auto" (resolve_auto: by GPU generation)
   std::string source = "--strategy";
 
   bool operator==(const Strategy&) const = default;  // memo keys (shared_lowered_step)
@@ -41,6 +47,10 @@ Strategy parse_strategy(const std::string& text, const std::string& flag = "--st
 // A DeepSpeed JSON config (the whole file).
 Strategy parse_deepspeed(const json& j, const std::string& file);
 Strategy load_deepspeed(const std::string& path);
+// Fills what a config left "auto" as Hugging Face's Trainer does (reduce_bucket_size = hidden^2,
+// stage3_prefetch_bucket_size = 0.9 hidden^2) and an "auto" dtype by the GPU (bf16 from Ampere on,
+// fp16 on Volta). Returns a sentence per value filled, for the result's warnings.
+std::vector<std::string> resolve_auto(Strategy& s, std::int64_t hidden, bool gpu_has_bf16);
 json to_json(const Strategy& s);
 
 }  // namespace zerosim

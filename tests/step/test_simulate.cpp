@@ -327,3 +327,48 @@ TEST_CASE("quantization widths outside the kernels' are rejected naming the real
   s.quant_bits_grads = 8;
   expect_input_error([&] { simulate(s); }, "<command line>", "--qgz-bits", "4 bits");
 }
+
+TEST_CASE(
+    "DeepSpeed configs: auto filled and said, live limit 0, communication dtype, batch check") {
+  const auto dir = temp_dir("ds_auto");
+  auto config = [&](const std::string& name, const std::string& extra_top,
+                    const std::string& extra_zero) {
+    const auto path = dir / name;
+    spit(path, R"({"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"},)" + extra_top +
+                   R"("zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
+                   "stage3_prefetch_bucket_size": "auto")" +
+                   extra_zero + "}}");
+    return path.string();
+  };
+  Scenario s = paper("zero3");
+  s.deepspeed = config("auto.json", "", "");
+  const auto r = simulate(s);
+  // gpt-18b: hidden 6144; a V100 has no BF16.
+  CHECK(r["scenario"]["strategy"]["reduce_bucket_elems"].get<std::int64_t>() == 6144LL * 6144);
+  CHECK(r["scenario"]["strategy"]["prefetch_bucket_elems"].get<std::int64_t>() ==
+        static_cast<std::int64_t>(0.9 * 6144 * 6144));
+  CHECK(r["scenario"]["strategy"]["dtype"] == "fp16");
+  std::string said;
+  for (const auto& w : r["warnings"]) said += w.get<std::string>() + "\n";
+  CHECK(said.find("reduce_bucket_size \"auto\"") != std::string::npos);
+  CHECK(said.find("fp16/bf16 \"auto\": fp16") != std::string::npos);
+
+  // stage3_max_live_parameters 0 (as Axolotl ships it): nothing is prefetched.
+  s.deepspeed = config("live0.json", "", R"(, "max_live_parameters": 0)");
+  CHECK(simulate(s)["scenario"]["prefetch_depth"] == 0);
+
+  // FP32 gradient communication doubles the reduce-scatter's bytes.
+  s.deepspeed = config("fp16comm.json", R"("communication_data_type": "fp16",)", "");
+  const double b16 = phase_bytes(simulate(s), "gradient_reduction", "inter");
+  s.deepspeed = config("fp32comm.json", R"("communication_data_type": "fp32",)", "");
+  const double b32 = phase_bytes(simulate(s), "gradient_reduction", "inter");
+  REQUIRE(b16 > 0);
+  CHECK(b32 == doctest::Approx(2 * b16).epsilon(1e-9));
+
+  // train_batch_size must equal micro-batch x accumulation x GPUs: 384 x 2 x 1 here.
+  s.deepspeed = config("batch_ok.json", R"("train_batch_size": 768,)", "");
+  CHECK_NOTHROW(simulate(s));
+  s.deepspeed = config("batch_bad.json", R"("train_batch_size": 1024,)", "");
+  expect_input_error([&] { simulate(s); }, s.deepspeed, "/train_batch_size", "contradicts");
+  std::filesystem::remove_all(dir);
+}

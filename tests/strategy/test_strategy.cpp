@@ -81,8 +81,75 @@ TEST_CASE("DeepSpeed config errors") {
            .empty());
   CHECK(!err(R"({"zero_optimization": {"stage": 3}})").empty());
   CHECK(
-      !err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto"}})")
-           .empty());
+      err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "reduce_bucket_size": "car"}})")
+          .find("/zero_optimization/reduce_bucket_size") != std::string::npos);
+  // The same setting under both of DeepSpeed's names.
+  CHECK(
+      err(R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, "max_live_parameters": 0,
+                "stage3_max_live_parameters": 1}})")
+          .find("given twice") != std::string::npos);
+  CHECK(err(R"({"fp16": {"enabled": "maybe"}, "zero_optimization": {"stage": 3}})")
+            .find("/fp16/enabled") != std::string::npos);
+  CHECK(err(R"({"fp16": {"enabled": true}, "communication_data_type": "int8",
+               "zero_optimization": {"stage": 3}})")
+            .find("/communication_data_type") != std::string::npos);
+}
+
+TEST_CASE(
+    "published DeepSpeed configs: stage 3 loads with \"auto\" filled, the rest is refused "
+    "clearly") {
+  const std::string dir = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/published/";
+  // Axolotl's and Accelerate's stage-3 configs: "auto" batch, buckets and dtype, max_live 0.
+  for (const char* f :
+       {"axolotl-zero3.json", "axolotl-zero3_bf16.json", "accelerate-zero_stage3_config.json"}) {
+    CAPTURE(f);
+    Strategy s = load_deepspeed(dir + f);
+    CHECK(s.reduce_bucket_elems == Strategy::kAuto);
+    CHECK(s.prefetch_bucket_elems == Strategy::kAuto);
+    CHECK(s.micro_batch_sequences == 0);  // "auto": the command line's value stands
+    CHECK(s.train_batch_size == 0);
+  }
+  CHECK(load_deepspeed(dir + "axolotl-zero3.json").max_live_params == 0);
+  CHECK(load_deepspeed(dir + "axolotl-zero3.json").dtype == "auto");
+  CHECK(load_deepspeed(dir + "axolotl-zero3_bf16.json").dtype == "bf16");
+  CHECK(load_deepspeed(dir + "accelerate-zero_stage3_config.json").dtype == "fp16");
+  CHECK(load_deepspeed(dir + "accelerate-zero_stage3_config.json").grad_accum == 1);
+  // Offloading to the CPU is not modelled: the device is named.
+  auto error_of = [&](const char* f) -> std::string {
+    try {
+      load_deepspeed(dir + f);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of("transformers-tests-ds_config_zero3.json")
+            .find("/zero_optimization/offload_optimizer/device") != std::string::npos);
+  CHECK(error_of("axolotl-zero3_bf16_cpuoffload_params.json")
+            .find("/zero_optimization/offload_param/device") != std::string::npos);
+  for (const char* f :
+       {"axolotl-zero1.json", "axolotl-zero2.json", "accelerate-zero_stage1_config.json"}) {
+    CAPTURE(f);
+    CHECK(error_of(f).find("only ZeRO stage 3 is modelled") != std::string::npos);
+  }
+}
+
+TEST_CASE("\"auto\" is filled as Hugging Face's Trainer fills it") {
+  Strategy s = load_deepspeed(std::string(ZEROSIM_SOURCE_DIR) +
+                              "/workloads/deepspeed/published/axolotl-zero3.json");
+  const auto filled = resolve_auto(s, 4096, true);
+  CHECK(s.reduce_bucket_elems == 4096 * 4096);
+  CHECK(s.prefetch_bucket_elems == static_cast<std::int64_t>(0.9 * 4096 * 4096));
+  CHECK(s.dtype == "bf16");
+  CHECK(filled.size() == 3);
+  Strategy v = load_deepspeed(std::string(ZEROSIM_SOURCE_DIR) +
+                              "/workloads/deepspeed/published/axolotl-zero3.json");
+  resolve_auto(v, 4096, false);
+  CHECK(v.dtype == "fp16");
+  // Nothing "auto": nothing filled.
+  Strategy d = parse_strategy("zeropp");
+  CHECK(resolve_auto(d, 4096, true).empty());
+  CHECK(d.reduce_bucket_elems == 500'000'000);
 }
 
 TEST_CASE("gradient buckets follow DeepSpeed's flush rule") {
