@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -13,6 +14,9 @@
 
 int main(int argc, char** argv) {
   zerosim::keep_freed_memory();
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
+  // (exit 1, the path and the OS error, no partial file), instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
   zerosim::cli::register_simulate(app);
@@ -36,6 +40,9 @@ int main(int argc, char** argv) {
   } catch (const zerosim::InputError& e) {
     std::fprintf(stderr, "zerosim: error: %s\n", e.what());
     return 2;
+  } catch (const zerosim::OutputError& e) {  // the input was fine; writing the result failed
+    std::fprintf(stderr, "zerosim: error: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zerosim: internal error: %s\n", e.what());
     return 1;
