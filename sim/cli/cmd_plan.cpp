@@ -33,8 +33,12 @@ struct PlanArgs {
 std::vector<int> int_list(const std::string& text, const std::string& flag) {
   std::vector<int> out;
   for (const auto& item : sweep::split_list(text, flag)) {
-    Scenario probe;  // reuse the sweep's integer validation
-    sweep::apply_flag(probe, "--grad-accum", item);
+    Scenario probe;  // reuse the sweep's integer validation, under this flag's name
+    try {
+      sweep::apply_flag(probe, "--grad-accum", item);
+    } catch (const InputError& e) {
+      throw flag_error(flag, e.rule());
+    }
     out.push_back(probe.grad_accum);
   }
   return out;

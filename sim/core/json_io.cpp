@@ -18,6 +18,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/memo.hpp"
+#include "sim/core/utf8.hpp"
 
 namespace zerosim {
 
@@ -28,9 +29,10 @@ json parse_json_text(std::string_view text, const std::string& file) {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     // e.what() quotes the last token read, which may be megabytes of one unterminated string.
-    throw InputError(file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
+    throw InputError(
+        file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, printable(e.what(), 512)));
   } catch (const json::out_of_range& e) {  // a number too large for a double, e.g. 1e400
-    throw InputError(file, "", fmt::format("malformed JSON: {}", e.what()));
+    throw InputError(file, "", fmt::format("malformed JSON: {}", printable(e.what(), 512)));
   }
 }
 
@@ -50,7 +52,7 @@ void JsonReader::require_object(std::initializer_list<std::string_view> allowed)
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       throw InputError(file_, path_ + "/" + key,
-                       fmt::format("unknown key '{}' (allowed: {})", key, list));
+                       fmt::format("unknown key '{}' (allowed: {})", printable(key), list));
     }
   }
 }
@@ -108,7 +110,7 @@ std::int64_t JsonReader::get_int() const {
     if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
       return static_cast<std::int64_t>(v);
   }
-  fail(fmt::format("must be an integer, not {}", value_->dump()));
+  fail(fmt::format("must be an integer, not {}", printable(value_->dump())));
 }
 
 std::int64_t JsonReader::get_int_at_least(std::int64_t min) const {

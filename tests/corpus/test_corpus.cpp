@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/utf8.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -170,6 +172,9 @@ TEST_CASE("bad-input corpus: each case exits with its code and names the problem
       CHECK(r.output.find("internal error") == std::string::npos);
       CHECK(r.output.find("runtime error:") == std::string::npos);  // UBSan
       CHECK(r.output.find("AddressSanitizer") == std::string::npos);
+      // Whatever the input holds, the message is valid UTF-8 without terminal escapes.
+      CHECK(zerosim::is_valid_utf8(r.output));
+      CHECK(r.output.find('\x1B') == std::string::npos);
     }
   }
 }
