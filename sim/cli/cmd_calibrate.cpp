@@ -1,8 +1,8 @@
 // 'zerosim calibrate': the CPU side of calibration.
-//   fit MEAS... --out PROFILE [--base NAME|FILE]   measurements -> cost profile, with each point's fit error
-//   import-nccl-tests LOG... [--op OP] [--ranks N] [--nodes Y] [--in-place] --out MEAS
-//       nccl-tests logs (text or -J JSON, one or several collectives each) or `zerosim collective --json`
-//       output -> measurements; --op keeps only that op's rows
+//   fit MEAS... --out PROFILE [--base NAME|FILE]   measurements -> cost profile, with each point's
+//   fit error import-nccl-tests LOG... [--op OP] [--ranks N] [--nodes Y] [--in-place] --out MEAS
+//       nccl-tests logs (text or -J JSON, one or several collectives each) or `zerosim collective
+//       --json` output -> measurements; --op keeps only that op's rows
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
 #include "sim/profile/cost_profile.hpp"
 
@@ -49,6 +50,10 @@ struct FitArgs {
 };
 
 void run_fit(const FitArgs& a) {
+  std::vector<FlagPath> inputs = {data_input("--base", "calibrate/profiles", a.base),
+                                  data_input("--cluster", "topologies", a.cluster)};
+  for (const auto& f : a.files) inputs.push_back({"MEAS", f});
+  check_output_paths(inputs, {{"--out", a.out}});
   calib::Measurements m;
   for (const auto& f : a.files) calib::load_measurements(f, m);
   CostProfile base;
@@ -57,32 +62,38 @@ void run_fit(const FitArgs& a) {
   } else {
     std::string model;
     for (const auto& prov : m.provenance)
-      if (prov.contains("gpu_model") && prov["gpu_model"].is_string() && !prov["gpu_model"].get<std::string>().empty()) {
+      if (prov.contains("gpu_model") && prov["gpu_model"].is_string() &&
+          !prov["gpu_model"].get<std::string>().empty()) {
         model = prov["gpu_model"].get<std::string>();
         break;
       }
     if (model.empty())
-      throw flag_error("--base", "required: the measurement files do not name a gpu_model in their provenance");
+      throw flag_error(
+          "--base", "required: the measurement files do not name a gpu_model in their provenance");
     try {
       base = select_cost_profile_for_gpu("", model);
     } catch (const InputError&) {
-      throw flag_error("--base",
-                       fmt::format("required: no shipped cost profile matches the measurements' gpu_model '{}'", model));
+      throw flag_error(
+          "--base",
+          fmt::format("required: no shipped cost profile matches the measurements' gpu_model '{}'",
+                      model));
     }
   }
   if (!a.nccl_version.empty()) {
     base.nccl.version = a.nccl_version;
     base.nccl.version_code = nccl_version_code(a.nccl_version);
     if (base.nccl.version_code < 20700 || base.nccl.version_code >= 30000)
-      throw flag_error("--nccl-version",
-                       fmt::format("must be an NCCL release 2.7 or later as MAJOR.MINOR[.PATCH], got '{}'",
-                                   a.nccl_version));
+      throw flag_error(
+          "--nccl-version",
+          fmt::format("must be an NCCL release 2.7 or later as MAJOR.MINOR[.PATCH], got '{}'",
+                      a.nccl_version));
   }
   calib::FitOptions opt;
   opt.cluster = a.cluster;
   opt.name = a.name;
   opt.command = fmt::format("zerosim calibrate fit{} --out {}{}{}{}{}", join(a.files), a.out,
-                            a.base.empty() ? "" : " --base " + a.base, a.name.empty() ? "" : " --name " + a.name,
+                            a.base.empty() ? "" : " --base " + a.base,
+                            a.name.empty() ? "" : " --name " + a.name,
                             a.cluster.empty() ? "" : " --cluster " + a.cluster,
                             a.nccl_version.empty() ? "" : " --nccl-version " + a.nccl_version);
   calib::FitResult r = calib::fit_profile(m, base, opt);
@@ -91,14 +102,17 @@ void run_fit(const FitArgs& a) {
   json out = to_json(r.profile);
   parse_cost_profile(out, a.out);
   if (!a.quiet) {
-    std::printf("%-44s %-28s %14s %12s %12s %8s\n", "fit", "record", "bytes|flops", "measured", "predicted", "error");
+    std::printf("%-44s %-28s %14s %12s %12s %8s\n", "fit", "record", "bytes|flops", "measured",
+                "predicted", "error");
     for (const auto& p : r.points)
       std::printf("%-44s %-28s %14.6g %12s %12s %+7.2f%%\n", p.what.c_str(), p.where.c_str(), p.x,
-                  format_time(p.measured_s).c_str(), format_time(p.predicted_s).c_str(), p.rel_err() * 100);
+                  format_time(p.measured_s).c_str(), format_time(p.predicted_s).c_str(),
+                  p.rel_err() * 100);
   }
   for (const auto& s : r.summary) std::printf("%s\n", s.c_str());
   write_file_atomic(a.out, out.dump(2) + "\n");
-  std::printf("wrote %s (profile '%s', base '%s')\n", a.out.c_str(), r.profile.name.c_str(), base.name.c_str());
+  std::printf("wrote %s (profile '%s', base '%s')\n", a.out.c_str(), r.profile.name.c_str(),
+              base.name.c_str());
 }
 
 struct ImportArgs {
@@ -109,6 +123,9 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  std::vector<FlagPath> inputs;
+  for (const auto& f : a.logs) inputs.push_back({"LOG", f});
+  check_output_paths(inputs, {{"--out", a.out}});
   if (!a.op.empty()) parse_coll_kind(a.op, "--op");  // throws InputError naming --op
   calib::NcclTestsOptions opt{a.op, a.ranks, a.nodes, a.in_place};
   std::vector<calib::CollectiveRecord> records;
@@ -152,14 +169,15 @@ void run_import(const ImportArgs& a) {
                {"columns", a.in_place ? "in-place" : "out-of-place"},
                {"logs", logs},
                {"imported_on", utc_now()},
-               {"command", fmt::format("zerosim calibrate import-nccl-tests{}{}{}{}{} --out {}", join(a.logs),
-                                       a.op.empty() ? "" : " --op " + a.op,
+               {"command", fmt::format("zerosim calibrate import-nccl-tests{}{}{}{}{} --out {}",
+                                       join(a.logs), a.op.empty() ? "" : " --op " + a.op,
                                        a.ranks ? fmt::format(" --ranks {}", a.ranks) : "",
                                        a.nodes ? fmt::format(" --nodes {}", a.nodes) : "",
                                        a.in_place ? " --in-place" : "", a.out)}};
   // The GPU every log agrees on names the base profile `calibrate fit` starts from.
   if (!models.empty() && !models.front().empty() &&
-      std::all_of(models.begin(), models.end(), [&](const std::string& m) { return m == models.front(); }))
+      std::all_of(models.begin(), models.end(),
+                  [&](const std::string& m) { return m == models.front(); }))
     prov["gpu_model"] = models.front();
   std::string text = calib::measurements_header(prov) + "\n";
   for (const auto& r : records) text += calib::to_json(r).dump() + "\n";
@@ -171,28 +189,34 @@ void run_import(const ImportArgs& a) {
   } else {
     std::vector<std::string> per_op;
     for (const auto& op : ops)
-      per_op.push_back(fmt::format(
-          "{} {}", op, std::count_if(records.begin(), records.end(), [&](const auto& r) { return r.op == op; })));
+      per_op.push_back(fmt::format("{} {}", op,
+                                   std::count_if(records.begin(), records.end(),
+                                                 [&](const auto& r) { return r.op == op; })));
     what = fmt::format("records ({})", fmt::join(per_op, ", "));
   }
-  std::printf("wrote %s: %zu %s from %zu log(s)%s\n", a.out.c_str(), records.size(), what.c_str(), a.logs.size(),
-              prov.contains("gpu_model") ? fmt::format(", gpu_model {}", prov["gpu_model"].get<std::string>()).c_str()
-                                         : "");
+  std::printf("wrote %s: %zu %s from %zu log(s)%s\n", a.out.c_str(), records.size(), what.c_str(),
+              a.logs.size(),
+              prov.contains("gpu_model")
+                  ? fmt::format(", gpu_model {}", prov["gpu_model"].get<std::string>()).c_str()
+                  : "");
 }
 
 }  // namespace
 
 void register_calibrate(CLI::App& app) {
-  auto* cal = app.add_subcommand("calibrate", "fit cost profiles from measurements; import nccl-tests logs");
+  auto* cal = app.add_subcommand("calibrate",
+                                 "fit cost profiles from measurements; import nccl-tests logs");
   cal->require_subcommand(1);
 
   auto fa = std::make_shared<FitArgs>();
-  auto* fit = cal->add_subcommand("fit", "measurements (zerosim-calibrate or import-nccl-tests) -> cost profile");
+  auto* fit = cal->add_subcommand(
+      "fit", "measurements (zerosim-calibrate or import-nccl-tests) -> cost profile");
   fit->add_option("MEAS", fa->files, "measurement files (JSON lines)")->required();
   fit->add_option("--out", fa->out, "cost profile to write (atomically)")->required();
-  fit->add_option("--base", fa->base,
-                  "profile NAME|FILE giving the parameters that are not measured (default: the shipped profile "
-                  "matching the measurements' gpu_model)");
+  fit->add_option(
+      "--base", fa->base,
+      "profile NAME|FILE giving the parameters that are not measured (default: the shipped profile "
+      "matching the measurements' gpu_model)");
   fit->add_option("--name", fa->name, "name of the new profile (default: <base>-measured)");
   fit->add_option("--cluster", fa->cluster,
                   "cluster preset or topology file the collective records ran on (each record is "
@@ -203,16 +227,21 @@ void register_calibrate(CLI::App& app) {
   fit->callback([fa] { run_fit(*fa); });
 
   auto ia = std::make_shared<ImportArgs>();
-  auto* imp = cal->add_subcommand("import-nccl-tests",
-                                  "nccl-tests logs (text or -J JSON) or `zerosim collective --json` -> measurements");
+  auto* imp = cal->add_subcommand(
+      "import-nccl-tests",
+      "nccl-tests logs (text or -J JSON) or `zerosim collective --json` -> measurements");
   imp->add_option("LOG", ia->logs, "nccl-tests output files")->required();
-  imp->add_option("--op", ia->op,
-                  "keep only this op's rows: all_gather|reduce_scatter|all_reduce|all_to_all|send_recv (default: "
-                  "every op; rows no '# Collective test starting:' line names take it from --op, else from the "
-                  "file name)");
-  imp->add_option("--ranks", ia->ranks, "ranks of the run (default: counted from the log's Rank lines)")
+  imp->add_option(
+      "--op", ia->op,
+      "keep only this op's rows: all_gather|reduce_scatter|all_reduce|all_to_all|send_recv "
+      "(default: "
+      "every op; rows no '# Collective test starting:' line names take it from --op, else from the "
+      "file name)");
+  imp->add_option("--ranks", ia->ranks,
+                  "ranks of the run (default: counted from the log's Rank lines)")
       ->check(CLI::PositiveNumber);
-  imp->add_option("--nodes", ia->nodes, "nodes of the run (default: distinct hosts in the log, else 1)")
+  imp->add_option("--nodes", ia->nodes,
+                  "nodes of the run (default: distinct hosts in the log, else 1)")
       ->check(CLI::PositiveNumber);
   imp->add_flag("--in-place", ia->in_place, "take the in-place columns instead of out-of-place");
   imp->add_option("--out", ia->out, "measurement file to write (atomically)")->required();

@@ -1,7 +1,6 @@
-// `zerosim plan --cluster ... --model ... [--global-batch B]`: ranked feasible configurations, why the
-// winner wins, the memory/throughput Pareto front, and the DeepSpeed config of the winner.
+// `zerosim plan --cluster ... --model ... [--global-batch B]`: ranked feasible configurations, why
+// the winner wins, the memory/throughput Pareto front, and the DeepSpeed config of the winner.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/workload/model.hpp"
@@ -30,19 +30,15 @@ struct PlanArgs {
   long long global_batch = 0;
 };
 
-void check_writable(const std::string& path, const std::string& flag) {
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(path, flag, "output folder does not exist");
-  if (::access(dir.c_str(), W_OK) != 0) throw InputError(path, flag, "output folder is not writable");
-}
-
 std::vector<int> int_list(const std::string& text, const std::string& flag) {
   std::vector<int> out;
   for (const auto& item : sweep::split_list(text, flag)) {
-    Scenario probe;  // reuse the sweep's integer validation
-    sweep::apply_flag(probe, "--grad-accum", item);
+    Scenario probe;  // reuse the sweep's integer validation, under this flag's name
+    try {
+      sweep::apply_flag(probe, "--grad-accum", item);
+    } catch (const InputError& e) {
+      throw flag_error(flag, e.rule());
+    }
     out.push_back(probe.grad_accum);
   }
   return out;
@@ -51,15 +47,18 @@ std::vector<int> int_list(const std::string& text, const std::string& flag) {
 std::vector<int> bits_list(const std::string& text, const std::string& flag) {
   std::vector<int> out;
   for (const auto& item : sweep::split_list(text, flag)) {
-    if (item != "4" && item != "8") throw flag_error(flag, fmt::format("'{}': the kernels support 4 or 8 bits", item));
+    if (item != "4" && item != "8")
+      throw flag_error(flag, fmt::format("'{}': the kernels support 4 or 8 bits", item));
     out.push_back(std::stoi(item));
   }
   return out;
 }
 
 void run_plan_command(const PlanArgs& a) {
-  if (!a.json_out.empty()) check_writable(a.json_out, "--json");
-  if (!a.deepspeed_out.empty()) check_writable(a.deepspeed_out, "--emit-deepspeed");
+  check_output_paths({data_input("--cluster", "topologies", a.cluster.cluster),
+                      data_input("--model", "workloads", a.model),
+                      data_input("--profile", "calibrate/profiles", a.profile)},
+                     {{"--json", a.json_out}, {"--emit-deepspeed", a.deepspeed_out}});
   plan::PlanRequest q;
   q.base.cluster = a.cluster.cluster;
   q.base.nodes = a.cluster.overrides.nodes;
@@ -81,18 +80,22 @@ void run_plan_command(const PlanArgs& a) {
   auto result = plan::run_plan(q, shape, sweep::simulate_runner());
   std::string text = plan::render_plan(result, a.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (!a.json_out.empty()) write_file_atomic(a.json_out, plan::plan_document(result).dump(1) + "\n");
+  if (!a.json_out.empty())
+    write_file_atomic(a.json_out, plan::plan_document(result).dump(1) + "\n");
   if (!a.deepspeed_out.empty()) {
     if (result.ranked.empty())
-      throw InputError(a.deepspeed_out, "--emit-deepspeed", "no configuration fits in memory; nothing to emit");
+      throw InputError(a.deepspeed_out, "--emit-deepspeed",
+                       "no configuration fits in memory; nothing to emit");
     const auto& w = result.ranked.front();
     if (w.scenario.quant_bits_weights != 8 || w.scenario.quant_bits_grads != 4)
       std::fprintf(stderr,
-                   "zerosim plan: note: the winner uses qwZ INT%d / qgZ INT%d; DeepSpeed's config has no key for "
+                   "zerosim plan: note: the winner uses qwZ INT%d / qgZ INT%d; DeepSpeed's config "
+                   "has no key for "
                    "the bit width (it runs INT8 / INT4)\n",
                    w.scenario.quant_bits_weights, w.scenario.quant_bits_grads);
     write_file_atomic(a.deepspeed_out, plan::deepspeed_config(w, shape).dump(2) + "\n");
-    std::fprintf(stderr, "zerosim plan: wrote the DeepSpeed config of #1 to %s\n", a.deepspeed_out.c_str());
+    std::fprintf(stderr, "zerosim plan: wrote the DeepSpeed config of #1 to %s\n",
+                 a.deepspeed_out.c_str());
   }
 }
 
@@ -100,22 +103,28 @@ void run_plan_command(const PlanArgs& a) {
 
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
-  auto* cmd = app.add_subcommand("plan", "Search strategies, micro-batch and accumulation; rank what fits by throughput");
+  auto* cmd = app.add_subcommand(
+      "plan", "Search strategies, micro-batch and accumulation; rank what fits by throughput");
   add_cluster_flags(cmd, a->cluster);
   cmd->add_option("--model", a->model, "model preset, workload file or HF config.json")->required();
   cmd->add_option("--profile", a->profile, "cost profile (default: the cluster's)");
-  cmd->add_option("--seq-len", a->seq_len, "sequence length (default: the model's)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--seq-len", a->seq_len, "sequence length (default: the model's)")
+      ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
       ->check(CLI::Range(1LL, 1LL << 40));
-  cmd->add_option("--micro-batches", a->micro_batches, "micro-batch sizes (sequences per GPU) to search");
+  cmd->add_option("--micro-batches", a->micro_batches,
+                  "micro-batch sizes (sequences per GPU) to search");
   cmd->add_option("--qwz-bits", a->qwz_bits, "qwZ weight bits to search (4,8; default 8)");
   cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (default 4)");
   cmd->add_option("--confirm", a->confirm, "candidates re-simulated on the flow tier (default 8)")
       ->check(CLI::Range(0, 10000));
-  cmd->add_option("--top", a->top, "configurations printed (default 10)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", a->json_out, "write the ranked plan as JSON (readable by `zerosim report`)");
+  cmd->add_option("--top", a->top, "configurations printed (default 10)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--json", a->json_out,
+                  "write the ranked plan as JSON (readable by `zerosim report`)");
   cmd->add_option("--emit-deepspeed", a->deepspeed_out, "write the winner's DeepSpeed config here");
   cmd->callback([a] { run_plan_command(*a); });
 }

@@ -1,4 +1,5 @@
-// `zerosim report RESULTS.json --format html|md|csv --out PATH` and `zerosim compare a.json b.json`.
+// `zerosim report RESULTS.json --format html|md|csv --out PATH` and `zerosim compare a.json
+// b.json`.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/report/compare.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
@@ -29,9 +31,11 @@ std::string infer_format(const std::string& out) {
 }
 
 void run_report(const ReportArgs& a) {
+  check_output_paths({{"results", a.input}}, {{"--out", a.out}});
   std::string format = a.format.empty() ? infer_format(a.out) : a.format;
   if (format.empty())
-    throw flag_error("--format", "give --format html|md|csv (it cannot be inferred from the --out extension)");
+    throw flag_error("--format",
+                     "give --format html|md|csv (it cannot be inferred from the --out extension)");
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
   std::string text = format == "html" ? report::render_html(results, source)
@@ -41,7 +45,8 @@ void run_report(const ReportArgs& a) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     write_file_atomic(a.out, text);
-    std::fprintf(stderr, "zerosim report: wrote %s (%zu scenarios)\n", a.out.c_str(), results.size());
+    std::fprintf(stderr, "zerosim report: wrote %s (%zu scenarios)\n", a.out.c_str(),
+                 results.size());
   }
 }
 
@@ -50,6 +55,7 @@ struct CompareArgs {
 };
 
 void run_compare(const CompareArgs& c) {
+  check_output_paths({{"a", c.a}, {"b", c.b}}, {{"--out", c.out}});
   auto ra = report::load_results(c.a);
   auto rb = report::load_results(c.b);
   auto rows = report::compare_results(ra, rb);
@@ -64,7 +70,8 @@ void run_compare(const CompareArgs& c) {
 
 void register_report(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
-  auto* rep = app.add_subcommand("report", "Render a results file (sweep, plan or simulate JSON) as HTML, Markdown or CSV");
+  auto* rep = app.add_subcommand(
+      "report", "Render a results file (sweep, plan or simulate JSON) as HTML, Markdown or CSV");
   rep->add_option("results", args->input, "results JSON file")->required();
   rep->add_option("--format", args->format, "html | md | csv (default: from the --out extension)")
       ->check(CLI::IsMember({"html", "md", "csv"}));
@@ -72,7 +79,8 @@ void register_report(CLI::App& app) {
   rep->callback([args] { run_report(*args); });
 
   auto cargs = std::make_shared<CompareArgs>();
-  auto* cmp = app.add_subcommand("compare", "Diff two results files: step time and TFLOPs per scenario, delta %");
+  auto* cmp = app.add_subcommand(
+      "compare", "Diff two results files: step time and TFLOPs per scenario, delta %");
   cmp->add_option("a", cargs->a, "first results JSON (A)")->required();
   cmp->add_option("b", cargs->b, "second results JSON (B)")->required();
   cmp->add_option("--out", cargs->out, "write the table to a file instead of stdout");

@@ -8,6 +8,7 @@
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
 #include "sim/step/simulate.hpp"
 
@@ -107,6 +108,12 @@ void register_simulate(CLI::App& app) {
   cmd->add_flag("--json", flags->json, "print the result JSON");
   cmd->add_option("--out", flags->out, "write the result JSON here");
   cmd->callback([flags] {
+    const Scenario& f = flags->scenario;
+    check_output_paths({data_input("--cluster", "topologies", flags->cluster.cluster),
+                        data_input("--model", "workloads", f.model),
+                        data_input("--profile", "calibrate/profiles", f.profile),
+                        {"--deepspeed", f.deepspeed}},
+                       {{"--out", flags->out}, {"--trace", flags->trace}});
     Scenario sc = flags->scenario;
     sc.cluster = flags->cluster.cluster;
     sc.nodes = flags->cluster.overrides.nodes;

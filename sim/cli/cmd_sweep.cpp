@@ -1,5 +1,6 @@
-// `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on a
-// thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV atomically.
+// `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on
+// a thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV
+// atomically.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/tables.hpp"
 #include "sim/sweep/distributed.hpp"
@@ -31,20 +33,11 @@ struct SweepArgs {
   bool resume = false;
 };
 
-// Fails before any work when an output cannot be written (no half-run sweep for a typo in a path).
-void check_writable(const std::string& path, const std::string& flag) {
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(path, flag, "output folder does not exist");
-  if (::access(dir.c_str(), W_OK) != 0) throw InputError(path, flag, "output folder is not writable");
-  if (fs::is_directory(p, ec)) throw InputError(path, flag, "output path is a folder, not a file");
-}
-
 void progress_bar(std::size_t done, std::size_t total) {
   constexpr int kWidth = 40;
   int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu scenarios", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu scenarios",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total);
   if (done == total) std::fputc('\n', stderr);
   std::fflush(stderr);
@@ -62,17 +55,27 @@ void run_sweep_command(SweepArgs& a) {
     for (const auto& ax : axes)
       if (ax.flag == flag) axes_json[flag.substr(2)] = ax.values;
   if (a.threads < 0) throw flag_error("--threads", "must be at least 1 (or 0 for all cores)");
-  if (a.resume && a.out.empty()) throw flag_error("--resume", "needs --out (the partial file is OUT.partial)");
-  if (!a.out.empty()) check_writable(a.out, "--out");
-  if (!a.csv.empty()) check_writable(a.csv, "--csv");
-  if (!a.out.empty() && a.out == a.csv) throw flag_error("--csv", "must differ from --out");
+  if (a.resume && a.out.empty())
+    throw flag_error("--resume", "needs --out (the partial file is OUT.partial)");
+  // Fails before any work when an output cannot be written or would replace an input or the other
+  // output (no half-run sweep for a typo in a path).
+  std::vector<FlagPath> inputs;
+  for (const auto& ax : axes)
+    for (const auto& v : ax.values) {
+      if (ax.flag == "--cluster") inputs.push_back(data_input(ax.flag, "topologies", v));
+      if (ax.flag == "--model") inputs.push_back(data_input(ax.flag, "workloads", v));
+      if (ax.flag == "--profile") inputs.push_back(data_input(ax.flag, "calibrate/profiles", v));
+      if (ax.flag == "--deepspeed") inputs.push_back({ax.flag, v});
+    }
+  check_output_paths(inputs, {{"--out", a.out}, {"--csv", a.csv}});
 
   sweep::MpiSession session;
   const sweep::World& world = session.world();
   sweep::RunOptions opt;
   opt.threads = sweep::resolve_threads(a.threads, world.local_size);
   if (!a.out.empty()) {
-    opt.partial_path = world.size > 1 ? fmt::format("{}.partial.r{}", a.out, world.rank) : a.out + ".partial";
+    opt.partial_path =
+        world.size > 1 ? fmt::format("{}.partial.r{}", a.out, world.rank) : a.out + ".partial";
     if (a.resume) opt.resume_from = sweep::partial_files_for(a.out);
   }
   if (world.rank == 0 && ::isatty(STDERR_FILENO)) opt.progress = progress_bar;
@@ -101,15 +104,17 @@ void run_sweep_command(SweepArgs& a) {
   }
   json doc = sweep::sweep_document(axes_json, std::move(results));
   std::string text = doc.dump(1) + "\n";
-  if (!a.csv.empty()) write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
+  if (!a.csv.empty())
+    write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
   if (!a.out.empty()) write_file_atomic(a.out, text);
   if (a.out.empty() && a.csv.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
   if (!a.out.empty()) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);
   }
-  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", scenarios.size(), a.out.empty() ? "" : ", JSON ",
-               a.out.c_str(), a.csv.empty() ? "" : ", CSV ", a.csv.c_str());
+  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", scenarios.size(),
+               a.out.empty() ? "" : ", JSON ", a.out.c_str(), a.csv.empty() ? "" : ", CSV ",
+               a.csv.c_str());
 }
 
 }  // namespace
@@ -117,7 +122,8 @@ void run_sweep_command(SweepArgs& a) {
 void register_sweep(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   auto* cmd = app.add_subcommand(
-      "sweep", "Run the cartesian product of comma-separated lists of simulate flags (threads, MPI ranks)");
+      "sweep",
+      "Run the cartesian product of comma-separated lists of simulate flags (threads, MPI ranks)");
   const std::map<std::string, std::string> help = {
       {"--cluster", "cluster presets or topology files"},
       {"--nodes", "node counts"},
@@ -129,7 +135,8 @@ void register_sweep(CLI::App& app) {
       {"--grad-accum", "gradient accumulation steps"},
       {"--nics-per-node", "NICs per node"},
       {"--nic-gbps", "NIC line rates in Gbit/s"},
-      {"--strategy", "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ... (default zeropp)"},
+      {"--strategy",
+       "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ... (default zeropp)"},
       {"--deepspeed", "DeepSpeed config files (instead of --strategy/--grad-accum)"},
       {"--hpz-size", "hpZ secondary partition sizes (default: GPUs per node)"},
       {"--qwz-bits", "qwZ weight quantization bits (default 8)"},
@@ -142,10 +149,13 @@ void register_sweep(CLI::App& app) {
     args->lists[flag];
     args->options[flag] = cmd->add_option(flag, args->lists[flag], "list of " + help.at(flag));
   }
-  cmd->add_option("--out", args->out, "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");
+  cmd->add_option("--out", args->out,
+                  "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");
   cmd->add_option("--csv", args->csv, "CSV output (atomic)");
-  cmd->add_option("--threads", args->threads, "worker threads per process (default: all cores / ranks per host)");
-  cmd->add_flag("--resume", args->resume, "reuse the finished results of an interrupted sweep (OUT.partial)");
+  cmd->add_option("--threads", args->threads,
+                  "worker threads per process (default: all cores / ranks per host)");
+  cmd->add_flag("--resume", args->resume,
+                "reuse the finished results of an interrupted sweep (OUT.partial)");
   cmd->callback([args] { run_sweep_command(*args); });
 }
 

@@ -8,6 +8,7 @@
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 
 namespace zerosim::cli {
 
@@ -22,6 +23,8 @@ void register_topology(CLI::App& app) {
   add_cluster_flags(sub, args->cluster);
   sub->add_option("--dot", args->dot, "write the graph as Graphviz DOT to this file (atomically)");
   sub->callback([args] {
+    check_output_paths({data_input("--cluster", "topologies", args->cluster.cluster)},
+                       {{"--dot", args->dot}});
     Topology t = load_from(args->cluster);
     std::fputs(t.summary().c_str(), stdout);
     if (!args->dot.empty()) {

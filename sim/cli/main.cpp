@@ -3,16 +3,28 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/malloc_tuning.hpp"
 #include "sim/core/utf8.hpp"
 
+namespace {
+
+// Messages quote arguments and input: capped, valid UTF-8, no terminal control characters.
+std::string safe(const char* message) { return zerosim::printable(message, 2048, true); }
+
+}  // namespace
+
 int main(int argc, char** argv) {
   zerosim::keep_freed_memory();
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
+  // (exit 1, the path and the OS error, no partial file), instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
   zerosim::cli::register_simulate(app);
@@ -31,13 +43,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "zerosim: <command line>: %s\n", e.what());
+    std::fprintf(stderr, "zerosim: <command line>: %s\n", safe(e.what()).c_str());
     return 2;
   } catch (const zerosim::InputError& e) {
-    std::fprintf(stderr, "zerosim: error: %s\n", e.what());
+    std::fprintf(stderr, "zerosim: error: %s\n", safe(e.what()).c_str());
     return 2;
+  } catch (const zerosim::OutputError& e) {  // the input was fine; writing the result failed
+    std::fprintf(stderr, "zerosim: error: %s\n", safe(e.what()).c_str());
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "zerosim: internal error: %s\n", e.what());
+    std::fprintf(stderr, "zerosim: internal error: %s\n", safe(e.what()).c_str());
     return 1;
   }
   return 0;

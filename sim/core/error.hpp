@@ -1,6 +1,6 @@
 // Errors: library code throws; only main() decides the exit code.
-// InputError = bad input (exit 2). Its message always names where (file), what (JSON path or flag) and
-// the rule that was broken, so a user can fix the input without reading code.
+// InputError = bad input (exit 2). Its message always names where (file), what (JSON path or flag)
+// and the rule that was broken, so a user can fix the input without reading code.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -17,6 +17,13 @@ class InputError : public std::runtime_error {
 
  private:
   std::string file_, path_, rule_;
+};
+
+// OutputError = the input was fine but writing a result failed (disk full, I/O error): exit 1. Its
+// message names the path and the operating system's error text.
+class OutputError : public std::runtime_error {
+ public:
+  OutputError(const std::string& path, const std::string& what);
 };
 
 // Shorthand for command-line flag errors.

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/memo.hpp"
+#include "sim/core/utf8.hpp"
 
 namespace zerosim {
 
@@ -26,9 +28,11 @@ json parse_json_text(std::string_view text, const std::string& file) {
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
-    throw InputError(file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
+    // e.what() quotes the last token read, which may be megabytes of one unterminated string.
+    throw InputError(
+        file, "", fmt::format("malformed JSON at byte {}: {}", e.byte, printable(e.what(), 512)));
   } catch (const json::out_of_range& e) {  // a number too large for a double, e.g. 1e400
-    throw InputError(file, "", fmt::format("malformed JSON: {}", e.what()));
+    throw InputError(file, "", fmt::format("malformed JSON: {}", printable(e.what(), 512)));
   }
 }
 
@@ -48,7 +52,7 @@ void JsonReader::require_object(std::initializer_list<std::string_view> allowed)
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       throw InputError(file_, path_ + "/" + key,
-                       fmt::format("unknown key '{}' (allowed: {})", key, list));
+                       fmt::format("unknown key '{}' (allowed: {})", printable(key), list));
     }
   }
 }
@@ -106,7 +110,7 @@ std::int64_t JsonReader::get_int() const {
     if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
       return static_cast<std::int64_t>(v);
   }
-  fail(fmt::format("must be an integer, not {}", value_->dump()));
+  fail(fmt::format("must be an integer, not {}", printable(value_->dump())));
 }
 
 std::int64_t JsonReader::get_int_at_least(std::int64_t min) const {
@@ -164,36 +168,54 @@ int fsync_retry(int fd) {
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view content) {
-  fs::path target(path);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
+  // A symlink at the path is written through: its target is replaced, the link stays.
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) {
+    target = fs::weakly_canonical(target, ec);
+    if (ec) throw InputError(path, "", "cannot resolve the symbolic link: " + ec.message());
+  }
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) throw InputError(path, "", "output folder does not exist");
+  if (fs::is_directory(target, ec))
+    throw InputError(path, "", "output path is a folder, not a file");
   std::string tmp =
       (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw InputError(path, "", "output path is not writable");
+  if (fd < 0) {
+    const int err = errno;
+    const std::string why = fmt::format("cannot create the output file: {}", std::strerror(err));
+    // A full disk or a failing device is not the user's input: exit 1, not 2.
+    if (err == ENOSPC || err == EDQUOT || err == EIO) throw OutputError(path, why);
+    throw InputError(path, "", why);
+  }
   // fsync before rename: after a crash or power loss the name points at complete data or at the
   // old file, never at an empty one (rename alone orders nothing on ext4/xfs with delayed alloc).
-  bool ok = write_all(fd, content) && fsync_retry(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (!ok) {
+  int err = 0;
+  errno = 0;
+  if (!write_all(fd, content) || fsync_retry(fd) != 0) err = errno != 0 ? errno : EIO;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
     fs::remove(tmp, ec);
-    throw InputError(path, "", "writing the output failed (disk full?)");
+    throw OutputError(path, fmt::format("writing the output failed: {}", std::strerror(err)));
   }
   fs::rename(tmp, target, ec);
   if (ec) {
+    const std::string why = "cannot move the finished file into place: " + ec.message();
     fs::remove(tmp, ec);
-    throw InputError(path, "", "cannot move the finished file into place: " + ec.message());
+    throw OutputError(path, why);
   }
   // The rename itself is durable only once the folder's entry is synced. Filesystems that cannot
   // sync a directory (EINVAL, e.g. some FUSE/network mounts) have no stronger guarantee to give.
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     int rc = fsync_retry(dfd);
-    int err = errno;
+    err = errno;
     ::close(dfd);
     if (rc != 0 && err != EINVAL && err != EROFS)
-      throw InputError(path, "", "the file is in place but its folder could not be synced to disk");
+      throw OutputError(path, fmt::format("the file is in place but its folder could not be synced "
+                                          "to disk: {}",
+                                          std::strerror(err)));
   }
 }
 

@@ -56,7 +56,9 @@ class JsonReader {
 
 // Writes `content` to `path` atomically and durably: a temporary file in the same folder, fsynced,
 // renamed over `path`, then the folder fsynced (a crash leaves the old file or the new one, whole).
-// A failure (unwritable folder) is an InputError naming the path; no partial file is left behind.
+// A symlink at `path` is written through (its target replaced, the link kept). A bad path (missing
+// or unwritable folder, a folder at the path) is an InputError; a failed write (disk full, I/O
+// error) an OutputError with the OS error. No partial file is left behind.
 void write_file_atomic(const std::string& path, std::string_view content);
 
 // Resolves a shipped data file: `dir` is "topologies", "workloads" or "calibrate/profiles";

@@ -20,6 +20,20 @@ namespace zerosim {
 
 namespace {
 
+// Link rates the models can price, in Gbit/s: 1 Mbit/s to 1 Pbit/s. Beyond them step times
+// overflow or underflow (1e308 Gbps printed "inf Gbps" and wrote null into the result; 5e-324
+// gave a null step time). `bits_per_unit`: 1 for gbps, 8 for GBps.
+constexpr double kMinLinkGbps = 1e-3, kMaxLinkGbps = 1e6;
+
+double get_rate(const JsonReader& r, double bits_per_unit) {
+  const double v = r.get_positive();
+  const double lo = kMinLinkGbps / bits_per_unit, hi = kMaxLinkGbps / bits_per_unit;
+  if (v < lo || v > hi)
+    r.fail(
+        fmt::format("must be between {:g} and {:g} (1 Mbit/s to 1 Pbit/s; got {:g})", lo, hi, v));
+  return v;
+}
+
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // Reads the "builder" object into a spec. Absent keys take documented defaults: nodes 1, the node
@@ -43,7 +57,7 @@ ClusterSpec read_builder(const JsonReader& b) {
       r.fail(fmt::format("must be between 1 and the node type's maximum (got {})", v));
     s.nics_per_node = static_cast<int>(v);
   }
-  if (b.has("nic_gbps")) s.nic_gbps = b.at("nic_gbps").get_positive();
+  if (b.has("nic_gbps")) s.nic_gbps = get_rate(b.at("nic_gbps"), 1);
   s.fabric = b.string_or("fabric", "rail");
   s.oversubscription = b.number_or("oversubscription", 1.0);
   return s;
@@ -153,8 +167,8 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
     if (ends[0] == ends[1]) r.at("to").fail("a link must join two different vertices");
     if (r.has("GBps") == r.has("gbps"))
       r.fail("give the bandwidth as exactly one of 'GBps' (bytes) or 'gbps' (bits)");
-    const double bw = r.has("GBps") ? GBps_to_Bps(r.at("GBps").get_positive())
-                                    : gbps_to_Bps(r.at("gbps").get_positive());
+    const double bw = r.has("GBps") ? GBps_to_Bps(get_rate(r.at("GBps"), 8))
+                                    : gbps_to_Bps(get_rate(r.at("gbps"), 1));
     auto lat_r = r.at("latency_us");
     const double lat_s = lat_r.get_nonnegative() * 1e-6;
     if (lat_s > kMaxLinkLatencyS)
@@ -241,6 +255,9 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
   if (o.nics_per_node > 0)
     s.nics_per_node = o.nics_per_node, flag_of["nics_per_node"] = "--nics-per-node";
   if (o.nic_gbps > 0) s.nic_gbps = o.nic_gbps, flag_of["nic_gbps"] = "--nic-gbps";
+  if (o.nic_gbps > 0 && (o.nic_gbps < kMinLinkGbps || o.nic_gbps > kMaxLinkGbps))  // sweep lists
+    throw flag_error("--nic-gbps", fmt::format("must be between {:g} and {:g} (got {:g})",
+                                               kMinLinkGbps, kMaxLinkGbps, o.nic_gbps));
   if (!o.fabric.empty()) s.fabric = o.fabric, flag_of["fabric"] = "--fabric";
   if (o.oversubscription > 0)
     s.oversubscription = o.oversubscription, flag_of["oversubscription"] = "--oversubscription";

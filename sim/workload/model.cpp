@@ -105,11 +105,22 @@ ModelShape parse_hf_config(const JsonReader& r) {
   return m;
 }
 
+// A Hugging Face config is told by any key of its format, not only hidden_size: one without
+// hidden_size is then reported as missing it, not as a workload file with unknown keys.
+bool is_hf_config(const json& j) {
+  if (!j.is_object()) return false;
+  for (const char* key :
+       {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+        "vocab_size", "max_position_embeddings", "model_type", "architectures"})
+    if (j.contains(key)) return true;
+  return false;
+}
+
 }  // namespace
 
 ModelShape parse_model(const json& j, const std::string& file) {
   JsonReader r(j, file);
-  if (j.is_object() && j.contains("hidden_size")) return parse_hf_config(r);
+  if (is_hf_config(j)) return parse_hf_config(r);
   return parse_workload(r);
 }
 

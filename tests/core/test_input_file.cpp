@@ -19,24 +19,12 @@
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/model.hpp"
+#include "tests/support/files.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("zerosim-input-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 template <class F>
 std::string input_error_of(F&& f) {
@@ -51,7 +39,7 @@ std::string input_error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("read_input_file: a regular file is read whole; others are refused with the rule") {
-  TempDir dir;
+  ScratchDir dir("input");
   const std::string file = (dir.path / "a.json").string();
   std::ofstream(file) << "{\"x\": 1}";
   CHECK(read_input_file(file) == "{\"x\": 1}");
@@ -74,7 +62,7 @@ TEST_CASE("read_input_file: a regular file is read whole; others are refused wit
 }
 
 TEST_CASE("every loader refuses a FIFO without blocking, naming the file") {
-  TempDir dir;
+  ScratchDir dir("input");
   const std::string fifo = (dir.path / "in.json").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   auto check = [&](const std::string& msg) {

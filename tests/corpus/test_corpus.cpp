@@ -2,9 +2,10 @@
 // line, relative to the repository root, with {case} standing for the case folder and {tmp} for a
 // fresh scratch folder where outputs go if a case wrongly succeeds; the expected exit code; and
 // fragments the error message must contain; optionally "fifos", paths under {tmp} made FIFOs before
-// the run, for inputs git cannot hold) plus the input files it names. Each case runs the built
-// binary under a timeout and must exit with exactly the expected code (2 = bad input): no crash, no
-// hang, no silent default, no "internal error", and no sanitizer report.
+// the run, for inputs git cannot hold, and "copies", [from, to] pairs copied before the run, for
+// cases that must not be able to damage a file of the repository) plus the input files it names.
+// Each case runs the built binary under a timeout and must exit with exactly the expected code (2 =
+// bad input): no crash, no hang, no silent default, no "internal error", and no sanitizer report.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/utf8.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -35,6 +38,7 @@ struct Case {
   int exit = 2;
   std::vector<std::string> fragments;
   std::vector<std::string> fifos;  // "{tmp}/..." paths created as FIFOs before the run
+  std::vector<std::pair<std::string, std::string>> copies;  // [from, "{tmp}/..."] before the run
 };
 
 std::vector<Case> load_cases() {
@@ -56,6 +60,8 @@ std::vector<Case> load_cases() {
     else
       c.fragments = m.get<std::vector<std::string>>();
     if (j.contains("fifos")) c.fifos = j.at("fifos").get<std::vector<std::string>>();
+    if (j.contains("copies"))
+      c.copies = j.at("copies").get<std::vector<std::pair<std::string, std::string>>>();
     cases.push_back(std::move(c));
   }
   // Sorted so that SUBCASE order (and the report) does not depend on directory order.
@@ -99,6 +105,9 @@ struct RunResult {
 RunResult run(const Case& c) {
   const std::string case_dir = "tests/corpus/cases/" + c.name;
   const Scratch scratch(c.name);
+  for (const auto& [from, to] : c.copies)
+    fs::copy_file(fs::path(ZEROSIM_SOURCE_DIR) / replace_all(from, "{case}", case_dir),
+                  replace_all(to, "{tmp}", scratch.path.string()));
   for (const auto& f : c.fifos) {
     const std::string fifo = replace_all(f, "{tmp}", scratch.path.string());
     REQUIRE_MESSAGE(::mkfifo(fifo.c_str(), 0600) == 0, "cannot create FIFO " << fifo);
@@ -163,6 +172,9 @@ TEST_CASE("bad-input corpus: each case exits with its code and names the problem
       CHECK(r.output.find("internal error") == std::string::npos);
       CHECK(r.output.find("runtime error:") == std::string::npos);  // UBSan
       CHECK(r.output.find("AddressSanitizer") == std::string::npos);
+      // Whatever the input holds, the message is valid UTF-8 without terminal escapes.
+      CHECK(zerosim::is_valid_utf8(r.output));
+      CHECK(r.output.find('\x1B') == std::string::npos);
     }
   }
 }

@@ -32,3 +32,19 @@ inline std::filesystem::path temp_dir(const char* tag) {
   std::filesystem::create_directories(d);
   return d;
 }
+
+// A scratch folder for one test case: temp_dir(tag), emptied first, removed afterwards.
+struct ScratchDir {
+  std::filesystem::path path;
+  explicit ScratchDir(const char* tag) : path(temp_dir(tag)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
