@@ -185,9 +185,8 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
     throw flag_error("--qwz-bits",
                      fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
   if (sc.quant_bits_grads != 4)
-    throw flag_error(
-        "--qgz-bits",
-        fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}", sc.quant_bits_grads));
+    throw flag_error("--qgz-bits", fmt::format("qgZ's kernels quantize gradients to 4 bits, not {}",
+                                               sc.quant_bits_grads));
   st.weight_bits = sc.quant_bits_weights;
   st.grad_bits = sc.quant_bits_grads;
   if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
@@ -211,11 +210,11 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
   const std::int64_t batch = std::int64_t{W} * (setup.tokens / setup.seq) * setup.grad_accum;
   if (st.train_batch_size > 0 && st.train_batch_size != batch)
-    throw InputError(sc.deepspeed, "/train_batch_size",
-                     fmt::format("{} contradicts micro-batch x accumulation x GPUs = {} x {} x {} "
-                                 "= {} sequences",
-                                 st.train_batch_size, setup.tokens / setup.seq, setup.grad_accum,
-                                 W, batch));
+    throw InputError(
+        sc.deepspeed, "/train_batch_size",
+        fmt::format("{} contradicts micro-batch x accumulation x GPUs = {} x {} x {} "
+                    "= {} sequences",
+                    st.train_batch_size, setup.tokens / setup.seq, setup.grad_accum, W, batch));
   setup.checkpointing = sc.activation_checkpointing;
   setup.labels = !trace_path.empty();  // op names are read by the trace only
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
@@ -248,6 +247,18 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   json warnings = json::array();
   if (!mem.fits) warnings.push_back("memory: " + mem.warning);
   for (const auto& f : filled) warnings.push_back("DeepSpeed config: " + f);
+  // What the config decides instead of the command line (never silently).
+  if (!sc.deepspeed.empty()) {
+    std::string from = "the strategy";
+    if (st.micro_batch_sequences > 0)
+      from +=
+          fmt::format(", the micro-batch (train_micro_batch_size_per_gpu {} = {} tokens per GPU)",
+                      st.micro_batch_sequences, setup.tokens);
+    if (st.grad_accum > 0)
+      from += fmt::format(", the accumulation (gradient_accumulation_steps {})", st.grad_accum);
+    warnings.push_back("DeepSpeed config: " + from + " come from " + sc.deepspeed +
+                       ", not from --strategy/--tokens-per-gpu/--grad-accum");
+  }
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
