@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "sim/core/error.hpp"
+#include "sim/core/utf8.hpp"
 
 namespace zerosim::fuzz {
 
@@ -25,7 +26,14 @@ template <class Fn>
 void expect_input_error_only(Fn&& fn) {
   try {
     fn();
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    // The message quotes at most a few hundred bytes of the input, as valid UTF-8 without terminal
+    // escapes (issue 22): a 100 MB string or raw bytes in the input must not reach stderr.
+    const std::string_view m = e.what();
+    if (m.size() > 2048 || !is_valid_utf8(m) || m.find('\x1B') != std::string_view::npos) {
+      std::fprintf(stderr, "InputError message not capped or not escaped (%zu bytes)\n", m.size());
+      std::abort();
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "sim/cli/commands.hpp"
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const zerosim::OutputError& e) {  // the input was fine; writing the result failed
     std::fprintf(stderr, "zerosim: error: %s\n", safe(e.what()).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {  // not a bug to report as such: the run is too large
+    std::fprintf(stderr,
+                 "zerosim: error: out of memory: this run needs more memory than the process may "
+                 "use (fewer --grad-accum micro-steps, --qgz-chunks, nodes or sweep scenarios "
+                 "need less)\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zerosim: internal error: %s\n", safe(e.what()).c_str());

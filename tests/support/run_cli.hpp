@@ -12,8 +12,9 @@ struct CliRun {
   std::string out;  // stdout + stderr
 };
 
-inline CliRun run(const std::string& args) {
-  std::string cmd = std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
+// shell_prefix runs before the binary in the same shell, e.g. "ulimit -f 1 && ".
+inline CliRun run(const std::string& args, const std::string& shell_prefix = "") {
+  std::string cmd = shell_prefix + std::string(ZEROSIM_CLI) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf{};
