@@ -77,7 +77,8 @@ std::int64_t count_or_auto(const JsonReader& v, std::int64_t min) {
 }
 
 // A zero_optimization key DeepSpeed also accepts without its "stage3_" prefix (its config's field
-// name; the prefixed form is the alias). Both given: an error. Returns the reader of whichever is.
+// name; the prefixed form is the alias). Both given: an error. Returns the key the config uses
+// (the prefixed one when neither is given).
 const char* alias_key(const JsonReader& z, const char* prefixed, const char* plain) {
   if (z.has(prefixed) && z.has(plain))
     z.at(plain).fail(fmt::format("given twice: as '{}' and as '{}'", plain, prefixed));
@@ -182,9 +183,10 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
   if (fp16 == 1 && bf16 == 1) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
   if (fp16 == 1 || bf16 == 1)
     s.dtype = bf16 == 1 ? "bf16" : "fp16";
-  else if (fp16 == -1 || bf16 == -1)
-    s.dtype = fp16 == -1 && bf16 == -1 ? "auto" : fp16 == -1 ? "fp16" : "bf16";
-  else
+  else if (fp16 == -1 || bf16 == -1) {
+    s.dtype = "auto";  // resolve_auto picks among the sections left "auto"
+    s.auto_dtypes = (fp16 == -1 ? 1 : 0) | (bf16 == -1 ? 2 : 0);
+  } else
     r.fail("enable fp16 or bf16 (FP32 training is not modelled)");
   if (r.has("communication_data_type")) {
     auto c = r.at("communication_data_type");
@@ -212,9 +214,13 @@ std::vector<std::string> resolve_auto(Strategy& s, std::int64_t hidden, bool gpu
                                  s.prefetch_bucket_elems));
   }
   if (s.dtype == "auto") {
-    s.dtype = gpu_has_bf16 ? "bf16" : "fp16";
-    filled.push_back(fmt::format("fp16/bf16 \"auto\": {} ({})", s.dtype,
-                                 gpu_has_bf16 ? "the GPU has BF16" : "the GPU has no BF16"));
+    // BF16 where the GPU has it and the config allows it, else FP16 when allowed.
+    const bool bf16 = (s.auto_dtypes & 2) && (gpu_has_bf16 || !(s.auto_dtypes & 1));
+    s.dtype = bf16 ? "bf16" : "fp16";
+    const char* why = s.auto_dtypes != 3 ? "the one section left \"auto\""
+                      : gpu_has_bf16     ? "the GPU has BF16"
+                                         : "the GPU has no BF16";
+    filled.push_back(fmt::format("fp16/bf16 \"auto\": {} ({})", s.dtype, why));
   }
   return filled;
 }

@@ -35,7 +35,8 @@ struct Strategy {
   int micro_batch_sequences = 0;
   int grad_accum = 0;
   std::int64_t train_batch_size = 0;  // sequences per optimizer step over all GPUs
-  std::string dtype = "fp16";  // "fp16" | "bf16" | "auto" (resolve_auto: by GPU generation)
+  std::string dtype = "fp16";         // "fp16" | "bf16" | "auto" (resolve_auto: by GPU generation)
+  int auto_dtypes = 0;                // with "auto": bit 0 fp16, bit 1 bf16 may be chosen
   std::string source = "--strategy";
 
   bool operator==(const Strategy&) const = default;  // memo keys (shared_lowered_step)

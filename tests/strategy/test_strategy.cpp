@@ -173,3 +173,20 @@ TEST_CASE("gradient buckets follow DeepSpeed's flush rule") {
   // Without qgZ nothing is quantized.
   for (auto& b : make_grad_buckets(mods, 10'000'000, false, 384)) CHECK(b.quantized == 0);
 }
+
+TEST_CASE("an \"auto\" dtype picks among the sections left \"auto\", BF16 where the GPU has it") {
+  auto pick = [](const char* fp16, const char* bf16, bool gpu_bf16) {
+    Strategy s = parse_deepspeed(parse_json_text(std::string(R"({"fp16": {"enabled": )") + fp16 +
+                                                     R"(}, "bf16": {"enabled": )" + bf16 +
+                                                     R"(}, "zero_optimization": {"stage": 3}})",
+                                                 "ds.json"),
+                                 "ds.json");
+    resolve_auto(s, 1024, gpu_bf16);
+    return s.dtype;
+  };
+  CHECK(pick("\"auto\"", "\"auto\"", true) == "bf16");
+  CHECK(pick("\"auto\"", "\"auto\"", false) == "fp16");
+  CHECK(pick("\"auto\"", "false", true) == "fp16");   // only FP16 may be chosen
+  CHECK(pick("false", "\"auto\"", false) == "bf16");  // only BF16 may be chosen
+  CHECK(pick("true", "\"auto\"", true) == "fp16");    // explicit wins
+}
