@@ -7,6 +7,7 @@
 
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
@@ -123,6 +124,7 @@ void register_simulate(CLI::App& app) {
     sc.oversubscription = flags->cluster.overrides.oversubscription;
     sc.activation_checkpointing = !flags->no_checkpointing;
     json r = simulate(sc, flags->trace);
+    require_finite_result(r, "the result");
     if (!flags->out.empty()) write_file_atomic(flags->out, r.dump(2) + "\n");
     if (flags->json)
       std::printf("%s\n", r.dump(2).c_str());

@@ -11,6 +11,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
 #include "sim/report/result_view.hpp"
@@ -103,6 +104,7 @@ void run_sweep_command(SweepArgs& a) {
     results.push_back(std::move(*r));
   }
   json doc = sweep::sweep_document(axes_json, std::move(results));
+  require_finite_result(doc, "the sweep's results");
   std::string text = doc.dump(1) + "\n";
   if (!a.csv.empty())
     write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
