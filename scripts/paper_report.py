@@ -22,7 +22,6 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(ROOT, "tests/paper/zeropp_published_384.json")
-STRATEGIES = ["zero3", "zeropp", "zero3+qwz", "zero3+hpz", "zero3+qgz"]
 
 
 def ds_config(tmp, strategy, prefetch=None):

@@ -14,17 +14,9 @@
 #include "sim/sweep/sweep_spec.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
+#include "tests/sweep/sweep_cli_fixture.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Four scenarios on the analytic tier keep the test fast; the machinery is tier-independent.
-const std::string kSweep =
-    "sweep --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic --tokens-per-gpu 1024 "
-    "--nics-per-node 1,4 --strategy zero3,zeropp";
-
-}  // namespace
 
 TEST_CASE("sweep results equal one-by-one simulate results, in order") {
   fs::path d = temp_dir("sweep_eq");

@@ -9,17 +9,9 @@
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
 #include "tests/support/skip.hpp"
+#include "tests/sweep/sweep_cli_fixture.hpp"
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Four scenarios on the analytic tier keep the test fast; the machinery is tier-independent.
-const std::string kSweep =
-    "sweep --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic --tokens-per-gpu 1024 "
-    "--nics-per-node 1,4 --strategy zero3,zeropp";
-
-}  // namespace
 
 TEST_CASE("mpirun -np 2 output equals single-process output") {
   if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
