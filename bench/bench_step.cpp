@@ -78,18 +78,18 @@ void step_case(benchmark::State& state, const Cluster& c, const char* model, con
   state.SetLabel(std::string(c.preset) + "/" + std::to_string(c.gpus) + "gpu/" +
                  (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
                  s.tier);
-  json r;
+  StepResult r;
   set_lowering_reuse(false);  // every iteration lowers its step, as a single run does
   for (auto _ : state) {
     r = simulate(s);
     benchmark::DoNotOptimize(r);
   }
   set_lowering_reuse(true);
-  state.counters["events"] = r["engine"]["events"].get<double>();
-  state.counters["flows"] = r["comm"]["flows"].get<double>();
+  state.counters["events"] = static_cast<double>(r.engine_events);
+  state.counters["flows"] = static_cast<double>(r.comm.flows);
   state.counters["gpus"] = c.gpus;
   state.counters["gpu_layers"] = static_cast<double>(c.gpus) * layers_of(model);
-  state.counters["step_s"] = r["step_time_s"].get<double>();
+  state.counters["step_s"] = r.step_time_s;
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 

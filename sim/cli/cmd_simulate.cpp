@@ -24,55 +24,50 @@ struct SimulateFlags {
   bool json = false, no_checkpointing = false;
 };
 
-void print_summary(const json& r) {
-  const auto& sc = r["scenario"];
+// The console reporter of a StepResult.
+void print_summary(const StepResult& r) {
+  const ScenarioEcho& sc = r.scenario;
   std::printf("%s\n",
               fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
                           "x {} micro-steps, seq {}",
-                          sc["strategy"]["name"].get<std::string>(), sc["nodes"].get<int>(),
-                          sc["gpus_per_node"].get<int>(), sc["gpu_model"].get<std::string>(),
-                          sc["world_size"].get<int>(), sc["nics_per_node"].get<int>(),
-                          sc["nic_gbps"].get<double>(), sc["tokens_per_gpu"].get<std::int64_t>(),
-                          sc["grad_accum"].get<int>(), sc["seq_len"].get<int>())
+                          sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model,
+                          sc.world_size, sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu,
+                          sc.grad_accum, sc.seq_len)
                   .c_str());
-  std::printf("  model %s (%.2fB params)\n", sc["model"]["name"].get<std::string>().c_str(),
-              sc["params"].get<double>() / 1e9);
+  std::printf("  model %s (%.2fB params)\n", sc.model.name.c_str(),
+              static_cast<double>(sc.params) / 1e9);
   // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
   // are DeepSpeed's own defaults for stage 3.
-  const auto& st = sc["strategy"];
-  const std::string from = st["source"].get<std::string>();
+  const Strategy& st = sc.strategy;
   std::printf("%s\n",
               fmt::format("  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
                           "stage3_max_live_parameters {:g}, overlap_comm {} ({})",
-                          st["reduce_bucket_elems"].get<double>(),
-                          st["prefetch_bucket_elems"].get<double>(),
-                          st["max_live_params"].get<double>(), st["overlap_comm"].get<bool>(),
-                          from == "--strategy" ? "DeepSpeed's defaults" : "from " + from)
+                          static_cast<double>(st.reduce_bucket_elems),
+                          static_cast<double>(st.prefetch_bucket_elems),
+                          static_cast<double>(st.max_live_params), st.overlap_comm,
+                          st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source)
                   .c_str());
-  std::printf("  step time     %s\n", format_time(r["step_time_s"].get<double>()).c_str());
-  std::printf("  TFLOPs/GPU    %.1f\n", r["tflops_per_gpu"].get<double>());
-  std::printf("  tokens/s      %.0f\n", r["tokens_per_s"].get<double>());
-  const auto& b = r["breakdown"];
+  std::printf("  step time     %s\n", format_time(r.step_time_s).c_str());
+  std::printf("  TFLOPs/GPU    %.1f\n", r.tflops_per_gpu);
+  std::printf("  tokens/s      %.0f\n", r.tokens_per_s);
+  const StepTimeBreakdown& b = r.breakdown;
   std::printf("  compute %s, recompute %s, optimizer %s, parameter fetch %s, quant kernels %s\n",
-              format_time(b["compute_s"].get<double>()).c_str(),
-              format_time(b["recompute_s"].get<double>()).c_str(),
-              format_time(b["optimizer_s"].get<double>()).c_str(),
-              format_time(b["param_fetch_s"].get<double>()).c_str(),
-              format_time(b["quant_kernels_s"].get<double>()).c_str());
-  std::string exposed;
-  for (const auto& [k, v] : b["exposed_comm_s"].items())
-    exposed += fmt::format("{}{} {}", exposed.empty() ? "" : ", ", k, format_time(v.get<double>()));
-  std::printf("  exposed communication: %s\n", exposed.c_str());
-  const auto& c = r["comm"];
+              format_time(b.compute_s).c_str(), format_time(b.recompute_s).c_str(),
+              format_time(b.optimizer_s).c_str(), format_time(b.param_fetch_s).c_str(),
+              format_time(b.quant_kernels_s).c_str());
+  const ExposedComm& e = b.exposed_comm;
+  std::printf("  exposed communication: all_gather %s, all_reduce %s, all_to_all %s, "
+              "reduce_scatter %s, total %s\n",
+              format_time(e.all_gather_s).c_str(), format_time(e.all_reduce_s).c_str(),
+              format_time(e.all_to_all_s).c_str(), format_time(e.reduce_scatter_s).c_str(),
+              format_time(e.total_s).c_str());
   std::printf("  bytes per step: inter-node %s, intra-node %s\n",
-              format_bytes(c["inter_node_bytes"].get<double>()).c_str(),
-              format_bytes(c["intra_node_bytes"].get<double>()).c_str());
-  const auto& m = r["memory"];
-  std::printf("  memory per GPU %s of %s (%s)\n",
-              format_bytes(m["peak_bytes_per_gpu"].get<double>()).c_str(),
-              format_bytes(m["capacity_bytes"].get<double>()).c_str(),
-              m["fits"].get<bool>() ? "fits" : "DOES NOT FIT");
-  for (const auto& w : r["warnings"]) std::printf("  warning: %s\n", w.get<std::string>().c_str());
+              format_bytes(r.comm.inter_node_bytes).c_str(),
+              format_bytes(r.comm.intra_node_bytes).c_str());
+  std::printf("  memory per GPU %s of %s (%s)\n", format_bytes(r.memory.peak_bytes).c_str(),
+              format_bytes(r.memory.capacity_bytes).c_str(),
+              r.memory.fits ? "fits" : "DOES NOT FIT");
+  for (const auto& w : r.warnings) std::printf("  warning: %s\n", w.c_str());
 }
 
 }  // namespace
@@ -123,11 +118,12 @@ void register_simulate(CLI::App& app) {
     sc.fabric = flags->cluster.overrides.fabric;
     sc.oversubscription = flags->cluster.overrides.oversubscription;
     sc.activation_checkpointing = !flags->no_checkpointing;
-    json r = simulate(sc, flags->trace);
-    require_finite_result(r, "the result");
-    if (!flags->out.empty()) write_file_atomic(flags->out, r.dump(2) + "\n");
+    const StepResult r = simulate(sc, flags->trace);
+    const json doc = to_json(r);
+    require_finite_result(doc, "the result");
+    if (!flags->out.empty()) write_file_atomic(flags->out, doc.dump(2) + "\n");
     if (flags->json)
-      std::printf("%s\n", r.dump(2).c_str());
+      std::printf("%s\n", doc.dump(2).c_str());
     else
       print_summary(r);
   });

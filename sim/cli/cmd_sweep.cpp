@@ -97,13 +97,13 @@ void run_sweep_command(SweepArgs& a) {
   if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
   if (all.error_code != 0) throw std::runtime_error(all.error_message);
 
-  std::vector<json> results;
+  std::vector<StepResult> results;
   results.reserve(scenarios.size());
   for (auto& r : all.results) {
     if (!r) throw std::runtime_error("internal: a sweep result is missing after the gather");
     results.push_back(std::move(*r));
   }
-  json doc = sweep::sweep_document(axes_json, std::move(results));
+  json doc = sweep::sweep_document(axes_json, results);
   require_finite_result(doc, "the sweep's results");
   std::string text = doc.dump(1) + "\n";
   if (!a.csv.empty())

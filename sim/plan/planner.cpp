@@ -25,13 +25,12 @@ std::string strategy_string(bool qwz, bool hpz, bool qgz) {
 }
 
 void fill_metrics(Candidate& c) {
-  const json& r = c.result;
-  c.tokens_per_s = r.at("tokens_per_s").get<double>();
-  c.step_time_s = r.at("step_time_s").get<double>();
-  c.peak_bytes = r.at("memory").at("peak_bytes_per_gpu").get<double>();
+  c.tokens_per_s = c.result.tokens_per_s;
+  c.step_time_s = c.result.step_time_s;
+  c.peak_bytes = c.result.memory.peak_bytes;
 }
 
-bool fits(const json& r) { return r.at("memory").at("fits").get<bool>(); }
+bool fits(const StepResult& r) { return r.memory.fits; }
 
 // Strict weak order: confirmed first, higher throughput, fewer techniques, less memory.
 bool better(const Candidate& a, const Candidate& b) {
@@ -42,13 +41,14 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.peak_bytes < b.peak_bytes;
 }
 
-std::vector<json> run_all(const std::vector<Scenario>& scenarios, const sweep::ScenarioRunner& runner, int threads) {
+std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios, const sweep::ScenarioRunner& runner,
+                                int threads) {
   std::vector<std::size_t> idx(scenarios.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   sweep::RunOptions opt;
   opt.threads = threads;
   auto out = sweep::run_scenarios(scenarios, idx, runner, opt);
-  std::vector<json> results;
+  std::vector<StepResult> results;
   for (auto& r : out) results.push_back(std::move(*r));
   return results;
 }
@@ -191,8 +191,8 @@ std::string describe(const Candidate& c) {
 }
 
 std::string explain_winner(const Candidate& w, const Candidate& r) {
-  auto a = report::read_result(JsonReader(w.result, "<plan>"));
-  auto b = report::read_result(JsonReader(r.result, "<plan>"));
+  const StepTimeBreakdown& a = w.result.breakdown;
+  const StepTimeBreakdown& b = r.result.breakdown;
   std::string o = fmt::format("Why {} wins over the runner-up {}:\n", describe(w), describe(r));
   o += fmt::format("  throughput {:.0f} vs {:.0f} tokens/s ({:+.1f}%), step {} vs {}", w.tokens_per_s, r.tokens_per_s,
                    (w.tokens_per_s / r.tokens_per_s - 1) * 100, format_time(w.step_time_s),
@@ -210,9 +210,10 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
                              {"optimizer", a.optimizer_s, b.optimizer_s},
                              {"stage-3 parameter fetch", a.param_fetch_s, b.param_fetch_s},
                              {"quantization kernels", a.quant_kernels_s, b.quant_kernels_s},
-                             {"exposed all-gather", a.exposed_all_gather_s, b.exposed_all_gather_s},
-                             {"exposed reduce-scatter", a.exposed_reduce_scatter_s, b.exposed_reduce_scatter_s},
-                             {"exposed all-to-all", a.exposed_all_to_all_s, b.exposed_all_to_all_s}};
+                             {"exposed all-gather", a.exposed_comm.all_gather_s, b.exposed_comm.all_gather_s},
+                             {"exposed reduce-scatter", a.exposed_comm.reduce_scatter_s,
+                              b.exposed_comm.reduce_scatter_s},
+                             {"exposed all-to-all", a.exposed_comm.all_to_all_s, b.exposed_comm.all_to_all_s}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const Part& p, const Part& q) { return std::fabs(p.x - p.y) > std::fabs(q.x - q.y); });
   for (const auto& p : parts) {
@@ -257,7 +258,7 @@ json plan_document(const PlanResult& plan) {
                      {"grad_accum", c.scenario.grad_accum},
                      {"tier", c.confirmed ? "flow" : "analytic"},
                      {"scenario", sweep::scenario_to_json(c.scenario)},
-                     {"result", c.result}});
+                     {"result", to_json(c.result)}});
   }
   json pareto = json::array();
   for (auto i : plan.pareto) pareto.push_back(i + 1);
@@ -281,7 +282,7 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
     const auto& c = plan.ranked[i];
     o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1, describe(c),
                      c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s),
-                     c.result.at("tflops_per_gpu").get<double>(), c.tokens_per_s, format_bytes(c.peak_bytes),
+                     c.result.tflops_per_gpu, c.tokens_per_s, format_bytes(c.peak_bytes),
                      c.confirmed ? "flow" : "analytic");
   }
   if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);

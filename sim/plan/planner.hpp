@@ -33,7 +33,7 @@ struct Candidate {
   Scenario scenario;
   int micro_batch = 0;  // sequences per GPU per micro-step
   bool confirmed = false;  // result is from the flow tier
-  json result;             // flow result if confirmed, else analytic
+  StepResult result;       // flow result if confirmed, else analytic
   double tokens_per_s = 0, step_time_s = 0, peak_bytes = 0;
   int techniques = 0;  // number of ZeRO++ components on (tie-break: simpler first)
 };

@@ -158,6 +158,48 @@ ResultView read_result(const JsonReader& r) {
   return v;
 }
 
+ResultView view_of(const StepResult& r) {
+  ResultView v;
+  const ScenarioEcho& sc = r.scenario;
+  v.scenario = to_json(r).at("scenario");
+  v.cluster = sc.cluster;
+  v.model = sc.model.name;
+  v.strategy = sc.strategy.name();
+  v.tier = sc.tier;
+  v.profile = sc.profile_name;
+  v.nodes = sc.nodes;
+  v.gpus = sc.world_size;
+  v.nics_per_node = sc.nics_per_node;
+  v.nic_gbps = sc.nic_gbps;
+  v.fabric = sc.fabric;
+  v.oversubscription = sc.oversubscription;
+  v.tokens_per_gpu = static_cast<int>(sc.tokens_per_gpu);
+  v.seq_len = sc.seq_len;
+  v.grad_accum = sc.grad_accum;
+  v.step_time_s = r.step_time_s;
+  v.tflops_per_gpu = r.tflops_per_gpu;
+  v.tokens_per_s = r.tokens_per_s;
+  const StepTimeBreakdown& b = r.breakdown;
+  v.compute_s = b.compute_s;
+  v.recompute_s = b.recompute_s;
+  v.optimizer_s = b.optimizer_s;
+  v.param_fetch_s = b.param_fetch_s;
+  v.quant_kernels_s = b.quant_kernels_s;
+  v.exposed_all_gather_s = b.exposed_comm.all_gather_s;
+  v.exposed_reduce_scatter_s = b.exposed_comm.reduce_scatter_s;
+  v.exposed_all_to_all_s = b.exposed_comm.all_to_all_s;
+  v.exposed_all_reduce_s = b.exposed_comm.all_reduce_s;
+  v.exposed_kernels_s = b.exposed_kernels_s;
+  v.idle_s = b.idle_s;
+  v.inter_node_bytes = r.comm.inter_node_bytes;
+  v.intra_node_bytes = r.comm.intra_node_bytes;
+  v.peak_bytes_per_gpu = r.memory.peak_bytes;
+  v.capacity_bytes = r.memory.capacity_bytes;
+  v.fits = r.memory.fits;
+  v.warnings = r.warnings;
+  return v;
+}
+
 std::vector<ResultView> read_results(const json& doc, const std::string& file) {
   JsonReader root(doc, file);
   std::vector<ResultView> out;

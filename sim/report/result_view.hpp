@@ -1,12 +1,13 @@
-// A typed view of one simulate() result JSON, read strictly (missing or mistyped metrics are
-// InputErrors naming the file and JSON path), so every renderer (CSV, Markdown, HTML, compare) sees
-// the same fields. Scenario fields are optional in the input (older or hand-written files) and
-// default to empty/zero.
+// What the renderers (CSV, Markdown, HTML, compare) read of a result: the fields of a StepResult
+// that rows, groups and charts show, from a StepResult in process (view_of) or from a results
+// file (read_result: missing or mistyped metrics are InputErrors naming the file and JSON path;
+// scenario fields are optional there, for hand-written files, and default to empty/zero).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/result/step_result.hpp"
 
 namespace zerosim::report {
 
@@ -54,6 +55,7 @@ struct ResultView {
   std::string label() const;  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tok/GPU"
 };
 
+ResultView view_of(const StepResult& r);
 ResultView read_result(const JsonReader& r);
 
 // Reads a results file: a sweep document ({kind: "sweep", results: [...]}), a plan document

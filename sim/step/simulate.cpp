@@ -1,6 +1,5 @@
 // simulate(): resolve a Scenario (cluster, profile, model, strategy, batch), validate it, lower it
-// to a StepProgram, run it on the chosen network tier and assemble the result JSON (keys in
-// DESIGN.md).
+// to a StepProgram, run it on the chosen network tier and assemble its StepResult.
 #include "sim/step/simulate.hpp"
 
 #include <fmt/format.h>
@@ -29,14 +28,6 @@ namespace {
 constexpr const char* kPhases[] = {"backward_all_gather", "forward_all_gather",
                                    "gradient_reduction"};
 
-// Adds a key to a JSON object: one map node, where an initializer list builds a two-element array
-// per key first and then moves it into the map. Keys are sorted by the map either way, so the text
-// is the same.
-template <class V>
-void put(json& object, const char* key, V&& value) {
-  object.emplace(key, std::forward<V>(value));
-}
-
 struct Bytes {
   double inter = 0, intra = 0;
 };
@@ -45,7 +36,7 @@ struct Bytes {
 // flows: qgZ's 32768-GPU inter-node all-to-all would be 134M of them). The step repeats a few
 // shapes (kind, algorithm, group list) many times: their per-byte figures are kept in a short list
 // found by the group list's address (a lowered step shares a handful of lists), and an op's bytes
-// are per-byte figures x op.bytes, as FabricPlans::stats computes them. comm_json asks once per
+// are per-byte figures x op.bytes, as FabricPlans::stats computes them. comm_result asks once per
 // collective class (StepProgram::collective_class).
 class ByteCounter {
  public:
@@ -84,31 +75,19 @@ class ByteCounter {
   std::vector<Shape> shapes_;
 };
 
-// Sums of one "by_collective" / "by_phase" entry, added stream by stream in op order.
-struct CommSum {
-  double inter = 0, intra = 0, busy = 0;
-  int count = 0;
-  void add(const Bytes& b, double seconds) {
-    inter += b.inter;
-    intra += b.intra;
-    ++count;
-    busy += seconds;
-  }
-  json to_json() const {
-    json j = json::object();
-    put(j, "inter_node_bytes", inter);
-    put(j, "intra_node_bytes", intra);
-    put(j, "count", count);
-    put(j, "busy_s", busy);
-    return j;
-  }
-};
+// Adds one collective's bytes and busy time to a "by_collective" / "by_phase" entry.
+void add(CommTotals& t, const Bytes& b, double seconds) {
+  t.inter_node_bytes += b.inter;
+  t.intra_node_bytes += b.intra;
+  ++t.count;
+  t.busy_s += seconds;
+}
 
-json comm_json(const LoweredStep& low, const RunResult& run, const Topology& topo,
-               const CostProfile& prof, std::shared_ptr<FabricPlans> plans) {
+CommResult comm_result(const LoweredStep& low, const RunResult& run, const Topology& topo,
+                       const CostProfile& prof, std::shared_ptr<FabricPlans> plans) {
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
-  CommSum by_kind[kKinds], by_phase[std::size(kPhases)];
+  CommTotals by_kind[kKinds], by_phase[std::size(kPhases)];
   // Bytes per collective class, read in place below (a copy returned through the stack was
   // reloaded at once as one vector, a stall per op).
   const StepProgram& p = low.program;
@@ -122,27 +101,58 @@ json comm_json(const LoweredStep& low, const RunResult& run, const Topology& top
       const OpTiming& t = run.lanes[s][static_cast<std::size_t>(slot.timed)];
       const auto k = static_cast<std::size_t>(slot.collective);
       const Bytes& b = class_bytes[classes.of(k)];
-      by_kind[static_cast<int>(p.collectives[k].kind)].add(b, t.end - t.start);
-      by_phase[static_cast<int>(low.collective_phase[k])].add(b, t.end - t.start);
+      add(by_kind[static_cast<int>(p.collectives[k].kind)], b, t.end - t.start);
+      add(by_phase[static_cast<int>(low.collective_phase[k])], b, t.end - t.start);
     }
-  json kinds = json::object(), phases = json::object();
+  CommResult c;
   for (int k = 0; k < kKinds; ++k)
-    if (by_kind[k].count > 0) put(kinds, to_string(static_cast<CollKind>(k)), by_kind[k].to_json());
+    if (by_kind[k].count > 0) c.by_collective.emplace(to_string(static_cast<CollKind>(k)), by_kind[k]);
   for (std::size_t ph = 0; ph < std::size(kPhases); ++ph)
-    if (by_phase[ph].count > 0) put(phases, kPhases[ph], by_phase[ph].to_json());
-  json j = json::object();
-  put(j, "inter_node_bytes", run.net.inter_node_bytes);
-  put(j, "intra_node_bytes", run.net.intra_node_bytes);
-  put(j, "by_collective", std::move(kinds));
-  put(j, "by_phase", std::move(phases));
-  put(j, "collectives", low.program.collectives.size());
-  put(j, "flows", run.net.flows);
-  return j;
+    if (by_phase[ph].count > 0) c.by_phase.emplace(kPhases[ph], by_phase[ph]);
+  c.inter_node_bytes = run.net.inter_node_bytes;
+  c.intra_node_bytes = run.net.intra_node_bytes;
+  c.collectives = low.program.collectives.size();
+  c.flows = run.net.flows;
+  return c;
+}
+
+// The breakdown's parts by name, as the result reports them.
+StepTimeBreakdown time_breakdown(const StepBreakdown& bd) {
+  auto busy = [&](const char* k) { return bd.busy_s.count(k) ? bd.busy_s.at(k) : 0.0; };
+  auto exposed = [&](const char* k) {
+    return bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0;
+  };
+  StepTimeBreakdown b;
+  b.compute_s = busy("compute");
+  b.recompute_s = busy("recompute");
+  b.optimizer_s = busy("optimizer");
+  b.param_fetch_s = busy("param_fetch");
+  b.quant_kernels_s = busy("quant_kernel");
+  b.other_kernels_s = busy("other");
+  b.exposed_comm.all_gather_s = exposed("all_gather");
+  b.exposed_comm.reduce_scatter_s = exposed("reduce_scatter");
+  b.exposed_comm.all_to_all_s = exposed("all_to_all");
+  b.exposed_comm.all_reduce_s = exposed("all_reduce");
+  b.exposed_comm.total_s = bd.exposed_comm_total_s;
+  b.exposed_kernels_s = bd.exposed_kernels_s;
+  b.idle_s = bd.compute_idle_s;
+  return b;
+}
+
+// The strategy as the result echoes it: the batch fields a DeepSpeed config may set are echoed
+// by the scenario's own fields (micro_batch_sequences, grad_accum), not by the strategy.
+Strategy echoed_strategy(Strategy s) {
+  const Strategy defaults;
+  s.micro_batch_sequences = defaults.micro_batch_sequences;
+  s.grad_accum = defaults.grad_accum;
+  s.train_batch_size = defaults.train_batch_size;
+  s.auto_dtypes = defaults.auto_dtypes;
+  return s;
 }
 
 }  // namespace
 
-json simulate(const Scenario& sc, const std::string& trace_path) {
+StepResult simulate(const Scenario& sc, const std::string& trace_path) {
   ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
   const std::shared_ptr<const Topology> topo_ptr = shared_cluster(sc.cluster, ov);
   const Topology& topo = *topo_ptr;
@@ -244,7 +254,8 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   mi.buckets = &low.buckets;
   MemoryEstimate mem = estimate_memory(mi);
 
-  json warnings = json::array();
+  StepResult result;
+  std::vector<std::string>& warnings = result.warnings;
   if (!mem.fits) warnings.push_back("memory: " + mem.warning);
   for (const auto& f : filled) warnings.push_back("DeepSpeed config: " + f);
   // What the config decides instead of the command line (never silently).
@@ -273,67 +284,43 @@ json simulate(const Scenario& sc, const std::string& trace_path) {
   for (const auto& m : *low.modules)
     counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
   counted *= static_cast<double>(W) * setup.grad_accum;
-  StepBreakdown bd = compute_breakdown(low.program, run);
-  auto busy = [&](const char* k) { return bd.busy_s.count(k) ? bd.busy_s.at(k) : 0.0; };
-  json exposed = json::object();
-  for (const char* k : {"all_gather", "reduce_scatter", "all_to_all", "all_reduce"})
-    put(exposed, k, bd.exposed_comm_s.count(k) ? bd.exposed_comm_s.at(k) : 0.0);
-  put(exposed, "total", bd.exposed_comm_total_s);
 
-  const std::int64_t params = total_param_count(setup.model);  // memoized modules: no rebuild
-  json profile = json::object();
-  put(profile, "name", prof.name);
-  put(profile, "status", prof.status);
-  json scenario = json::object();
-  put(scenario, "cluster", sc.cluster);
-  put(scenario, "node_type", topo.node_type());
-  put(scenario, "gpu_model", topo.gpu_model());
-  put(scenario, "nodes", topo.node_count());
-  put(scenario, "gpus_per_node", N);
-  put(scenario, "world_size", W);
-  put(scenario, "nics_per_node", topo.nics_per_node());
-  put(scenario, "nic_gbps", topo.nic_Bps() / kGbpsToBps);
-  put(scenario, "fabric", topo.fabric());
-  put(scenario, "oversubscription", topo.oversubscription());
-  put(scenario, "model", to_json(setup.model));
-  put(scenario, "params", params);
-  put(scenario, "strategy", to_json(st));
-  put(scenario, "tokens_per_gpu", setup.tokens);
-  put(scenario, "seq_len", setup.seq);
-  put(scenario, "micro_batch_sequences", setup.tokens / setup.seq);
-  put(scenario, "grad_accum", setup.grad_accum);
-  put(scenario, "activation_checkpointing", setup.checkpointing);
-  put(scenario, "prefetch_depth", setup.prefetch_depth);
-  put(scenario, "profile", std::move(profile));
-  put(scenario, "tier", sc.tier);
-  json breakdown = json::object();
-  put(breakdown, "compute_s", busy("compute"));
-  put(breakdown, "recompute_s", busy("recompute"));
-  put(breakdown, "optimizer_s", busy("optimizer"));
-  put(breakdown, "param_fetch_s", busy("param_fetch"));
-  put(breakdown, "quant_kernels_s", busy("quant_kernel"));
-  put(breakdown, "other_kernels_s", busy("other"));
-  put(breakdown, "exposed_comm_s", std::move(exposed));
-  put(breakdown, "exposed_kernels_s", bd.exposed_kernels_s);
-  put(breakdown, "idle_s", bd.compute_idle_s);
-  json engine_stats = json::object();
-  put(engine_stats, "events", run.events);
-  json result = json::object();
-  put(result, "schema_version", kResultSchemaVersion);
-  put(result, "scenario", std::move(scenario));
-  put(result, "step_time_s", step);
-  put(result, "tflops_per_gpu", flops / (W * step) / 1e12);
-  put(result, "tokens_per_s",
-      static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step);
-  put(result, "model_flops_per_step", flops);
-  put(result, "counted_flops_per_step", counted);
-  put(result, "counted_tflops_per_gpu", counted / (W * step) / 1e12);
-  put(result, "breakdown", std::move(breakdown));
-  put(result, "comm", comm_json(low, run, topo, prof, plans));
-  put(result, "memory", to_json(mem));
-  put(result, "warnings", std::move(warnings));
-  put(result, "engine", std::move(engine_stats));
-  if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, result);
+  ScenarioEcho& echo = result.scenario;
+  echo.cluster = sc.cluster;
+  echo.node_type = topo.node_type();
+  echo.gpu_model = topo.gpu_model();
+  echo.nodes = topo.node_count();
+  echo.gpus_per_node = N;
+  echo.world_size = W;
+  echo.nics_per_node = topo.nics_per_node();
+  echo.nic_gbps = topo.nic_Bps() / kGbpsToBps;
+  echo.fabric = topo.fabric();
+  echo.oversubscription = topo.oversubscription();
+  echo.model = setup.model;
+  echo.params = total_param_count(setup.model);  // memoized modules: no rebuild
+  echo.strategy = echoed_strategy(st);
+  echo.tokens_per_gpu = setup.tokens;
+  echo.seq_len = setup.seq;
+  echo.micro_batch_sequences = setup.tokens / setup.seq;
+  echo.grad_accum = setup.grad_accum;
+  echo.activation_checkpointing = setup.checkpointing;
+  echo.prefetch_depth = setup.prefetch_depth;
+  echo.profile_name = prof.name;
+  echo.profile_status = prof.status;
+  echo.tier = sc.tier;
+
+  result.step_time_s = step;
+  result.tflops_per_gpu = flops / (W * step) / 1e12;
+  result.tokens_per_s =
+      static_cast<double>(W) * static_cast<double>(setup.tokens) * setup.grad_accum / step;
+  result.model_flops_per_step = flops;
+  result.counted_flops_per_step = counted;
+  result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
+  result.breakdown = time_breakdown(compute_breakdown(low.program, run));
+  result.comm = comm_result(low, run, topo, prof, plans);
+  result.memory = std::move(mem);
+  result.engine_events = run.events;
+  if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, to_json(result));
   return result;
 }
 

@@ -1,16 +1,13 @@
 // simulate(): one training step of one scenario, end to end (topology + workload + strategy +
-// profile
-// -> StepProgram -> engine -> StepResult). The entry point of `zerosim simulate`, sweeps and the
-// planner.
+// profile -> StepProgram -> engine -> StepResult). The entry point of `zerosim simulate`, sweeps,
+// the planner and the Python module.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "sim/core/json_io.hpp"
+#include "sim/result/step_result.hpp"
 
 namespace zerosim {
-
-constexpr int kResultSchemaVersion = 1;
 
 // Everything that defines one scenario, as strings/numbers straight from flags or sweep lists.
 // Empty / zero fields mean "the preset's or the strategy's default".
@@ -36,9 +33,8 @@ struct Scenario {
   bool activation_checkpointing = true;
 };
 
-// Runs the scenario. Bad input -> InputError. The returned JSON has the keys of DESIGN.md
-// (schema_version, scenario, step_time_s, tflops_per_gpu, tokens_per_s, breakdown, comm, memory,
-// warnings). trace_path: if non-empty, writes a Chrome trace of the step there.
-json simulate(const Scenario& scenario, const std::string& trace_path = "");
+// Runs the scenario. Bad input -> InputError. trace_path: if non-empty, writes a Chrome trace of
+// the step there.
+StepResult simulate(const Scenario& scenario, const std::string& trace_path = "");
 
 }  // namespace zerosim

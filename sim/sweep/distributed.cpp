@@ -1,5 +1,7 @@
 #include "sim/sweep/distributed.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -21,7 +23,7 @@ std::string encode(const RankOutcome& o) {
   json j{{"error_code", o.error_code}, {"error_message", o.error_message}, {"error_file", o.error_file},
          {"error_path", o.error_path},   {"error_rule", o.error_rule},       {"results", json::array()}};
   for (std::size_t i = 0; i < o.results.size(); ++i)
-    if (o.results[i]) j["results"].push_back(json::array({i, *o.results[i]}));
+    if (o.results[i]) j["results"].push_back(json::array({i, to_json(*o.results[i])}));
   return j.dump();
 }
 
@@ -98,7 +100,9 @@ RankOutcome gather_outcomes(const RankOutcome& mine, std::size_t total, const Wo
       all.error_path = j.at("error_path").get<std::string>();
       all.error_rule = j.at("error_rule").get<std::string>();
     }
-    for (auto& entry : j.at("results")) all.results[entry.at(0).get<std::size_t>()] = entry.at(1);
+    for (auto& entry : j.at("results"))
+      all.results[entry.at(0).get<std::size_t>()] =
+          step_result_from_json(JsonReader(entry.at(1), fmt::format("<MPI rank {}>", r)));
   }
   return all;
 #else

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/json_io.hpp"
+#include "sim/result/step_result.hpp"
 
 namespace zerosim::sweep {
 
@@ -37,7 +37,7 @@ std::vector<std::size_t> indices_for_rank(std::size_t total, const World& world)
 
 // Outcome of one rank: its results, or the error that stopped it (exit code 2 for bad input, 1 otherwise).
 struct RankOutcome {
-  std::vector<std::optional<json>> results;  // by global index; only this rank's filled
+  std::vector<std::optional<StepResult>> results;  // by global index; only this rank's filled
   int error_code = 0;          // 0 ok, 2 bad input (InputError), 1 anything else
   std::string error_message;  // what() of the error
   std::string error_file, error_path, error_rule;  // the InputError's parts when error_code == 2

@@ -20,10 +20,10 @@ namespace zerosim::sweep {
 
 namespace fs = std::filesystem;
 
-std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
-                                                       const std::vector<Scenario>& scenarios) {
+std::vector<std::pair<std::size_t, StepResult>> read_partial(const std::string& path,
+                                                             const std::vector<Scenario>& scenarios) {
   std::istringstream in(read_input_file(path));  // a regular file, never a FIFO
-  std::vector<std::pair<std::size_t, json>> out;
+  std::vector<std::pair<std::size_t, StepResult>> out;
   std::string line;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
@@ -51,7 +51,7 @@ std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
           path, fmt::format("line {}/scenario", line_no),
           "this partial file was written by a different sweep (scenario does not match the "
           "command's scenario at that index); remove it or run without --resume");
-    out.emplace_back(index, r.at("result").value());
+    out.emplace_back(index, step_result_from_json(r.at("result")));
   }
   return out;
 }
@@ -76,22 +76,23 @@ int resolve_threads(int requested, int local_ranks) {
   return std::max(1, std::max(1, hw) / std::max(1, local_ranks));
 }
 
-json sweep_document(const json& axes, std::vector<json> results) {
+json sweep_document(const json& axes, const std::vector<StepResult>& results) {
   json doc;
   doc["schema_version"] = kResultSchemaVersion;
   doc["kind"] = "sweep";
   doc["axes"] = axes;
-  // Moved into place: thousands of results are not copied node by node.
   json& list = doc["results"] = json::array();
-  list.get_ref<json::array_t&>() = std::move(results);
+  auto& array = list.get_ref<json::array_t&>();
+  array.reserve(results.size());
+  for (const StepResult& r : results) array.push_back(to_json(r));
   return doc;
 }
 
-std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scenarios,
-                                               const std::vector<std::size_t>& indices,
-                                               const ScenarioRunner& runner,
-                                               const RunOptions& options) {
-  std::vector<std::optional<json>> results(scenarios.size());
+std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
+                                                     const std::vector<std::size_t>& indices,
+                                                     const ScenarioRunner& runner,
+                                                     const RunOptions& options) {
+  std::vector<std::optional<StepResult>> results(scenarios.size());
   std::vector<char> wanted(scenarios.size(), 0);
   for (auto i : indices) {
     if (i >= scenarios.size()) throw std::out_of_range("sweep index out of range");
@@ -119,7 +120,9 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
       if (results[i])
         head +=
             json{
-                {"index", i}, {"scenario", scenario_to_json(scenarios[i])}, {"result", *results[i]}}
+                {"index", i},
+                {"scenario", scenario_to_json(scenarios[i])},
+                {"result", to_json(*results[i])}}
                 .dump() +
             '\n';
     write_file_atomic(options.partial_path, head);
@@ -141,13 +144,13 @@ std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scen
       if (k >= todo.size()) return;
       std::size_t i = todo[k];
       try {
-        json r = runner(scenarios[i]);
+        StepResult r = runner(scenarios[i]);
         // The line json{{"index", i}, {"result", r}, {"scenario", ...}}.dump() would write (keys in
-        // that order), assembled from the parts' texts outside the lock: no copy of r.
+        // that order), assembled from the parts' texts outside the lock.
         std::string line;
         if (partial.is_open())
-          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i, r.dump(),
-                             scenario_to_json(scenarios[i]).dump());
+          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i,
+                             to_json(r).dump(), scenario_to_json(scenarios[i]).dump());
         std::lock_guard lock(mu);
         if (partial.is_open()) {
           partial << line;

@@ -25,21 +25,21 @@ struct RunOptions {
 // Returns one entry per scenario: the result for the indices that ran (or were resumed), nullopt elsewhere.
 // If a scenario throws, no new scenario starts, the finished ones stay in the partial file, and the error
 // of the lowest failing index is rethrown (an InputError keeps its type, with the scenario named).
-std::vector<std::optional<json>> run_scenarios(const std::vector<Scenario>& scenarios,
+std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
                                                const std::vector<std::size_t>& indices,
                                                const ScenarioRunner& runner, const RunOptions& options);
 
 // Reads the results of a partial file that match `scenarios` (same scenario at the same index).
-// A truncated last line (the process was killed mid-write) is ignored; a scenario mismatch is an
-// InputError (the file belongs to another sweep).
-std::vector<std::pair<std::size_t, json>> read_partial(const std::string& path,
+// A truncated last line (the process was killed mid-write) is ignored; a scenario mismatch or a
+// result that does not follow docs/result-schema.json is an InputError.
+std::vector<std::pair<std::size_t, StepResult>> read_partial(const std::string& path,
                                                        const std::vector<Scenario>& scenarios);
 
 // Partial files that belong to output `out`: out.partial and, under MPI, out.partial.r<rank>.
 std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]}.
-json sweep_document(const json& axes, std::vector<json> results);  // results moved in
+json sweep_document(const json& axes, const std::vector<StepResult>& results);
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at least 1.
 int resolve_threads(int requested, int local_ranks);

@@ -43,7 +43,7 @@ struct StepCase {
   const char* model;
   const char* strategy;
 };
-inline std::pair<json, json> step_with_and_without(const char* reference, const StepCase& c) {
+inline std::pair<StepResult, StepResult> step_with_and_without(const char* reference, const StepCase& c) {
   Scenario s;
   s.cluster = c.cluster;
   s.nodes = c.nodes;
@@ -53,17 +53,17 @@ inline std::pair<json, json> step_with_and_without(const char* reference, const 
   s.strategy = c.strategy;
   s.tokens_per_gpu = 1024;
   ::setenv(reference, "1", 1);
-  json full = simulate(s);
+  StepResult full = simulate(s);
   ::unsetenv(reference);
   return {std::move(full), simulate(s)};
 }
 
 // The same, checking that both step times agree within 1e-9 relative (issue 8's bar for every
 // shortcut); returns {reference, fast} for further checks.
-inline std::pair<json, json> same_step_time(const char* reference, const StepCase& c) {
+inline std::pair<StepResult, StepResult> same_step_time(const char* reference, const StepCase& c) {
   auto runs = step_with_and_without(reference, c);
-  const double a = runs.first["step_time_s"].get<double>();
-  const double b = runs.second["step_time_s"].get<double>();
+  const double a = runs.first.step_time_s;
+  const double b = runs.second.step_time_s;
   REQUIRE(a > 0);
   CHECK(std::abs(a - b) <= 1e-9 * a);
   return runs;

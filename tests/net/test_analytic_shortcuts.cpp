@@ -212,16 +212,16 @@ TEST_CASE("whole steps: same step time and bytes with and without ZEROSIM_ANALYT
     s.strategy = c.strategy;
     s.tier = "analytic";
     setenv("ZEROSIM_ANALYTIC_FULL", "1", 1);
-    const json full = simulate(s);
+    const StepResult full = simulate(s);
     unsetenv("ZEROSIM_ANALYTIC_FULL");
-    const json fast = simulate(s);
+    const StepResult fast = simulate(s);
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);
-    CHECK(fast["step_time_s"].get<double>() ==
-          doctest::Approx(full["step_time_s"].get<double>()).epsilon(1e-9));
-    CHECK(fast["comm"]["inter_node_bytes"].get<double>() ==
-          doctest::Approx(full["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-9));
-    CHECK(fast["comm"]["flows"] == full["comm"]["flows"]);
+    CHECK(fast.step_time_s ==
+          doctest::Approx(full.step_time_s).epsilon(1e-9));
+    CHECK(fast.comm.inter_node_bytes ==
+          doctest::Approx(full.comm.inter_node_bytes).epsilon(1e-9));
+    CHECK(fast.comm.flows == full.comm.flows);
   }
 }
 

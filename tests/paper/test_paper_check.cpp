@@ -38,7 +38,7 @@ double simulated_tflops(const json& table, const json& cell, const std::string& 
   s.tokens_per_gpu = cell["tokens_per_gpu"].get<int>();
   s.profile = profile;
   s.tier = "flow";
-  return simulate(s)["tflops_per_gpu"].get<double>();
+  return simulate(s).tflops_per_gpu;
 }
 
 struct Miss {

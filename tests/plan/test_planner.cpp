@@ -92,7 +92,7 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
   // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the closed form.
   std::size_t expect_infeasible = 0;
   for (const auto& c : enumerate_candidates(q, multi))
-    if (!testing::fake_result(c.scenario)["memory"]["fits"].get<bool>()) ++expect_infeasible;
+    if (!testing::fake_result(c.scenario).memory.fits) ++expect_infeasible;
   CHECK(p.infeasible == expect_infeasible);
   CHECK(p.ranked.size() == 120u - expect_infeasible);
   CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 120);

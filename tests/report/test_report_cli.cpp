@@ -22,7 +22,7 @@ TEST_CASE("report writes html, md and csv; compare diffs; bad input exits 2 leav
   auto s = sweep::expand(
       Scenario{},
       {{"--nodes", {"24"}}, {"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
-  std::vector<json> results;
+  std::vector<StepResult> results;
   for (const auto& sc : s) results.push_back(testing::fake_result(sc));
   std::string in = (d / "in.json").string();
   std::ofstream(in) << sweep::sweep_document(json::object(), results).dump();

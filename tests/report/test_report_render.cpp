@@ -171,7 +171,7 @@ TEST_CASE("the step attribution of real results adds up to the step time") {
       s.model = "gpt-18b";
       s.strategy = strategy;
       s.tokens_per_gpu = 1024;
-      const auto views = read_results(simulate(s), "mem.json");
+      const std::vector<ResultView> views = {view_of(simulate(s))};
       REQUIRE(views.size() == 1);
       double sum = 0;
       for (const auto& p : views[0].step_attribution()) sum += p.seconds;
@@ -195,7 +195,7 @@ TEST_CASE("fabric and oversubscription are columns and grouping keys") {
       s.model = "gpt-18b";
       s.strategy = strategy;
       s.tier = "analytic";
-      auto v = read_results(simulate(s), "mem.json");
+      const std::vector<ResultView> v = {view_of(simulate(s))};
       REQUIRE(v.size() == 1);
       CHECK(v[0].fabric == "fat-tree");
       CHECK(v[0].oversubscription == oversub);

@@ -26,10 +26,10 @@ Scenario paper(const std::string& strategy, int tokens = 1024) {
   return s;
 }
 
-double phase_bytes(const json& r, const std::string& phase, const std::string& tier) {
-  const auto& p = r["comm"]["by_phase"];
-  if (!p.contains(phase)) return 0;
-  return p[phase][tier + "_node_bytes"].get<double>();
+double phase_bytes(const StepResult& r, const std::string& phase, const std::string& tier) {
+  const auto it = r.comm.by_phase.find(phase);
+  if (it == r.comm.by_phase.end()) return 0;
+  return tier == "inter" ? it->second.inter_node_bytes : it->second.intra_node_bytes;
 }
 
 struct Shape {
@@ -86,7 +86,7 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   const double expected_z3 = ring_inter(2 * s.gather) * 2 + ring_inter(2 * s.psi);
   const double expected_pp = ring_inter(s.gather + 4 * s.gather / B) + qgz_inter;
   const double ratio =
-      z3["comm"]["inter_node_bytes"].get<double>() / pp["comm"]["inter_node_bytes"].get<double>();
+      z3.comm.inter_node_bytes / pp.comm.inter_node_bytes;
   CHECK(ratio == doctest::Approx(expected_z3 / expected_pp).epsilon(1e-9));
   // The paper's 3M / 0.75M = 4x, moved by the tied head's re-gather, the block scales and the FP16
   // fallback of 1-D tensors (exactly 4.0x would need none of those).
@@ -94,14 +94,13 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   CHECK(ratio < 4.15);
   // The engine's totals equal the sums over collectives.
   double sum = 0;
-  for (const auto& [_, v] : pp["comm"]["by_collective"].items())
-    sum += v["inter_node_bytes"].get<double>();
-  CHECK(sum == doctest::Approx(pp["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-12));
+  for (const auto& [_, v] : pp.comm.by_collective) sum += v.inter_node_bytes;
+  CHECK(sum == doctest::Approx(pp.comm.inter_node_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
   auto z3 = simulate(paper("zero3"));
-  auto bytes = [](const json& r, const std::string& phase) {
+  auto bytes = [](const StepResult& r, const std::string& phase) {
     return phase_bytes(r, phase, "inter") + phase_bytes(r, phase, "intra");
   };
   const char* ag[] = {"forward_all_gather", "backward_all_gather"};
@@ -133,19 +132,19 @@ TEST_CASE("hpZ memory overhead is exactly 2Ψ/k in the result") {
   auto s8 = paper("zero3+hpz");
   s8.hpz_partition = 8;
   auto h8 = simulate(s8);
-  auto peak = [](const json& r) { return r["memory"]["peak_bytes_per_gpu"].get<double>(); };
+  auto peak = [](const StepResult& r) { return r.memory.peak_bytes; };
   CHECK(peak(h16) - peak(z3) == doctest::Approx(2 * psi / 16).epsilon(1e-12));
   CHECK(peak(h8) - peak(z3) == doctest::Approx(2 * psi / 8).epsilon(1e-12));
-  CHECK(h16["scenario"]["strategy"]["hpz_size"] == 16);
+  CHECK(h16.scenario.strategy.hpz_size == 16);
 }
 
 TEST_CASE("qgZ on one node is ZeRO-3's reduce-scatter") {
   auto a = paper("zero3"), b = paper("zero3+qgz");
   a.nodes = b.nodes = 1;
   auto ra = simulate(a), rb = simulate(b);
-  CHECK(ra["step_time_s"].get<double>() == rb["step_time_s"].get<double>());
-  CHECK(ra["comm"]["by_collective"] == rb["comm"]["by_collective"]);
-  CHECK(rb["warnings"].size() == 1);
+  CHECK(ra.step_time_s == rb.step_time_s);
+  CHECK(ra.comm.by_collective == rb.comm.by_collective);
+  CHECK(rb.warnings.size() == 1);
 }
 
 TEST_CASE("more bandwidth is never slower") {
@@ -155,7 +154,7 @@ TEST_CASE("more bandwidth is never slower") {
       auto s = paper(strategy);
       s.nics_per_node = 1;
       s.nic_gbps = gbps;
-      const double t = simulate(s)["step_time_s"].get<double>();
+      const double t = simulate(s).step_time_s;
       CHECK(t <= prev);
       prev = t;
     }
@@ -164,7 +163,7 @@ TEST_CASE("more bandwidth is never slower") {
       auto s = paper(strategy);
       s.nics_per_node = nics;
       s.nic_gbps = 100;
-      const double t = simulate(s)["step_time_s"].get<double>();
+      const double t = simulate(s).step_time_s;
       CHECK(t <= prev);
       prev = t;
     }
@@ -176,7 +175,7 @@ TEST_CASE("ZeRO++ helps most at low bandwidth and small batches, as the paper re
     auto a = paper("zero3", tokens), b = paper("zeropp", tokens);
     a.nics_per_node = b.nics_per_node = nics;
     a.nic_gbps = b.nic_gbps = 100;
-    return simulate(a)["step_time_s"].get<double>() / simulate(b)["step_time_s"].get<double>();
+    return simulate(a).step_time_s / simulate(b).step_time_s;
   };
   const double low_bw = speedup(1, 1024), high_bw = speedup(8, 1024);
   CHECK(low_bw > high_bw);
@@ -186,25 +185,22 @@ TEST_CASE("ZeRO++ helps most at low bandwidth and small batches, as the paper re
 
 TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula") {
   auto r = simulate(paper("zeropp"));
-  const auto& b = r["breakdown"];
-  const double parts = b["compute_s"].get<double>() + b["recompute_s"].get<double>() +
-                       b["optimizer_s"].get<double>() + b["param_fetch_s"].get<double>() +
-                       b["exposed_comm_s"]["total"].get<double>() +
-                       b["exposed_kernels_s"].get<double>() + b["idle_s"].get<double>();
-  CHECK(parts == doctest::Approx(r["step_time_s"].get<double>()).epsilon(1e-9));
-  double kinds = 0;
-  for (const char* k : {"all_gather", "reduce_scatter", "all_to_all", "all_reduce"})
-    kinds += b["exposed_comm_s"][k].get<double>();
-  CHECK(kinds == doctest::Approx(b["exposed_comm_s"]["total"].get<double>()).epsilon(1e-12));
+  const auto& b = r.breakdown;
+  const double parts = b.compute_s + b.recompute_s + b.optimizer_s + b.param_fetch_s +
+                       b.exposed_comm.total_s + b.exposed_kernels_s + b.idle_s;
+  CHECK(parts == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  const ExposedComm& e = b.exposed_comm;
+  const double kinds = e.all_gather_s + e.reduce_scatter_s + e.all_to_all_s + e.all_reduce_s;
+  CHECK(kinds == doctest::Approx(e.total_s).epsilon(1e-12));
   const double seqs = 384.0 * 1024 / 512;
   const double flops = megatron_step_flops(load_model("gpt-18b"), seqs, 512, true);
-  CHECK(r["tflops_per_gpu"].get<double>() ==
-        doctest::Approx(flops / (384 * r["step_time_s"].get<double>()) / 1e12).epsilon(1e-12));
+  CHECK(r.tflops_per_gpu ==
+        doctest::Approx(flops / (384 * r.step_time_s) / 1e12).epsilon(1e-12));
   // For GPT shapes with checkpointing the counted FLOPs (4 passes of the layers, 3 of the logits)
   // are exactly Megatron's formula.
-  CHECK(r["counted_flops_per_step"].get<double>() == doctest::Approx(flops).epsilon(1e-12));
-  CHECK(r["tokens_per_s"].get<double>() ==
-        doctest::Approx(384.0 * 1024 / r["step_time_s"].get<double>()).epsilon(1e-12));
+  CHECK(r.counted_flops_per_step == doctest::Approx(flops).epsilon(1e-12));
+  CHECK(r.tokens_per_s ==
+        doctest::Approx(384.0 * 1024 / r.step_time_s).epsilon(1e-12));
   // Backward = 2x forward, and recompute re-runs every layer's forward (not the head's), so
   // compute = 3 x (recompute + head forward).
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
@@ -213,15 +209,15 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   double layers_fwd = 0;
   for (const auto& m : mods)
     if (m.kind == ModuleKind::Layer) layers_fwd += forward_time(m, prof);
-  CHECK(b["recompute_s"].get<double>() == doctest::Approx(layers_fwd).epsilon(1e-9));
-  CHECK(b["compute_s"].get<double>() ==
+  CHECK(b.recompute_s == doctest::Approx(layers_fwd).epsilon(1e-9));
+  CHECK(b.compute_s ==
         doctest::Approx(3 * (layers_fwd + forward_time(mods.back(), prof))).epsilon(1e-9));
   auto s = paper("zeropp");
   s.activation_checkpointing = false;
   auto nc = simulate(s);
-  CHECK(nc["breakdown"]["recompute_s"].get<double>() == 0);
-  CHECK(nc["memory"]["components"]["activations"].get<double>() >
-        r["memory"]["components"]["activations"].get<double>());
+  CHECK(nc.breakdown.recompute_s == 0);
+  CHECK(nc.memory.component("activations") >
+        r.memory.component("activations"));
 }
 
 TEST_CASE("gradient accumulation: hpZ gathers across nodes only in the first forward") {
@@ -236,17 +232,17 @@ TEST_CASE("gradient accumulation: hpZ gathers across nodes only in the first for
   auto z2s = paper("zero3");
   z2s.grad_accum = 2;
   auto z2 = simulate(z2s);
-  CHECK(z2["comm"]["inter_node_bytes"].get<double>() ==
-        doctest::Approx(2 * z1["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-12));
+  CHECK(z2.comm.inter_node_bytes ==
+        doctest::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("pipelined qgZ hops move the same bytes") {
   auto a = paper("zeropp"), b = paper("zeropp");
   b.qgz_chunks = 4;
   auto ra = simulate(a), rb = simulate(b);
-  CHECK(rb["comm"]["inter_node_bytes"].get<double>() ==
-        doctest::Approx(ra["comm"]["inter_node_bytes"].get<double>()).epsilon(1e-9));
-  CHECK(rb["step_time_s"].get<double>() > 0);
+  CHECK(rb.comm.inter_node_bytes ==
+        doctest::Approx(ra.comm.inter_node_bytes).epsilon(1e-9));
+  CHECK(rb.step_time_s > 0);
 }
 
 TEST_CASE("a model that does not fit still simulates, with a warning naming the overflow") {
@@ -254,12 +250,12 @@ TEST_CASE("a model that does not fit still simulates, with a warning naming the 
   s.nodes = 1;
   s.model = "gpt-138b";
   auto r = simulate(s);
-  CHECK(r["memory"]["fits"] == false);
-  REQUIRE(r["warnings"].size() >= 1);
-  const auto w = r["warnings"][0].get<std::string>();
+  CHECK(r.memory.fits == false);
+  REQUIRE(r.warnings.size() >= 1);
+  const auto w = r.warnings[0];
   CHECK(w.find("over by") != std::string::npos);
   CHECK(w.find("optimizer_fp32") != std::string::npos);
-  CHECK(r["step_time_s"].get<double>() > 0);
+  CHECK(r.step_time_s > 0);
 }
 
 // Speed is measured by bench/bench_step.cpp (Google Benchmark), not asserted here.
@@ -267,7 +263,7 @@ TEST_CASE("the paper's 384-GPU step result has every DESIGN.md key") {
   auto s = paper("zeropp");
   s.nics_per_node = 1;
   s.nic_gbps = 100;
-  auto r = simulate(s);
+  const json r = to_json(simulate(s));
   for (const char* k : {"schema_version", "scenario", "step_time_s", "tflops_per_gpu",
                         "tokens_per_s", "breakdown", "comm", "memory", "warnings"})
     CHECK(r.contains(k));
@@ -285,9 +281,9 @@ TEST_CASE("writing a trace changes no byte of the result (labels are lowered onl
       s.strategy = strategy;
       s.grad_accum = accum;
       s.tier = "analytic";
-      const json plain = simulate(s);
+      const json plain = to_json(simulate(s));
       const fs::path trace = dir / "t.json";
-      const json traced = simulate(s, trace.string());
+      const json traced = to_json(simulate(s, trace.string()));
       CHECK(plain.dump() == traced.dump());
       // The trace names ops after their module and pass, e.g. "mb0.fwd.layer0.attn".
       CHECK(slurp(trace).find("\"mb0.fwd.") != std::string::npos);
@@ -314,7 +310,7 @@ TEST_CASE("the per-parameter fetch time is the profile's rate times every parame
       const auto r = simulate(s);
       CAPTURE(strategy);
       CAPTURE(accum);
-      CHECK(r["breakdown"]["param_fetch_s"].get<double>() ==
+      CHECK(r.breakdown.param_fetch_s ==
             doctest::Approx(rate * 2 * params * accum).epsilon(1e-9));
     }
 }
@@ -344,18 +340,18 @@ TEST_CASE(
   s.deepspeed = config("auto.json", "", "");
   const auto r = simulate(s);
   // gpt-18b: hidden 6144; a V100 has no BF16.
-  CHECK(r["scenario"]["strategy"]["reduce_bucket_elems"].get<std::int64_t>() == 6144LL * 6144);
-  CHECK(r["scenario"]["strategy"]["prefetch_bucket_elems"].get<std::int64_t>() ==
+  CHECK(r.scenario.strategy.reduce_bucket_elems == 6144LL * 6144);
+  CHECK(r.scenario.strategy.prefetch_bucket_elems ==
         static_cast<std::int64_t>(0.9 * 6144 * 6144));
-  CHECK(r["scenario"]["strategy"]["dtype"] == "fp16");
+  CHECK(r.scenario.strategy.dtype == "fp16");
   std::string said;
-  for (const auto& w : r["warnings"]) said += w.get<std::string>() + "\n";
+  for (const auto& w : r.warnings) said += w + "\n";
   CHECK(said.find("reduce_bucket_size \"auto\"") != std::string::npos);
   CHECK(said.find("fp16/bf16 \"auto\": fp16") != std::string::npos);
 
   // stage3_max_live_parameters 0 (as Axolotl ships it): nothing is prefetched.
   s.deepspeed = config("live0.json", "", R"(, "max_live_parameters": 0)");
-  CHECK(simulate(s)["scenario"]["prefetch_depth"] == 0);
+  CHECK(simulate(s).scenario.prefetch_depth == 0);
 
   // FP32 gradient communication doubles the reduce-scatter's bytes.
   s.deepspeed = config("fp16comm.json", R"("communication_data_type": "fp16",)", "");

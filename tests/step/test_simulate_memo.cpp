@@ -76,8 +76,8 @@ TEST_CASE("memoized inputs give byte-identical results to freshly parsed ones") 
     CAPTURE(s.grad_accum);
     // Memoized: preset names, resolved to the shipped files, parsed once for all scenarios.
     s.profile = s.cluster;
-    const json warm1 = simulate(s);
-    const json warm2 = simulate(s);
+    const json warm1 = to_json(simulate(s));
+    const json warm2 = to_json(simulate(s));
     // Fresh: the same bytes under a path the memo has not seen in this scenario's run yet; a
     // rewrite with one more trailing newline (same JSON) changes the key and forces a new parse.
     const fs::path prof = dir / (s.cluster + ".json");
@@ -87,9 +87,9 @@ TEST_CASE("memoized inputs give byte-identical results to freshly parsed ones") 
     Scenario fresh = s;
     fresh.profile = prof.string();
     fresh.model = model.string();
-    json cold = simulate(fresh);
+    json cold = to_json(simulate(fresh));
     cold["scenario"]["model"] = warm1["scenario"]["model"];  // the model name may follow its path
-    CHECK(warm1["step_time_s"].get<double>() == cold["step_time_s"].get<double>());
+    CHECK(warm1["step_time_s"] == cold["step_time_s"]);
     CHECK(warm1.dump() == cold.dump());
     CHECK(warm1.dump() == warm2.dump());
     ++n;
@@ -106,15 +106,15 @@ TEST_CASE("a profile rewritten in place is parsed again, never served stale") {
   spit(prof, text);
   Scenario s = make("dgx-h100", 2, "zeropp", "analytic");
   s.profile = prof.string();
-  const double before = simulate(s)["step_time_s"].get<double>();
+  const double before = simulate(s).step_time_s;
   // Halve the GPU's peak: compute time doubles, so the step must get slower.
   json j = json::parse(text);
   j["gpu"]["peak_tflops"] = j["gpu"]["peak_tflops"].get<double>() / 2;
   spit(prof, j.dump(2));
-  const double after = simulate(s)["step_time_s"].get<double>();
+  const double after = simulate(s).step_time_s;
   CHECK(after > before);
   spit(prof, text);
-  CHECK(simulate(s)["step_time_s"].get<double>() == before);
+  CHECK(simulate(s).step_time_s == before);
   fs::remove_all(dir);
 }
 
@@ -123,8 +123,8 @@ TEST_CASE("params in the result equal total_param_count, with and without a seq-
     Scenario s = make("dgx-h100", 1, "zero3", "analytic");
     s.model = "gpt-18b";
     s.seq_len = seq;
-    const json r = simulate(s);
+    const StepResult r = simulate(s);
     CAPTURE(seq);
-    CHECK(r["scenario"]["params"].get<std::int64_t>() == total_param_count(load_model("gpt-18b")));
+    CHECK(r.scenario.params == total_param_count(load_model("gpt-18b")));
   }
 }

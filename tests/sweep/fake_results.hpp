@@ -1,7 +1,8 @@
-// Hand-written result JSON with the keys of simulate() (sim/step/simulate.hpp), computed by a
-// simple closed form from the scenario, so sweep/plan/report machinery can be tested without the
+// Hand-made StepResults (sim/result/step_result.hpp), computed by a simple closed form from the
+// scenario, so sweep/plan/report machinery can be tested without the
 // simulator.
 #pragma once
+#include <algorithm>
 #include <string>
 
 #include "sim/core/json_io.hpp"
@@ -13,7 +14,7 @@ namespace zerosim::testing {
 
 // step = compute + exposed comm, comm shrinking with network bandwidth and with each ZeRO++
 // technique.
-inline json fake_result(const Scenario& s) {
+inline StepResult fake_result(const Scenario& s) {
   const bool all = s.strategy == "zeropp";
   const bool qwz = all || s.strategy.find("qwz") != std::string::npos;
   const bool hpz = all || s.strategy.find("hpz") != std::string::npos;
@@ -31,35 +32,42 @@ inline json fake_result(const Scenario& s) {
   const double peak = 10e9 +
                       (hpz ? 2.25e9 * 16 / (s.hpz_partition > 0 ? s.hpz_partition : 16) : 0) +
                       2e6 * s.tokens_per_gpu;
-  return json{
-      {"schema_version", kResultSchemaVersion},
-      {"scenario",
-       {{"cluster", s.cluster},
-        {"nodes", nodes},
-        {"gpus", gpus},
-        {"nics_per_node", nics},
-        {"nic_gbps", gbps},
-        {"model", s.model},
-        {"strategy", s.strategy},
-        {"tokens_per_gpu", s.tokens_per_gpu},
-        {"grad_accum", s.grad_accum},
-        {"tier", s.tier}}},
-      {"step_time_s", step},
-      {"tflops_per_gpu", 1e-2 * s.tokens_per_gpu / step},
-      {"tokens_per_s", s.tokens_per_gpu * gpus * s.grad_accum / step},
-      {"breakdown",
-       {{"compute_s", compute * 0.75},
-        {"recompute_s", compute * 0.2},
-        {"optimizer_s", compute * 0.05},
-        {"quant_kernels_s", quant},
-        {"exposed_comm_s", {{"all_gather", ag}, {"reduce_scatter", rs}, {"all_to_all", 0.0}}}}},
-      {"comm", {{"inter_node_bytes", inter * 1e9}, {"intra_node_bytes", 2e9}}},
-      {"memory",
-       {{"peak_bytes_per_gpu", peak},
-        {"capacity_bytes", 32e9},
-        {"fits", peak <= 32e9},
-        {"components", {{"weights", 1e9}}}}},
-      {"warnings", json::array()}};
+  StepResult r;
+  ScenarioEcho& e = r.scenario;
+  e.cluster = s.cluster;
+  e.nodes = nodes;
+  e.gpus_per_node = 16;
+  e.world_size = static_cast<int>(gpus);
+  e.nics_per_node = nics;
+  e.nic_gbps = gbps;
+  e.model.name = s.model;  // a valid shape for the result schema; nothing reads it
+  e.model.layers = e.model.heads = e.model.kv_heads = 1;
+  e.model.hidden = e.model.ffn = e.model.vocab = 1;
+  e.model.seq = e.seq_len = 512;
+  e.micro_batch_sequences = std::max(1, s.tokens_per_gpu / 512);
+  e.strategy.qwz = qwz;
+  e.strategy.hpz = hpz;
+  e.strategy.qgz = qgz;
+  e.tokens_per_gpu = s.tokens_per_gpu;
+  e.grad_accum = s.grad_accum;
+  e.tier = s.tier;
+  r.step_time_s = step;
+  r.tflops_per_gpu = 1e-2 * s.tokens_per_gpu / step;
+  r.tokens_per_s = s.tokens_per_gpu * gpus * s.grad_accum / step;
+  r.breakdown.compute_s = compute * 0.75;
+  r.breakdown.recompute_s = compute * 0.2;
+  r.breakdown.optimizer_s = compute * 0.05;
+  r.breakdown.quant_kernels_s = quant;
+  r.breakdown.exposed_comm.all_gather_s = ag;
+  r.breakdown.exposed_comm.reduce_scatter_s = rs;
+  r.breakdown.exposed_comm.total_s = ag + rs;
+  r.comm.inter_node_bytes = inter * 1e9;
+  r.comm.intra_node_bytes = 2e9;
+  r.memory.peak_bytes = peak;
+  r.memory.capacity_bytes = 32e9;
+  r.memory.fits = peak <= 32e9;
+  r.memory.components = {{"weights", 1e9}};
+  return r;
 }
 
 // A sweep document of fake results over the paper's 384-GPU grid (24 DGX-2 nodes, 1K/2K tokens,
@@ -74,7 +82,7 @@ inline json fake_paper_sweep(const std::string& model = "gpt-18b") {
              {"--nics-per-node", {"1", "2", "4", "8"}},
              {"--nic-gbps", {"100"}},
              {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
-  std::vector<json> results;
+  std::vector<StepResult> results;
   for (const auto& sc : s) results.push_back(fake_result(sc));
   return sweep::sweep_document(json::object(), results);
 }

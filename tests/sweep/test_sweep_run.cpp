@@ -31,8 +31,8 @@ std::vector<std::size_t> all_indices(std::size_t n) {
   return v;
 }
 
-std::string dump_all(const std::vector<std::optional<json>>& r) {
-  std::vector<json> v;
+std::string dump_all(const std::vector<std::optional<StepResult>>& r) {
+  std::vector<StepResult> v;
   for (const auto& x : r) v.push_back(*x);
   return sweep_document(json::object(), v).dump();
 }
@@ -125,7 +125,7 @@ TEST_CASE("partial file keeps finished results; resume runs only the rest") {
 
 TEST_CASE("the lowest failing index is reported; other exceptions keep their message") {
   auto s = grid();
-  auto failing = [](const Scenario& sc) -> json {
+  auto failing = [](const Scenario& sc) -> StepResult {
     if (sc.nics_per_node >= 4) throw std::runtime_error("bad nics");
     return testing::fake_result(sc);
   };

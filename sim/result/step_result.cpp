@@ -1,0 +1,331 @@
+// StepResult <-> the JSON document of docs/result-schema.json. Each part has one writer and one
+// strict reader side by side, so a key added to one shows up missing in the other's round trip
+// test (tests/result/test_step_result.cpp).
+#include "sim/result/step_result.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace zerosim {
+
+namespace {
+
+// Adds a key to a JSON object in one map node (an initializer list would build a pair array
+// first). The map sorts keys, so the text does not depend on the order of the calls.
+template <class V>
+void put(json& object, const char* key, V&& value) {
+  object.emplace(key, std::forward<V>(value));
+}
+
+std::uint64_t get_count(const JsonReader& r) {
+  return static_cast<std::uint64_t>(r.get_int_at_least(0));
+}
+
+ModelShape read_model(const JsonReader& r) {
+  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+                    "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
+                    "source"});
+  ModelShape m;
+  m.name = r.at("name").get_string();
+  m.family = r.at("family").get_string();
+  m.layers = r.at("layers").get_int32_at_least(1);
+  m.hidden = r.at("hidden").get_int_at_least(1);
+  m.heads = r.at("heads").get_int32_at_least(1);
+  m.kv_heads = r.at("kv_heads").get_int32_at_least(1);
+  m.ffn = r.at("ffn").get_int_at_least(1);
+  m.vocab = r.at("vocab").get_int_at_least(1);
+  m.seq = r.at("seq").get_int32_at_least(1);
+  m.gated_ffn = r.at("gated_ffn").get_bool();
+  m.bias = r.at("bias").get_bool();
+  const std::string norm = r.at("norm").get_string();
+  if (norm != "layernorm" && norm != "rmsnorm") r.at("norm").fail("must be layernorm or rmsnorm");
+  m.layernorm = norm == "layernorm";
+  m.tied_embeddings = r.at("tied_embeddings").get_bool();
+  const std::string pos = r.at("positions").get_string();
+  if (pos != "learned" && pos != "rotary") r.at("positions").fail("must be learned or rotary");
+  m.learned_positions = pos == "learned";
+  m.dropout = r.at("dropout").get_bool();
+  m.source = r.at("source").get_string();
+  return m;
+}
+
+Strategy read_strategy(const JsonReader& r) {
+  r.require_object({"name", "qwz", "hpz", "qgz", "hpz_size", "weight_bits", "grad_bits",
+                    "quant_block_elems", "qgz_chunks", "overlap_comm", "reduce_bucket_elems",
+                    "prefetch_bucket_elems", "max_live_params", "grad_comm_bytes", "dtype",
+                    "source"});
+  Strategy s;
+  s.qwz = r.at("qwz").get_bool();
+  s.hpz = r.at("hpz").get_bool();
+  s.qgz = r.at("qgz").get_bool();
+  if (r.at("name").get_string() != s.name())
+    r.at("name").fail(fmt::format("must be '{}', the name of the qwz/hpz/qgz flags", s.name()));
+  s.hpz_size = r.at("hpz_size").get_int32_at_least(0);
+  s.weight_bits = r.at("weight_bits").get_int32_at_least(1);
+  s.grad_bits = r.at("grad_bits").get_int32_at_least(1);
+  s.quant_block = r.at("quant_block_elems").get_int_at_least(1);
+  s.qgz_chunks = r.at("qgz_chunks").get_int32_at_least(1);
+  s.overlap_comm = r.at("overlap_comm").get_bool();
+  s.reduce_bucket_elems = r.at("reduce_bucket_elems").get_int_at_least(0);
+  s.prefetch_bucket_elems = r.at("prefetch_bucket_elems").get_int_at_least(0);
+  s.max_live_params = r.at("max_live_params").get_int_at_least(0);
+  s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
+  s.dtype = r.at("dtype").get_string();
+  s.source = r.at("source").get_string();
+  return s;
+}
+
+json scenario_json(const ScenarioEcho& s) {
+  json profile = json::object();
+  put(profile, "name", s.profile_name);
+  put(profile, "status", s.profile_status);
+  json j = json::object();
+  put(j, "cluster", s.cluster);
+  put(j, "node_type", s.node_type);
+  put(j, "gpu_model", s.gpu_model);
+  put(j, "nodes", s.nodes);
+  put(j, "gpus_per_node", s.gpus_per_node);
+  put(j, "world_size", s.world_size);
+  put(j, "nics_per_node", s.nics_per_node);
+  put(j, "nic_gbps", s.nic_gbps);
+  put(j, "fabric", s.fabric);
+  put(j, "oversubscription", s.oversubscription);
+  put(j, "model", to_json(s.model));
+  put(j, "params", s.params);
+  put(j, "strategy", to_json(s.strategy));
+  put(j, "tokens_per_gpu", s.tokens_per_gpu);
+  put(j, "seq_len", s.seq_len);
+  put(j, "micro_batch_sequences", s.micro_batch_sequences);
+  put(j, "grad_accum", s.grad_accum);
+  put(j, "activation_checkpointing", s.activation_checkpointing);
+  put(j, "prefetch_depth", s.prefetch_depth);
+  put(j, "profile", std::move(profile));
+  put(j, "tier", s.tier);
+  return j;
+}
+
+ScenarioEcho read_scenario(const JsonReader& r) {
+  r.require_object({"cluster",
+                    "node_type",
+                    "gpu_model",
+                    "nodes",
+                    "gpus_per_node",
+                    "world_size",
+                    "nics_per_node",
+                    "nic_gbps",
+                    "fabric",
+                    "oversubscription",
+                    "model",
+                    "params",
+                    "strategy",
+                    "tokens_per_gpu",
+                    "seq_len",
+                    "micro_batch_sequences",
+                    "grad_accum",
+                    "activation_checkpointing",
+                    "prefetch_depth",
+                    "profile",
+                    "tier"});
+  ScenarioEcho s;
+  s.cluster = r.at("cluster").get_string();
+  s.node_type = r.at("node_type").get_string();
+  s.gpu_model = r.at("gpu_model").get_string();
+  s.nodes = r.at("nodes").get_int32_at_least(1);
+  s.gpus_per_node = r.at("gpus_per_node").get_int32_at_least(1);
+  s.world_size = r.at("world_size").get_int32_at_least(1);
+  s.nics_per_node = r.at("nics_per_node").get_int32_at_least(0);
+  s.nic_gbps = r.at("nic_gbps").get_nonnegative();
+  s.fabric = r.at("fabric").get_string();
+  s.oversubscription = r.at("oversubscription").get_positive();
+  s.model = read_model(r.at("model"));
+  s.params = r.at("params").get_int_at_least(0);
+  s.strategy = read_strategy(r.at("strategy"));
+  s.tokens_per_gpu = r.at("tokens_per_gpu").get_int_at_least(1);
+  s.seq_len = r.at("seq_len").get_int32_at_least(1);
+  s.micro_batch_sequences = r.at("micro_batch_sequences").get_int_at_least(1);
+  s.grad_accum = r.at("grad_accum").get_int32_at_least(1);
+  s.activation_checkpointing = r.at("activation_checkpointing").get_bool();
+  s.prefetch_depth = r.at("prefetch_depth").get_int32_at_least(0);
+  const JsonReader p = r.at("profile");
+  p.require_object({"name", "status"});
+  s.profile_name = p.at("name").get_string();
+  s.profile_status = p.at("status").get_string();
+  s.tier = r.at("tier").get_string();
+  return s;
+}
+
+json breakdown_json(const StepTimeBreakdown& b) {
+  json exposed = json::object();
+  put(exposed, "all_gather", b.exposed_comm.all_gather_s);
+  put(exposed, "reduce_scatter", b.exposed_comm.reduce_scatter_s);
+  put(exposed, "all_to_all", b.exposed_comm.all_to_all_s);
+  put(exposed, "all_reduce", b.exposed_comm.all_reduce_s);
+  put(exposed, "total", b.exposed_comm.total_s);
+  json j = json::object();
+  put(j, "compute_s", b.compute_s);
+  put(j, "recompute_s", b.recompute_s);
+  put(j, "optimizer_s", b.optimizer_s);
+  put(j, "param_fetch_s", b.param_fetch_s);
+  put(j, "quant_kernels_s", b.quant_kernels_s);
+  put(j, "other_kernels_s", b.other_kernels_s);
+  put(j, "exposed_comm_s", std::move(exposed));
+  put(j, "exposed_kernels_s", b.exposed_kernels_s);
+  put(j, "idle_s", b.idle_s);
+  return j;
+}
+
+StepTimeBreakdown read_breakdown(const JsonReader& r) {
+  r.require_object({"compute_s", "recompute_s", "optimizer_s", "param_fetch_s", "quant_kernels_s",
+                    "other_kernels_s", "exposed_comm_s", "exposed_kernels_s", "idle_s"});
+  StepTimeBreakdown b;
+  b.compute_s = r.at("compute_s").get_nonnegative();
+  b.recompute_s = r.at("recompute_s").get_nonnegative();
+  b.optimizer_s = r.at("optimizer_s").get_nonnegative();
+  b.param_fetch_s = r.at("param_fetch_s").get_nonnegative();
+  b.quant_kernels_s = r.at("quant_kernels_s").get_nonnegative();
+  b.other_kernels_s = r.at("other_kernels_s").get_nonnegative();
+  const JsonReader e = r.at("exposed_comm_s");
+  e.require_object({"all_gather", "reduce_scatter", "all_to_all", "all_reduce", "total"});
+  b.exposed_comm.all_gather_s = e.at("all_gather").get_nonnegative();
+  b.exposed_comm.reduce_scatter_s = e.at("reduce_scatter").get_nonnegative();
+  b.exposed_comm.all_to_all_s = e.at("all_to_all").get_nonnegative();
+  b.exposed_comm.all_reduce_s = e.at("all_reduce").get_nonnegative();
+  b.exposed_comm.total_s = e.at("total").get_nonnegative();
+  b.exposed_kernels_s = r.at("exposed_kernels_s").get_nonnegative();
+  b.idle_s = r.at("idle_s").get_nonnegative();
+  return b;
+}
+
+json totals_json(const std::map<std::string, CommTotals>& totals) {
+  json j = json::object();
+  for (const auto& [name, t] : totals) {
+    json e = json::object();
+    put(e, "inter_node_bytes", t.inter_node_bytes);
+    put(e, "intra_node_bytes", t.intra_node_bytes);
+    put(e, "count", t.count);
+    put(e, "busy_s", t.busy_s);
+    j.emplace(name, std::move(e));
+  }
+  return j;
+}
+
+std::map<std::string, CommTotals> read_totals(const JsonReader& r) {
+  if (!r.value().is_object()) r.fail("must be an object");
+  std::map<std::string, CommTotals> totals;
+  for (const auto& item : r.value().items()) {
+    const JsonReader e = r.at(item.key());
+    e.require_object({"inter_node_bytes", "intra_node_bytes", "count", "busy_s"});
+    CommTotals& t = totals[item.key()];
+    t.inter_node_bytes = e.at("inter_node_bytes").get_nonnegative();
+    t.intra_node_bytes = e.at("intra_node_bytes").get_nonnegative();
+    t.count = e.at("count").get_int32_at_least(0);
+    t.busy_s = e.at("busy_s").get_nonnegative();
+  }
+  return totals;
+}
+
+json comm_json(const CommResult& c) {
+  json j = json::object();
+  put(j, "inter_node_bytes", c.inter_node_bytes);
+  put(j, "intra_node_bytes", c.intra_node_bytes);
+  put(j, "by_collective", totals_json(c.by_collective));
+  put(j, "by_phase", totals_json(c.by_phase));
+  put(j, "collectives", c.collectives);
+  put(j, "flows", c.flows);
+  return j;
+}
+
+CommResult read_comm(const JsonReader& r) {
+  r.require_object({"inter_node_bytes", "intra_node_bytes", "by_collective", "by_phase",
+                    "collectives", "flows"});
+  CommResult c;
+  c.inter_node_bytes = r.at("inter_node_bytes").get_nonnegative();
+  c.intra_node_bytes = r.at("intra_node_bytes").get_nonnegative();
+  c.by_collective = read_totals(r.at("by_collective"));
+  c.by_phase = read_totals(r.at("by_phase"));
+  c.collectives = get_count(r.at("collectives"));
+  c.flows = get_count(r.at("flows"));
+  return c;
+}
+
+MemoryEstimate read_memory(const JsonReader& r) {
+  r.require_object({"peak_bytes_per_gpu", "capacity_bytes", "fits", "components"});
+  MemoryEstimate m;
+  m.peak_bytes = r.at("peak_bytes_per_gpu").get_nonnegative();
+  m.capacity_bytes = r.at("capacity_bytes").get_nonnegative();
+  m.fits = r.at("fits").get_bool();
+  const JsonReader comps = r.at("components");
+  if (!comps.value().is_object()) comps.fail("must be an object");
+  for (const auto& item : comps.value().items())
+    m.components.emplace_back(item.key(), comps.at(item.key()).get_nonnegative());
+  return m;
+}
+
+bool same_memory(const MemoryEstimate& a, const MemoryEstimate& b) {
+  return a.peak_bytes == b.peak_bytes && a.capacity_bytes == b.capacity_bytes && a.fits == b.fits &&
+         std::map<std::string, double>(a.components.begin(), a.components.end()) ==
+             std::map<std::string, double>(b.components.begin(), b.components.end());
+}
+
+}  // namespace
+
+bool StepResult::operator==(const StepResult& o) const {
+  return schema_version == o.schema_version && scenario == o.scenario &&
+         step_time_s == o.step_time_s && tflops_per_gpu == o.tflops_per_gpu &&
+         tokens_per_s == o.tokens_per_s && model_flops_per_step == o.model_flops_per_step &&
+         counted_flops_per_step == o.counted_flops_per_step &&
+         counted_tflops_per_gpu == o.counted_tflops_per_gpu && breakdown == o.breakdown &&
+         comm == o.comm && same_memory(memory, o.memory) && warnings == o.warnings &&
+         engine_events == o.engine_events;
+}
+
+json to_json(const StepResult& r) {
+  json engine = json::object();
+  put(engine, "events", r.engine_events);
+  json j = json::object();
+  put(j, "schema_version", r.schema_version);
+  put(j, "scenario", scenario_json(r.scenario));
+  put(j, "step_time_s", r.step_time_s);
+  put(j, "tflops_per_gpu", r.tflops_per_gpu);
+  put(j, "tokens_per_s", r.tokens_per_s);
+  put(j, "model_flops_per_step", r.model_flops_per_step);
+  put(j, "counted_flops_per_step", r.counted_flops_per_step);
+  put(j, "counted_tflops_per_gpu", r.counted_tflops_per_gpu);
+  put(j, "breakdown", breakdown_json(r.breakdown));
+  put(j, "comm", comm_json(r.comm));
+  put(j, "memory", to_json(r.memory));
+  put(j, "warnings", r.warnings);
+  put(j, "engine", std::move(engine));
+  return j;
+}
+
+StepResult step_result_from_json(const JsonReader& r) {
+  r.require_object({"schema_version", "scenario", "step_time_s", "tflops_per_gpu", "tokens_per_s",
+                    "model_flops_per_step", "counted_flops_per_step", "counted_tflops_per_gpu",
+                    "breakdown", "comm", "memory", "warnings", "engine"});
+  StepResult s;
+  s.schema_version = static_cast<int>(r.at("schema_version").get_int());
+  if (s.schema_version != kResultSchemaVersion)
+    r.at("schema_version")
+        .fail(fmt::format("this zerosim reads result schema version {} (docs/result-schema.json)",
+                          kResultSchemaVersion));
+  s.scenario = read_scenario(r.at("scenario"));
+  s.step_time_s = r.at("step_time_s").get_positive();
+  s.tflops_per_gpu = r.at("tflops_per_gpu").get_nonnegative();
+  s.tokens_per_s = r.at("tokens_per_s").get_nonnegative();
+  s.model_flops_per_step = r.at("model_flops_per_step").get_nonnegative();
+  s.counted_flops_per_step = r.at("counted_flops_per_step").get_nonnegative();
+  s.counted_tflops_per_gpu = r.at("counted_tflops_per_gpu").get_nonnegative();
+  s.breakdown = read_breakdown(r.at("breakdown"));
+  s.comm = read_comm(r.at("comm"));
+  s.memory = read_memory(r.at("memory"));
+  const JsonReader w = r.at("warnings");
+  for (std::size_t i = 0; i < w.array_size(); ++i) s.warnings.push_back(w.at(i).get_string());
+  const JsonReader e = r.at("engine");
+  e.require_object({"events"});
+  s.engine_events = get_count(e.at("events"));
+  return s;
+}
+
+}  // namespace zerosim

@@ -1,0 +1,100 @@
+// StepResult: the typed result of simulating one training step, the library's output. Everything
+// that shows a result (the JSON document, CSV, Markdown, HTML, the console, the Python module) is
+// a reporter of this type, as Google Benchmark's reporters are of its Run. The JSON form is
+// specified by docs/result-schema.json (version kResultSchemaVersion): to_json writes it and
+// step_result_from_json reads it back strictly, so to_json(step_result_from_json(j)) == j.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+#include "sim/memory/memory.hpp"
+#include "sim/strategy/strategy.hpp"
+#include "sim/workload/model.hpp"
+
+namespace zerosim {
+
+constexpr int kResultSchemaVersion = 1;
+
+// The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
+struct ScenarioEcho {
+  std::string cluster;  // as given: preset name or file
+  std::string node_type, gpu_model;
+  int nodes = 0, gpus_per_node = 0, world_size = 0, nics_per_node = 0;
+  double nic_gbps = 0;
+  std::string fabric;  // rail | fat-tree | explicit
+  double oversubscription = 1;
+  ModelShape model;
+  std::int64_t params = 0;
+  Strategy strategy;                // as resolved ("auto" filled, hpz_size set); echoed fields only
+  std::int64_t tokens_per_gpu = 0;  // per micro-step
+  int seq_len = 0;
+  std::int64_t micro_batch_sequences = 0;
+  int grad_accum = 1;
+  bool activation_checkpointing = true;
+  int prefetch_depth = 0;  // modules gathered ahead of the running one
+  std::string profile_name, profile_status;
+  std::string tier;  // flow | analytic
+
+  bool operator==(const ScenarioEcho&) const = default;
+};
+
+// Exposed communication: time the compute stream waits on collectives, by kind (sums to total).
+struct ExposedComm {
+  double all_gather_s = 0, reduce_scatter_s = 0, all_to_all_s = 0, all_reduce_s = 0;
+  double total_s = 0;
+  bool operator==(const ExposedComm&) const = default;
+};
+
+// Where the step's time goes (sim/step/breakdown.hpp defines each part).
+struct StepTimeBreakdown {
+  double compute_s = 0, recompute_s = 0, optimizer_s = 0, param_fetch_s = 0;
+  double quant_kernels_s = 0, other_kernels_s = 0;
+  ExposedComm exposed_comm;
+  double exposed_kernels_s = 0;
+  double idle_s = 0;
+  bool operator==(const StepTimeBreakdown&) const = default;
+};
+
+// Payload bytes, op count and busy time of one collective kind or one phase.
+struct CommTotals {
+  double inter_node_bytes = 0, intra_node_bytes = 0;
+  int count = 0;
+  double busy_s = 0;
+  bool operator==(const CommTotals&) const = default;
+};
+
+struct CommResult {
+  double inter_node_bytes = 0, intra_node_bytes = 0;
+  std::map<std::string, CommTotals> by_collective;  // "all_gather", "reduce_scatter", ...
+  std::map<std::string, CommTotals> by_phase;  // forward/backward_all_gather, gradient_reduction
+  std::uint64_t collectives = 0;               // collectives in the step program
+  std::uint64_t flows = 0;                     // network flows simulated
+  bool operator==(const CommResult&) const = default;
+};
+
+struct StepResult {
+  int schema_version = kResultSchemaVersion;
+  ScenarioEcho scenario;
+  double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
+  double model_flops_per_step = 0;    // Megatron's formula
+  double counted_flops_per_step = 0;  // per GEMM and attention matmul, recompute included
+  double counted_tflops_per_gpu = 0;
+  StepTimeBreakdown breakdown;
+  CommResult comm;
+  MemoryEstimate memory;  // components in name order after a JSON round trip
+  std::vector<std::string> warnings;
+  std::uint64_t engine_events = 0;
+
+  bool operator==(const StepResult&) const;
+};
+
+// The JSON document of docs/result-schema.json (keys sorted, as the JSON writer orders them).
+json to_json(const StepResult& r);
+// Reads a result document strictly: unknown or missing keys and wrong types are InputErrors
+// naming the file and JSON path; a schema_version other than kResultSchemaVersion is refused.
+StepResult step_result_from_json(const JsonReader& r);
+
+}  // namespace zerosim
