@@ -2,7 +2,8 @@
 # Installs the Debian packages zerosim needs (skips the install when all are present).
 set -euo pipefail
 pkgs=(cmake g++ make libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
-      libbenchmark-dev libpng-dev openmpi-bin libopenmpi-dev clang libclang-rt-14-dev chromium)
+      libbenchmark-dev libpng-dev openmpi-bin libopenmpi-dev clang libclang-rt-14-dev chromium
+      pybind11-dev python3-dev python3-jsonschema python3-pandas)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -85,7 +85,7 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("--deepspeed", s.deepspeed,
                   "DeepSpeed config JSON (replaces --strategy; its micro-batch "
                   "and accumulation replace the flags)");
-  cmd->add_option("--tokens-per-gpu", s.tokens_per_gpu, "tokens per GPU per micro-step")
+  cmd->add_option("--tokens-per-gpu", s.tokens_per_gpu, "tokens per GPU per micro-step (default 2048, or one sequence when longer)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seq-len", s.seq_len, "sequence length (default: the model's)")
       ->check(CLI::PositiveNumber);

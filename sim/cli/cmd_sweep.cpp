@@ -133,7 +133,7 @@ void register_sweep(CLI::App& app) {
       {"--oversubscription", "fabric oversubscription ratios"},
       {"--model", "model presets, workload files or HF config.json files"},
       {"--seq-len", "sequence lengths (default: the model's)"},
-      {"--tokens-per-gpu", "tokens per GPU per micro-step (default 2048)"},
+      {"--tokens-per-gpu", "tokens per GPU per micro-step (default 2048, or one sequence when longer)"},
       {"--grad-accum", "gradient accumulation steps"},
       {"--nics-per-node", "NICs per node"},
       {"--nic-gbps", "NIC line rates in Gbit/s"},

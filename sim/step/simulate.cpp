@@ -204,17 +204,20 @@ StepResult simulate(const Scenario& sc, const std::string& trace_path) {
 
   setup.seq = sc.seq_len > 0 ? sc.seq_len : setup.model.seq;
   if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
+  bool raised_tokens = false;
   if (st.micro_batch_sequences > 0) {
     setup.tokens = std::int64_t{st.micro_batch_sequences} * setup.seq;
   } else {
     if (sc.tokens_per_gpu <= 0) throw flag_error("--tokens-per-gpu", "must be positive");
-    if (sc.tokens_per_gpu % setup.seq != 0)
+    if (sc.tokens_per_gpu == Scenario::kDefaultTokensPerGpu && setup.seq > sc.tokens_per_gpu)
+      raised_tokens = true;  // said in the warnings
+    else if (sc.tokens_per_gpu % setup.seq != 0)
       throw flag_error(
           "--tokens-per-gpu",
           fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
                       "micro-batch holds whole sequences)",
                       sc.tokens_per_gpu, setup.seq));
-    setup.tokens = sc.tokens_per_gpu;
+    setup.tokens = raised_tokens ? setup.seq : sc.tokens_per_gpu;
   }
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
@@ -270,6 +273,11 @@ StepResult simulate(const Scenario& sc, const std::string& trace_path) {
     warnings.push_back("DeepSpeed config: " + from + " come from " + sc.deepspeed +
                        ", not from --strategy/--tokens-per-gpu/--grad-accum");
   }
+  if (raised_tokens)
+    warnings.push_back(fmt::format(
+        "batch: {} tokens per GPU (the default) is less than one sequence of {}; a micro-batch of "
+        "one sequence is simulated",
+        Scenario::kDefaultTokensPerGpu, setup.seq));
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");

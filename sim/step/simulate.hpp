@@ -25,7 +25,9 @@ struct Scenario {
   int quant_bits_weights = 8;  // qwZ bits
   int quant_bits_grads = 4;    // qgZ bits
   int qgz_chunks = 1;          // > 1: pipeline qgZ's two all-to-all hops over this many chunks
-  int tokens_per_gpu = 2048;   // per micro-step
+  static constexpr int kDefaultTokensPerGpu = 2048;
+  int tokens_per_gpu = kDefaultTokensPerGpu;  // per micro-step; the default is raised to one
+                                              // sequence for models with longer ones
   int seq_len = 0;             // 0: the model's
   int grad_accum = 1;
   std::string profile;        // "" = matching shipped profile

@@ -1,0 +1,84 @@
+// StepResult and its JSON form: every golden result reads back and writes out byte for byte, the
+// typed round trip is exact, and the reader refuses what docs/result-schema.json refuses.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../support/files.hpp"
+#include "../support/input_error.hpp"
+#include "sim/result/step_result.hpp"
+#include "sim/step/simulate.hpp"
+
+using namespace zerosim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGolden = fs::path(ZEROSIM_SOURCE_DIR) / "tests/golden/expected";
+
+json golden(const char* name) { return parse_json_text(slurp(kGolden / name), name); }
+
+StepResult read(const json& j) { return step_result_from_json(JsonReader(j, "r.json")); }
+
+}  // namespace
+
+TEST_CASE("every golden simulate result reads back and writes the same bytes") {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kGolden)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("simulate-")) continue;
+    CAPTURE(name);
+    const std::string text = slurp(e.path());
+    CHECK(to_json(read(parse_json_text(text, name))).dump(2) + "\n" == text);
+    ++n;
+  }
+  CHECK(n >= 10);
+  // The sweep's results too (keys, integer and float types kept).
+  const json sweep = golden("sweep-dgx2-nics-strategies.json");
+  for (const json& r : sweep.at("results")) CHECK(to_json(read(r)) == r);
+}
+
+TEST_CASE("the typed round trip is exact, through text") {
+  Scenario s;
+  s.cluster = "dgx-h100";
+  s.nodes = 2;
+  s.model = "llama-3-8b";
+  s.strategy = "zero3+qgz";
+  s.grad_accum = 2;
+  s.tier = "analytic";
+  const StepResult r = simulate(s);
+  const StepResult back = read(json::parse(to_json(r).dump()));
+  CHECK(back == r);
+  CHECK(back.scenario.strategy.name() == "zero3+qgz");
+  // The default 2048 tokens per GPU is raised to one 8192-token sequence, and said.
+  CHECK(r.scenario.tokens_per_gpu == 8192);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("one sequence") != std::string::npos);
+  CHECK(back.breakdown.exposed_comm.total_s == r.breakdown.exposed_comm.total_s);
+  StepResult other = back;
+  other.comm.by_phase.at("gradient_reduction").count += 1;
+  CHECK_FALSE(other == r);
+}
+
+TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inconsistent names") {
+  const json good = golden("simulate-dgx2-1nic-gpt18b-zeropp.json");
+  json j = good;
+  j["breakdown"]["gpu_s"] = 1.0;
+  expect_input_error([&] { read(j); }, "r.json", "/breakdown/gpu_s", "unknown key 'gpu_s'");
+  j = good;
+  j["comm"].erase("flows");
+  expect_input_error([&] { read(j); }, "r.json", "/comm", "missing required key 'flows'");
+  j = good;
+  j["schema_version"] = 2;
+  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 1");
+  j = good;
+  j["scenario"]["strategy"]["name"] = "zero3";
+  expect_input_error([&] { read(j); }, "r.json", "/scenario/strategy/name", "zeropp");
+  j = good;
+  j["memory"]["fits"] = "yes";
+  expect_input_error([&] { read(j); }, "r.json", "/memory/fits", "true or false");
+  j = good;
+  j["step_time_s"] = 0;
+  CHECK_THROWS_AS(read(j), InputError);
+}
