@@ -99,6 +99,15 @@ CollectivePlan lower_collective(const CollectiveOp& op, const Topology& topo,
 // relays not counted). Lets the flow tier refuse an op that cannot fit in memory before it starts.
 std::uint64_t max_phase_flows(const CollectiveOp& op, const Topology& topo);
 
+// One collective step's start-up latency from src to dst, as every lowering charges it: the
+// profile's per-hop alpha of the link class the hop uses (Network when the route leaves the node)
+// plus the route's wire latency. For shortcuts that price pairs without lowering them
+// (sim/net/analytic_shortcuts.cpp).
+double hop_latency_s(const Topology& topo, const CostProfile& profile, int src, int dst);
+// A group's members node by node: distinct nodes in order of first appearance, per node its
+// members in group order.
+std::vector<std::vector<int>> members_by_node(const std::vector<int>& group, const Topology& topo);
+
 // Convenience groups.
 std::vector<std::vector<int>> world_group(const Topology& topo);  // one group of every GPU
 std::vector<std::vector<int>> intra_node_groups(const Topology& topo,

@@ -222,3 +222,16 @@ void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double
 }
 
 }  // namespace zerosim::coll_detail
+
+namespace zerosim {
+
+// The public faces of hop() and layout_of() (collective.hpp).
+double hop_latency_s(const Topology& topo, const CostProfile& profile, int src, int dst) {
+  return coll_detail::hop(topo, profile, src, dst).latency_s;
+}
+
+std::vector<std::vector<int>> members_by_node(const std::vector<int>& group, const Topology& topo) {
+  return coll_detail::layout_of(group, topo).members;
+}
+
+}  // namespace zerosim

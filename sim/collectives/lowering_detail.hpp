@@ -1,6 +1,9 @@
-// Building blocks shared by the collective lowerings (internal to sim/collectives): per-hop
-// latency, a phase builder that merges flows with the same (src, dst), a group's layout over nodes,
-// and the pipelined ring (NCCL-style, multi-channel across nodes) and direct all-to-all emitters.
+// Building blocks shared by the collective lowerings: per-hop latency, a phase builder that merges
+// flows with the same (src, dst), a group's layout over nodes, and the pipelined ring (NCCL-style,
+// multi-channel across nodes) and direct all-to-all emitters. Private to sim/collectives
+// (PRIVATE_HEADERS in sim/CMakeLists.txt: the layer check fails the build when another module
+// includes it, and it is not installed); other modules use hop_latency_s and members_by_node
+// (collective.hpp).
 #pragma once
 #include <cstdint>
 #include <limits>

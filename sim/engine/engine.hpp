@@ -1,6 +1,8 @@
 // Engine: one clock and one event queue ordered by (time, insertion sequence), so the same inputs
 // give the same outputs bit for bit. Models plug in the SimGrid way: each answers "when is your
-// next completion?" and "advance to t"; the engine never knows a model's internals.
+// next completion?" and "advance to t"; the engine never knows a model's internals. Module engine
+// depends on nothing: the network models (sim/net) and the step program's interpreter
+// (sim/program) build on it.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -6,9 +6,8 @@
 #include <map>
 #include <utility>
 
-#include "sim/collectives/lowering_detail.hpp"
 #include "sim/collectives/nccl_model.hpp"
-#include "sim/topology/topology_graph.hpp"
+#include "sim/topology/topology.hpp"
 
 namespace zerosim {
 
@@ -102,7 +101,7 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
     CollectiveOp nodes = unit;
     std::vector<std::vector<int>> per_node;
     for (const auto& g : op.groups)
-      for (auto& m : coll_detail::layout_of(g, topo).members) per_node.push_back(std::move(m));
+      for (auto& m : members_by_node(g, topo)) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
     const double nvls =
@@ -319,7 +318,7 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     // Every route of one shape has the same links' latencies: one pair of each shape is enough.
     double hop = 0;
     for (const int* p : {same_pair, cross_pair})
-      if (p[0] >= 0) hop = std::max(hop, coll_detail::hop(topo, profile, p[0], p[1]).latency_s);
+      if (p[0] >= 0) hop = std::max(hop, hop_latency_s(topo, profile, p[0], p[1]));
     // Rail groups hold one GPU per node: every peer is across the network.
     latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));
   }

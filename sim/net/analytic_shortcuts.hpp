@@ -9,7 +9,7 @@
 // builders' shape (each GPU has one NIC over one link, each NIC one leaf, leaves fully joined to
 // spines with uniform latencies). Such a pair's route is fixed except for the spine, which the
 // router picks at the source leaf from the destination alone (D-mod-k: route_dest_key,
-// topology_graph.hpp), so per-link flow counts follow from the group sizes plus one key per
+// topology.hpp), so per-link flow counts follow from the group sizes plus one key per
 // cross-leaf pair. Anything else (other ops,
 // graphs of another shape, PCIe switches, uneven latencies, overlapping groups) falls back to the
 // plain computation. tests/net/test_analytic_shortcuts.cpp checks both agree to 1e-9.

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 
 namespace zerosim {
 

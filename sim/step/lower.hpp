@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 #include "sim/profile/cost_profile.hpp"
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"

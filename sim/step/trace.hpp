@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sim/core/json_io.hpp"
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 
 namespace zerosim {
 

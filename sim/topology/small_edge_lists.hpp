@@ -2,7 +2,8 @@
 // stores each vertex's out- and in-edges in a boost::container::small_vector holding two edges in
 // place. A cluster's GPUs and most NICs have two links each way, so their edge lists need no heap
 // allocation: building a cluster graph allocated (and destroying it freed) two vectors per vertex,
-// most of its cost. Edge order and every graph operation are those of vecS.
+// most of its cost. Edge order and every graph operation are those of vecS. Private to
+// sim/topology, like topology_graph.hpp, its one includer.
 #pragma once
 #include <boost/container/small_vector.hpp>
 #include <boost/graph/adjacency_list.hpp>

@@ -1,9 +1,9 @@
 // Topology: a cluster as a graph of GPUs, NVSwitches, NICs, PCIe/leaf/spine switches and directed
-// links. The Boost.Graph adjacency_list lives in topology_graph.hpp (only topology code includes
-// it); everyone else sees flat link arrays and route(src, dst): a shortest path (by hop count, then
-// latency), cached, with ECMP among equal-cost paths chosen by the destination only (D-mod-k, as
-// InfiniBand routes). A duplex link is two directed links, one per direction, each with the full
-// bandwidth.
+// links. The Boost.Graph adjacency_list lives in topology_graph.hpp (private to sim/topology: only
+// topology code includes it); everyone else sees flat link arrays and route(src, dst): a shortest
+// path (by hop count, then latency), cached, with ECMP among equal-cost paths chosen by the
+// destination only (D-mod-k, as InfiniBand routes). A duplex link is two directed links, one per
+// direction, each with the full bandwidth.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -130,6 +130,18 @@ class Topology {
   std::string fabric_ = "explicit";
   double oversubscription_ = 1;
 };
+
+// The router's ECMP rule is destination-based (D-mod-k), like InfiniBand's fat-tree routing, where
+// switches forward by destination LID only (see topology_route.cpp). route_dest_key(t, dst) is the
+// number of dst's port, numbered like LIDs: the in-server vertices that fabric switches deliver to
+// (NICs, or GPUs sitting on the fabric), switch by switch in vertex order and, per switch, in link
+// order; dst's port is the one its traffic enters the server by (its GPU index when the fabric does
+// not reach it). The walk from any src to dst starts with key = route_dest_key(dst); a vertex with
+// k > 1 equal-cost next hops takes the (key % k)-th in out-edge order and the walk continues with
+// key / k (one base-k digit per level). On the builders' fabrics the only choice is the spine at
+// the source leaf (see topology_build.cpp). Shortcuts that predict routes use this
+// (sim/net/analytic_shortcuts.cpp).
+std::uint64_t route_dest_key(const Topology& t, int dst_gpu);
 
 // Parameters of the cluster builders. Every field is validated by build_cluster (InputError naming
 // it).

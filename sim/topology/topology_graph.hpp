@@ -1,8 +1,9 @@
 // TopologyGraph: the Boost.Graph adjacency_list behind a Topology, plus what the router
-// precomputes. Only topology code includes this. Vertex and edge indices equal Topology's flat
-// arrays (LinkId = edge index). Path cost is one int64 per link, kHopCost + latency in picoseconds,
-// so that shortest paths compare by hop count first and by total latency second, exactly (no
-// floating-point ties).
+// precomputes. Private to sim/topology (PRIVATE_HEADERS in sim/CMakeLists.txt: the layer check
+// fails the build when another module includes it, and it is not installed). Vertex and edge
+// indices equal Topology's flat arrays (LinkId = edge index). Path cost is one int64 per link,
+// kHopCost + latency in picoseconds, so that shortest paths compare by hop count first and by total
+// latency second, exactly (no floating-point ties).
 #pragma once
 #include <boost/container/small_vector.hpp>
 #include <boost/graph/adjacency_list.hpp>
@@ -185,16 +186,7 @@ void add_block_rotation(Topology& t, const RotationLayout& lay);
 // reference that Topology::route must equal; used by tests and by the router's fallback.
 Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
 
-// The router's ECMP rule is destination-based (D-mod-k), like InfiniBand's fat-tree routing, where
-// switches forward by destination LID only (see topology_route.cpp). route_dest_key(t, dst) is the
-// number of dst's port, numbered like LIDs: the in-server vertices that fabric switches deliver to
-// (NICs, or GPUs sitting on the fabric), switch by switch in vertex order and, per switch, in link
-// order; dst's port is the one its traffic enters the server by (its GPU index when the fabric does
-// not reach it). The walk from any src to dst starts with key = route_dest_key(dst); a vertex with
-// k > 1 equal-cost next hops takes the (key % k)-th in out-edge order and the walk continues with
-// key / k (one base-k digit per level). On the builders' fabrics the only choice is the spine at
-// the source leaf (see topology_build.cpp). Shortcuts that predict routes use this.
-std::uint64_t route_dest_key(const Topology& t, int dst_gpu);
+// route_dest_key(t, dst), the router's D-mod-k key, is public: see topology.hpp.
 
 // dist[v] = cheapest path cost v -> target (kInfCost if none); GPUs other than target are not
 // transit.

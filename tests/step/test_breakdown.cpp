@@ -14,7 +14,7 @@
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
-#include "tests/engine/stub_network.hpp"
+#include "tests/program/stub_network.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 
 using namespace zerosim;

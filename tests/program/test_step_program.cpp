@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine/step_program.hpp"
-#include "tests/engine/stub_network.hpp"
+#include "sim/program/step_program.hpp"
+#include "tests/program/stub_network.hpp"
 
 using namespace zerosim;
 

@@ -1,6 +1,9 @@
 // StepProgram: per-rank CUDA-stream-like queues of ops (Compute, Kernel, Collective, event Record
 // and Wait). Ranks of a data-parallel step are identical, so one program stands for every rank and
-// each Collective op carries all of its concurrent groups; run_program executes it on the engine.
+// each Collective op carries all of its concurrent groups; run_program executes it on the engine
+// with a network model, run_program_direct without the engine on a contention-free one. Module
+// program (sim/program): the interpreter sits above engine and net, so that the engine stays
+// generic.
 #pragma once
 #include <cstdint>
 #include <initializer_list>

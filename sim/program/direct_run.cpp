@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 
 namespace zerosim {
 

@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/lower.hpp"
-#include "tests/engine/stub_network.hpp"
+#include "tests/program/stub_network.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 
 using namespace zerosim;

@@ -1,7 +1,7 @@
 // run_program: every stream is a cursor over its ops; a stream advances until an op takes time
 // (Compute/Kernel on the engine, Collective on the network) or a Wait finds its event unrecorded.
 // Completions and Records make streams ready again; a ready list keeps this iterative.
-#include "sim/engine/step_program.hpp"
+#include "sim/program/step_program.hpp"
 
 #include <algorithm>
 #include <stdexcept>
