@@ -15,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/memo.hpp"
@@ -232,12 +233,12 @@ std::string resolve_data_file(const std::string& dir, const std::string& name,
     if (exists(name)) return name;
     throw InputError(name, flag, "file does not exist");
   }
-  // (fs::path(ZEROSIM_DATA_DIR) / dir / (name + ".json")).string(), without the path objects.
-  std::string candidate = ZEROSIM_DATA_DIR;
+  // (fs::path(data_dir()) / dir / (name + ".json")).string(), without the path objects.
+  std::string candidate = data_dir();
   if (!candidate.empty() && candidate.back() != '/') candidate += '/';
   candidate.append(dir).append("/").append(name).append(".json");
   if (exists(candidate)) return candidate;
-  const fs::path base = fs::path(ZEROSIM_DATA_DIR) / dir;
+  const fs::path base = fs::path(data_dir()) / dir;
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(base, ec))
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 
 namespace zerosim {
@@ -59,7 +60,7 @@ void check_writable(const FlagPath& out) {
 FlagPath data_input(const std::string& flag, const std::string& dir, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || name.ends_with(".json"))
     return {flag, name};
-  return {flag, (fs::path(ZEROSIM_DATA_DIR) / dir / (name + ".json")).string()};
+  return {flag, (fs::path(data_dir()) / dir / (name + ".json")).string()};
 }
 
 void check_output_paths(const std::vector<FlagPath>& inputs, const std::vector<FlagPath>& outputs) {

@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/memo.hpp"
 
@@ -338,7 +339,7 @@ json to_json(const CostProfile& p) {
 std::vector<std::string> shipped_cost_profiles() {
   // Listed on every call (a profile added meanwhile is seen); json_files_in lists the directory
   // again only when it has changed.
-  static const std::string dir = (fs::path(ZEROSIM_DATA_DIR) / "calibrate" / "profiles").string();
+  static const std::string dir = (fs::path(data_dir()) / "calibrate" / "profiles").string();
   return json_files_in(dir);
 }
 
