@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds everything (CUDA parts when nvcc is present) and runs all tests with ctest.
+# Builds everything (CUDA parts when nvcc is present), runs all tests with ctest, then checks the
+# installed tree (scripts/test-install.sh: installed CLI and a find_package(zerosim) consumer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+bash scripts/test-install.sh build
