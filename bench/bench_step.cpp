@@ -79,12 +79,10 @@ void step_case(benchmark::State& state, const Cluster& c, const char* model, con
                  (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
                  s.tier);
   StepResult r;
-  set_lowering_reuse(false);  // every iteration lowers its step, as a single run does
   for (auto _ : state) {
-    r = simulate(s);
+    r = simulate(s);  // a fresh context: every iteration lowers its step, as a single run does
     benchmark::DoNotOptimize(r);
   }
-  set_lowering_reuse(true);
   state.counters["events"] = static_cast<double>(r.engine_events);
   state.counters["flows"] = static_cast<double>(r.comm.flows);
   state.counters["gpus"] = c.gpus;
@@ -152,7 +150,8 @@ void BM_AnalyticScenarios(benchmark::State& state) {
     ss.push_back(
         scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, "gpt-18b", "zeropp", "analytic"));
   std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()]));
+  SimContext context;  // held across iterations, as a sweep thread holds its own
+  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()], context));
   state.counters["scenarios_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
@@ -177,7 +176,8 @@ void BM_SweepScenarios(benchmark::State& state) {
             ss.push_back(s);
           }
   std::size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()]));
+  SimContext context;  // held across iterations, as a sweep thread holds its own
+  for (auto _ : state) benchmark::DoNotOptimize(simulate(ss[i++ % ss.size()], context));
   state.counters["scenarios_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["distinct"] = static_cast<double>(ss.size());

@@ -8,7 +8,9 @@
 #      `simulate --cluster dgx2-v100 --nodes 4 --model gpt-18b --strategy zeropp --json`;
 #   3. a bad ZEROSIM_DATA_DIR is exit 2 naming the variable, a good one is obeyed;
 #   4. a CMake project of its own (tests/install/consumer: find_package(zerosim), zerosim::zerosim,
-#      simulate()) builds against the prefix and, source tree hidden too, prints the same JSON.
+#      simulate()) builds against the prefix and, source tree hidden too, prints the same JSON;
+#   5. when built, the Python module imports from the prefix (source tree hidden) and its
+#      r.to_json() is that JSON too.
 # Hidden: a private mount namespace (unshare -m, or unshare -rm without root) with an empty tmpfs
 # over the source tree, so nothing in it can be read; where namespaces are not allowed, strace
 # records every file the run touches and any path in the source tree fails the check.
@@ -96,4 +98,15 @@ hidden DATA="$prefix/share/zerosim" "$work/consumer/consumer" dgx2-v100 4 gpt-18
   >"$work/consumer.json" || fail "the consumer failed (exit $?)"
 cmp "$work/expected.json" "$work/consumer.json" || fail "the consumer's JSON differs from the CLI's"
 echo "test-install: find_package(zerosim) consumer built and ran, source tree hidden: JSON identical"
+
+# 5. The installed Python module (when the build has it), source tree hidden, data found beside it.
+if [ -d "$build/python" ]; then
+  pydir=$prefix/lib/python3/dist-packages
+  ls "$pydir"/zerosim*.so >/dev/null 2>&1 || fail "the install has no Python module in $pydir"
+  hidden env PYTHONPATH="$pydir" /usr/bin/python3 -c 'import sys, zerosim
+r = zerosim.simulate(cluster="dgx2-v100", nodes=4, model="gpt-18b", strategy="zeropp")
+sys.stdout.write(r.to_json() + "\n")' >"$work/python.json" || fail "import zerosim from the prefix failed"
+  cmp "$work/expected.json" "$work/python.json" || fail "the installed Python module's JSON differs from the CLI's"
+  echo "test-install: import zerosim from the prefix, source tree hidden: JSON identical"
+fi
 echo "test-install: passed"

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -12,8 +14,9 @@
 #include "sim/core/error.hpp"
 
 // Both come from sim/CMakeLists.txt: the source tree, and share/zerosim seen from bin/.
-#if !defined(ZEROSIM_SOURCE_DATA_DIR) || !defined(ZEROSIM_INSTALL_DATA_FROM_BIN)
-#error "ZEROSIM_SOURCE_DATA_DIR and ZEROSIM_INSTALL_DATA_FROM_BIN must be defined"
+#if !defined(ZEROSIM_SOURCE_DATA_DIR) || !defined(ZEROSIM_INSTALL_DATA_FROM_BIN) || \
+    !defined(ZEROSIM_INSTALL_DATA_FROM_PYTHON)
+#error "ZEROSIM_SOURCE_DATA_DIR and ZEROSIM_INSTALL_DATA_FROM_BIN/PYTHON must be defined"
 #endif
 
 namespace zerosim {
@@ -60,6 +63,17 @@ std::string find_data_dir() {
   if (!ec) {
     const fs::path installed =
         (exe.parent_path() / ZEROSIM_INSTALL_DATA_FROM_BIN).lexically_normal();
+    if (is_dir(installed)) return strip_slashes(installed.string());
+    tried.push_back(installed.string());
+  }
+  // The Python module: the running executable is python3, the data sits beside the installed
+  // module (the shared object holding this code).
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<const void*>(&find_data_dir), &self) != 0 && self.dli_fname &&
+      fs::path(self.dli_fname).extension() == ".so") {
+    const fs::path installed =
+        (fs::absolute(self.dli_fname, ec).parent_path() / ZEROSIM_INSTALL_DATA_FROM_PYTHON)
+            .lexically_normal();
     if (is_dir(installed)) return strip_slashes(installed.string());
     tried.push_back(installed.string());
   }

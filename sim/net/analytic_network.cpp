@@ -9,13 +9,8 @@
 
 namespace zerosim {
 
-bool analytic_full_from_env() {
-  const char* v = std::getenv("ZEROSIM_ANALYTIC_FULL");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile)
-    : AnalyticNetwork(engine, topo, profile, analytic_full_from_env()) {}
+    : AnalyticNetwork(engine, topo, profile, false) {}
 
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile,
                                  bool full, std::shared_ptr<FabricPlans> plans)

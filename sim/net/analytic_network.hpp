@@ -22,13 +22,11 @@
 
 namespace zerosim {
 
-// ZEROSIM_ANALYTIC_FULL set (and not "0"): analytic networks run the reference computation.
-bool analytic_full_from_env();
-
 class AnalyticNetwork : public NetworkModel {
  public:
-  // full: the reference computation; default: ZEROSIM_ANALYTIC_FULL from the environment.
+  // With the shared per-byte plans (the fast path).
   AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile);
+  // full: the reference computation (NetworkOptions::analytic_shortcuts off).
   // plans: the fabric's shared plans when the caller has them already (else looked up here).
   AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile, bool full,
                   std::shared_ptr<FabricPlans> plans = nullptr);

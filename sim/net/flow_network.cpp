@@ -35,12 +35,7 @@ constexpr double kRelEps = 1e-9;
 }  // namespace
 
 FlowNetwork::FlowNetwork(Engine& engine, const Topology& topo, const CostProfile& profile)
-    : engine_(engine), topo_(topo), profile_(profile) {
-  const char* off = std::getenv("ZEROSIM_NO_SYMMETRY");
-  if (off && *off && std::string(off) != "0") symmetry_ = false;
-  const char* no_fold = std::getenv("ZEROSIM_NO_FOLDING");
-  if (no_fold && *no_fold && std::string(no_fold) != "0") folding_allowed_ = false;
-}
+    : engine_(engine), topo_(topo), profile_(profile) {}
 
 // Solver links: the real links, or (symmetry mode) the classes of the link partition. Deferred to
 // the first start so that set_shortcuts / set_symmetry can choose.

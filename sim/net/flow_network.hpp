@@ -17,8 +17,8 @@
 // partition, the flows in flight are re-expressed in it (their members' remaining bytes are equal).
 // Folding (folding.hpp) comes first: on a cluster with a block rotation, when every op of the run
 // is invariant under it, plans hold only block 0's flows, on the block-0 images of their links.
-// ZEROSIM_NO_SYMMETRY=1 (or set_symmetry(false)) simulates every merged flow on every real link,
-// without folding; ZEROSIM_NO_FOLDING=1 (or set_folding(false)) turns off folding only.
+// set_symmetry(false) (NetworkOptions::flow_symmetry) simulates every merged flow on every real
+// link, without folding; set_folding(false) (NetworkOptions::flow_folding) turns off folding only.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -23,12 +23,16 @@ void NetworkModel::account(const NetStats&) { not_contention_free(*this); }
 
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,
-                                                 std::shared_ptr<FabricPlans> plans) {
+                                                 std::shared_ptr<FabricPlans> plans,
+                                                 const NetworkOptions& options) {
   std::unique_ptr<NetworkModel> m;
   if (tier == "flow") {
-    m = std::make_unique<FlowNetwork>(engine, topo, profile);
+    auto flow = std::make_unique<FlowNetwork>(engine, topo, profile);
+    flow->set_symmetry(options.flow_symmetry);
+    flow->set_folding(options.flow_folding);
+    m = std::move(flow);
   } else if (tier == "analytic") {
-    m = std::make_unique<AnalyticNetwork>(engine, topo, profile, analytic_full_from_env(),
+    m = std::make_unique<AnalyticNetwork>(engine, topo, profile, !options.analytic_shortcuts,
                                           std::move(plans));
   } else {
     throw flag_error("--tier",

@@ -51,13 +51,23 @@ class NetworkModel : public Model {
   virtual void expect_ops(std::span<const CollectiveOp> ops) { (void)ops; }
 };
 
+// How a tier computes, apart from what it models: each fast path can be switched off to run the
+// plain computation it must equal (the reference modes of tests/net and bench/).
+struct NetworkOptions {
+  bool flow_symmetry = true;       // flow tier: solve link classes, not every link (equitable.hpp)
+  bool flow_folding = true;        // flow tier: block-0 images on rotation-invariant runs (folding)
+  bool analytic_shortcuts = true;  // analytic tier: shared per-byte plans (analytic_shortcuts)
+  bool operator==(const NetworkOptions&) const = default;
+};
+
 // tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the
 // engine.
 // plans: the fabric's shared analytic plans (fabric_plans) if the caller holds them; saves a
 // lookup.
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,
-                                                 std::shared_ptr<FabricPlans> plans = nullptr);
+                                                 std::shared_ptr<FabricPlans> plans = nullptr,
+                                                 const NetworkOptions& options = {});
 
 // Time of one collective alone on an idle network (runs a private engine for the flow tier).
 double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,

@@ -23,6 +23,7 @@ struct LinkClassCost {
   double ll_hop_latency_s = 0;     // LL protocol
   double ll128_hop_latency_s = 0;  // LL128 protocol
   double efficiency = 1.0;         // achieved bus bandwidth / line rate, in (0, 1]
+  bool operator==(const LinkClassCost&) const = default;
 };
 
 enum class GpuArch { Volta, Ampere, Hopper };  // the rows of NCCL's per-architecture caps
@@ -49,12 +50,14 @@ struct NcclParams {
                                   // thread posts and progresses each network peer's transfers
   HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
   double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
+  bool operator==(const NcclParams&) const = default;
 };
 
 struct KernelCost {
   double throughput_Bps = 0;  // bytes read + written per second
   double launch_s = 0;        // fixed overhead per launch
   double time(double bytes) const { return launch_s + bytes / throughput_Bps; }
+  bool operator==(const KernelCost&) const = default;
 };
 
 struct CostProfile {
@@ -93,6 +96,7 @@ struct CostProfile {
     return kernel(name).time(bytes);
   }
   const LinkClassCost& link_class(LinkClass c) const;
+  bool operator==(const CostProfile&) const = default;  // by value (cache keys)
 };
 
 // The kernel names every profile must define (sorted), and the JSON key of a link class ("nvlink",

@@ -82,7 +82,7 @@ struct LoweredStep {
 };
 
 // Of `topo` only the rank layout is read (GPU count, GPUs per node, node count: the group lists
-// and whether qgZ has an inter-node hop); shared_lowered_step relies on that.
+// and whether qgZ has an inter-node hop); LoweringCache relies on that.
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile);
 
 // The forward and backward time of every module of a model at some tokens per micro-step under a

@@ -17,7 +17,6 @@
 #include "sim/net/network_model.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
-#include "sim/step/lowering_cache.hpp"
 #include "sim/step/trace.hpp"
 
 namespace zerosim {
@@ -153,6 +152,11 @@ Strategy echoed_strategy(Strategy s) {
 }  // namespace
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
+  SimContext context;
+  return simulate(sc, context, trace_path);
+}
+
+StepResult simulate(const Scenario& sc, SimContext& context, const std::string& trace_path) {
   ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
   const std::shared_ptr<const Topology> topo_ptr = shared_cluster(sc.cluster, ov);
   const Topology& topo = *topo_ptr;
@@ -233,12 +237,12 @@ StepResult simulate(const Scenario& sc, const std::string& trace_path) {
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
   setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model) / 4);
 
-  const std::shared_ptr<const LoweredStep> low_ptr = shared_lowered_step(setup, topo, prof_ptr);
+  const std::shared_ptr<const LoweredStep> low_ptr = context.lowering().get(setup, topo, prof_ptr);
   const LoweredStep& low = *low_ptr;
   Engine engine;
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
   std::shared_ptr<FabricPlans> plans = fabric_plans(topo_ptr, prof);
-  auto net = make_network_model(sc.tier, engine, topo, prof, plans);
+  auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(low.program.collectives);
   RunResult run = run_program(low.program, engine, *net);
   const double step = run.makespan_s;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/result/step_result.hpp"
+#include "sim/step/sim_context.hpp"
 
 namespace zerosim {
 
@@ -36,7 +37,10 @@ struct Scenario {
 };
 
 // Runs the scenario. Bad input -> InputError. trace_path: if non-empty, writes a Chrome trace of
-// the step there.
+// the step there. The context's caches serve repeated calls (a sweep's thread passes its own);
+// without one, a fresh context serves this call only.
+StepResult simulate(const Scenario& scenario, SimContext& context,
+                    const std::string& trace_path = "");
 StepResult simulate(const Scenario& scenario, const std::string& trace_path = "");
 
 }  // namespace zerosim

@@ -39,7 +39,7 @@ struct Strategy {
   int auto_dtypes = 0;                // with "auto": bit 0 fp16, bit 1 bf16 may be chosen
   std::string source = "--strategy";
 
-  bool operator==(const Strategy&) const = default;  // memo keys (shared_lowered_step)
+  bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
   std::string name() const;  // canonical: "zero3", "zeropp", "zero3+qwz+hpz", ...
 };
 

@@ -139,12 +139,13 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
   if (options.progress) options.progress(done, indices.size());
 
   auto worker = [&] {
+    SimContext context(options.modes);  // this thread's caches
     while (!stop.load()) {
       std::size_t k = next.fetch_add(1);
       if (k >= todo.size()) return;
       std::size_t i = todo[k];
       try {
-        StepResult r = runner(scenarios[i]);
+        StepResult r = runner(scenarios[i], context);
         // The line json{{"index", i}, {"result", r}, {"scenario", ...}}.dump() would write (keys in
         // that order), assembled from the parts' texts outside the lock.
         std::string line;

@@ -19,6 +19,7 @@ struct RunOptions {
   std::string partial_path;    // "": no partial file; else finished results are appended here
   std::vector<std::string> resume_from;  // partial files whose matching results are reused
   std::function<void(std::size_t done, std::size_t total)> progress;  // called under a lock
+  ReferenceModes modes;  // of each worker thread's SimContext
 };
 
 // Runs scenarios[i] for each i in `indices` (all when empty is not meant: pass them explicitly).

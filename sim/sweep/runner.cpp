@@ -3,7 +3,7 @@
 namespace zerosim::sweep {
 
 ScenarioRunner simulate_runner() {
-  return [](const Scenario& s) { return simulate(s, ""); };
+  return [](const Scenario& s, SimContext& context) { return simulate(s, context); };
 }
 
 }  // namespace zerosim::sweep

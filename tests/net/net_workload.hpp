@@ -3,7 +3,6 @@
 // whole steps run with a shortcut off and on.
 #pragma once
 #include <doctest/doctest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <string>
@@ -34,8 +33,8 @@ inline std::vector<CollectiveOp> data_parallel_ops(const Topology& topo) {
   };
 }
 
-// A whole step of 1024 tokens per GPU (fat-trees 2:1 oversubscribed), simulated first with the
-// environment switch `reference` set to 1 (a shortcut off), then without: {reference, fast}.
+// A whole step of 1024 tokens per GPU (fat-trees 2:1 oversubscribed), simulated first in the
+// reference mode `reference` (a shortcut off), then with the defaults: {reference, fast}.
 struct StepCase {
   const char* cluster;
   int nodes;
@@ -43,7 +42,8 @@ struct StepCase {
   const char* model;
   const char* strategy;
 };
-inline std::pair<StepResult, StepResult> step_with_and_without(const char* reference, const StepCase& c) {
+inline std::pair<StepResult, StepResult> step_with_and_without(const ReferenceModes& reference,
+                                                               const StepCase& c) {
   Scenario s;
   s.cluster = c.cluster;
   s.nodes = c.nodes;
@@ -52,15 +52,14 @@ inline std::pair<StepResult, StepResult> step_with_and_without(const char* refer
   s.model = c.model;
   s.strategy = c.strategy;
   s.tokens_per_gpu = 1024;
-  ::setenv(reference, "1", 1);
-  StepResult full = simulate(s);
-  ::unsetenv(reference);
+  SimContext plain(reference);
+  StepResult full = simulate(s, plain);
   return {std::move(full), simulate(s)};
 }
 
 // The same, checking that both step times agree within 1e-9 relative (issue 8's bar for every
 // shortcut); returns {reference, fast} for further checks.
-inline std::pair<StepResult, StepResult> same_step_time(const char* reference, const StepCase& c) {
+inline std::pair<StepResult, StepResult> same_step_time(const ReferenceModes& reference, const StepCase& c) {
   auto runs = step_with_and_without(reference, c);
   const double a = runs.first.step_time_s;
   const double b = runs.second.step_time_s;

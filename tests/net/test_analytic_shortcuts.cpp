@@ -1,6 +1,6 @@
 // The analytic tier's shortcuts (per-shape per-byte plans scaled by size, the rail all-to-all
 // computed without flows) give the same collective times and byte counts as the full computation
-// (every distinct op lowered with its bytes and every flow routed; ZEROSIM_ANALYTIC_FULL=1) to
+// (every distinct op lowered with its bytes and every flow routed; analytic_shortcuts off) to
 // 1e-9 relative: over DGX-2 rail clusters (one and several leaves per rail), 2:1 H100 fat-trees,
 // odd node counts, explicit-graph topologies, every collective kind and algorithm, uneven and
 // overlapping groups, and whole simulated steps.
@@ -191,7 +191,7 @@ TEST_CASE("bad sizes are still rejected with the lowering's message") {
   CHECK_THROWS_WITH_AS(net.op_cost(op), doctest::Contains("outside the cluster"), InputError);
 }
 
-TEST_CASE("whole steps: same step time and bytes with and without ZEROSIM_ANALYTIC_FULL") {
+TEST_CASE("whole steps: same step time and bytes with and without the analytic shortcuts") {
   struct Case {
     const char* cluster;
     int nodes;
@@ -211,9 +211,10 @@ TEST_CASE("whole steps: same step time and bytes with and without ZEROSIM_ANALYT
     s.model = "gpt-18b";
     s.strategy = c.strategy;
     s.tier = "analytic";
-    setenv("ZEROSIM_ANALYTIC_FULL", "1", 1);
-    const StepResult full = simulate(s);
-    unsetenv("ZEROSIM_ANALYTIC_FULL");
+    ReferenceModes no_shortcuts;
+    no_shortcuts.network.analytic_shortcuts = false;
+    SimContext plain(no_shortcuts);
+    const StepResult full = simulate(s, plain);
     const StepResult fast = simulate(s);
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);

@@ -80,7 +80,7 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
   q.confirm_top = 5;
   std::mutex mu;
   std::vector<std::string> tiers;
-  auto runner = [&](const Scenario& s) {
+  auto runner = [&](const Scenario& s, SimContext&) {
     {
       std::lock_guard lock(mu);
       tiers.push_back(s.tier);
@@ -114,7 +114,7 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
 
 TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
   ClusterShape multi{24, 16, 512};
-  auto p = run_plan(request(24), multi, testing::fake_result);
+  auto p = run_plan(request(24), multi, testing::fake_runner);
   REQUIRE(!p.pareto.empty());
   std::set<std::size_t> on(p.pareto.begin(), p.pareto.end());
   for (std::size_t i = 0; i < p.ranked.size(); ++i) {
@@ -134,7 +134,7 @@ TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
 
 TEST_CASE("ties go to the simpler configuration: one node, no network traffic in the fake") {
   ClusterShape single{1, 16, 512};
-  auto p = run_plan(request(1), single, testing::fake_result);
+  auto p = run_plan(request(1), single, testing::fake_runner);
   // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time; the fake's tokens/s is
   // the same for every micro-batch (step proportional to tokens). So the five plain ZeRO-3 candidates
   // that fit (micro-batch 32 does not) tie and come first, least memory (micro-batch 1) first, then hpZ
@@ -150,7 +150,7 @@ TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepS
   ClusterShape multi{24, 16, 512};
   auto q = request(24);
   q.global_batch = 384 * 8;
-  auto p = run_plan(q, multi, testing::fake_result);
+  auto p = run_plan(q, multi, testing::fake_runner);
   const auto& w = p.ranked[0];
   json ds = deepspeed_config(w, multi);
   CHECK(ds["train_batch_size"] == 384 * 8);

@@ -1,4 +1,4 @@
-// shared_lowered_step (sim/step/lowering_cache.hpp) reuses a lowered step across scenarios that
+// LoweringCache (sim/step/lowering_cache.hpp) reuses a lowered step across scenarios that
 // differ only in tokens per micro-step, re-timing it in place. Every reuse must equal a fresh
 // lower_step field by field (durations bit for bit), a program still held must not change, and
 // any other difference of the setup must lower afresh.
@@ -63,6 +63,7 @@ struct Case {
 }  // namespace
 
 TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
+  LoweringCache cache;
   const std::vector<Case> cases = {
       {"dgx-h100", 2, "zeropp", 1, 1, true},        {"dgx-h100", 2, "zeropp", 2, 2, true},
       {"dgx-h100", 4, "zero3", 2, 1, false},        {"dgx2-v100", 1, "zero3+hpz", 1, 1, true},
@@ -85,7 +86,7 @@ TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
     for (std::int64_t tokens : {2048, 1024, 4096, 2048, 6144}) {
       CAPTURE(tokens);
       setup.tokens = tokens;
-      const auto got = shared_lowered_step(setup, *topo, prof);
+      const auto got = cache.get(setup, *topo, prof);
       if (!first) first = got.get();
       CHECK(got.get() == first);  // one object, re-timed: the reuse did happen
       check_same(*got, lower_step(setup, *topo, *prof));
@@ -94,58 +95,90 @@ TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
 }
 
 TEST_CASE("a step still held is not re-timed; other setups are lowered afresh") {
+  LoweringCache cache;
   ClusterOverrides ov;
   ov.nodes = 2;
   const auto topo = shared_cluster("dgx-h100", ov);
   const auto prof = shared_select_cost_profile("", topo->gpu_model());
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
-  const auto held = shared_lowered_step(setup, *topo, prof);
+  const auto held = cache.get(setup, *topo, prof);
   const LoweredStep before = *held;
   setup.tokens = 4096;
-  const auto other = shared_lowered_step(setup, *topo, prof);
+  const auto other = cache.get(setup, *topo, prof);
   CHECK(other.get() != held.get());
   check_same(*held, before);
   check_same(*other, lower_step(setup, *topo, *prof));
   // A different prefetch depth, bucket size or cluster: never the cached program.
   StepSetup deeper = setup;
   deeper.prefetch_depth = 3;
-  check_same(*shared_lowered_step(deeper, *topo, prof), lower_step(deeper, *topo, *prof));
+  check_same(*cache.get(deeper, *topo, prof), lower_step(deeper, *topo, *prof));
   StepSetup buckets = setup;
   buckets.strategy.reduce_bucket_elems = 50'000'000;
-  check_same(*shared_lowered_step(buckets, *topo, prof), lower_step(buckets, *topo, *prof));
+  check_same(*cache.get(buckets, *topo, prof), lower_step(buckets, *topo, *prof));
   ov.nodes = 4;
   const auto bigger = shared_cluster("dgx-h100", ov);
-  check_same(*shared_lowered_step(setup, *bigger, prof), lower_step(setup, *bigger, *prof));
+  check_same(*cache.get(setup, *bigger, prof), lower_step(setup, *bigger, *prof));
 }
 
 TEST_CASE("clusters with the same rank layout share one program; other layouts do not") {
+  LoweringCache cache;
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
   ClusterOverrides ov;
   ov.nodes = 4;
   const auto base = shared_cluster("dgx-h100", ov);
   const auto prof = shared_select_cost_profile("", base->gpu_model());
-  const auto first = shared_lowered_step(setup, *base, prof);
+  const auto first = cache.get(setup, *base, prof);
   for (double gbps : {100.0, 800.0}) {
     ClusterOverrides slower = ov;
     slower.nic_gbps = gbps;
     const auto other = shared_cluster("dgx-h100", slower);
     REQUIRE(other.get() != base.get());
-    const auto got = shared_lowered_step(setup, *other, prof);
+    const auto got = cache.get(setup, *other, prof);
     CHECK(got.get() == first.get());
     check_same(*got, lower_step(setup, *other, *prof));
   }
   ClusterOverrides fat = ov;
   fat.fabric = "fat-tree";
   fat.oversubscription = 2;
-  CHECK(shared_lowered_step(setup, *shared_cluster("dgx-h100", fat), prof).get() == first.get());
+  CHECK(cache.get(setup, *shared_cluster("dgx-h100", fat), prof).get() == first.get());
   // 32 GPUs as 2 DGX-2 nodes of 16 (same profile object): same GPU count, another layout.
   ClusterOverrides two;
   two.nodes = 2;
   const auto wide = shared_cluster("dgx2-v100", two);
   REQUIRE(wide->gpu_count() == base->gpu_count());
-  const auto got = shared_lowered_step(setup, *wide, prof);
+  const auto got = cache.get(setup, *wide, prof);
   CHECK(got.get() != first.get());
   check_same(*got, lower_step(setup, *wide, *prof));
+}
+
+TEST_CASE("profiles are keys by value: an equal copy hits, a changed one does not") {
+  LoweringCache cache;
+  ClusterOverrides ov;
+  ov.nodes = 2;
+  const auto topo = shared_cluster("dgx-h100", ov);
+  const auto prof = shared_select_cost_profile("", topo->gpu_model());
+  StepSetup setup = gpt18b_setup("zero3", 2048, 2048, 1);
+  const auto first = cache.get(setup, *topo, prof);
+  const auto copy = std::make_shared<const CostProfile>(*prof);  // another address, same value
+  CHECK(cache.get(setup, *topo, copy).get() == first.get());
+  auto changed = std::make_shared<CostProfile>(*prof);
+  changed->peak_flops *= 2;
+  const auto other = cache.get(setup, *topo, changed);
+  CHECK(other.get() != first.get());
+  check_same(*other, lower_step(setup, *topo, *changed));
+}
+
+TEST_CASE("without reuse every call lowers afresh") {
+  LoweringCache cache(false);
+  ClusterOverrides ov;
+  ov.nodes = 2;
+  const auto topo = shared_cluster("dgx-h100", ov);
+  const auto prof = shared_select_cost_profile("", topo->gpu_model());
+  const StepSetup setup = gpt18b_setup("zero3", 2048, 2048, 1);
+  const auto a = cache.get(setup, *topo, prof);
+  const auto b = cache.get(setup, *topo, prof);
+  CHECK(a.get() != b.get());
+  check_same(*a, *b);
 }

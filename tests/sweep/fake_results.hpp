@@ -70,6 +70,9 @@ inline StepResult fake_result(const Scenario& s) {
   return r;
 }
 
+// fake_result as a sweep's ScenarioRunner (no context needed).
+inline StepResult fake_runner(const Scenario& s, SimContext&) { return fake_result(s); }
+
 // A sweep document of fake results over the paper's 384-GPU grid (24 DGX-2 nodes, 1K/2K tokens,
 // 1/2/4/8 x 100 Gbps, ZeRO-3, each technique alone, ZeRO++) for one model.
 inline json fake_paper_sweep(const std::string& model = "gpt-18b") {

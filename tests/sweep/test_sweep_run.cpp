@@ -50,7 +50,7 @@ TEST_CASE("sweep results equal the runner called one by one, in scenario order")
   REQUIRE(s.size() == 80u);
   RunOptions opt;
   opt.threads = 3;
-  auto r = run_scenarios(s, all_indices(s.size()), testing::fake_result, opt);
+  auto r = run_scenarios(s, all_indices(s.size()), testing::fake_runner, opt);
   for (std::size_t i = 0; i < s.size(); ++i) {
     REQUIRE(r[i].has_value());
     CHECK(*r[i] == testing::fake_result(s[i]));
@@ -60,7 +60,7 @@ TEST_CASE("sweep results equal the runner called one by one, in scenario order")
 TEST_CASE("1 thread and 8 threads give identical bytes") {
   auto s = grid();
   // A runner whose duration varies so threads finish out of order.
-  auto jittery = [](const Scenario& sc) {
+  auto jittery = [](const Scenario& sc, SimContext&) {
     volatile double x = 0;
     for (int k = 0; k < (sc.nics_per_node * 7919) % 50000; ++k) x = x + k;
     return testing::fake_result(sc);
@@ -76,7 +76,7 @@ TEST_CASE("a subset of indices runs only those (the MPI split)") {
   auto s = grid();
   std::vector<std::size_t> odd;
   for (std::size_t i = 1; i < s.size(); i += 2) odd.push_back(i);
-  auto r = run_scenarios(s, odd, testing::fake_result, RunOptions{});
+  auto r = run_scenarios(s, odd, testing::fake_runner, RunOptions{});
   for (std::size_t i = 0; i < s.size(); ++i) CHECK(r[i].has_value() == (i % 2 == 1));
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("partial file keeps finished results; resume runs only the rest") {
   fs::path dir = temp_dir();
   std::string partial = (dir / "out.json.partial").string();
   // First run fails at index 50 (single thread: indices 0..49 finished before it).
-  auto failing = [&](const Scenario& sc) {
+  auto failing = [&](const Scenario& sc, SimContext&) {
     if (scenario_to_json(sc) == scenario_to_json(s[50])) throw InputError("x.json", "/y", "boom");
     return testing::fake_result(sc);
   };
@@ -106,7 +106,7 @@ TEST_CASE("partial file keeps finished results; resume runs only the rest") {
   CHECK(read_partial(partial, s).size() == 50u);
 
   std::atomic<int> calls{0};
-  auto counting = [&](const Scenario& sc) {
+  auto counting = [&](const Scenario& sc, SimContext&) {
     ++calls;
     return testing::fake_result(sc);
   };
@@ -125,7 +125,7 @@ TEST_CASE("partial file keeps finished results; resume runs only the rest") {
 
 TEST_CASE("the lowest failing index is reported; other exceptions keep their message") {
   auto s = grid();
-  auto failing = [](const Scenario& sc) -> StepResult {
+  auto failing = [](const Scenario& sc, SimContext&) -> StepResult {
     if (sc.nics_per_node >= 4) throw std::runtime_error("bad nics");
     return testing::fake_result(sc);
   };
