@@ -1,5 +1,5 @@
-// Engine throughput: events per second through the heap with small callbacks (no model attached) and
-// with a polled model.
+// Engine throughput: events per second through the heap with small callbacks (no model attached)
+// and with a polled model.
 #include <benchmark/benchmark.h>
 
 #include "sim/engine/engine.hpp"

@@ -31,14 +31,18 @@ void finish(LinearFit& f, const std::vector<double>& x, const std::vector<double
 }  // namespace
 
 LinearFit fit_relative(const std::vector<double>& x, const std::vector<double>& t) {
-  if (x.empty() || x.size() != t.size()) throw std::invalid_argument("fit_relative: need equally many x and t, at least one");
+  if (x.empty() || x.size() != t.size())
+    throw std::invalid_argument("fit_relative: need equally many x and t, at least one");
   for (std::size_t i = 0; i < t.size(); ++i)
-    if (!(t[i] > 0) || !(x[i] >= 0)) throw std::invalid_argument("fit_relative: times must be > 0 and sizes >= 0");
+    if (!(t[i] > 0) || !(x[i] >= 0))
+      throw std::invalid_argument("fit_relative: times must be > 0 and sizes >= 0");
   LinearFit f;
   double xmax = *std::max_element(x.begin(), x.end());
   if (x.size() == 1 || xmax == 0) {
-    if (xmax > 0) f.b = t[0] / x[0];
-    else f.a = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
+    if (xmax > 0)
+      f.b = t[0] / x[0];
+    else
+      f.a = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
     finish(f, x, t);
     return f;
   }
@@ -74,10 +78,10 @@ LinearFit fit_relative(const std::vector<double>& x, const std::vector<double>& 
   return f;
 }
 
-
 FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt) {
   if (m.collectives.empty() && m.kernels.empty() && m.gemms.empty())
-    throw InputError("<measurements>", "", "no records to fit (the measurement files hold only headers)");
+    throw InputError("<measurements>", "",
+                     "no records to fit (the measurement files hold only headers)");
   FitResult res;
   CostProfile& p = res.profile;
   p = base;
@@ -132,31 +136,39 @@ FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitO
     }
     LinearFit f = fit_relative(x, t);
     if (!(f.b > 0))
-      throw InputError(recs.front()->where, "/time_s",
-                       fmt::format("kernel '{}': time does not grow with bytes, no throughput can be fitted", name));
+      throw InputError(
+          recs.front()->where, "/time_s",
+          fmt::format("kernel '{}': time does not grow with bytes, no throughput can be fitted",
+                      name));
     KernelCost kc{1.0 / f.b, f.a};
     p.kernels[name] = kc;
     for (auto* r : recs)
       res.points.push_back({"kernel " + name, r->where, static_cast<double>(r->bytes), r->time_s,
                             kc.launch_s + static_cast<double>(r->bytes) / kc.throughput_Bps});
-    res.summary.push_back(fmt::format("kernel {}: {} points, throughput {:.4g} GB/s ({:.2f} of HBM), launch {:.3g} us; "
-                                      "worst error {:.2f}%",
-                                      name, recs.size(), kc.throughput_Bps / 1e9, kc.throughput_Bps / p.hbm_Bps,
-                                      kc.launch_s * 1e6, f.max_rel_err * 100));
-    sources["kernels/" + name] = fmt::format("measured: {} points, fitted on relative error", recs.size());
+    res.summary.push_back(fmt::format(
+        "kernel {}: {} points, throughput {:.4g} GB/s ({:.2f} of HBM), launch {:.3g} us; "
+        "worst error {:.2f}%",
+        name, recs.size(), kc.throughput_Bps / 1e9, kc.throughput_Bps / p.hbm_Bps,
+        kc.launch_s * 1e6, f.max_rel_err * 100));
+    sources["kernels/" + name] =
+        fmt::format("measured: {} points, fitted on relative error", recs.size());
     fitted.push_back("kernels/" + name);
   }
 
-  // --- GEMMs: efficiency = flops / time / peak, averaged per half decade of FLOPs (in log10 FLOPs).
+  // --- GEMMs: efficiency = flops / time / peak, averaged per half decade of FLOPs (in log10
+  // FLOPs).
   if (!m.gemms.empty()) {
-    std::map<long, std::pair<double, std::pair<double, int>>> bins;  // bin -> (sum log10 f, (sum eff, count))
+    std::map<long, std::pair<double, std::pair<double, int>>>
+        bins;  // bin -> (sum log10 f, (sum eff, count))
     for (const auto& g : m.gemms) {
       double eff = g.flops() / g.time_s / p.peak_flops;
       if (eff > 1.0)
-        throw InputError(g.where, "/time_s",
-                         fmt::format("GEMM {}x{}x{} ran at {:.3g} of the base profile's peak ({:.4g} TFLOPS): the "
-                                     "peak is wrong for this GPU; pass --base with the right profile",
-                                     g.m, g.n, g.k, eff, p.peak_flops / 1e12));
+        throw InputError(
+            g.where, "/time_s",
+            fmt::format(
+                "GEMM {}x{}x{} ran at {:.3g} of the base profile's peak ({:.4g} TFLOPS): the "
+                "peak is wrong for this GPU; pass --base with the right profile",
+                g.m, g.n, g.k, eff, p.peak_flops / 1e12));
       double lf = std::log10(g.flops());
       auto& b = bins[static_cast<long>(std::floor(2 * lf))];
       b.first += lf;
@@ -165,19 +177,23 @@ FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitO
     }
     p.gemm_efficiency.clear();
     for (const auto& [bin, v] : bins)
-      p.gemm_efficiency.emplace_back(std::pow(10.0, v.first / v.second.second), v.second.first / v.second.second);
+      p.gemm_efficiency.emplace_back(std::pow(10.0, v.first / v.second.second),
+                                     v.second.first / v.second.second);
     double worst = 0;
     for (const auto& g : m.gemms) {
       double pred = g.flops() / (p.gemm_efficiency_at(g.flops()) * p.peak_flops);
-      PointReport pr{fmt::format("gemm {}x{}x{}", g.m, g.n, g.k), g.where, g.flops(), g.time_s, pred};
+      PointReport pr{fmt::format("gemm {}x{}x{}", g.m, g.n, g.k), g.where, g.flops(), g.time_s,
+                     pred};
       worst = std::max(worst, std::fabs(pr.rel_err()));
       res.points.push_back(pr);
     }
-    res.summary.push_back(fmt::format("gemm efficiency: {} shapes -> {} curve points (half-decade bins), efficiency "
-                                      "{:.3f}..{:.3f}; worst error {:.2f}%",
-                                      m.gemms.size(), p.gemm_efficiency.size(), p.gemm_efficiency.front().second,
-                                      p.gemm_efficiency.back().second, worst * 100));
-    sources["gemm_efficiency"] = fmt::format("measured: {} GEMM shapes, averaged per half decade of FLOPs", m.gemms.size());
+    res.summary.push_back(
+        fmt::format("gemm efficiency: {} shapes -> {} curve points (half-decade bins), efficiency "
+                    "{:.3f}..{:.3f}; worst error {:.2f}%",
+                    m.gemms.size(), p.gemm_efficiency.size(), p.gemm_efficiency.front().second,
+                    p.gemm_efficiency.back().second, worst * 100));
+    sources["gemm_efficiency"] =
+        fmt::format("measured: {} GEMM shapes, averaged per half decade of FLOPs", m.gemms.size());
     fitted.push_back("gemm_efficiency");
   }
 

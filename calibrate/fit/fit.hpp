@@ -1,10 +1,10 @@
 // Fitting calibration measurements into a CostProfile. Every fit minimizes RELATIVE error, because
-// collective and kernel times span six orders of magnitude (bytes to GiB) and an absolute least-squares
-// fit would ignore the latency-bound sizes:  minimize sum_i ((a + b*x_i - t_i) / t_i)^2,  a >= 0, b >= 0.
-// Collectives: the NCCL model's parameters (link efficiencies, per-protocol hop latencies, launch,
-// per-peer and NVLS costs; collective_fit.hpp), every record simulated on the cluster it ran on.
-// Kernels: time = launch + bytes/throughput.
-// GEMMs: achieved/peak efficiency by FLOP count, averaged per half decade of FLOPs.
+// collective and kernel times span six orders of magnitude (bytes to GiB) and an absolute
+// least-squares fit would ignore the latency-bound sizes:  minimize sum_i ((a + b*x_i - t_i) /
+// t_i)^2,  a >= 0, b >= 0. Collectives: the NCCL model's parameters (link efficiencies,
+// per-protocol hop latencies, launch, per-peer and NVLS costs; collective_fit.hpp), every record
+// simulated on the cluster it ran on. Kernels: time = launch + bytes/throughput. GEMMs:
+// achieved/peak efficiency by FLOP count, averaged per half decade of FLOPs.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,21 +17,21 @@
 namespace zerosim::calib {
 
 struct LinearFit {
-  double a = 0;  // intercept (s)
-  double b = 0;  // slope (s per byte)
-  double sse = 0;           // sum of squared relative errors over the points fitted
-  double max_rel_err = 0;   // worst |predicted - measured| / measured
+  double a = 0;            // intercept (s)
+  double b = 0;            // slope (s per byte)
+  double sse = 0;          // sum of squared relative errors over the points fitted
+  double max_rel_err = 0;  // worst |predicted - measured| / measured
 };
 
-// Weighted least squares on relative error with a >= 0 and b >= 0 (a constrained refit when the free
-// solution leaves the feasible region). One point: a = 0, b = t/x. Throws std::invalid_argument when
-// empty or when any t <= 0.
+// Weighted least squares on relative error with a >= 0 and b >= 0 (a constrained refit when the
+// free solution leaves the feasible region). One point: a = 0, b = t/x. Throws
+// std::invalid_argument when empty or when any t <= 0.
 LinearFit fit_relative(const std::vector<double>& x, const std::vector<double>& t);
 
 struct FitOptions {
-  std::string cluster;     // preset or topology file the collective records ran on
-  std::string name;        // output profile name ("" = base name + "-measured")
-  std::string command;     // recorded in provenance
+  std::string cluster;  // preset or topology file the collective records ran on
+  std::string name;     // output profile name ("" = base name + "-measured")
+  std::string command;  // recorded in provenance
 };
 
 struct PointReport {
@@ -45,13 +45,14 @@ struct PointReport {
 
 struct FitResult {
   CostProfile profile;
-  std::vector<PointReport> points;       // every record with its fit error, in input order per group
-  std::vector<std::string> summary;      // one line per fitted parameter / kernel / GEMM curve
+  std::vector<PointReport> points;   // every record with its fit error, in input order per group
+  std::vector<std::string> summary;  // one line per fitted parameter / kernel / GEMM curve
   std::vector<CollectiveParam> collective_params;  // the collective model's, fitted
 };
 
-// Fits everything in `m` over `base` (parameters without measurements keep the base's values and sources).
-// Throws InputError("<measurements>", ...) when nothing can be fitted or a GEMM efficiency exceeds 1.
+// Fits everything in `m` over `base` (parameters without measurements keep the base's values and
+// sources). Throws InputError("<measurements>", ...) when nothing can be fitted or a GEMM
+// efficiency exceeds 1.
 FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt);
 
 }  // namespace zerosim::calib

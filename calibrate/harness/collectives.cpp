@@ -1,9 +1,10 @@
-// NCCL collectives, nccl-tests' method: per (op, size), warm-up iterations, then a timed burst; the time
-// is the host wall clock of the burst (after every stream completed) / iterations; algbw = bytes/time,
-// busbw = algbw x nccl-tests' bus factor. Byte conventions are nccl-tests' (see measurements.hpp); data
-// are floats (reductions are sums). Single process: one communicator per rank count over the first
-// r local GPUs (ncclCommInitAll). MPI: one process per GPU, the unique id broadcast with MPI_Bcast;
-// groups: the world, the GPUs of each node, and one GPU per node (same local index: the network alone).
+// NCCL collectives, nccl-tests' method: per (op, size), warm-up iterations, then a timed burst; the
+// time is the host wall clock of the burst (after every stream completed) / iterations; algbw =
+// bytes/time, busbw = algbw x nccl-tests' bus factor. Byte conventions are nccl-tests' (see
+// measurements.hpp); data are floats (reductions are sums). Single process: one communicator per
+// rank count over the first r local GPUs (ncclCommInitAll). MPI: one process per GPU, the unique id
+// broadcast with MPI_Bcast; groups: the world, the GPUs of each node, and one GPU per node (same
+// local index: the network alone).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -43,8 +44,10 @@ void launch(const std::string& op, std::uint64_t bytes, const Member& m) {
   } else if (op == "all_to_all") {
     const std::size_t chunk = floats / n;
     for (std::size_t p = 0; p < n; ++p) {
-      NCCL_CHECK(ncclSend(m.send + p * chunk, chunk, ncclFloat, static_cast<int>(p), m.comm, m.stream));
-      NCCL_CHECK(ncclRecv(m.recv + p * chunk, chunk, ncclFloat, static_cast<int>(p), m.comm, m.stream));
+      NCCL_CHECK(
+          ncclSend(m.send + p * chunk, chunk, ncclFloat, static_cast<int>(p), m.comm, m.stream));
+      NCCL_CHECK(
+          ncclRecv(m.recv + p * chunk, chunk, ncclFloat, static_cast<int>(p), m.comm, m.stream));
     }
   } else if (op == "send_recv") {
     int next = (m.rank + 1) % m.nranks, prev = (m.rank + m.nranks - 1) % m.nranks;
@@ -55,7 +58,8 @@ void launch(const std::string& op, std::uint64_t bytes, const Member& m) {
   }
 }
 
-// One iteration on every local member (grouped, as one process drives several GPUs or sends and receives).
+// One iteration on every local member (grouped, as one process drives several GPUs or sends and
+// receives).
 void iteration(const std::string& op, std::uint64_t bytes, const std::vector<Member>& ms) {
   NCCL_CHECK(ncclGroupStart());
   for (const auto& m : ms) launch(op, bytes, m);
@@ -76,15 +80,17 @@ void wait_all(const std::vector<Member>& ms, const Watchdog& wd, const std::stri
       ncclResult_t async = ncclSuccess;
       NCCL_CHECK(ncclCommGetAsyncError(m.comm, &async));
       if (async != ncclSuccess && async != ncclInProgress)
-        throw HarnessError(kExitNccl, fmt::format("{}: NCCL asynchronous error: {}", what, ncclGetErrorString(async)));
+        throw HarnessError(kExitNccl, fmt::format("{}: NCCL asynchronous error: {}", what,
+                                                  ncclGetErrorString(async)));
     }
     if (done) return;
-    if (wd.fired()) throw HarnessError(kExitNccl, what + ": hung; communicators aborted by the watchdog");
+    if (wd.fired())
+      throw HarnessError(kExitNccl, what + ": hung; communicators aborted by the watchdog");
   }
 }
 
-double time_one(Context& ctx, const std::string& op, std::uint64_t bytes, const std::vector<Member>& ms,
-                const std::string& what) {
+double time_one(Context& ctx, const std::string& op, std::uint64_t bytes,
+                const std::vector<Member>& ms, const std::string& what) {
   std::vector<ncclComm_t> comms;
   for (const auto& m : ms) comms.push_back(m.comm);
   ctx.watchdog->arm(ctx.opt.timeout_s, comms, what);
@@ -116,7 +122,8 @@ void release(Member& m) {
   NCCL_CHECK(ncclCommDestroy(m.comm));
 }
 
-calib::CollectiveRecord make_record(const std::string& op, int ranks, int nodes, std::uint64_t bytes, double t) {
+calib::CollectiveRecord make_record(const std::string& op, int ranks, int nodes,
+                                    std::uint64_t bytes, double t) {
   calib::CollectiveRecord r;
   r.op = op;
   r.ranks = ranks;
@@ -130,8 +137,9 @@ calib::CollectiveRecord make_record(const std::string& op, int ranks, int nodes,
 }
 
 void print_row(const calib::CollectiveRecord& r) {
-  std::printf("%-15s ranks %3d nodes %2d %14llu B %12.2f us %9.2f GB/s algbw %9.2f GB/s busbw\n", r.op.c_str(), r.ranks,
-              r.nodes, static_cast<unsigned long long>(r.bytes), r.time_s * 1e6, r.algbw_GBps, r.busbw_GBps);
+  std::printf("%-15s ranks %3d nodes %2d %14llu B %12.2f us %9.2f GB/s algbw %9.2f GB/s busbw\n",
+              r.op.c_str(), r.ranks, r.nodes, static_cast<unsigned long long>(r.bytes),
+              r.time_s * 1e6, r.algbw_GBps, r.busbw_GBps);
   std::fflush(stdout);
 }
 
@@ -144,12 +152,15 @@ void run_collectives_single(Context& ctx, int ngpus) {
     if (ngpus >= 2 && (counts.empty() || counts.back() != ngpus)) counts.push_back(ngpus);
   }
   if (ngpus < 2 || counts.empty()) {
-    std::printf("collectives: skipped: %d GPU(s) visible; NCCL collectives need at least 2\n", ngpus);
+    std::printf("collectives: skipped: %d GPU(s) visible; NCCL collectives need at least 2\n",
+                ngpus);
     return;
   }
   for (int r : counts) {
     if (r < 2 || r > ngpus)
-      throw HarnessError(kExitBadArgs, fmt::format("--ranks: {} is not between 2 and the {} visible GPUs", r, ngpus));
+      throw HarnessError(
+          kExitBadArgs,
+          fmt::format("--ranks: {} is not between 2 and the {} visible GPUs", r, ngpus));
     std::vector<int> devs(r);
     std::iota(devs.begin(), devs.end(), 0);
     std::vector<ncclComm_t> comms(r);
@@ -165,8 +176,10 @@ void run_collectives_single(Context& ctx, int ngpus) {
       alloc(ms[i], ctx.opt.max_bytes);
     }
     for (const auto& op : ctx.opt.ops)
-      for (std::uint64_t bytes : sweep_sizes(ctx.opt, sizeof(float) * static_cast<std::uint64_t>(r))) {
-        double t = time_one(ctx, op, bytes, ms, fmt::format("{} of {} B over {} GPUs", op, bytes, r));
+      for (std::uint64_t bytes :
+           sweep_sizes(ctx.opt, sizeof(float) * static_cast<std::uint64_t>(r))) {
+        double t =
+            time_one(ctx, op, bytes, ms, fmt::format("{} of {} B over {} GPUs", op, bytes, r));
         auto rec = make_record(op, r, 1, bytes, t);
         ctx.record(calib::to_json(rec));
         print_row(rec);
@@ -195,7 +208,8 @@ void run_collectives_mpi(Context& ctx) {
   const int node = ctx.world_rank / ctx.local_size;
   std::vector<GroupSpec> specs = {{"world", 0, ctx.world_size, ctx.nodes}};
   if (ctx.local_size > 1) specs.push_back({"node", node, ctx.local_size, 1});
-  if (ctx.nodes > 1 && ctx.local_size > 1) specs.push_back({"rail", ctx.local_rank, ctx.nodes, ctx.nodes});
+  if (ctx.nodes > 1 && ctx.local_size > 1)
+    specs.push_back({"rail", ctx.local_rank, ctx.nodes, ctx.nodes});
   for (const auto& g : specs) {
     Member m = world;
     if (g.name != "world") {
@@ -207,11 +221,14 @@ void run_collectives_mpi(Context& ctx) {
     }
     alloc(m, ctx.opt.max_bytes);
     for (const auto& op : ctx.opt.ops)
-      for (std::uint64_t bytes : sweep_sizes(ctx.opt, sizeof(float) * static_cast<std::uint64_t>(g.ranks))) {
+      for (std::uint64_t bytes :
+           sweep_sizes(ctx.opt, sizeof(float) * static_cast<std::uint64_t>(g.ranks))) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t = time_one(ctx, op, bytes, {m}, fmt::format("{} of {} B over the {} group(s)", op, bytes, g.name));
+        double t = time_one(ctx, op, bytes, {m},
+                            fmt::format("{} of {} B over the {} group(s)", op, bytes, g.name));
         double tmax = 0;
-        MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);  // the slowest rank defines the time
+        MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX,
+                      MPI_COMM_WORLD);  // the slowest rank defines the time
         if (ctx.world_rank == 0) {
           auto rec = make_record(op, g.ranks, g.nodes, bytes, tmax);
           ctx.record(calib::to_json(rec));

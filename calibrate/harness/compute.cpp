@@ -1,7 +1,8 @@
-// Single-GPU timings on device 0 (or this MPI rank's GPU): cuBLAS BF16 GEMMs at transformer layer shapes
-// plus a square sweep, device-to-device copy bandwidth, and the project's quantization kernels
-// (kernels/quantize_cuda.hpp). Each is timed with CUDA events over a burst after warm-up; time = burst /
-// iterations. Kernel records count bytes read + written, which is what the CostProfile's throughput means.
+// Single-GPU timings on device 0 (or this MPI rank's GPU): cuBLAS BF16 GEMMs at transformer layer
+// shapes plus a square sweep, device-to-device copy bandwidth, and the project's quantization
+// kernels (kernels/quantize_cuda.hpp). Each is timed with CUDA events over a burst after warm-up;
+// time = burst / iterations. Kernel records count bytes read + written, which is what the
+// CostProfile's throughput means.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -20,7 +21,8 @@ namespace zerosim::harness {
 
 namespace {
 
-// Times `body` (enqueued on `s`) with CUDA events: warm-up, then iters launches; seconds per launch.
+// Times `body` (enqueued on `s`) with CUDA events: warm-up, then iters launches; seconds per
+// launch.
 double time_events(const Context& ctx, cudaStream_t s, const std::function<void()>& body) {
   for (int i = 0; i < ctx.opt.warmup; ++i) body();
   cudaEvent_t a = nullptr, b = nullptr;
@@ -53,7 +55,8 @@ void run_gemm(Context& ctx) {
       shapes.push_back({t, 4LL * h, h, fmt::format("fc1 h={} T={}", h, t)});
       shapes.push_back({t, h, 4LL * h, fmt::format("fc2 h={} T={}", h, t)});
     }
-  for (std::int64_t s = 128; s <= 16384; s *= 2) shapes.push_back({s, s, s, fmt::format("square {}", s)});
+  for (std::int64_t s = 128; s <= 16384; s *= 2)
+    shapes.push_back({s, s, s, fmt::format("square {}", s)});
   std::size_t a_max = 0, b_max = 0, c_max = 0;
   for (const auto& s : shapes) {
     a_max = std::max<std::size_t>(a_max, static_cast<std::size_t>(s.m * s.k));
@@ -64,7 +67,8 @@ void run_gemm(Context& ctx) {
   CUDA_CHECK(cudaMalloc(&A, a_max * sizeof(__nv_bfloat16)));
   CUDA_CHECK(cudaMalloc(&B, b_max * sizeof(__nv_bfloat16)));
   CUDA_CHECK(cudaMalloc(&C, c_max * sizeof(__nv_bfloat16)));
-  // Non-zero inputs (0x3C3C ~ 0.0115 in BF16): all-zero operands would draw less power than real data.
+  // Non-zero inputs (0x3C3C ~ 0.0115 in BF16): all-zero operands would draw less power than real
+  // data.
   CUDA_CHECK(cudaMemset(A, 0x3C, a_max * sizeof(__nv_bfloat16)));
   CUDA_CHECK(cudaMemset(B, 0x3C, b_max * sizeof(__nv_bfloat16)));
   cudaStream_t s = nullptr;
@@ -76,17 +80,24 @@ void run_gemm(Context& ctx) {
   for (const auto& sh : shapes) {
     // Column-major C[m x n] = A[m x k] * B[k x n].
     double t = time_events(ctx, s, [&] {
-      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(sh.m), static_cast<int>(sh.n),
-                                static_cast<int>(sh.k), &one, A, CUDA_R_16BF, static_cast<int>(sh.m), B, CUDA_R_16BF,
-                                static_cast<int>(sh.k), &zero, C, CUDA_R_16BF, static_cast<int>(sh.m),
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(sh.m),
+                                static_cast<int>(sh.n), static_cast<int>(sh.k), &one, A,
+                                CUDA_R_16BF, static_cast<int>(sh.m), B, CUDA_R_16BF,
+                                static_cast<int>(sh.k), &zero, C, CUDA_R_16BF,
+                                static_cast<int>(sh.m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     });
-    double flops = 2.0 * static_cast<double>(sh.m) * static_cast<double>(sh.n) * static_cast<double>(sh.k);
-    ctx.record({{"kind", "gemm"}, {"m", sh.m}, {"n", sh.n}, {"k", sh.k}, {"time_s", t}, {"dtype", "bf16"},
+    double flops =
+        2.0 * static_cast<double>(sh.m) * static_cast<double>(sh.n) * static_cast<double>(sh.k);
+    ctx.record({{"kind", "gemm"},
+                {"m", sh.m},
+                {"n", sh.n},
+                {"k", sh.k},
+                {"time_s", t},
+                {"dtype", "bf16"},
                 {"label", sh.label}});
     std::printf("gemm %-24s %6lld x %6lld x %6lld %12.2f us %9.1f TFLOP/s\n", sh.label.c_str(),
-                static_cast<long long>(sh.m), static_cast<long long>(sh.n), static_cast<long long>(sh.k), t * 1e6,
-                flops / t / 1e12);
+                static_cast<long long>(sh.m), static_cast<long long>(sh.n),
+                static_cast<long long>(sh.k), t * 1e6, flops / t / 1e12);
     std::fflush(stdout);
   }
   CUBLAS_CHECK(cublasDestroy(h));
@@ -104,10 +115,12 @@ void run_copy(Context& ctx) {
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (std::uint64_t bytes : sweep_sizes(ctx.opt, 256)) {
-    double t = time_events(ctx, s, [&] { CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s)); });
+    double t = time_events(
+        ctx, s, [&] { CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s)); });
     // A copy reads and writes every byte.
     ctx.record({{"kind", "kernel"}, {"name", "copy"}, {"bytes", 2 * bytes}, {"time_s", t}});
-    std::printf("copy %14llu B %12.2f us %9.1f GB/s (read + write)\n", static_cast<unsigned long long>(bytes), t * 1e6,
+    std::printf("copy %14llu B %12.2f us %9.1f GB/s (read + write)\n",
+                static_cast<unsigned long long>(bytes), t * 1e6,
                 2.0 * static_cast<double>(bytes) / t / 1e9);
     std::fflush(stdout);
   }
@@ -127,9 +140,11 @@ void run_kernels(Context& ctx) {
   constexpr std::size_t kInputs = 8;  // dequant_reduce_quant: pieces from the 8 GPUs of a node
   constexpr std::size_t kNodes = 2;   // dequant_reduce: pieces from 2 nodes
   const QgzShape shape{kNodes, 8, 1};
-  // Elements: FP16 input bytes / 2, a multiple of 2 * W * block so every qgZ unit holds whole blocks.
+  // Elements: FP16 input bytes / 2, a multiple of 2 * W * block so every qgZ unit holds whole
+  // blocks.
   const std::size_t align = 2 * 16 * zerosim::kernels::kDefaultBlockSize;
-  std::size_t n_max = std::max(align, static_cast<std::size_t>(ctx.opt.max_bytes / 2) / align * align);
+  std::size_t n_max =
+      std::max(align, static_cast<std::size_t>(ctx.opt.max_bytes / 2) / align * align);
   void* x = nullptr;
   void* y = nullptr;
   CUDA_CHECK(cudaMalloc(&x, n_max * 2));
@@ -150,9 +165,14 @@ void run_kernels(Context& ctx) {
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto emit = [&](const std::string& name, std::size_t n, double bytes, double t) {
-    ctx.record({{"kind", "kernel"}, {"name", name}, {"bytes", static_cast<std::uint64_t>(bytes)}, {"time_s", t},
-                {"elements", n}, {"dtype", "fp16"}});
-    std::printf("kernel %-26s %12zu elems %12.2f us %9.1f GB/s\n", name.c_str(), n, t * 1e6, bytes / t / 1e9);
+    ctx.record({{"kind", "kernel"},
+                {"name", name},
+                {"bytes", static_cast<std::uint64_t>(bytes)},
+                {"time_s", t},
+                {"elements", n},
+                {"dtype", "fp16"}});
+    std::printf("kernel %-26s %12zu elems %12.2f us %9.1f GB/s\n", name.c_str(), n, t * 1e6,
+                bytes / t / 1e9);
     std::fflush(stdout);
   };
   for (std::uint64_t in_bytes : sweep_sizes(ctx.opt, 2 * align)) {
@@ -175,12 +195,14 @@ void run_kernels(Context& ctx) {
     double q4 = static_cast<double>(zerosim::kernels::quantized_bytes(n, p4u) +
                                     zerosim::kernels::num_blocks(n, p4u) * sizeof(float));
     emit("swizzle_quantize_int4", n, 2.0 * n + q4, time_events(ctx, s, [&] {
-           kc::qgz_swizzle_quantize(x, DType::kF16, n, shape, p4, QuantizedRef{qd[0], qs[0], nullptr}, s);
+           kc::qgz_swizzle_quantize(x, DType::kF16, n, shape, p4,
+                                    QuantizedRef{qd[0], qs[0], nullptr}, s);
          }));
     std::vector<QuantizedCRef> ins;
     for (std::size_t i = 0; i < kInputs; ++i) ins.push_back({qd[i], qs[i], nullptr});
     emit("dequant_reduce_quant_int4", n, (kInputs + 1) * q4, time_events(ctx, s, [&] {
-           kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u, QuantizedRef{qd[kInputs], qs[kInputs], nullptr}, s);
+           kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u,
+                                       QuantizedRef{qd[kInputs], qs[kInputs], nullptr}, s);
          }));
     emit("dequant_reduce_int4", n, kNodes * q4 + 2.0 * n, time_events(ctx, s, [&] {
            kc::dequant_reduce(ins.data(), kNodes, n, p4u, 1.0f, y, DType::kF16, s);

@@ -1,6 +1,7 @@
-// zerosim-calibrate's pieces: options, the shared run context (measurement writer, watchdog, MPI), and
-// the three measurement families: NCCL collectives, cuBLAS GEMMs + D2D copy, quantization kernels.
-// Every record is appended and fsynced as soon as it is measured (calib::MeasurementWriter).
+// zerosim-calibrate's pieces: options, the shared run context (measurement writer, watchdog, MPI),
+// and the three measurement families: NCCL collectives, cuBLAS GEMMs + D2D copy, quantization
+// kernels. Every record is appended and fsynced as soon as it is measured
+// (calib::MeasurementWriter).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,18 +14,18 @@
 namespace zerosim::harness {
 
 struct Options {
-  std::string out;                       // measurement file (JSON lines, appended)
-  std::vector<std::string> what;         // collectives, gemm, copy, kernels
-  std::vector<std::string> ops;          // all_gather, reduce_scatter, all_reduce, all_to_all, send_recv
-  std::vector<int> ranks;                // rank counts for single-process runs (empty: 2, 4, ..., all)
+  std::string out;                // measurement file (JSON lines, appended)
+  std::vector<std::string> what;  // collectives, gemm, copy, kernels
+  std::vector<std::string> ops;   // all_gather, reduce_scatter, all_reduce, all_to_all, send_recv
+  std::vector<int> ranks;         // rank counts for single-process runs (empty: 2, 4, ..., all)
   std::uint64_t min_bytes = 8, max_bytes = 1ull << 30;
   double step_factor = 2;
   int warmup = 5, iters = 20;
-  double timeout_s = 120;                // watchdog: one measurement longer than this is a hang
-  std::vector<int> hidden;               // GEMM layer shapes: hidden sizes
-  std::vector<int> tokens;               // GEMM layer shapes: tokens per GPU (M)
-  bool mpi = false;                      // one process per GPU under mpirun
-  std::string command;                   // exact command line, for provenance
+  double timeout_s = 120;   // watchdog: one measurement longer than this is a hang
+  std::vector<int> hidden;  // GEMM layer shapes: hidden sizes
+  std::vector<int> tokens;  // GEMM layer shapes: tokens per GPU (M)
+  bool mpi = false;         // one process per GPU under mpirun
+  std::string command;      // exact command line, for provenance
 };
 
 struct Context {
@@ -41,7 +42,8 @@ struct Context {
 // multiple of `align` and at least `align`.
 std::vector<std::uint64_t> sweep_sizes(const Options& o, std::uint64_t align);
 
-nlohmann::json collect_provenance(const Context& ctx);  // GPUs, driver/CUDA/NCCL/cuBLAS versions, hosts, date
+nlohmann::json collect_provenance(
+    const Context& ctx);  // GPUs, driver/CUDA/NCCL/cuBLAS versions, hosts, date
 void run_collectives_single(Context& ctx, int ngpus);
 void run_collectives_mpi(Context& ctx);
 void run_gemm(Context& ctx);

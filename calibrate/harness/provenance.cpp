@@ -21,7 +21,8 @@ namespace {
 
 std::string version3(int v) { return fmt::format("{}.{}.{}", v / 1000, (v % 1000) / 10, v % 10); }
 
-// The CostProfile gpu_model for a CUDA device name, so `zerosim calibrate fit` finds the base profile.
+// The CostProfile gpu_model for a CUDA device name, so `zerosim calibrate fit` finds the base
+// profile.
 std::string gpu_model_for(const std::string& name, std::size_t mem) {
   double gib = static_cast<double>(mem) / (1ull << 30);
   if (name.find("H200") != std::string::npos) return "H200-SXM-141GB";
@@ -35,7 +36,8 @@ std::string gpu_model_for(const std::string& name, std::size_t mem) {
 
 std::vector<std::uint64_t> sweep_sizes(const Options& o, std::uint64_t align) {
   std::vector<std::uint64_t> out;
-  for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * (1 + 1e-12); s *= o.step_factor) {
+  for (double s = static_cast<double>(o.min_bytes);
+       s <= static_cast<double>(o.max_bytes) * (1 + 1e-12); s *= o.step_factor) {
     std::uint64_t b = std::max<std::uint64_t>(align, static_cast<std::uint64_t>(s) / align * align);
     if (out.empty() || b != out.back()) out.push_back(b);
     if (o.step_factor <= 1) break;
@@ -100,10 +102,11 @@ nlohmann::json collect_provenance(const Context& ctx) {
   p["mpi_ranks"] = ctx.world_size;
   p["date"] = date;
   p["command"] = ctx.opt.command;
-  p["method"] = fmt::format("nccl-tests style: {} warm-up iterations, then {} timed iterations; time = wall clock of "
-                            "the timed burst / iterations after all streams completed; algbw = bytes / time; busbw = "
-                            "algbw x nccl-tests' bus factor",
-                            ctx.opt.warmup, ctx.opt.iters);
+  p["method"] = fmt::format(
+      "nccl-tests style: {} warm-up iterations, then {} timed iterations; time = wall clock of "
+      "the timed burst / iterations after all streams completed; algbw = bytes / time; busbw = "
+      "algbw x nccl-tests' bus factor",
+      ctx.opt.warmup, ctx.opt.iters);
   return p;
 }
 

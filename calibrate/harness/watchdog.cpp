@@ -21,7 +21,8 @@ void Watchdog::arm(double timeout_s, std::vector<ncclComm_t> comms, std::string 
     std::lock_guard<std::mutex> lk(mu_);
     armed_ = true;
     deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(timeout_s));
     comms_ = std::move(comms);
     what_ = std::move(what);
   }
@@ -45,14 +46,16 @@ void Watchdog::loop() {
         std::chrono::steady_clock::now() >= deadline_) {
       fired_ = true;
       std::fprintf(stderr,
-                   "zerosim-calibrate: error: %s did not finish within the watchdog timeout; aborting %zu NCCL "
+                   "zerosim-calibrate: error: %s did not finish within the watchdog timeout; "
+                   "aborting %zu NCCL "
                    "communicator(s) (records written so far are kept)\n",
                    what_.c_str(), comms_.size());
       for (ncclComm_t c : comms_) ncclCommAbort(c);
       armed_ = false;
       // If the main thread stays blocked, end the process: exit code 4 = NCCL failure or hang.
       if (cv_.wait_for(lk, std::chrono::seconds(10), [this] { return stop_; })) return;
-      std::fprintf(stderr, "zerosim-calibrate: error: still blocked 10 s after ncclCommAbort; exiting\n");
+      std::fprintf(stderr,
+                   "zerosim-calibrate: error: still blocked 10 s after ncclCommAbort; exiting\n");
       std::_Exit(4);
     }
   }

@@ -1,8 +1,8 @@
-// Watchdog: a thread that aborts hung NCCL communicators. The harness arms it before each measurement
-// with a deadline and the communicators in use; if the deadline passes, the watchdog calls
-// ncclCommAbort on each (which makes blocked NCCL work return), prints what hung, and, if the process
-// has not exited 10 s later, terminates it with exit code 4. Records already written are fsynced, so
-// nothing measured is lost.
+// Watchdog: a thread that aborts hung NCCL communicators. The harness arms it before each
+// measurement with a deadline and the communicators in use; if the deadline passes, the watchdog
+// calls ncclCommAbort on each (which makes blocked NCCL work return), prints what hung, and, if the
+// process has not exited 10 s later, terminates it with exit code 4. Records already written are
+// fsynced, so nothing measured is lost.
 #pragma once
 #include <nccl.h>
 

@@ -2,9 +2,8 @@
 // tree (see data_dir.hpp).
 #include "sim/core/data_dir.hpp"
 
-#include <fmt/format.h>
-
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>

@@ -12,8 +12,9 @@ namespace zerosim {
 
 std::uint64_t parse_bytes(std::string_view text, const std::string& what) {
   const auto bad = [&](const std::string& why) {
-    return flag_error(what, fmt::format("'{}' is not a byte size ({}); use e.g. 4096, 8K, 512MiB, 1GiB",
-                                        std::string(text), why));
+    return flag_error(what,
+                      fmt::format("'{}' is not a byte size ({}); use e.g. 4096, 8K, 512MiB, 1GiB",
+                                  std::string(text), why));
   };
   std::size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
@@ -23,14 +24,22 @@ std::uint64_t parse_bytes(std::string_view text, const std::string& what) {
   std::string suffix(text.substr(i));
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::uint64_t mult = 1;
-  if (suffix.empty() || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "KIB") mult = kKiB;
-  else if (suffix == "M" || suffix == "MIB") mult = kMiB;
-  else if (suffix == "G" || suffix == "GIB") mult = kGiB;
-  else if (suffix == "KB") mult = 1000;
-  else if (suffix == "MB") mult = 1000 * 1000;
-  else if (suffix == "GB") mult = 1000ULL * 1000 * 1000;
-  else throw bad("unknown suffix '" + std::string(text.substr(i)) + "'");
+  if (suffix.empty() || suffix == "B")
+    mult = 1;
+  else if (suffix == "K" || suffix == "KIB")
+    mult = kKiB;
+  else if (suffix == "M" || suffix == "MIB")
+    mult = kMiB;
+  else if (suffix == "G" || suffix == "GIB")
+    mult = kGiB;
+  else if (suffix == "KB")
+    mult = 1000;
+  else if (suffix == "MB")
+    mult = 1000 * 1000;
+  else if (suffix == "GB")
+    mult = 1000ULL * 1000 * 1000;
+  else
+    throw bad("unknown suffix '" + std::string(text.substr(i)) + "'");
   if (value == 0) throw bad("it must be positive");
   if (value > std::numeric_limits<std::uint64_t>::max() / mult) throw bad("too large");
   return value * mult;

@@ -14,8 +14,9 @@ constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
 inline double gbps_to_Bps(double gbps) { return gbps * kGbpsToBps; }
 inline double GBps_to_Bps(double GBps) { return GBps * kGBpsToBps; }
 
-// Parses "1GiB", "512MiB", "4096", "8K" (K/M/G are binary, as nccl-tests reads them), "1GB" (decimal).
-// Throws InputError naming `what` (a flag or JSON path) on anything else, on zero or on overflow.
+// Parses "1GiB", "512MiB", "4096", "8K" (K/M/G are binary, as nccl-tests reads them), "1GB"
+// (decimal). Throws InputError naming `what` (a flag or JSON path) on anything else, on zero or on
+// overflow.
 std::uint64_t parse_bytes(std::string_view text, const std::string& what);
 
 // "1.00 GiB", "512 B": human-readable binary size.

@@ -10,10 +10,13 @@
 namespace zerosim::report {
 
 namespace {
-std::string identity(const ResultView& r) { return r.scenario.is_null() ? r.label() : r.scenario.dump(); }
+std::string identity(const ResultView& r) {
+  return r.scenario.is_null() ? r.label() : r.scenario.dump();
+}
 }  // namespace
 
-std::vector<CompareRow> compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b) {
+std::vector<CompareRow> compare_results(const std::vector<ResultView>& a,
+                                        const std::vector<ResultView>& b) {
   std::map<std::string, const ResultView*> in_b;
   for (const auto& r : b) in_b.emplace(identity(r), &r);  // first occurrence wins
   std::map<std::string, bool> used;
@@ -43,20 +46,22 @@ std::string render_compare(const std::vector<CompareRow>& rows, const std::strin
   int only_a = 0, only_b = 0;
   for (const auto& r : rows) {
     if (r.a && r.b) {
-      o += fmt::format("| {} | {} | {} | {:+.2f}% | {:.2f} | {:.2f} | {:+.2f}% |\n", md_cell(r.label),
-                       format_time(r.a->step_time_s), format_time(r.b->step_time_s), r.step_delta_pct(),
-                       r.a->tflops_per_gpu, r.b->tflops_per_gpu, r.tflops_delta_pct());
+      o += fmt::format("| {} | {} | {} | {:+.2f}% | {:.2f} | {:.2f} | {:+.2f}% |\n",
+                       md_cell(r.label), format_time(r.a->step_time_s),
+                       format_time(r.b->step_time_s), r.step_delta_pct(), r.a->tflops_per_gpu,
+                       r.b->tflops_per_gpu, r.tflops_delta_pct());
     } else if (r.a) {
       ++only_a;
-      o += fmt::format("| {} | {} | only in A | | {:.2f} | | |\n", md_cell(r.label), format_time(r.a->step_time_s),
-                       r.a->tflops_per_gpu);
+      o += fmt::format("| {} | {} | only in A | | {:.2f} | | |\n", md_cell(r.label),
+                       format_time(r.a->step_time_s), r.a->tflops_per_gpu);
     } else {
       ++only_b;
-      o += fmt::format("| {} | only in B | {} | | | {:.2f} | |\n", md_cell(r.label), format_time(r.b->step_time_s),
-                       r.b->tflops_per_gpu);
+      o += fmt::format("| {} | only in B | {} | | | {:.2f} | |\n", md_cell(r.label),
+                       format_time(r.b->step_time_s), r.b->tflops_per_gpu);
     }
   }
-  o += fmt::format("\n{} matched, {} only in A, {} only in B\n", rows.size() - only_a - only_b, only_a, only_b);
+  o += fmt::format("\n{} matched, {} only in A, {} only in B\n", rows.size() - only_a - only_b,
+                   only_a, only_b);
   return o;
 }
 

@@ -1,5 +1,6 @@
 // Diff of two result files: scenarios matched by their scenario object (or label when absent), per
-// scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios listed.
+// scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios
+// listed.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ struct CompareRow {
 };
 
 // Rows in the order of file a, then scenarios only in b.
-std::vector<CompareRow> compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b);
+std::vector<CompareRow> compare_results(const std::vector<ResultView>& a,
+                                        const std::vector<ResultView>& b);
 // A Markdown table (readable in a terminal too).
-std::string render_compare(const std::vector<CompareRow>& rows, const std::string& name_a, const std::string& name_b);
+std::string render_compare(const std::vector<CompareRow>& rows, const std::string& name_a,
+                           const std::string& name_b);
 
 }  // namespace zerosim::report

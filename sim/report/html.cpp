@@ -31,7 +31,8 @@ std::vector<Group> make_groups(const std::vector<ResultView>& results) {
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, groups.size()).first;
-      std::string short_title = r.model + (r.tokens_per_gpu > 0 ? fmt::format(", {} tok/GPU", r.tokens_per_gpu) : "");
+      std::string short_title =
+          r.model + (r.tokens_per_gpu > 0 ? fmt::format(", {} tok/GPU", r.tokens_per_gpu) : "");
       if (r.grad_accum > 1) short_title += fmt::format(", ga {}", r.grad_accum);
       groups.push_back({group_title(r), short_title, {}});
     }
@@ -54,8 +55,9 @@ std::vector<std::string> strategies(const std::vector<const ResultView*>& rows) 
   std::vector<std::string> s;
   for (auto* r : rows)
     if (std::find(s.begin(), s.end(), r->strategy) == s.end()) s.push_back(r->strategy);
-  std::stable_sort(s.begin(), s.end(),
-                   [](const std::string& a, const std::string& b) { return strategy_rank(a) < strategy_rank(b); });
+  std::stable_sort(s.begin(), s.end(), [](const std::string& a, const std::string& b) {
+    return strategy_rank(a) < strategy_rank(b);
+  });
   return s;
 }
 
@@ -64,7 +66,8 @@ std::string strategy_color(const std::string& s) {
   return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
 }
 
-const ResultView* find(const std::vector<const ResultView*>& rows, double bw, const std::string& strategy) {
+const ResultView* find(const std::vector<const ResultView*>& rows, double bw,
+                       const std::string& strategy) {
   for (auto* r : rows)
     if (r->network_gbps_per_node() == bw && r->strategy == strategy) return r;
   return nullptr;
@@ -149,11 +152,13 @@ std::string breakdown_chart(const Group& g) {
       if (ser.empty())
         for (std::size_t k = 0; k < parts.size(); ++k)
           ser.push_back({parts[k].name, colors[k % std::size(colors)], {}});
-      for (std::size_t k = 0; k < parts.size(); ++k) ser[k].values.push_back(parts[k].seconds * 1e3);
+      for (std::size_t k = 0; k < parts.size(); ++k)
+        ser[k].values.push_back(parts[k].seconds * 1e3);
     }
   // Drop components that are zero everywhere so the legend lists only what is drawn.
   for (auto& s : ser)
-    if (std::any_of(s.values.begin(), s.values.end(), [](double v) { return v > 1e-9; })) c.series.push_back(s);
+    if (std::any_of(s.values.begin(), s.values.end(), [](double v) { return v > 1e-9; }))
+      c.series.push_back(s);
   c.width = std::max(760, 72 + 190 + 46 * static_cast<int>(c.categories.size()));
   return bar_chart(c);
 }
@@ -183,24 +188,27 @@ std::string memory_chart(const std::vector<Group>& groups) {
     c.series.push_back(std::move(ser));
   }
   for (double cap : capacities)
-    c.ref_lines.push_back({cap / static_cast<double>(kGiB), fmt::format("capacity {}", format_bytes(cap)), "#c0392b"});
+    c.ref_lines.push_back({cap / static_cast<double>(kGiB),
+                           fmt::format("capacity {}", format_bytes(cap)), "#c0392b"});
   return bar_chart(c);
 }
 
 std::string results_table(const std::vector<ResultView>& results) {
   std::string o =
       "<table><thead><tr><th>scenario</th><th>step time</th><th>TFLOPs/GPU</th><th>tokens/s</th>"
-      "<th>speedup vs ZeRO-3</th><th>exposed comm</th><th>inter-node bytes</th><th>peak memory/GPU</th>"
+      "<th>speedup vs ZeRO-3</th><th>exposed comm</th><th>inter-node bytes</th><th>peak "
+      "memory/GPU</th>"
       "<th>fits</th></tr></thead><tbody>\n";
   for (const auto& r : results) {
     const ResultView* base = zero3_baseline(results, r);
     o += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</"
+        "td><td>{}</td>"
         "<td class=\"{}\">{}</td></tr>\n",
         html_escape(r.label()), format_time(r.step_time_s), r.tflops_per_gpu, r.tokens_per_s,
         base ? fmt::format("{:.2f}x", r.tflops_per_gpu / base->tflops_per_gpu) : "&ndash;",
-        format_time(r.exposed_comm_s()), format_bytes(r.inter_node_bytes), format_bytes(r.peak_bytes_per_gpu),
-        r.fits ? "ok" : "bad", r.fits ? "yes" : "no");
+        format_time(r.exposed_comm_s()), format_bytes(r.inter_node_bytes),
+        format_bytes(r.peak_bytes_per_gpu), r.fits ? "ok" : "bad", r.fits ? "yes" : "no");
   }
   return o + "</tbody></table>\n";
 }
@@ -212,37 +220,47 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>zerosim report</title>\n<style>\n"
-      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1200px;color:#222}\n"
+      "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px "
+      "auto;max-width:1200px;color:#222}\n"
       "h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid #ddd}\n"
       "figure{margin:16px 0;overflow-x:auto}table{border-collapse:collapse;font-size:13px}\n"
-      "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child{text-align:left}\n"
+      "td,th{border:1px solid #ccc;padding:3px "
+      "8px;text-align:right}td:first-child{text-align:left}\n"
       "td.bad{color:#c0392b;font-weight:bold}.note{color:#555;font-size:13px}\n"
       "</style></head><body>\n";
   o += "<h1>zerosim report</h1>\n";
   o += fmt::format(
-      "<p class=\"note\">Source: <code>{}</code>, {} scenario{}. Throughput is the Megatron-LM model-FLOPs "
-      "formula (with activation checkpointing) per GPU; network bandwidth is the sum of the NICs of one node. "
+      "<p class=\"note\">Source: <code>{}</code>, {} scenario{}. Throughput is the Megatron-LM "
+      "model-FLOPs "
+      "formula (with activation checkpointing) per GPU; network bandwidth is the sum of the NICs "
+      "of one node. "
       "Simulated, not measured.</p>\n",
       html_escape(source), results.size(), results.size() == 1 ? "" : "s");
 
   // Headline: what to use, per experiment and network bandwidth (tables.hpp: recommend).
-  o += fmt::format("<h2>Recommended configuration</h2>\n<p class=\"note\">Per experiment and network bandwidth: "
-                   "the fastest configuration that fits in GPU memory, or a simpler one (fewer ZeRO++ techniques) "
-                   "within {:.0f}% of it.</p>\n",
-                   100 * kTieFraction);
+  o += fmt::format(
+      "<h2>Recommended configuration</h2>\n<p class=\"note\">Per experiment and network bandwidth: "
+      "the fastest configuration that fits in GPU memory, or a simpler one (fewer ZeRO++ "
+      "techniques) "
+      "within {:.0f}% of it.</p>\n",
+      100 * kTieFraction);
   for (const auto& g : groups) {
     o += "<h3>" + html_escape(g.title) + "</h3>\n<ul>\n";
     for (const auto& [bw, rec] : recommendations(g.rows))
-      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", bw_label(bw), html_escape(rec.sentence()));
+      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", bw_label(bw),
+                       html_escape(rec.sentence()));
     o += "</ul>\n";
   }
 
   o += "<h2>Throughput vs network bandwidth</h2>\n";
   for (const auto& g : groups) o += "<figure>" + throughput_chart(g) + "</figure>\n";
   std::string speedup = speedup_chart(groups);
-  if (!speedup.empty()) o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
-  o += "<h2>Where the step time goes</h2>\n<p class=\"note\">What the compute stream does or waits on, "
-       "adding up to the step time: compute, ZeRO-3's parameter fetch, exposed communication (not hidden "
+  if (!speedup.empty())
+    o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
+  o += "<h2>Where the step time goes</h2>\n<p class=\"note\">What the compute stream does or waits "
+       "on, "
+       "adding up to the step time: compute, ZeRO-3's parameter fetch, exposed communication (not "
+       "hidden "
        "behind compute), exposed kernels (quantization running while compute waits) and idle time "
        "(waiting on dependencies).</p>\n";
   for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
@@ -250,7 +268,8 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
   o += "<h2>All results</h2>\n" + results_table(results);
   std::string warn;
   for (const auto& r : results)
-    for (const auto& w : r.warnings) warn += "<li>" + html_escape(r.label()) + ": " + html_escape(w) + "</li>\n";
+    for (const auto& w : r.warnings)
+      warn += "<li>" + html_escape(r.label()) + ": " + html_escape(w) + "</li>\n";
   if (!warn.empty()) o += "<h2>Warnings</h2>\n<ul>\n" + warn + "</ul>\n";
   o += "</body></html>\n";
   return o;

@@ -1,6 +1,7 @@
-// The self-contained HTML report: inline CSS and inline SVG charts (no scripts, no external resources)
-// for throughput vs network bandwidth per strategy (the ZeRO++ paper's style), speedup of ZeRO++ over
-// ZeRO-3, the stacked step-time breakdown and memory per GPU against capacity, then the full table.
+// The self-contained HTML report: inline CSS and inline SVG charts (no scripts, no external
+// resources) for throughput vs network bandwidth per strategy (the ZeRO++ paper's style), speedup
+// of ZeRO++ over ZeRO-3, the stacked step-time breakdown and memory per GPU against capacity, then
+// the full table.
 #pragma once
 #include <string>
 #include <vector>

@@ -12,12 +12,23 @@ std::string html_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -69,7 +80,8 @@ std::string open_svg(const ChartSpec& spec, const Frame& f) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"{2}\">\n"
       "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
+      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"14\" "
+      "font-weight=\"bold\">{2}</text>\n",
       spec.width, spec.height, html_escape(spec.title), spec.width / 2);
   // y grid, ticks and label
   for (double t : f.ticks) {
@@ -84,18 +96,18 @@ std::string open_svg(const ChartSpec& spec, const Frame& f) {
       "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"#333\"/>\n",
       f.left, f.top, f.top + f.h, f.left + f.w);
   o += fmt::format(
-      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" font-size=\"12\" transform=\"rotate(-90 16 "
+      "{0})\">{1}</text>\n",
       f.top + f.h / 2, html_escape(spec.y_label));
-  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\n", f.left + f.w / 2,
-                   spec.height - 12, html_escape(spec.x_label));
+  o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\n",
+                   f.left + f.w / 2, spec.height - 12, html_escape(spec.x_label));
   return o;
 }
 
 std::string x_labels(const ChartSpec& spec, const Frame& f) {
   std::string o;
   double band = f.w / std::max<std::size_t>(1, spec.categories.size());
-  for (std::size_t i = 0; i < spec.categories.size(); ++i)
-  {
+  for (std::size_t i = 0; i < spec.categories.size(); ++i) {
     // A category label may have several lines separated by '\n'.
     std::string label = spec.categories[i], spans;
     double x = f.left + band * (i + 0.5);
@@ -103,13 +115,15 @@ std::string x_labels(const ChartSpec& spec, const Frame& f) {
     while (true) {
       auto nl = label.find('\n', start);
       spans += fmt::format("<tspan x=\"{:.2f}\" dy=\"{}\">{}</tspan>", x, line == 0 ? 0 : 12,
-                           html_escape(label.substr(start, nl == std::string::npos ? std::string::npos : nl - start)));
+                           html_escape(label.substr(
+                               start, nl == std::string::npos ? std::string::npos : nl - start)));
       ++line;
       if (nl == std::string::npos) break;
       start = nl + 1;
     }
-    o += fmt::format("<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n", x,
-                     f.top + f.h + 15, spans);
+    o += fmt::format(
+        "<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n", x,
+        f.top + f.h + 15, spans);
   }
   return o;
 }
@@ -120,8 +134,10 @@ std::string legend_and_refs(const ChartSpec& spec, const Frame& f, bool lines) {
     if (!(r.value >= 0) || r.value > f.y_max) continue;
     double y = f.top + f.h - r.value / f.y_max * f.h;
     o += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.2f}\" x2=\"{2}\" y2=\"{1:.2f}\" stroke=\"{3}\" stroke-width=\"2\" "
-        "stroke-dasharray=\"6 4\"/><text x=\"{2}\" y=\"{4:.2f}\" text-anchor=\"end\" font-size=\"11\" "
+        "<line x1=\"{0}\" y1=\"{1:.2f}\" x2=\"{2}\" y2=\"{1:.2f}\" stroke=\"{3}\" "
+        "stroke-width=\"2\" "
+        "stroke-dasharray=\"6 4\"/><text x=\"{2}\" y=\"{4:.2f}\" text-anchor=\"end\" "
+        "font-size=\"11\" "
         "fill=\"{3}\">{5}</text>\n",
         f.left, y, f.left + f.w, html_escape(r.color), y - 4, html_escape(r.label));
   }
@@ -130,11 +146,13 @@ std::string legend_and_refs(const ChartSpec& spec, const Frame& f, bool lines) {
     const auto& s = spec.series[k];
     double y = ly + 18.0 * static_cast<double>(k);
     if (lines)
-      o += fmt::format("<line x1=\"{0}\" y1=\"{1:.2f}\" x2=\"{2}\" y2=\"{1:.2f}\" stroke=\"{3}\" stroke-width=\"3\"/>",
-                       lx, y + 6, lx + 14, html_escape(s.color));
+      o += fmt::format(
+          "<line x1=\"{0}\" y1=\"{1:.2f}\" x2=\"{2}\" y2=\"{1:.2f}\" stroke=\"{3}\" "
+          "stroke-width=\"3\"/>",
+          lx, y + 6, lx + 14, html_escape(s.color));
     else
-      o += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"12\" height=\"12\" fill=\"{}\"/>", lx, y,
-                       html_escape(s.color));
+      o += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"12\" height=\"12\" fill=\"{}\"/>", lx,
+                       y, html_escape(s.color));
     o += fmt::format("<text x=\"{}\" y=\"{:.2f}\" font-size=\"11\">{}</text>\n", lx + 18, y + 10,
                      html_escape(s.name));
   }
@@ -170,14 +188,16 @@ std::string bar_chart(const ChartSpec& spec) {
       const auto& s = spec.series[k];
       double v = i < s.values.size() ? s.values[i] : NAN;
       if (!std::isfinite(v) || v <= 0) continue;
-      double x = spec.stacked ? f.left + band * i + band * 0.2 : f.left + band * i + band * 0.1 + bar_w * k;
+      double x = spec.stacked ? f.left + band * i + band * 0.2
+                              : f.left + band * i + band * 0.1 + bar_w * k;
       double y0 = base, y1 = spec.stacked ? base + v : v;
       double py1 = f.top + f.h - y1 / f.y_max * f.h, py0 = f.top + f.h - y0 / f.y_max * f.h;
       o += fmt::format(
-          "<rect class=\"data\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\">"
+          "<rect class=\"data\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" "
+          "fill=\"{}\">"
           "<title>{}: {}: {}</title></rect>\n",
-          x, py1, bar_w, std::max(0.5, py0 - py1), html_escape(s.color), html_escape(spec.categories[i]),
-          html_escape(s.name), fmt_tick(v));
+          x, py1, bar_w, std::max(0.5, py0 - py1), html_escape(s.color),
+          html_escape(spec.categories[i]), html_escape(s.name), fmt_tick(v));
       if (spec.stacked) base += v;
     }
   }
@@ -202,12 +222,15 @@ std::string line_chart(const ChartSpec& spec) {
       double x = f.left + band * (i + 0.5), y = f.top + f.h - v / f.y_max * f.h;
       path += fmt::format("{}{:.2f},{:.2f}", path.empty() ? "M" : " L", x, y);
       dots += fmt::format(
-          "<circle class=\"data\" cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"4\" fill=\"{}\"><title>{}: {}: {}</title></circle>\n",
-          x, y, html_escape(s.color), html_escape(spec.categories[i]), html_escape(s.name), fmt_tick(v));
+          "<circle class=\"data\" cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"4\" fill=\"{}\"><title>{}: {}: "
+          "{}</title></circle>\n",
+          x, y, html_escape(s.color), html_escape(spec.categories[i]), html_escape(s.name),
+          fmt_tick(v));
     }
     if (!path.empty())
-      o += fmt::format("<path class=\"data\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\"/>\n", path,
-                       html_escape(s.color));
+      o += fmt::format(
+          "<path class=\"data\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\"/>\n",
+          path, html_escape(s.color));
     o += dots;
   }
   o += x_labels(spec, f) + legend_and_refs(spec, f, true) + "</svg>\n";

@@ -1,6 +1,7 @@
-// Inline SVG charts for the HTML report: grouped or stacked bar charts and line charts over categorical
-// x values, with a title, axes with units, tick labels, a legend and optional reference lines. Every data
-// mark carries class="data" so tests can check that a chart is not empty. All text is XML-escaped.
+// Inline SVG charts for the HTML report: grouped or stacked bar charts and line charts over
+// categorical x values, with a title, axes with units, tick labels, a legend and optional reference
+// lines. Every data mark carries class="data" so tests can check that a chart is not empty. All
+// text is XML-escaped.
 #pragma once
 #include <string>
 #include <vector>

@@ -28,27 +28,51 @@ std::string md_cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '\\': out += "\\\\"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '`': out += "\\`"; break;
-      case '*': out += "\\*"; break;
-      case '_': out += "\\_"; break;
-      case '[': out += "\\["; break;
-      case ']': out += "\\]"; break;
+      case '|':
+        out += "\\|";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '`':
+        out += "\\`";
+        break;
+      case '*':
+        out += "\\*";
+        break;
+      case '_':
+        out += "\\_";
+        break;
+      case '[':
+        out += "\\[";
+        break;
+      case ']':
+        out += "\\]";
+        break;
       case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
+      case '\r':
+        out += ' ';
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
 std::string group_key(const ResultView& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes, r.fabric,
-                     r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len, r.grad_accum, r.tier, r.profile);
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes,
+                     r.fabric, r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len,
+                     r.grad_accum, r.tier, r.profile);
 }
 
 std::string group_title(const ResultView& r) {
@@ -77,7 +101,8 @@ Recommendation recommend(const std::vector<const ResultView*>& rows) {
   Recommendation out;
   for (const ResultView* r : rows) {
     if (r->strategy == "zero3") out.zero3 = r;
-    if (r->fits && (!out.fastest || r->tflops_per_gpu > out.fastest->tflops_per_gpu)) out.fastest = r;
+    if (r->fits && (!out.fastest || r->tflops_per_gpu > out.fastest->tflops_per_gpu))
+      out.fastest = r;
   }
   if (!out.fastest) return out;
   out.pick = out.fastest;
@@ -92,17 +117,20 @@ std::string Recommendation::sentence() const {
   if (!pick) return "nothing fits in GPU memory";
   std::string s = strategy_display(pick->strategy);
   if (zero3 && zero3 != pick && zero3->fits)
-    s += fmt::format(" ({:.2f}x ZeRO-3's throughput)", pick->tflops_per_gpu / zero3->tflops_per_gpu);
+    s +=
+        fmt::format(" ({:.2f}x ZeRO-3's throughput)", pick->tflops_per_gpu / zero3->tflops_per_gpu);
   else if (zero3 && !zero3->fits)
     s += " (ZeRO-3 does not fit)";
   if (pick != fastest)
-    s += fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
-                     strategy_display(fastest->strategy),
-                     100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
+    s +=
+        fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
+                    strategy_display(fastest->strategy),
+                    100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
   return s;
 }
 
-std::vector<std::pair<double, Recommendation>> recommendations(const std::vector<const ResultView*>& group) {
+std::vector<std::pair<double, Recommendation>> recommendations(
+    const std::vector<const ResultView*>& group) {
   std::map<double, std::vector<const ResultView*>> by_bw;
   for (const ResultView* r : group) by_bw[r->network_gbps_per_node()].push_back(r);
   std::vector<std::pair<double, Recommendation>> out;
@@ -112,32 +140,37 @@ std::vector<std::pair<double, Recommendation>> recommendations(const std::vector
 
 std::string render_csv(const std::vector<ResultView>& results) {
   std::string out =
-      "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,model,strategy,"
+      "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,"
+      "model,strategy,"
       "tokens_per_gpu,seq_len,"
       "grad_accum,tier,step_time_s,tflops_per_gpu,tokens_per_s,compute_s,recompute_s,optimizer_s,"
-      "param_fetch_s,quant_kernels_s,exposed_all_gather_s,exposed_reduce_scatter_s,exposed_all_to_all_s,inter_node_bytes,"
+      "param_fetch_s,quant_kernels_s,exposed_all_gather_s,exposed_reduce_scatter_s,exposed_all_to_"
+      "all_s,inter_node_bytes,"
       "intra_node_bytes,peak_bytes_per_gpu,capacity_bytes,fits,warnings\n";
   for (const auto& r : results) {
     std::string warnings;
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
-                       r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model), csv_field(r.strategy), r.tokens_per_gpu,
-                       r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s, r.tflops_per_gpu,
-                       r.tokens_per_s, r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
-                       r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
-                       r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
-                       r.fits ? "true" : "false", csv_field(warnings));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
+        "{}\n",
+        csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
+        r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model),
+        csv_field(r.strategy), r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier),
+        r.step_time_s, r.tflops_per_gpu, r.tokens_per_s, r.compute_s, r.recompute_s, r.optimizer_s,
+        r.param_fetch_s, r.quant_kernels_s, r.exposed_all_gather_s, r.exposed_reduce_scatter_s,
+        r.exposed_all_to_all_s, r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu,
+        r.capacity_bytes, r.fits ? "true" : "false", csv_field(warnings));
   }
   return out;
 }
 
 std::string render_markdown(const std::vector<ResultView>& results, const std::string& source) {
   std::string out = "# zerosim report\n\n";
-  out += fmt::format("Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
-                     "(with activation checkpointing); speedup is against ZeRO-3 in the same group and "
-                     "network.\n\n",
-                     md_cell(source), results.size(), results.size() == 1 ? "" : "s");
+  out += fmt::format(
+      "Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
+      "(with activation checkpointing); speedup is against ZeRO-3 in the same group and "
+      "network.\n\n",
+      md_cell(source), results.size(), results.size() == 1 ? "" : "s");
   // Groups in order of first appearance (input order is deterministic).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ResultView*>> groups;
@@ -150,22 +183,27 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
     const auto& rows = groups[key];
     out += "## " + md_cell(group_title(*rows.front())) + "\n\n";
     for (const auto& [bw, rec] : recommendations(rows))
-      out += fmt::format("- {}: {}\n", bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
+      out += fmt::format("- {}: {}\n",
+                         bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
                          md_cell(rec.sentence()));
     out += "\n";
-    out += "| network per node | strategy | step time | TFLOPs/GPU | tokens/s | speedup vs ZeRO-3 | exposed comm | "
-           "peak memory/GPU | fits |\n";
+    out +=
+        "| network per node | strategy | step time | TFLOPs/GPU | tokens/s | speedup vs ZeRO-3 | "
+        "exposed comm | "
+        "peak memory/GPU | fits |\n";
     out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const ResultView* r : rows) {
       const ResultView* base = zero3_baseline(results, *r);
       std::string net = r->network_gbps_per_node() > 0
                             ? fmt::format("{}x{:g} Gbps", r->nics_per_node, r->nic_gbps)
                             : "preset";
-      out += fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |\n", net,
-                         md_cell(strategy_display(r->strategy)), format_time(r->step_time_s), r->tflops_per_gpu,
-                         r->tokens_per_s, base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
-                         format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
-                         r->fits ? "yes" : "**no**");
+      out +=
+          fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |\n", net,
+                      md_cell(strategy_display(r->strategy)), format_time(r->step_time_s),
+                      r->tflops_per_gpu, r->tokens_per_s,
+                      base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
+                      format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
+                      r->fits ? "yes" : "**no**");
     }
     out += "\n";
   }

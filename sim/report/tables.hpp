@@ -1,5 +1,6 @@
-// Tabular renderers of results: CSV (one row per scenario, every metric, machine-readable) and Markdown
-// (readable tables with speedups over ZeRO-3). Strings from input files are escaped for each format.
+// Tabular renderers of results: CSV (one row per scenario, every metric, machine-readable) and
+// Markdown (readable tables with speedups over ZeRO-3). Strings from input files are escaped for
+// each format.
 #pragma once
 #include <string>
 #include <vector>
@@ -11,8 +12,8 @@ namespace zerosim::report {
 std::string render_csv(const std::vector<ResultView>& results);
 std::string render_markdown(const std::vector<ResultView>& results, const std::string& source);
 
-// One CSV field: quoted when it holds a comma, quote or newline; a leading = + - @ is prefixed with '
-// so spreadsheets do not evaluate it as a formula.
+// One CSV field: quoted when it holds a comma, quote or newline; a leading = + - @ is prefixed with
+// ' so spreadsheets do not evaluate it as a formula.
 std::string csv_field(const std::string& text);
 // Markdown table cell: | and \ escaped, HTML specials as entities, newlines as spaces.
 std::string md_cell(const std::string& text);
@@ -35,6 +36,7 @@ struct Recommendation {
 };
 Recommendation recommend(const std::vector<const ResultView*>& same_bandwidth);
 // One recommendation per network bandwidth of a group, in increasing bandwidth.
-std::vector<std::pair<double, Recommendation>> recommendations(const std::vector<const ResultView*>& group);
+std::vector<std::pair<double, Recommendation>> recommendations(
+    const std::vector<const ResultView*>& group);
 
 }  // namespace zerosim::report

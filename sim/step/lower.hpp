@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/program/step_program.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "sim/program/step_program.hpp"
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"

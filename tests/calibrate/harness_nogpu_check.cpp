@@ -1,6 +1,7 @@
-// zerosim-calibrate on a machine without a usable GPU (all GPUs hidden with CUDA_VISIBLE_DEVICES="",
-// so this also holds on GPU machines): a clear message, exit code 3, no measurement file. Bad arguments
-// exit 2. Built and registered by calibrate/harness/CMakeLists.txt (only when the harness is built).
+// zerosim-calibrate on a machine without a usable GPU (all GPUs hidden with
+// CUDA_VISIBLE_DEVICES="", so this also holds on GPU machines): a clear message, exit code 3, no
+// measurement file. Bad arguments exit 2. Built and registered by calibrate/harness/CMakeLists.txt
+// (only when the harness is built).
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,7 +32,8 @@ Run run(const std::string& env_and_args) {
 }  // namespace
 
 TEST_CASE("no GPU: clear message, exit 3, nothing written") {
-  auto out = std::filesystem::temp_directory_path() / ("zerosim_calib_nogpu_" + std::to_string(::getpid()) + ".jsonl");
+  auto out = std::filesystem::temp_directory_path() /
+             ("zerosim_calib_nogpu_" + std::to_string(::getpid()) + ".jsonl");
   Run r = run("CUDA_VISIBLE_DEVICES= " + std::string(ZEROSIM_CALIBRATE) + " --out " + out.string());
   CAPTURE(r.out);
   CHECK(r.code == 3);

@@ -1,6 +1,7 @@
 // 'zerosim calibrate' end to end: import the representative nccl-tests log, fit a profile from it,
 // check the written profile; bad logs and bad flags exit 2 naming file:line or the flag.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -8,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "calibrate/fit/collective_fit.hpp"
 #include "calibrate/fit/measurements.hpp"
@@ -36,12 +36,14 @@ Run run(const std::string& args) {
 }
 
 std::filesystem::path tmpdir() {
-  auto d = std::filesystem::temp_directory_path() / ("zerosim_calib_cli_" + std::to_string(::getpid()));
+  auto d =
+      std::filesystem::temp_directory_path() / ("zerosim_calib_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d;
 }
 
-const std::string kFixture = std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
+const std::string kFixture =
+    std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
 
 }  // namespace
 
@@ -98,7 +100,8 @@ TEST_CASE("bad logs and flags exit 2 with file:line or the flag") {
     std::ofstream f(no_rank_lines);
     f << "        1024   256  float  sum  -1   20.0  0.05  0.09  0  20.0  0.05  0.09  0\n";
   }
-  Run no_ranks = run("calibrate import-nccl-tests " + no_rank_lines + " --op all_reduce --out " + meas);
+  Run no_ranks =
+      run("calibrate import-nccl-tests " + no_rank_lines + " --op all_reduce --out " + meas);
   CHECK(no_ranks.code == 2);
   CHECK(no_ranks.out.find("--ranks") != std::string::npos);
 
@@ -106,14 +109,17 @@ TEST_CASE("bad logs and flags exit 2 with file:line or the flag") {
   CHECK(bad_op.code == 2);
   CHECK(bad_op.out.find("--op") != std::string::npos);
 
-  Run missing = run("calibrate fit " + (d / "none.jsonl").string() + " --base dgx-a100 --out " + (d / "p.json").string());
+  Run missing = run("calibrate fit " + (d / "none.jsonl").string() + " --base dgx-a100 --out " +
+                    (d / "p.json").string());
   CHECK(missing.code == 2);
   CHECK(missing.out.find("none.jsonl") != std::string::npos);
 
   {
     std::ofstream f(meas);
-    f << R"({"format": "zerosim-measurements", "version": 1, "provenance": {}})" << "\n"
-      << R"({"kind": "kernel", "name": "copy", "bytes": 4096, "time_s": 1e-6})" << "\n";
+    f << R"({"format": "zerosim-measurements", "version": 1, "provenance": {}})"
+      << "\n"
+      << R"({"kind": "kernel", "name": "copy", "bytes": 4096, "time_s": 1e-6})"
+      << "\n";
   }
   Run no_base = run("calibrate fit " + meas + " --out " + (d / "p.json").string());
   CHECK(no_base.code == 2);
@@ -121,15 +127,17 @@ TEST_CASE("bad logs and flags exit 2 with file:line or the flag") {
   std::filesystem::remove_all(d);
 }
 
-TEST_CASE("import-nccl-tests: a multi-collective real log, gpu_model in provenance, fit without --base") {
+TEST_CASE(
+    "import-nccl-tests: a multi-collective real log, gpu_model in provenance, fit without --base") {
   auto d = tmpdir();
-  const std::string log = std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/real/h100-10nodes/nccl_N10_G8.log";
+  const std::string log =
+      std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/real/h100-10nodes/nccl_N10_G8.log";
   std::string meas = (d / "meas.jsonl").string(), prof = (d / "prof.json").string();
   Run imp = run("calibrate import-nccl-tests " + log + " --out " + meas);
   CAPTURE(imp.out);
   REQUIRE(imp.code == 0);
-  CHECK(imp.out.find("50 records (all_reduce 10, all_gather 10, reduce_scatter 10, all_to_all 10, send_recv 10)") !=
-        std::string::npos);
+  CHECK(imp.out.find("50 records (all_reduce 10, all_gather 10, reduce_scatter 10, all_to_all 10, "
+                     "send_recv 10)") != std::string::npos);
   CHECK(imp.out.find("gpu_model H100-SXM5-80GB") != std::string::npos);
   calib::Measurements m;
   calib::load_measurements(meas, m);
@@ -145,12 +153,14 @@ TEST_CASE("import-nccl-tests: a multi-collective real log, gpu_model in provenan
 
   // The provenance's gpu_model picks the base profile: no --base needed.
   const std::string a100 =
-      std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/real/azure-1node/nccl-tests-a100-allreduce-train.log";
+      std::string(ZEROSIM_SOURCE_DIR) +
+      "/tests/calibrate/data/real/azure-1node/nccl-tests-a100-allreduce-train.log";
   std::string meas_a100 = (d / "a100.jsonl").string();
   Run imp_a100 = run("calibrate import-nccl-tests " + a100 + " --out " + meas_a100);
   CAPTURE(imp_a100.out);
   REQUIRE(imp_a100.code == 0);
-  CHECK(imp_a100.out.find("12 all_reduce records from 1 log(s), gpu_model A100-SXM4-80GB") != std::string::npos);
+  CHECK(imp_a100.out.find("12 all_reduce records from 1 log(s), gpu_model A100-SXM4-80GB") !=
+        std::string::npos);
   Run fit = run("calibrate fit " + meas_a100 + " --cluster dgx-a100 --quiet --out " + prof);
   CAPTURE(fit.out);
   CHECK(fit.code == 0);
@@ -161,7 +171,9 @@ TEST_CASE("import-nccl-tests: a multi-collective real log, gpu_model in provenan
   CAPTURE(ag.out);
   REQUIRE(ag.code == 0);
   CHECK(ag.out.find("10 all_gather records") != std::string::npos);
-  CHECK(ag.out.find("note: " + log + ":2: all_reduce_perf section (10 all_reduce row(s)) left out by --op all_gather") !=
+  CHECK(ag.out.find(
+            "note: " + log +
+            ":2: all_reduce_perf section (10 all_reduce row(s)) left out by --op all_gather") !=
         std::string::npos);
   std::filesystem::remove_all(d);
 }
@@ -179,11 +191,14 @@ TEST_CASE("import-nccl-tests: no op for a file, and a filter that leaves nothing
   CHECK(r.out.find(nameless) != std::string::npos);
   CHECK(r.out.find("pass --op") != std::string::npos);
   CHECK(!std::filesystem::exists(meas));
-  CHECK(run("calibrate import-nccl-tests " + nameless + " --op all_reduce --out " + meas).code == 0);
+  CHECK(run("calibrate import-nccl-tests " + nameless + " --op all_reduce --out " + meas).code ==
+        0);
 
   const std::string n2 =
-      std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/real/h100-10nodes/nccl_N2_G1_cnode3-002_cnode3-003.log";
-  Run f = run("calibrate import-nccl-tests " + n2 + " --op all_gather --out " + (d / "f.jsonl").string());
+      std::string(ZEROSIM_SOURCE_DIR) +
+      "/tests/calibrate/data/real/h100-10nodes/nccl_N2_G1_cnode3-002_cnode3-003.log";
+  Run f = run("calibrate import-nccl-tests " + n2 + " --op all_gather --out " +
+              (d / "f.jsonl").string());
   CHECK(f.code == 2);
   CHECK(f.out.find(n2) != std::string::npos);
   CHECK(f.out.find("no all_gather rows") != std::string::npos);

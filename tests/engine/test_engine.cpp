@@ -1,10 +1,10 @@
 // Engine: ordering by (time, insertion sequence), model polling, determinism.
-#include "sim/engine/engine.hpp"
-
 #include <doctest/doctest.h>
 
 #include <stdexcept>
 #include <vector>
+
+#include "sim/engine/engine.hpp"
 
 using namespace zerosim;
 

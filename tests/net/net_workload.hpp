@@ -59,7 +59,8 @@ inline std::pair<StepResult, StepResult> step_with_and_without(const ReferenceMo
 
 // The same, checking that both step times agree within 1e-9 relative (issue 8's bar for every
 // shortcut); returns {reference, fast} for further checks.
-inline std::pair<StepResult, StepResult> same_step_time(const ReferenceModes& reference, const StepCase& c) {
+inline std::pair<StepResult, StepResult> same_step_time(const ReferenceModes& reference,
+                                                        const StepCase& c) {
   auto runs = step_with_and_without(reference, c);
   const double a = runs.first.step_time_s;
   const double b = runs.second.step_time_s;

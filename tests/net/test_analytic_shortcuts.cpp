@@ -218,10 +218,8 @@ TEST_CASE("whole steps: same step time and bytes with and without the analytic s
     const StepResult fast = simulate(s);
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);
-    CHECK(fast.step_time_s ==
-          doctest::Approx(full.step_time_s).epsilon(1e-9));
-    CHECK(fast.comm.inter_node_bytes ==
-          doctest::Approx(full.comm.inter_node_bytes).epsilon(1e-9));
+    CHECK(fast.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9));
+    CHECK(fast.comm.inter_node_bytes == doctest::Approx(full.comm.inter_node_bytes).epsilon(1e-9));
     CHECK(fast.comm.flows == full.comm.flows);
   }
 }

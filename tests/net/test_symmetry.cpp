@@ -1,10 +1,11 @@
 // The flow tier's symmetry reduction (equitable.hpp) must give the same times as the full
 // simulation: every collective of a mixed, overlapping workload completes within 1e-9 relative of
 // the plain run (no plan cache, no merging, no symmetry), and a whole training step's time equals
-// the run without symmetry (NetworkOptions::flow_symmetry off) within 1e-9, on rail-optimized DGX-2 and DGX H100 clusters (one
-// leaf per rail, and two leaves per rail with ECMP over spines), 2:1 fat-trees, and node counts
-// that break the symmetry (odd, uneven leaves, asymmetric send/recv groups). Leaving symmetry mode
-// with collectives in flight (by hand, or the automatic fallback) keeps the times too.
+// the run without symmetry (NetworkOptions::flow_symmetry off) within 1e-9, on rail-optimized DGX-2
+// and DGX H100 clusters (one leaf per rail, and two leaves per rail with ECMP over spines), 2:1
+// fat-trees, and node counts that break the symmetry (odd, uneven leaves, asymmetric send/recv
+// groups). Leaving symmetry mode with collectives in flight (by hand, or the automatic fallback)
+// keeps the times too.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 

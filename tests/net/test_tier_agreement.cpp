@@ -1,5 +1,6 @@
 // Flow and analytic tiers agree within 1% wherever no link is shared by different collectives: one
-// collective at a time (its concurrent groups included), over kinds, algorithms, sizes and clusters.
+// collective at a time (its concurrent groups included), over kinds, algorithms, sizes and
+// clusters.
 #include <doctest/doctest.h>
 
 #include <string>

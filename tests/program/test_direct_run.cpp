@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/program/step_program.hpp"
 #include "sim/net/analytic_network.hpp"
+#include "sim/program/step_program.hpp"
 #include "sim/step/lower.hpp"
 #include "tests/program/stub_network.hpp"
 #include "tests/step/gpt18b_setup.hpp"
