@@ -5,23 +5,14 @@
 namespace zerosim::cli {
 
 void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required) {
-  auto* c =
-      app->add_option("--cluster", flags.cluster,
-                      "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file");
+  auto* c = add_scenario_option(app, scenario_param("--cluster"), flags.cluster);
   if (required) c->required();
   auto& o = flags.overrides;
-  app->add_option("--nodes", o.nodes, "number of server nodes (builder presets only)")
-      ->check(CLI::Range(1, 1 << 20));
-  app->add_option("--nics-per-node", o.nics_per_node,
-                  "network adapters per node, 1..the node type's maximum (builder presets only)")
-      ->check(CLI::Range(1, 64));
-  app->add_option("--nic-gbps", o.nic_gbps, "line rate per NIC in Gbit/s (builder presets only)")
-      ->check(finite_range(1e-3, 1e6));
-  app->add_option("--fabric", o.fabric, "network fabric: rail (rail-optimized) or fat-tree")
-      ->check(CLI::IsMember({"rail", "fat-tree"}));
-  app->add_option("--oversubscription", o.oversubscription,
-                  "leaf downlink:uplink bandwidth ratio, >= 1 (builder presets only)")
-      ->check(finite_range(1.0, 1e6));
+  add_scenario_option(app, scenario_param("--nodes"), o.nodes);
+  add_scenario_option(app, scenario_param("--nics-per-node"), o.nics_per_node);
+  add_scenario_option(app, scenario_param("--nic-gbps"), o.nic_gbps);
+  add_scenario_option(app, scenario_param("--fabric"), o.fabric);
+  add_scenario_option(app, scenario_param("--oversubscription"), o.oversubscription);
 }
 
 Topology load_from(const ClusterFlags& flags) {

@@ -1,6 +1,6 @@
 // Cluster selection flags shared by every subcommand that needs a cluster (topology, simulate,
-// collective, sweep, plan): --cluster NAME|FILE plus builder overrides. Flag values are
-// range-checked by CLI11 (exit 2 naming the flag); node-type limits (e.g. NICs per node) are
+// collective, plan): --cluster NAME|FILE plus builder overrides. Flag values are range-checked by
+// the scenario schema's rules (exit 2 naming the flag); node-type limits (e.g. NICs per node) are
 // checked by the builder.
 #pragma once
 #include <CLI/CLI.hpp>

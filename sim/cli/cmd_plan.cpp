@@ -8,6 +8,7 @@
 
 #include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
@@ -106,10 +107,9 @@ void register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Search strategies, micro-batch and accumulation; rank what fits by throughput");
   add_cluster_flags(cmd, a->cluster);
-  cmd->add_option("--model", a->model, "model preset, workload file or HF config.json")->required();
-  cmd->add_option("--profile", a->profile, "cost profile (default: the cluster's)");
-  cmd->add_option("--seq-len", a->seq_len, "sequence length (default: the model's)")
-      ->check(CLI::Range(1, 1 << 24));
+  add_scenario_option(cmd, scenario_param("--model"), a->model)->required();
+  add_scenario_option(cmd, scenario_param("--profile"), a->profile);
+  add_scenario_option(cmd, scenario_param("--seq-len"), a->seq_len);
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
       ->check(CLI::Range(1LL, 1LL << 40));

@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 
-#include "sim/cli/cluster_flags.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
@@ -18,8 +19,8 @@ namespace zerosim::cli {
 namespace {
 
 struct SimulateFlags {
-  ClusterFlags cluster;
-  Scenario scenario;
+  std::map<std::string, std::string> values;  // flag -> text, one per scenario schema entry
+  std::map<std::string, CLI::Option*> options;
   std::string trace, out;
   bool json = false, no_checkpointing = false;
 };
@@ -75,49 +76,29 @@ void print_summary(const StepResult& r) {
 void register_simulate(CLI::App& app) {
   auto flags = std::make_shared<SimulateFlags>();
   auto* cmd = app.add_subcommand("simulate", "simulate one ZeRO-3 / ZeRO++ training step");
-  add_cluster_flags(cmd, flags->cluster);
-  Scenario& s = flags->scenario;
-  cmd->add_option("--model", s.model, "workload preset, workload file or Hugging Face config.json")
-      ->required();
-  cmd->add_option("--strategy", s.strategy,
-                  "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | "
-                  "zero3+qwz+hpz | ...");
-  cmd->add_option("--deepspeed", s.deepspeed,
-                  "DeepSpeed config JSON (replaces --strategy; its micro-batch "
-                  "and accumulation replace the flags)");
-  cmd->add_option("--tokens-per-gpu", s.tokens_per_gpu, "tokens per GPU per micro-step (default 2048, or one sequence when longer)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", s.seq_len, "sequence length (default: the model's)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--grad-accum", s.grad_accum, "gradient accumulation steps")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--hpz-size", s.hpz_partition,
-                  "hpZ secondary partition size k (default: GPUs per node)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--qgz-chunks", s.qgz_chunks,
-                  "pipeline qgZ's two hops over this many chunks (1 = off)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--no-checkpointing", flags->no_checkpointing, "disable activation checkpointing");
-  cmd->add_option("--profile", s.profile, "cost profile name or file (default: matches the GPU)");
-  cmd->add_option("--tier", s.tier, "network model: flow | analytic");
+  // Every scenario parameter, from the scenario schema (the same rules as `sweep`'s lists).
+  for (const auto& p : scenario_params()) {
+    CLI::Option* o = add_scenario_option(cmd, p, flags->values[p.flag]);
+    if (p.required) o->required();
+    flags->options[p.flag] = o;
+  }
+  cmd->add_flag("--no-checkpointing", flags->no_checkpointing,
+                "disable activation checkpointing (--activation-checkpointing false)")
+      ->excludes(flags->options.at("--activation-checkpointing"));
   cmd->add_option("--trace", flags->trace, "write a Chrome trace of the step here");
   cmd->add_flag("--json", flags->json, "print the result JSON");
   cmd->add_option("--out", flags->out, "write the result JSON here");
   cmd->callback([flags] {
-    const Scenario& f = flags->scenario;
-    check_output_paths({data_input("--cluster", "topologies", flags->cluster.cluster),
-                        data_input("--model", "workloads", f.model),
-                        data_input("--profile", "calibrate/profiles", f.profile),
-                        {"--deepspeed", f.deepspeed}},
+    Scenario sc;
+    for (const auto& p : scenario_params())
+      if (flags->options.at(p.flag)->count() > 0)
+        apply_scenario_param(sc, p, flags->values.at(p.flag));
+    if (flags->no_checkpointing) sc.activation_checkpointing = false;
+    check_output_paths({data_input("--cluster", "topologies", sc.cluster),
+                        data_input("--model", "workloads", sc.model),
+                        data_input("--profile", "calibrate/profiles", sc.profile),
+                        {"--deepspeed", sc.deepspeed}},
                        {{"--out", flags->out}, {"--trace", flags->trace}});
-    Scenario sc = flags->scenario;
-    sc.cluster = flags->cluster.cluster;
-    sc.nodes = flags->cluster.overrides.nodes;
-    sc.nics_per_node = flags->cluster.overrides.nics_per_node;
-    sc.nic_gbps = flags->cluster.overrides.nic_gbps;
-    sc.fabric = flags->cluster.overrides.fabric;
-    sc.oversubscription = flags->cluster.overrides.oversubscription;
-    sc.activation_checkpointing = !flags->no_checkpointing;
     const StepResult r = simulate(sc, flags->trace);
     const json doc = to_json(r);
     require_finite_result(doc, "the result");

@@ -126,30 +126,14 @@ void register_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Run the cartesian product of comma-separated lists of simulate flags (threads, MPI ranks)");
-  const std::map<std::string, std::string> help = {
-      {"--cluster", "cluster presets or topology files"},
-      {"--nodes", "node counts"},
-      {"--fabric", "fabrics (rail | fat-tree)"},
-      {"--oversubscription", "fabric oversubscription ratios"},
-      {"--model", "model presets, workload files or HF config.json files"},
-      {"--seq-len", "sequence lengths (default: the model's)"},
-      {"--tokens-per-gpu", "tokens per GPU per micro-step (default 2048, or one sequence when longer)"},
-      {"--grad-accum", "gradient accumulation steps"},
-      {"--nics-per-node", "NICs per node"},
-      {"--nic-gbps", "NIC line rates in Gbit/s"},
-      {"--strategy",
-       "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ... (default zeropp)"},
-      {"--deepspeed", "DeepSpeed config files (instead of --strategy/--grad-accum)"},
-      {"--hpz-size", "hpZ secondary partition sizes (default: GPUs per node)"},
-      {"--qwz-bits", "qwZ weight quantization bits (default 8)"},
-      {"--qgz-bits", "qgZ gradient quantization bits (default 4)"},
-      {"--qgz-chunks", "qgZ pipeline chunk counts (default 1)"},
-      {"--profile", "cost profiles (default: the cluster's)"},
-      {"--tier", "flow | analytic"},
-      {"--activation-checkpointing", "true | false (default true)"}};
-  for (const auto& flag : sweep::sweep_flags()) {
-    args->lists[flag];
-    args->options[flag] = cmd->add_option(flag, args->lists[flag], "list of " + help.at(flag));
+  // Every scenario parameter of the schema; each value of a list is checked by its entry's rule.
+  for (const auto& p : scenario_params()) {
+    args->options[p.flag] = cmd->add_option(p.flag, args->lists[p.flag],
+                                            "comma-separated list: " + scenario_param_help(p))
+                                ->type_name((scenario_param_range(p).empty()
+                                                 ? scenario_param_type(p)
+                                                 : scenario_param_range(p)) +
+                                            ",...");
   }
   cmd->add_option("--out", args->out,
                   "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");

@@ -2,21 +2,25 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <stdexcept>
 
 namespace zerosim::cli {
 
 CLI::Validator finite_range(double min, double max) {
   return CLI::Validator(
-      [min, max](std::string& input) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(input, v)) return fmt::format("'{}' is not a number", input);
-        if (!std::isfinite(v)) return fmt::format("must be a finite number, not '{}'", input);
-        if (v < min || v > max)
-          return fmt::format("must be between {:g} and {:g}, not '{}'", min, max, input);
-        return {};
-      },
+      [min, max](std::string& input) { return finite_range_rule(min, max, input); },
       fmt::format("FINITE in [{:g} - {:g}]", min, max));
+}
+
+CLI::Validator scenario_validator(const ScenarioParam& p) {
+  return CLI::Validator([&p](std::string& input) { return scenario_param_rule(p, input); },
+                        scenario_param_range(p));
+}
+
+const ScenarioParam& scenario_param(const std::string& flag) {
+  const ScenarioParam* p = find_scenario_param(flag);
+  if (!p) throw std::logic_error("no scenario schema entry for " + flag);
+  return *p;
 }
 
 }  // namespace zerosim::cli

@@ -1,10 +1,26 @@
 // Shared CLI11 validators. CLI::Range lets NaN through (every comparison with NaN is false), so
 // every floating-point flag is checked with finite_range: a finite number within [min, max].
+// A scenario flag is checked by its entry of the scenario schema (sim/step/scenario_schema.hpp),
+// the same rule and message as `sweep`'s lists and the Python module's keywords.
 #pragma once
 #include <CLI/CLI.hpp>
+
+#include "sim/step/scenario_schema.hpp"
 
 namespace zerosim::cli {
 
 CLI::Validator finite_range(double min, double max);
+CLI::Validator scenario_validator(const ScenarioParam& p);
+
+// Adds p's flag to `app` with the schema's help, type name and rule, storing into `target`.
+template <typename T>
+CLI::Option* add_scenario_option(CLI::App* app, const ScenarioParam& p, T& target) {
+  return app->add_option(p.flag, target, scenario_param_help(p))
+      ->type_name(scenario_param_type(p))
+      ->check(scenario_validator(p));
+}
+
+// The schema's entry of `flag` (std::logic_error if the table has none: a programming error).
+const ScenarioParam& scenario_param(const std::string& flag);
 
 }  // namespace zerosim::cli

@@ -3,23 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <set>
 
 #include "sim/core/error.hpp"
-#include "sim/core/utf8.hpp"
 
 namespace zerosim::sweep {
 
 const std::vector<std::string>& sweep_flags() {
-  // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy vary
-  // fastest so that one group's bandwidth/strategy grid is contiguous in the output.
-  static const std::vector<std::string> flags = {
-      "--cluster",   "--nodes",         "--fabric",   "--oversubscription", "--model",
-      "--seq-len",   "--tokens-per-gpu", "--grad-accum", "--nics-per-node",   "--nic-gbps",
-      "--strategy",  "--deepspeed",     "--hpz-size", "--qwz-bits",         "--qgz-bits",
-      "--qgz-chunks", "--profile",   "--tier",          "--activation-checkpointing"};
+  static const std::vector<std::string> flags = [] {
+    std::vector<std::string> out;
+    for (const auto& p : scenario_params()) out.push_back(p.flag);
+    return out;
+  }();
   return flags;
 }
 
@@ -30,25 +25,6 @@ std::string trim(std::string_view s) {
   if (b == std::string_view::npos) return "";
   auto e = s.find_last_not_of(" \t");
   return std::string(s.substr(b, e - b + 1));
-}
-
-long parse_int(const std::string& flag, const std::string& value, long min) {
-  long v = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size())
-    throw flag_error(flag, fmt::format("'{}' is not an integer", value));
-  if (v < min) throw flag_error(flag, fmt::format("must be at least {} (got {})", min, v));
-  if (v > 1'000'000'000L) throw flag_error(flag, fmt::format("{} is unreasonably large", v));
-  return v;
-}
-
-double parse_positive(const std::string& flag, const std::string& value) {
-  double v = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size() || !std::isfinite(v))
-    throw flag_error(flag, fmt::format("'{}' is not a number", value));
-  if (!(v > 0)) throw flag_error(flag, fmt::format("must be positive (got {})", value));
-  return v;
 }
 
 }  // namespace
@@ -70,50 +46,9 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
 }
 
 void apply_flag(Scenario& s, const std::string& flag, const std::string& v) {
-  require_utf8(v, flag);
-  if (flag == "--cluster") {
-    s.cluster = v;
-  } else if (flag == "--nodes") {
-    s.nodes = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--fabric") {
-    s.fabric = v;
-  } else if (flag == "--oversubscription") {
-    s.oversubscription = parse_positive(flag, v);
-  } else if (flag == "--model") {
-    s.model = v;
-  } else if (flag == "--seq-len") {
-    s.seq_len = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--tokens-per-gpu") {
-    s.tokens_per_gpu = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--grad-accum") {
-    s.grad_accum = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--nics-per-node") {
-    s.nics_per_node = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--nic-gbps") {
-    s.nic_gbps = parse_positive(flag, v);
-  } else if (flag == "--strategy") {
-    s.strategy = v;
-  } else if (flag == "--deepspeed") {
-    s.deepspeed = v;
-  } else if (flag == "--hpz-size") {
-    s.hpz_partition = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--qwz-bits") {
-    s.quant_bits_weights = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--qgz-bits") {
-    s.quant_bits_grads = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--qgz-chunks") {
-    s.qgz_chunks = static_cast<int>(parse_int(flag, v, 1));
-  } else if (flag == "--profile") {
-    s.profile = v;
-  } else if (flag == "--tier") {
-    if (v != "flow" && v != "analytic") throw flag_error(flag, fmt::format("'{}' is not flow or analytic", v));
-    s.tier = v;
-  } else if (flag == "--activation-checkpointing") {
-    if (v != "true" && v != "false") throw flag_error(flag, fmt::format("'{}' is not true or false", v));
-    s.activation_checkpointing = v == "true";
-  } else {
-    throw flag_error(flag, "not a sweepable flag");
-  }
+  const ScenarioParam* p = find_scenario_param(flag);
+  if (!p) throw flag_error(flag, "not a sweepable flag");
+  apply_scenario_param(s, *p, v);
 }
 
 std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes) {
@@ -160,28 +95,6 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
     }
   }
   return out;
-}
-
-json scenario_to_json(const Scenario& s) {
-  return json{{"cluster", s.cluster},
-              {"nodes", s.nodes},
-              {"nics_per_node", s.nics_per_node},
-              {"nic_gbps", s.nic_gbps},
-              {"fabric", s.fabric},
-              {"oversubscription", s.oversubscription},
-              {"model", s.model},
-              {"strategy", s.strategy},
-              {"deepspeed", s.deepspeed},
-              {"hpz_partition", s.hpz_partition},
-              {"quant_bits_weights", s.quant_bits_weights},
-              {"quant_bits_grads", s.quant_bits_grads},
-              {"qgz_chunks", s.qgz_chunks},
-              {"tokens_per_gpu", s.tokens_per_gpu},
-              {"seq_len", s.seq_len},
-              {"grad_accum", s.grad_accum},
-              {"profile", s.profile},
-              {"tier", s.tier},
-              {"activation_checkpointing", s.activation_checkpointing}};
 }
 
 std::string scenario_label(const Scenario& s) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/step/simulate.hpp"
 
 namespace zerosim::sweep {
@@ -16,13 +17,15 @@ struct Axis {
   std::vector<std::string> values;
 };
 
-// The flags a sweep accepts, in expansion order (outermost first).
+// The flags a sweep accepts, in expansion order (outermost first): the scenario schema's
+// (sim/step/scenario_schema.hpp).
 const std::vector<std::string>& sweep_flags();
 
 // Splits "100,200, 400" into trimmed items; an empty list or an empty item is an InputError on `flag`.
 std::vector<std::string> split_list(const std::string& text, const std::string& flag);
 
-// Applies one textual value of `flag` to a scenario, validating it (InputError on the flag).
+// Applies one textual value of `flag` to a scenario, validating it by the schema's rule (InputError
+// on the flag).
 void apply_flag(Scenario& scenario, const std::string& flag, const std::string& value);
 
 // Expands axes (any subset of sweep_flags(), each at most once) over `base` into the cartesian product.
@@ -31,7 +34,7 @@ void apply_flag(Scenario& scenario, const std::string& flag, const std::string& 
 std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes);
 
 // The scenario as JSON (all fields), the identity used by --resume and by `compare`.
-json scenario_to_json(const Scenario& scenario);
+using zerosim::scenario_to_json;
 // One-line human label: "dgx2-v100 x24, 4x100 Gbps, gpt-18b, zeropp, 2048 tok/GPU".
 std::string scenario_label(const Scenario& scenario);
 

@@ -1,0 +1,194 @@
+#include "sim/step/scenario_schema.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <type_traits>
+#include <utility>
+
+#include "sim/core/error.hpp"
+#include "sim/core/utf8.hpp"
+
+namespace zerosim {
+
+namespace {
+
+constexpr double kCountMax = 1e9;  // counts without a tighter physical bound
+
+std::vector<ScenarioParam> make_table() {
+  using S = Scenario;
+  const std::vector<std::string> none;
+  // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy
+  // vary fastest so that one group's bandwidth/strategy grid is contiguous in a sweep's output.
+  return {
+      {"--cluster", "cluster", &S::cluster, 0, 0, none,
+       "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file", "", true},
+      {"--nodes", "nodes", &S::nodes, 1, 1 << 20, none,
+       "number of server nodes (builder presets only)", "the preset's"},
+      {"--fabric", "fabric", &S::fabric, 0, 0, {"rail", "fat-tree"},
+       "network fabric, rail-optimized or a fat-tree", "the preset's"},
+      {"--oversubscription", "oversubscription", &S::oversubscription, 1, 1e6, none,
+       "leaf downlink:uplink bandwidth ratio (builder presets only)", "the preset's"},
+      {"--model", "model", &S::model, 0, 0, none,
+       "workload preset, workload file or Hugging Face config.json", "", true},
+      {"--seq-len", "seq_len", &S::seq_len, 1, 1 << 24, none, "sequence length", "the model's"},
+      {"--tokens-per-gpu", "tokens_per_gpu", &S::tokens_per_gpu, 1, kCountMax, none,
+       "tokens per GPU per micro-step",
+       fmt::format("{}, or one sequence when longer", Scenario::kDefaultTokensPerGpu)},
+      {"--grad-accum", "grad_accum", &S::grad_accum, 1, kCountMax, none,
+       "gradient accumulation steps"},
+      {"--nics-per-node", "nics_per_node", &S::nics_per_node, 1, 64, none,
+       "network adapters per node, 1..the node type's maximum (builder presets only)",
+       "the preset's"},
+      {"--nic-gbps", "nic_gbps", &S::nic_gbps, 1e-3, 1e6, none,
+       "line rate per NIC in Gbit/s (builder presets only)", "the preset's"},
+      {"--strategy", "strategy", &S::strategy, 0, 0, none,
+       "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ..."},
+      {"--deepspeed", "deepspeed", &S::deepspeed, 0, 0, none,
+       "DeepSpeed config JSON (replaces --strategy; its micro-batch and accumulation replace the "
+       "flags)",
+       "none"},
+      {"--hpz-size", "hpz_partition", &S::hpz_partition, 1, kCountMax, none,
+       "hpZ secondary partition size k", "GPUs per node"},
+      {"--qwz-bits", "quant_bits_weights", &S::quant_bits_weights, 1, kCountMax, none,
+       "qwZ weight quantization bits (8 or 4)"},
+      {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,
+       "qgZ gradient quantization bits (the kernels do 4)"},
+      {"--qgz-chunks", "qgz_chunks", &S::qgz_chunks, 1, kCountMax, none,
+       "pipeline qgZ's two hops over this many chunks (1 = off)"},
+      {"--profile", "profile", &S::profile, 0, 0, none, "cost profile name or file",
+       "matches the GPU"},
+      {"--tier", "tier", &S::tier, 0, 0, {"flow", "analytic"}, "network model"},
+      {"--activation-checkpointing", "activation_checkpointing", &S::activation_checkpointing, 0,
+       0, {"true", "false"}, "activation checkpointing"},
+  };
+}
+
+// "a or b", "a, b or c".
+std::string one_of(const std::vector<std::string>& choices) {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return out;
+}
+
+// The rule of an integer value in [min, max], or ""; the value in `out`.
+std::string int_rule(double min, double max, const std::string& value, long long& out) {
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec == std::errc::invalid_argument || p != value.data() + value.size())
+    return fmt::format("'{}' is not an integer", value);
+  if (ec == std::errc::result_out_of_range || out < min || out > max)
+    return fmt::format("must be between {} and {}, not '{}'", static_cast<long long>(min),
+                       static_cast<long long>(max), value);
+  return "";
+}
+
+std::string real_rule(double min, double max, const std::string& value, double& out) {
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if ((ec != std::errc() && ec != std::errc::result_out_of_range) ||
+      p != value.data() + value.size())
+    return fmt::format("'{}' is not a number", value);
+  if (ec == std::errc::result_out_of_range || !std::isfinite(out))
+    return fmt::format("must be a finite number, not '{}'", value);
+  if (out < min || out > max)
+    return fmt::format("must be between {:g} and {:g}, not '{}'", min, max, value);
+  return "";
+}
+
+// Checks `value` against p's rule; when valid and `scenario` is given, sets the member.
+std::string parse(const ScenarioParam& p, const std::string& value, Scenario* scenario) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = std::remove_reference_t<decltype(std::declval<Scenario&>().*member)>;
+        T parsed{};
+        std::string rule;
+        if constexpr (std::is_same_v<T, int>) {
+          long long v = 0;
+          rule = int_rule(p.min, p.max, value, v);
+          parsed = static_cast<int>(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          rule = real_rule(p.min, p.max, value, parsed);
+        } else {
+          if (!p.choices.empty() &&
+              std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
+            rule = fmt::format("'{}' is not {}", value, one_of(p.choices));
+          if constexpr (std::is_same_v<T, bool>)
+            parsed = value == "true";
+          else
+            parsed = value;
+        }
+        if (rule.empty() && scenario) scenario->*member = std::move(parsed);
+        return rule;
+      },
+      p.member);
+}
+
+json value_json(const ScenarioParam& p, const Scenario& s) {
+  return std::visit([&](auto member) { return json(s.*member); }, p.member);
+}
+
+}  // namespace
+
+const std::vector<ScenarioParam>& scenario_params() {
+  static const std::vector<ScenarioParam> table = make_table();
+  return table;
+}
+
+const ScenarioParam* find_scenario_param(std::string_view flag) {
+  for (const auto& p : scenario_params())
+    if (p.flag == flag) return &p;
+  return nullptr;
+}
+
+std::string scenario_param_rule(const ScenarioParam& p, const std::string& value) {
+  return parse(p, value, nullptr);
+}
+
+void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std::string& value) {
+  require_utf8(value, p.flag);
+  std::string rule = parse(p, value, &scenario);
+  if (!rule.empty()) throw flag_error(p.flag, rule);
+}
+
+std::string finite_range_rule(double min, double max, const std::string& value) {
+  double v = 0;
+  return real_rule(min, max, value, v);
+}
+
+std::string scenario_param_type(const ScenarioParam& p) {
+  static const char* const kNames[] = {"INT", "FLOAT", "TEXT", "BOOL"};
+  return kNames[p.member.index()];
+}
+
+std::string scenario_param_range(const ScenarioParam& p) {
+  if (!p.choices.empty()) return fmt::format("{{{}}}", fmt::join(p.choices, ","));
+  if (std::holds_alternative<int Scenario::*>(p.member))
+    return fmt::format("INT in [{} - {}]", static_cast<long long>(p.min),
+                       static_cast<long long>(p.max));
+  if (std::holds_alternative<double Scenario::*>(p.member))
+    return fmt::format("FINITE in [{:g} - {:g}]", p.min, p.max);
+  return "";
+}
+
+std::string scenario_param_help(const ScenarioParam& p) {
+  std::string out = p.help;
+  if (!p.choices.empty()) out += ": " + fmt::format("{}", fmt::join(p.choices, " | "));
+  if (p.required) return out;
+  std::string def = p.default_note;
+  if (def.empty()) {
+    const json v = value_json(p, Scenario{});
+    def = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  return out + " (default: " + def + ")";
+}
+
+json scenario_to_json(const Scenario& scenario) {
+  json out = json::object();
+  for (const auto& p : scenario_params()) out[p.key] = value_json(p, scenario);
+  return out;
+}
+
+}  // namespace zerosim

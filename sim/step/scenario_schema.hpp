@@ -1,0 +1,55 @@
+// The scenario schema: every parameter of a Scenario declared once (flag, member, type, range or
+// choices, help). `simulate`'s options, `sweep`'s lists and help, the cluster flags of the other
+// commands, the Python module's keywords (through sweep::expand) and the scenario's JSON identity
+// (scenario_to_json, used by `sweep --resume` and `compare`) are all generated from this table, so
+// a flag has one range everywhere. Defaults are Scenario's member initializers (the help shows
+// them, or default_note where 0 / "" means "the preset's").
+#pragma once
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sim/core/json_io.hpp"
+#include "sim/step/simulate.hpp"
+
+namespace zerosim {
+
+struct ScenarioParam {
+  using Member =
+      std::variant<int Scenario::*, double Scenario::*, std::string Scenario::*, bool Scenario::*>;
+  std::string flag;                  // "--nodes"
+  std::string key;                   // scenario_to_json's key, the member's name: "nodes"
+  Member member;                     // int: INT, double: FLOAT (finite), string: TEXT, bool: BOOL
+  double min = 0, max = 0;           // INT and FLOAT: the allowed range, inclusive
+  std::vector<std::string> choices;  // TEXT: the allowed values when not empty; BOOL: true, false
+  std::string help;
+  std::string default_note = {};  // the help's "(default: ...)"; empty: Scenario{}'s value
+  bool required = false;     // `zerosim simulate` requires it (no default shown)
+};
+
+// The table, in sweep expansion order (outermost axis first).
+const std::vector<ScenarioParam>& scenario_params();
+// The entry of `flag`, or nullptr.
+const ScenarioParam* find_scenario_param(std::string_view flag);
+
+// The rule a textual value breaks ("must be between 1 and 1048576, not '0'"), or "" if it is valid.
+std::string scenario_param_rule(const ScenarioParam& p, const std::string& value);
+// Sets p's member of `scenario` from a textual value; a value breaking the rule is an InputError
+// naming the flag (flag_error).
+void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std::string& value);
+
+// The rule of a floating-point value: finite, within [min, max]; "" if it is.
+std::string finite_range_rule(double min, double max, const std::string& value);
+
+// "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]", "{rail,fat-tree}",
+// "" for free text); the help with its default.
+std::string scenario_param_type(const ScenarioParam& p);
+std::string scenario_param_range(const ScenarioParam& p);
+std::string scenario_param_help(const ScenarioParam& p);
+
+// The scenario as JSON, one key per table entry: the identity used by `sweep --resume` and
+// `compare`.
+json scenario_to_json(const Scenario& scenario);
+
+}  // namespace zerosim
