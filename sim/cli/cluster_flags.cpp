@@ -5,8 +5,7 @@
 namespace zerosim::cli {
 
 void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required) {
-  auto* c = add_scenario_option(app, scenario_param("--cluster"), flags.cluster);
-  if (required) c->required();
+  add_scenario_option(app, scenario_param("--cluster"), flags.cluster)->required(required);
   auto& o = flags.overrides;
   add_scenario_option(app, scenario_param("--nodes"), o.nodes);
   add_scenario_option(app, scenario_param("--nics-per-node"), o.nics_per_node);

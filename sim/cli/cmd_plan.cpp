@@ -107,7 +107,7 @@ void register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Search strategies, micro-batch and accumulation; rank what fits by throughput");
   add_cluster_flags(cmd, a->cluster);
-  add_scenario_option(cmd, scenario_param("--model"), a->model)->required();
+  add_scenario_option(cmd, scenario_param("--model"), a->model);
   add_scenario_option(cmd, scenario_param("--profile"), a->profile);
   add_scenario_option(cmd, scenario_param("--seq-len"), a->seq_len);
   cmd->add_option("--global-batch", a->global_batch,

@@ -78,9 +78,7 @@ void register_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "simulate one ZeRO-3 / ZeRO++ training step");
   // Every scenario parameter, from the scenario schema (the same rules as `sweep`'s lists).
   for (const auto& p : scenario_params()) {
-    CLI::Option* o = add_scenario_option(cmd, p, flags->values[p.flag]);
-    if (p.required) o->required();
-    flags->options[p.flag] = o;
+    flags->options[p.flag] = add_scenario_option(cmd, p, flags->values[p.flag]);
   }
   cmd->add_flag("--no-checkpointing", flags->no_checkpointing,
                 "disable activation checkpointing (--activation-checkpointing false)")

@@ -128,12 +128,11 @@ void register_sweep(CLI::App& app) {
       "Run the cartesian product of comma-separated lists of simulate flags (threads, MPI ranks)");
   // Every scenario parameter of the schema; each value of a list is checked by its entry's rule.
   for (const auto& p : scenario_params()) {
-    args->options[p.flag] = cmd->add_option(p.flag, args->lists[p.flag],
-                                            "comma-separated list: " + scenario_param_help(p))
-                                ->type_name((scenario_param_range(p).empty()
-                                                 ? scenario_param_type(p)
-                                                 : scenario_param_range(p)) +
-                                            ",...");
+    const std::string range = scenario_param_range(p);
+    args->options[p.flag] =
+        cmd->add_option(p.flag, args->lists[p.flag],
+                        "comma-separated list: " + scenario_param_help(p, false))
+            ->type_name((range.empty() ? scenario_param_type(p) : range) + ",...");
   }
   cmd->add_option("--out", args->out,
                   "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");

@@ -12,10 +12,12 @@ namespace zerosim::cli {
 CLI::Validator finite_range(double min, double max);
 CLI::Validator scenario_validator(const ScenarioParam& p);
 
-// Adds p's flag to `app` with the schema's help, type name and rule, storing into `target`.
+// Adds p's flag to `app` with the schema's help, type name and rule, storing into `target`
+// (required where the schema says so).
 template <typename T>
 CLI::Option* add_scenario_option(CLI::App* app, const ScenarioParam& p, T& target) {
-  return app->add_option(p.flag, target, scenario_param_help(p))
+  return app->add_option(p.flag, target, scenario_param_help(p, p.required))
+      ->required(p.required)
       ->type_name(scenario_param_type(p))
       ->check(scenario_validator(p));
 }

@@ -80,9 +80,11 @@ std::string int_rule(double min, double max, const std::string& value, long long
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec == std::errc::invalid_argument || p != value.data() + value.size())
     return fmt::format("'{}' is not an integer", value);
-  if (ec == std::errc::result_out_of_range || out < min || out > max)
-    return fmt::format("must be between {} and {}, not '{}'", static_cast<long long>(min),
-                       static_cast<long long>(max), value);
+  const bool huge = ec == std::errc::result_out_of_range;
+  if ((huge && value[0] == '-') || (!huge && out < min))
+    return fmt::format("must be at least {}, not '{}'", static_cast<long long>(min), value);
+  if (huge || out > max)
+    return fmt::format("must be at most {}, not '{}'", static_cast<long long>(max), value);
   return "";
 }
 
@@ -173,10 +175,10 @@ std::string scenario_param_range(const ScenarioParam& p) {
   return "";
 }
 
-std::string scenario_param_help(const ScenarioParam& p) {
+std::string scenario_param_help(const ScenarioParam& p, bool required) {
   std::string out = p.help;
   if (!p.choices.empty()) out += ": " + fmt::format("{}", fmt::join(p.choices, " | "));
-  if (p.required) return out;
+  if (required) return out;
   std::string def = p.default_note;
   if (def.empty()) {
     const json v = value_json(p, Scenario{});

@@ -43,10 +43,10 @@ void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std:
 std::string finite_range_rule(double min, double max, const std::string& value);
 
 // "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]", "{rail,fat-tree}",
-// "" for free text); the help with its default.
+// "" for free text); the help, with its default unless the flag is required where it is given.
 std::string scenario_param_type(const ScenarioParam& p);
 std::string scenario_param_range(const ScenarioParam& p);
-std::string scenario_param_help(const ScenarioParam& p);
+std::string scenario_param_help(const ScenarioParam& p, bool required);
 
 // The scenario as JSON, one key per table entry: the identity used by `sweep --resume` and
 // `compare`.
