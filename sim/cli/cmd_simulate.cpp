@@ -28,13 +28,13 @@ struct SimulateFlags {
 // The console reporter of a StepResult.
 void print_summary(const StepResult& r) {
   const ScenarioEcho& sc = r.scenario;
-  std::printf("%s\n",
-              fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
-                          "x {} micro-steps, seq {}",
-                          sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model,
-                          sc.world_size, sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu,
-                          sc.grad_accum, sc.seq_len)
-                  .c_str());
+  std::printf(
+      "%s\n",
+      fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
+                  "x {} micro-steps, seq {}",
+                  sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size,
+                  sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len)
+          .c_str());
   std::printf("  model %s (%.2fB params)\n", sc.model.name.c_str(),
               static_cast<double>(sc.params) / 1e9);
   // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
@@ -57,11 +57,12 @@ void print_summary(const StepResult& r) {
               format_time(b.optimizer_s).c_str(), format_time(b.param_fetch_s).c_str(),
               format_time(b.quant_kernels_s).c_str());
   const ExposedComm& e = b.exposed_comm;
-  std::printf("  exposed communication: all_gather %s, all_reduce %s, all_to_all %s, "
-              "reduce_scatter %s, total %s\n",
-              format_time(e.all_gather_s).c_str(), format_time(e.all_reduce_s).c_str(),
-              format_time(e.all_to_all_s).c_str(), format_time(e.reduce_scatter_s).c_str(),
-              format_time(e.total_s).c_str());
+  std::printf(
+      "  exposed communication: all_gather %s, all_reduce %s, all_to_all %s, "
+      "reduce_scatter %s, total %s\n",
+      format_time(e.all_gather_s).c_str(), format_time(e.all_reduce_s).c_str(),
+      format_time(e.all_to_all_s).c_str(), format_time(e.reduce_scatter_s).c_str(),
+      format_time(e.total_s).c_str());
   std::printf("  bytes per step: inter-node %s, intra-node %s\n",
               format_bytes(r.comm.inter_node_bytes).c_str(),
               format_bytes(r.comm.intra_node_bytes).c_str());

@@ -20,7 +20,8 @@ constexpr double kCountMax = 1e9;  // counts without a tighter physical bound
 
 std::vector<ScenarioParam> make_table() {
   using S = Scenario;
-  const std::vector<std::string> none;
+  const std::vector<std::string> none, fabrics = {"rail", "fat-tree"}, tiers = {"flow", "analytic"},
+                                       booleans = {"true", "false"};
   // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy
   // vary fastest so that one group's bandwidth/strategy grid is contiguous in a sweep's output.
   return {
@@ -28,7 +29,7 @@ std::vector<ScenarioParam> make_table() {
        "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file", "", true},
       {"--nodes", "nodes", &S::nodes, 1, 1 << 20, none,
        "number of server nodes (builder presets only)", "the preset's"},
-      {"--fabric", "fabric", &S::fabric, 0, 0, {"rail", "fat-tree"},
+      {"--fabric", "fabric", &S::fabric, 0, 0, fabrics,
        "network fabric, rail-optimized or a fat-tree", "the preset's"},
       {"--oversubscription", "oversubscription", &S::oversubscription, 1, 1e6, none,
        "leaf downlink:uplink bandwidth ratio (builder presets only)", "the preset's"},
@@ -61,9 +62,9 @@ std::vector<ScenarioParam> make_table() {
        "pipeline qgZ's two hops over this many chunks (1 = off)"},
       {"--profile", "profile", &S::profile, 0, 0, none, "cost profile name or file",
        "matches the GPU"},
-      {"--tier", "tier", &S::tier, 0, 0, {"flow", "analytic"}, "network model"},
-      {"--activation-checkpointing", "activation_checkpointing", &S::activation_checkpointing, 0,
-       0, {"true", "false"}, "activation checkpointing"},
+      {"--tier", "tier", &S::tier, 0, 0, tiers, "network model"},
+      {"--activation-checkpointing", "activation_checkpointing", &S::activation_checkpointing, 0, 0,
+       booleans, "activation checkpointing"},
   };
 }
 

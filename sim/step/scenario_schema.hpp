@@ -25,7 +25,7 @@ struct ScenarioParam {
   std::vector<std::string> choices;  // TEXT: the allowed values when not empty; BOOL: true, false
   std::string help;
   std::string default_note = {};  // the help's "(default: ...)"; empty: Scenario{}'s value
-  bool required = false;     // `zerosim simulate` requires it (no default shown)
+  bool required = false;          // `zerosim simulate` requires it (no default shown)
 };
 
 // The table, in sweep expansion order (outermost axis first).
@@ -42,7 +42,8 @@ void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std:
 // The rule of a floating-point value: finite, within [min, max]; "" if it is.
 std::string finite_range_rule(double min, double max, const std::string& value);
 
-// "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]", "{rail,fat-tree}",
+// "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]",
+// "{rail,fat-tree}",
 // "" for free text); the help, with its default unless the flag is required where it is given.
 std::string scenario_param_type(const ScenarioParam& p);
 std::string scenario_param_range(const ScenarioParam& p);

@@ -34,10 +34,11 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   std::size_t start = 0;
   while (true) {
     auto comma = text.find(',', start);
-    std::string item = trim(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos
-                                                                                              : comma - start));
+    std::string item = trim(std::string_view(text).substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start));
     if (item.empty())
-      throw flag_error(flag, fmt::format("empty item in list '{}' (give comma-separated values)", text));
+      throw flag_error(flag,
+                       fmt::format("empty item in list '{}' (give comma-separated values)", text));
     out.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -63,13 +64,17 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
     sorted.push_back(&a);
   }
   if (seen.count("--deepspeed")) {
-    // A DeepSpeed config fixes the strategy and the batch shape; a second source would be ambiguous.
-    for (const char* other : {"--strategy", "--grad-accum", "--hpz-size", "--qwz-bits", "--qgz-bits"})
+    // A DeepSpeed config fixes the strategy and the batch shape; a second source would be
+    // ambiguous.
+    for (const char* other :
+         {"--strategy", "--grad-accum", "--hpz-size", "--qwz-bits", "--qgz-bits"})
       if (seen.count(other))
-        throw flag_error(other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");
+        throw flag_error(
+            other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");
   }
   std::sort(sorted.begin(), sorted.end(), [&](const Axis* a, const Axis* b) {
-    return std::find(order.begin(), order.end(), a->flag) < std::find(order.begin(), order.end(), b->flag);
+    return std::find(order.begin(), order.end(), a->flag) <
+           std::find(order.begin(), order.end(), b->flag);
   });
   // Validate every value once up front so a bad item fails before any scenario runs.
   for (const Axis* a : sorted)
@@ -79,7 +84,8 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
     }
   std::size_t total = 1;
   for (const Axis* a : sorted) {
-    if (total > 10'000'000 / a->values.size()) throw flag_error(a->flag, "sweep exceeds 10 million scenarios");
+    if (total > 10'000'000 / a->values.size())
+      throw flag_error(a->flag, "sweep exceeds 10 million scenarios");
     total *= a->values.size();
   }
   std::vector<Scenario> out;
@@ -87,7 +93,8 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
   std::vector<std::size_t> digit(sorted.size(), 0);  // mixed-radix counter, last axis fastest
   for (std::size_t n = 0; n < total; ++n) {
     Scenario s = base;
-    for (std::size_t k = 0; k < sorted.size(); ++k) apply_flag(s, sorted[k]->flag, sorted[k]->values[digit[k]]);
+    for (std::size_t k = 0; k < sorted.size(); ++k)
+      apply_flag(s, sorted[k]->flag, sorted[k]->values[digit[k]]);
     out.push_back(std::move(s));
     for (std::size_t k = sorted.size(); k-- > 0;) {
       if (++digit[k] < sorted[k]->values.size()) break;
@@ -101,7 +108,8 @@ std::string scenario_label(const Scenario& s) {
   std::string out = s.cluster;
   if (s.nodes > 0) out += fmt::format(" x{}", s.nodes);
   if (s.nics_per_node > 0 || s.nic_gbps > 0)
-    out += fmt::format(", {}x{} Gbps", s.nics_per_node > 0 ? std::to_string(s.nics_per_node) : "preset",
+    out += fmt::format(", {}x{} Gbps",
+                       s.nics_per_node > 0 ? std::to_string(s.nics_per_node) : "preset",
                        s.nic_gbps > 0 ? fmt::format("{:g}", s.nic_gbps) : "preset");
   out += ", " + s.model + ", " + (s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed);
   out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);

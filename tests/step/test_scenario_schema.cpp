@@ -38,7 +38,7 @@ std::string other_valid_value(const ScenarioParam& p) {
   }
   if (std::holds_alternative<int Scenario::*>(p.member))
     return std::to_string(def.get<int>() == static_cast<int>(p.min) ? static_cast<int>(p.min) + 1
-                                                                     : static_cast<int>(p.min));
+                                                                    : static_cast<int>(p.min));
   if (std::holds_alternative<double Scenario::*>(p.member))
     return fmt::format("{:g}", def.get<double>() == p.max ? p.min : p.max);
   return "x.json";
@@ -119,7 +119,8 @@ TEST_CASE("rules: integers, finite numbers in range, choices; InputError naming 
   CHECK(scenario_param_help(nodes, false) ==
         "number of server nodes (builder presets only) (default: the preset's)");
   CHECK(scenario_param_help(*find_scenario_param("--grad-accum"), false).ends_with("(default: 1)"));
-  CHECK(scenario_param_help(*find_scenario_param("--model"), false).ends_with("(default: gpt-18b)"));
+  CHECK(
+      scenario_param_help(*find_scenario_param("--model"), false).ends_with("(default: gpt-18b)"));
 }
 
 TEST_CASE("simulate and sweep list every flag of the table with the same range") {
@@ -148,19 +149,19 @@ TEST_CASE("simulate and sweep refuse the same value with the same message, exit 
     const CliRun swp = run("sweep --cluster dgx-h100 --model gpt-18b " + args);
     CHECK(sim.rc == 2);
     CHECK(swp.rc == 2);
-    const std::string expected =
-        fmt::format("{}: {}\n", p.flag, scenario_param_rule(p, bad));
+    const std::string expected = fmt::format("{}: {}\n", p.flag, scenario_param_rule(p, bad));
     CHECK(rule_part(sim.out) == expected);
     CHECK(rule_part(swp.out) == expected);
   }
 }
 
 TEST_CASE("simulate and sweep accept a valid value of every flag") {
-  std::string args = "--cluster dgx-h100 --nodes 2 --fabric fat-tree --oversubscription 2 "
-                     "--model gpt-18b --seq-len 1024 --tokens-per-gpu 1024 --grad-accum 1 "
-                     "--nics-per-node 4 --nic-gbps 200 --strategy zeropp --hpz-size 8 "
-                     "--qwz-bits 4 --qgz-bits 4 --qgz-chunks 2 --profile dgx-h100 --tier analytic "
-                     "--activation-checkpointing false";
+  std::string args =
+      "--cluster dgx-h100 --nodes 2 --fabric fat-tree --oversubscription 2 "
+      "--model gpt-18b --seq-len 1024 --tokens-per-gpu 1024 --grad-accum 1 "
+      "--nics-per-node 4 --nic-gbps 200 --strategy zeropp --hpz-size 8 "
+      "--qwz-bits 4 --qgz-bits 4 --qgz-chunks 2 --profile dgx-h100 --tier analytic "
+      "--activation-checkpointing false";
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
@@ -170,7 +171,8 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);
   const CliRun swp = run("sweep " + args + " --threads 1");
   CHECK_MESSAGE(swp.rc == 0, swp.out);
-  const CliRun ds = run("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic "
-                        "--deepspeed " ZEROSIM_SOURCE_DIR "/workloads/deepspeed/zeropp-paper-zero3-qwz.json");
+  const CliRun ds =
+      run("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic "
+          "--deepspeed " ZEROSIM_SOURCE_DIR "/workloads/deepspeed/zeropp-paper-zero3-qwz.json");
   CHECK_MESSAGE(ds.rc == 0, ds.out);
 }
