@@ -202,6 +202,8 @@ void bind_result_types(py::module_& m) {
 
 PYBIND11_MODULE(zerosim, m) {
   m.doc() = "zerosim: ZeRO-3 / ZeRO++ training-step simulator (the C++ library's typed API)";
+  // pybind11's translator type takes the exception_ptr by value.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -625,6 +625,7 @@ NcclTestsLog parse_json_log(const std::string& text, const std::string& file,
   Importer imp(file, opt);
   std::vector<std::string_view> parts = split_json_values(text);
   std::vector<json> docs;
+  docs.reserve(parts.size());
   for (auto part : parts) docs.push_back(parse_json_text(part, file));
   // One value per collective: several values one after another, or one array of them.
   std::vector<JsonReader> objects;

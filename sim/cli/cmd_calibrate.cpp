@@ -188,6 +188,7 @@ void run_import(const ImportArgs& a) {
     what = ops.front() + " records";
   } else {
     std::vector<std::string> per_op;
+    per_op.reserve(ops.size());
     for (const auto& op : ops)
       per_op.push_back(fmt::format("{} {}", op,
                                    std::count_if(records.begin(), records.end(),

@@ -41,8 +41,8 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.peak_bytes < b.peak_bytes;
 }
 
-std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios, const sweep::ScenarioRunner& runner,
-                                int threads) {
+std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios,
+                                const sweep::ScenarioRunner& runner, int threads) {
   std::vector<std::size_t> idx(scenarios.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   sweep::RunOptions opt;
@@ -65,10 +65,12 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
     if (shape.gpus_per_node % k == 0 && world % k == 0) hpz_sizes.push_back(k);
   const bool multi_node = shape.nodes > 1;
   if (!multi_node && notes)
-    notes->push_back("qgZ not searched: it only applies on more than one node (on one node DeepSpeed falls "
-                     "back to a reduce-scatter)");
+    notes->push_back(
+        "qgZ not searched: it only applies on more than one node (on one node DeepSpeed falls "
+        "back to a reduce-scatter)");
   if (notes && q.qwz_bits == std::vector<int>{8})
-    notes->push_back("qwZ searched with INT8 weights only (the paper's setting; INT4 weights: --qwz-bits 4,8)");
+    notes->push_back(
+        "qwZ searched with INT8 weights only (the paper's setting; INT4 weights: --qwz-bits 4,8)");
   std::vector<Candidate> out;
   for (int m : q.micro_batches) {
     if (m <= 0) throw flag_error("--micro-batches", fmt::format("must be positive (got {})", m));
@@ -102,14 +104,16 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
     }
   }
   if (out.empty())
-    throw flag_error("--global-batch",
-                     fmt::format("{} sequences cannot be split as {} GPUs x micro-batch x accumulation for any "
-                                 "micro-batch in the search (give a multiple of {})",
-                                 q.global_batch, world, world));
+    throw flag_error(
+        "--global-batch",
+        fmt::format("{} sequences cannot be split as {} GPUs x micro-batch x accumulation for any "
+                    "micro-batch in the search (give a multiple of {})",
+                    q.global_batch, world, world));
   return out;
 }
 
-PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape, const sweep::ScenarioRunner& runner) {
+PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
+                    const sweep::ScenarioRunner& runner) {
   PlanResult plan;
   auto cands = enumerate_candidates(q, shape, &plan.notes);
   plan.enumerated = cands.size();
@@ -132,7 +136,8 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape, const sweep
   }
   std::stable_sort(feasible.begin(), feasible.end(), better);
   // Flow tier on the best: contention and overlap details can reorder close candidates.
-  std::size_t n = std::min<std::size_t>(feasible.size(), static_cast<std::size_t>(std::max(0, q.confirm_top)));
+  std::size_t n =
+      std::min<std::size_t>(feasible.size(), static_cast<std::size_t>(std::max(0, q.confirm_top)));
   std::vector<Scenario> flow;
   for (std::size_t i = 0; i < n; ++i) {
     feasible[i].scenario.tier = "flow";
@@ -178,7 +183,9 @@ std::string describe(const Candidate& c) {
   bool qwz = s.strategy == "zeropp" || s.strategy.find("qwz") != std::string::npos;
   bool hpz = s.strategy == "zeropp" || s.strategy.find("hpz") != std::string::npos;
   bool qgz = s.strategy == "zeropp" || s.strategy.find("qgz") != std::string::npos;
-  if (hpz) knobs.push_back(fmt::format("hpZ {}", s.hpz_partition > 0 ? std::to_string(s.hpz_partition) : "node"));
+  if (hpz)
+    knobs.push_back(
+        fmt::format("hpZ {}", s.hpz_partition > 0 ? std::to_string(s.hpz_partition) : "node"));
   if (qwz) knobs.push_back(fmt::format("qwZ INT{}", s.quant_bits_weights));
   if (qgz) knobs.push_back(fmt::format("qgZ INT{}", s.quant_bits_grads));
   std::string out = name;
@@ -194,32 +201,33 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
   const StepTimeBreakdown& a = w.result.breakdown;
   const StepTimeBreakdown& b = r.result.breakdown;
   std::string o = fmt::format("Why {} wins over the runner-up {}:\n", describe(w), describe(r));
-  o += fmt::format("  throughput {:.0f} vs {:.0f} tokens/s ({:+.1f}%), step {} vs {}", w.tokens_per_s, r.tokens_per_s,
-                   (w.tokens_per_s / r.tokens_per_s - 1) * 100, format_time(w.step_time_s),
-                   format_time(r.step_time_s));
+  o += fmt::format("  throughput {:.0f} vs {:.0f} tokens/s ({:+.1f}%), step {} vs {}",
+                   w.tokens_per_s, r.tokens_per_s, (w.tokens_per_s / r.tokens_per_s - 1) * 100,
+                   format_time(w.step_time_s), format_time(r.step_time_s));
   if (w.micro_batch != r.micro_batch || w.scenario.grad_accum != r.scenario.grad_accum)
-    o += fmt::format(" (micro-batch {} x {} vs {} x {})", w.micro_batch, w.scenario.grad_accum, r.micro_batch,
-                     r.scenario.grad_accum);
+    o += fmt::format(" (micro-batch {} x {} vs {} x {})", w.micro_batch, w.scenario.grad_accum,
+                     r.micro_batch, r.scenario.grad_accum);
   o += "\n";
   struct Part {
     const char* name;
     double x, y;
   };
-  std::vector<Part> parts = {{"compute", a.compute_s, b.compute_s},
-                             {"recompute", a.recompute_s, b.recompute_s},
-                             {"optimizer", a.optimizer_s, b.optimizer_s},
-                             {"stage-3 parameter fetch", a.param_fetch_s, b.param_fetch_s},
-                             {"quantization kernels", a.quant_kernels_s, b.quant_kernels_s},
-                             {"exposed all-gather", a.exposed_comm.all_gather_s, b.exposed_comm.all_gather_s},
-                             {"exposed reduce-scatter", a.exposed_comm.reduce_scatter_s,
-                              b.exposed_comm.reduce_scatter_s},
-                             {"exposed all-to-all", a.exposed_comm.all_to_all_s, b.exposed_comm.all_to_all_s}};
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const Part& p, const Part& q) { return std::fabs(p.x - p.y) > std::fabs(q.x - q.y); });
+  std::vector<Part> parts = {
+      {"compute", a.compute_s, b.compute_s},
+      {"recompute", a.recompute_s, b.recompute_s},
+      {"optimizer", a.optimizer_s, b.optimizer_s},
+      {"stage-3 parameter fetch", a.param_fetch_s, b.param_fetch_s},
+      {"quantization kernels", a.quant_kernels_s, b.quant_kernels_s},
+      {"exposed all-gather", a.exposed_comm.all_gather_s, b.exposed_comm.all_gather_s},
+      {"exposed reduce-scatter", a.exposed_comm.reduce_scatter_s, b.exposed_comm.reduce_scatter_s},
+      {"exposed all-to-all", a.exposed_comm.all_to_all_s, b.exposed_comm.all_to_all_s}};
+  std::stable_sort(parts.begin(), parts.end(), [](const Part& p, const Part& q) {
+    return std::fabs(p.x - p.y) > std::fabs(q.x - q.y);
+  });
   for (const auto& p : parts) {
     if (std::fabs(p.x - p.y) < 1e-7) continue;
-    o += fmt::format("  {:<24} {:>12} vs {:>12}  ({}{})\n", p.name, format_time(p.x), format_time(p.y),
-                     p.x < p.y ? "-" : "+", format_time(std::fabs(p.x - p.y)));
+    o += fmt::format("  {:<24} {:>12} vs {:>12}  ({}{})\n", p.name, format_time(p.x),
+                     format_time(p.y), p.x < p.y ? "-" : "+", format_time(std::fabs(p.x - p.y)));
   }
   o += fmt::format("  {:<24} {:>12} vs {:>12}\n", "peak memory per GPU", format_bytes(w.peak_bytes),
                    format_bytes(r.peak_bytes));
@@ -262,35 +270,43 @@ json plan_document(const PlanResult& plan) {
   }
   json pareto = json::array();
   for (auto i : plan.pareto) pareto.push_back(i + 1);
-  return json{{"schema_version", kResultSchemaVersion}, {"kind", "plan"},
-              {"enumerated", plan.enumerated},      {"infeasible", plan.infeasible},
-              {"notes", plan.notes},                {"candidates", cands},
+  return json{{"schema_version", kResultSchemaVersion},
+              {"kind", "plan"},
+              {"enumerated", plan.enumerated},
+              {"infeasible", plan.infeasible},
+              {"notes", plan.notes},
+              {"candidates", cands},
               {"pareto_ranks", pareto}};
 }
 
 std::string render_plan(const PlanResult& plan, std::size_t top) {
   std::string o = fmt::format(
-      "Searched {} configurations on the analytic tier; {} do not fit in GPU memory; the best {} were "
+      "Searched {} configurations on the analytic tier; {} do not fit in GPU memory; the best {} "
+      "were "
       "confirmed on the flow tier.\n",
       plan.enumerated, plan.infeasible,
-      std::count_if(plan.ranked.begin(), plan.ranked.end(), [](const Candidate& c) { return c.confirmed; }));
+      std::count_if(plan.ranked.begin(), plan.ranked.end(),
+                    [](const Candidate& c) { return c.confirmed; }));
   for (const auto& n : plan.notes) o += "Note: " + n + "\n";
   if (plan.ranked.empty()) return o + "No configuration fits in GPU memory.\n";
-  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "rank", "configuration", "micro",
-                   "accum", "step", "TFLOPs/GPU", "tokens/s", "peak mem", "tier");
+  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "rank",
+                   "configuration", "micro", "accum", "step", "TFLOPs/GPU", "tokens/s", "peak mem",
+                   "tier");
   for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
     const auto& c = plan.ranked[i];
-    o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1, describe(c),
-                     c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s),
+    o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1,
+                     describe(c), c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s),
                      c.result.tflops_per_gpu, c.tokens_per_s, format_bytes(c.peak_bytes),
                      c.confirmed ? "flow" : "analytic");
   }
   if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);
-  o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs faster):\n";
+  o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs "
+       "faster):\n";
   for (auto i : plan.pareto) {
     const auto& c = plan.ranked[i];
-    o += fmt::format("  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}\n", i + 1, format_bytes(c.peak_bytes),
-                     c.tokens_per_s, describe(c), c.micro_batch, c.scenario.grad_accum);
+    o += fmt::format("  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}\n", i + 1,
+                     format_bytes(c.peak_bytes), c.tokens_per_s, describe(c), c.micro_batch,
+                     c.scenario.grad_accum);
   }
   return o;
 }

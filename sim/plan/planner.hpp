@@ -1,7 +1,8 @@
-// The planner: for a cluster, a model and (optionally) a global batch, enumerate strategies (ZeRO-3 and
-// every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches and gradient accumulation;
-// simulate all of them on the cheap analytic tier, drop what does not fit in GPU memory, confirm the best
-// on the flow tier, and rank by throughput (tokens/s). Ties go to the simpler configuration.
+// The planner: for a cluster, a model and (optionally) a global batch, enumerate strategies (ZeRO-3
+// and every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches and gradient
+// accumulation; simulate all of them on the cheap analytic tier, drop what does not fit in GPU
+// memory, confirm the best on the flow tier, and rank by throughput (tokens/s). Ties go to the
+// simpler configuration.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,12 +14,13 @@
 namespace zerosim::plan {
 
 struct PlanRequest {
-  Scenario base;                // cluster, network, model, profile, seq_len; strategy/batch are searched
-  long long global_batch = 0;   // sequences per optimizer step over all GPUs; 0: free (grad-accum 1)
+  Scenario base;  // cluster, network, model, profile, seq_len; strategy/batch are searched
+  long long global_batch = 0;  // sequences per optimizer step over all GPUs; 0: free (grad-accum 1)
   std::vector<int> micro_batches = {1, 2, 4, 8, 16, 32};  // sequences per GPU per micro-step
-  std::vector<int> qwz_bits = {8};     // INT4 weights are not searched by default (convergence unmodelled)
-  std::vector<int> qgz_bits = {4};     // simulate() models qgZ with INT4 gradients (the paper)
-  int confirm_top = 8;                 // candidates re-simulated on the flow tier
+  std::vector<int> qwz_bits = {
+      8};  // INT4 weights are not searched by default (convergence unmodelled)
+  std::vector<int> qgz_bits = {4};  // simulate() models qgZ with INT4 gradients (the paper)
+  int confirm_top = 8;              // candidates re-simulated on the flow tier
   int threads = 0;
 };
 
@@ -31,7 +33,7 @@ struct ClusterShape {
 
 struct Candidate {
   Scenario scenario;
-  int micro_batch = 0;  // sequences per GPU per micro-step
+  int micro_batch = 0;     // sequences per GPU per micro-step
   bool confirmed = false;  // result is from the flow tier
   StepResult result;       // flow result if confirmed, else analytic
   double tokens_per_s = 0, step_time_s = 0, peak_bytes = 0;
@@ -39,23 +41,26 @@ struct Candidate {
 };
 
 struct PlanResult {
-  std::vector<Candidate> ranked;      // feasible candidates, confirmed first, best first
-  std::vector<std::size_t> pareto;    // indices into ranked: memory/throughput front, memory ascending
+  std::vector<Candidate> ranked;  // feasible candidates, confirmed first, best first
+  std::vector<std::size_t>
+      pareto;  // indices into ranked: memory/throughput front, memory ascending
   std::size_t enumerated = 0, infeasible = 0;
-  std::vector<std::string> notes;     // search-space decisions worth telling the user
+  std::vector<std::string> notes;  // search-space decisions worth telling the user
 };
 
-// Enumerates the scenarios of the search space (deterministic order). Throws InputError when the global
-// batch admits no micro-batch / accumulation split.
+// Enumerates the scenarios of the search space (deterministic order). Throws InputError when the
+// global batch admits no micro-batch / accumulation split.
 std::vector<Candidate> enumerate_candidates(const PlanRequest& request, const ClusterShape& shape,
                                             std::vector<std::string>* notes = nullptr);
 
 // Runs the search with `runner` (simulate_runner() in production).
-PlanResult run_plan(const PlanRequest& request, const ClusterShape& shape, const sweep::ScenarioRunner& runner);
+PlanResult run_plan(const PlanRequest& request, const ClusterShape& shape,
+                    const sweep::ScenarioRunner& runner);
 
 // "ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4)" style description of a candidate.
 std::string describe(const Candidate& c);
-// Why the winner beats the runner-up: step time and each breakdown component, largest differences first.
+// Why the winner beats the runner-up: step time and each breakdown component, largest differences
+// first.
 std::string explain_winner(const Candidate& winner, const Candidate& runner_up);
 // The DeepSpeed config that runs the candidate.
 json deepspeed_config(const Candidate& c, const ClusterShape& shape);

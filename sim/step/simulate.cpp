@@ -105,7 +105,8 @@ CommResult comm_result(const LoweredStep& low, const RunResult& run, const Topol
     }
   CommResult c;
   for (int k = 0; k < kKinds; ++k)
-    if (by_kind[k].count > 0) c.by_collective.emplace(to_string(static_cast<CollKind>(k)), by_kind[k]);
+    if (by_kind[k].count > 0)
+      c.by_collective.emplace(to_string(static_cast<CollKind>(k)), by_kind[k]);
   for (std::size_t ph = 0; ph < std::size(kPhases); ++ph)
     if (by_phase[ph].count > 0) c.by_phase.emplace(kPhases[ph], by_phase[ph]);
   c.inter_node_bytes = run.net.inter_node_bytes;

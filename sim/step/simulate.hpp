@@ -29,7 +29,7 @@ struct Scenario {
   static constexpr int kDefaultTokensPerGpu = 2048;
   int tokens_per_gpu = kDefaultTokensPerGpu;  // per micro-step; the default is raised to one
                                               // sequence for models with longer ones
-  int seq_len = 0;             // 0: the model's
+  int seq_len = 0;                            // 0: the model's
   int grad_accum = 1;
   std::string profile;        // "" = matching shipped profile
   std::string tier = "flow";  // flow | analytic

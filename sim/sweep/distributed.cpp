@@ -18,10 +18,12 @@ int env_int(const char* name) {
   return v ? std::atoi(v) : 0;
 }
 
-// The wire format: one JSON text per rank, {error_code, error_message, results: [[index, result], ...]}.
+// The wire format: one JSON text per rank, {error_code, error_message, results: [[index, result],
+// ...]}.
 std::string encode(const RankOutcome& o) {
-  json j{{"error_code", o.error_code}, {"error_message", o.error_message}, {"error_file", o.error_file},
-         {"error_path", o.error_path},   {"error_rule", o.error_rule},       {"results", json::array()}};
+  json j{{"error_code", o.error_code}, {"error_message", o.error_message},
+         {"error_file", o.error_file}, {"error_path", o.error_path},
+         {"error_rule", o.error_rule}, {"results", json::array()}};
   for (std::size_t i = 0; i < o.results.size(); ++i)
     if (o.results[i]) j["results"].push_back(json::array({i, to_json(*o.results[i])}));
   return j.dump();
@@ -59,7 +61,8 @@ MpiSession::~MpiSession() {
 
 std::vector<std::size_t> indices_for_rank(std::size_t total, const World& world) {
   std::vector<std::size_t> out;
-  for (std::size_t i = static_cast<std::size_t>(world.rank); i < total; i += static_cast<std::size_t>(world.size))
+  for (std::size_t i = static_cast<std::size_t>(world.rank); i < total;
+       i += static_cast<std::size_t>(world.size))
     out.push_back(i);
   return out;
 }
@@ -91,7 +94,8 @@ RankOutcome gather_outcomes(const RankOutcome& mine, std::size_t total, const Wo
   if (world.rank != 0) return all;
   all.results.resize(total);
   for (int r = 0; r < world.size; ++r) {
-    json j = json::parse(buffer.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r])));
+    json j = json::parse(
+        buffer.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r])));
     int code = j.at("error_code").get<int>();
     if (code != 0 && all.error_code == 0) {
       all.error_code = code;

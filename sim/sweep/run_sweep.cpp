@@ -20,8 +20,8 @@ namespace zerosim::sweep {
 
 namespace fs = std::filesystem;
 
-std::vector<std::pair<std::size_t, StepResult>> read_partial(const std::string& path,
-                                                             const std::vector<Scenario>& scenarios) {
+std::vector<std::pair<std::size_t, StepResult>> read_partial(
+    const std::string& path, const std::vector<Scenario>& scenarios) {
   std::istringstream in(read_input_file(path));  // a regular file, never a FIFO
   std::vector<std::pair<std::size_t, StepResult>> out;
   std::string line;
@@ -118,13 +118,11 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
                        '\n';
     for (auto i : indices)
       if (results[i])
-        head +=
-            json{
-                {"index", i},
-                {"scenario", scenario_to_json(scenarios[i])},
-                {"result", to_json(*results[i])}}
-                .dump() +
-            '\n';
+        head += json{{"index", i},
+                     {"scenario", scenario_to_json(scenarios[i])},
+                     {"result", to_json(*results[i])}}
+                    .dump() +
+                '\n';
     write_file_atomic(options.partial_path, head);
     partial.open(options.partial_path, std::ios::binary | std::ios::app);
     if (!partial)

@@ -1,5 +1,5 @@
-// The one place where sweeps and the planner call the simulator: a ScenarioRunner maps a scenario to
-// its StepResult, given the calling worker thread's SimContext. Production code uses
+// The one place where sweeps and the planner call the simulator: a ScenarioRunner maps a scenario
+// to its StepResult, given the calling worker thread's SimContext. Production code uses
 // simulate_runner(); tests inject fakes to check the machinery.
 #pragma once
 #include <functional>

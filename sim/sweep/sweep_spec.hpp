@@ -1,6 +1,7 @@
 // Sweep specification: every `simulate` flag may hold a comma-separated list; the sweep is the
-// cartesian product of those lists in a fixed order (axes in the order of kSweepAxes, the last one
-// varying fastest), so the same command always yields the same scenarios at the same indices.
+// cartesian product of those lists in a fixed order (axes in the order of the scenario schema,
+// scenario_params(), the last one varying fastest), so the same command always yields the same
+// scenarios at the same indices.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
-// Planner machinery on a closed-form fake simulator (tests/sweep/fake_results.hpp): the search space,
-// global-batch splits, memory pruning, ranking with the simpler-wins tie-break, the Pareto front, the
-// analytic-then-flow tiers and the DeepSpeed config (read back by the project's DeepSpeed parser).
+// Planner machinery on a closed-form fake simulator (tests/sweep/fake_results.hpp): the search
+// space, global-batch splits, memory pruning, ranking with the simpler-wins tie-break, the Pareto
+// front, the analytic-then-flow tiers and the DeepSpeed config (read back by the project's
+// DeepSpeed parser).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -30,7 +31,8 @@ PlanRequest request(int nodes) {
 
 }  // namespace
 
-TEST_CASE("search space: every ZeRO++ subset, hpZ sizes dividing the node, qgZ bits, micro-batches") {
+TEST_CASE(
+    "search space: every ZeRO++ subset, hpZ sizes dividing the node, qgZ bits, micro-batches") {
   ClusterShape multi{24, 16, 512};
   std::vector<std::string> notes;
   auto c = enumerate_candidates(request(24), multi, &notes);
@@ -46,18 +48,21 @@ TEST_CASE("search space: every ZeRO++ subset, hpZ sizes dividing the node, qgZ b
     CHECK(x.scenario.tokens_per_gpu == x.micro_batch * 512);
     CHECK(x.scenario.grad_accum == 1);
   }
-  CHECK(strategies == std::set<std::string>{"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zero3+qwz+hpz",
-                                            "zero3+qwz+qgz", "zero3+hpz+qgz", "zeropp"});
+  CHECK(strategies == std::set<std::string>{"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz",
+                                            "zero3+qwz+hpz", "zero3+qwz+qgz", "zero3+hpz+qgz",
+                                            "zeropp"});
   // One node: qgZ is not searched (it only applies across nodes), and the planner says so.
   ClusterShape single{1, 16, 512};
   notes.clear();
   auto s = enumerate_candidates(request(1), single, &notes);
   CHECK(s.size() == 10u * 6u);
   for (const auto& x : s) CHECK(x.scenario.strategy.find("qgz") == std::string::npos);
-  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.starts_with("qgZ not searched"); }));
+  CHECK(std::any_of(notes.begin(), notes.end(),
+                    [](const std::string& n) { return n.starts_with("qgZ not searched"); }));
 }
 
-TEST_CASE("global batch: only splits W x micro-batch x accumulation = B; impossible batches are errors") {
+TEST_CASE(
+    "global batch: only splits W x micro-batch x accumulation = B; impossible batches are errors") {
   ClusterShape multi{24, 16, 512};
   auto q = request(24);
   q.global_batch = 384 * 4;
@@ -74,7 +79,8 @@ TEST_CASE("global batch: only splits W x micro-batch x accumulation = B; impossi
   }
 }
 
-TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first then flow on the top") {
+TEST_CASE(
+    "plan: prunes what does not fit, ranks by throughput, analytic first then flow on the top") {
   ClusterShape multi{24, 16, 512};
   auto q = request(24);
   q.confirm_top = 5;
@@ -89,7 +95,8 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
   };
   auto p = run_plan(q, multi, runner);
   CHECK(p.enumerated == 120u);
-  // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the closed form.
+  // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the
+  // closed form.
   std::size_t expect_infeasible = 0;
   for (const auto& c : enumerate_candidates(q, multi))
     if (!testing::fake_result(c.scenario).memory.fits) ++expect_infeasible;
@@ -98,9 +105,10 @@ TEST_CASE("plan: prunes what does not fit, ranks by throughput, analytic first t
   CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 120);
   CHECK(std::count(tiers.begin(), tiers.end(), "flow") == 5);
   for (std::size_t i = 0; i < p.ranked.size(); ++i) CHECK(p.ranked[i].confirmed == (i < 5));
-  for (std::size_t i = 1; i < 5; ++i) CHECK(p.ranked[i - 1].tokens_per_s >= p.ranked[i].tokens_per_s);
-  // Winner under the fake's closed form: all three techniques, the largest micro-batch that fits (16);
-  // hpZ sizes tie on time, so the least memory wins: hpZ 16.
+  for (std::size_t i = 1; i < 5; ++i)
+    CHECK(p.ranked[i - 1].tokens_per_s >= p.ranked[i].tokens_per_s);
+  // Winner under the fake's closed form: all three techniques, the largest micro-batch that fits
+  // (16); hpZ sizes tie on time, so the least memory wins: hpZ 16.
   const auto& w = p.ranked[0];
   CHECK(w.scenario.strategy == "zeropp");
   CHECK(w.micro_batch == 16);
@@ -135,10 +143,10 @@ TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
 TEST_CASE("ties go to the simpler configuration: one node, no network traffic in the fake") {
   ClusterShape single{1, 16, 512};
   auto p = run_plan(request(1), single, testing::fake_runner);
-  // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time; the fake's tokens/s is
-  // the same for every micro-batch (step proportional to tokens). So the five plain ZeRO-3 candidates
-  // that fit (micro-batch 32 does not) tie and come first, least memory (micro-batch 1) first, then hpZ
-  // (same speed, one technique more).
+  // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time; the fake's tokens/s
+  // is the same for every micro-batch (step proportional to tokens). So the five plain ZeRO-3
+  // candidates that fit (micro-batch 32 does not) tie and come first, least memory (micro-batch 1)
+  // first, then hpZ (same speed, one technique more).
   for (int i = 0; i < 5; ++i) {
     CHECK(p.ranked[i].scenario.strategy == "zero3");
     CHECK(p.ranked[i].micro_batch == (1 << i));

@@ -85,8 +85,7 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
 
   const double expected_z3 = ring_inter(2 * s.gather) * 2 + ring_inter(2 * s.psi);
   const double expected_pp = ring_inter(s.gather + 4 * s.gather / B) + qgz_inter;
-  const double ratio =
-      z3.comm.inter_node_bytes / pp.comm.inter_node_bytes;
+  const double ratio = z3.comm.inter_node_bytes / pp.comm.inter_node_bytes;
   CHECK(ratio == doctest::Approx(expected_z3 / expected_pp).epsilon(1e-9));
   // The paper's 3M / 0.75M = 4x, moved by the tied head's re-gather, the block scales and the FP16
   // fallback of 1-D tensors (exactly 4.0x would need none of those).
@@ -194,13 +193,11 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   CHECK(kinds == doctest::Approx(e.total_s).epsilon(1e-12));
   const double seqs = 384.0 * 1024 / 512;
   const double flops = megatron_step_flops(load_model("gpt-18b"), seqs, 512, true);
-  CHECK(r.tflops_per_gpu ==
-        doctest::Approx(flops / (384 * r.step_time_s) / 1e12).epsilon(1e-12));
+  CHECK(r.tflops_per_gpu == doctest::Approx(flops / (384 * r.step_time_s) / 1e12).epsilon(1e-12));
   // For GPT shapes with checkpointing the counted FLOPs (4 passes of the layers, 3 of the logits)
   // are exactly Megatron's formula.
   CHECK(r.counted_flops_per_step == doctest::Approx(flops).epsilon(1e-12));
-  CHECK(r.tokens_per_s ==
-        doctest::Approx(384.0 * 1024 / r.step_time_s).epsilon(1e-12));
+  CHECK(r.tokens_per_s == doctest::Approx(384.0 * 1024 / r.step_time_s).epsilon(1e-12));
   // Backward = 2x forward, and recompute re-runs every layer's forward (not the head's), so
   // compute = 3 x (recompute + head forward).
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
@@ -216,8 +213,7 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   s.activation_checkpointing = false;
   auto nc = simulate(s);
   CHECK(nc.breakdown.recompute_s == 0);
-  CHECK(nc.memory.component("activations") >
-        r.memory.component("activations"));
+  CHECK(nc.memory.component("activations") > r.memory.component("activations"));
 }
 
 TEST_CASE("gradient accumulation: hpZ gathers across nodes only in the first forward") {
@@ -232,16 +228,14 @@ TEST_CASE("gradient accumulation: hpZ gathers across nodes only in the first for
   auto z2s = paper("zero3");
   z2s.grad_accum = 2;
   auto z2 = simulate(z2s);
-  CHECK(z2.comm.inter_node_bytes ==
-        doctest::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
+  CHECK(z2.comm.inter_node_bytes == doctest::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("pipelined qgZ hops move the same bytes") {
   auto a = paper("zeropp"), b = paper("zeropp");
   b.qgz_chunks = 4;
   auto ra = simulate(a), rb = simulate(b);
-  CHECK(rb.comm.inter_node_bytes ==
-        doctest::Approx(ra.comm.inter_node_bytes).epsilon(1e-9));
+  CHECK(rb.comm.inter_node_bytes == doctest::Approx(ra.comm.inter_node_bytes).epsilon(1e-9));
   CHECK(rb.step_time_s > 0);
 }
 
@@ -310,8 +304,7 @@ TEST_CASE("the per-parameter fetch time is the profile's rate times every parame
       const auto r = simulate(s);
       CAPTURE(strategy);
       CAPTURE(accum);
-      CHECK(r.breakdown.param_fetch_s ==
-            doctest::Approx(rate * 2 * params * accum).epsilon(1e-9));
+      CHECK(r.breakdown.param_fetch_s == doctest::Approx(rate * 2 * params * accum).epsilon(1e-9));
     }
 }
 
@@ -341,8 +334,7 @@ TEST_CASE(
   const auto r = simulate(s);
   // gpt-18b: hidden 6144; a V100 has no BF16.
   CHECK(r.scenario.strategy.reduce_bucket_elems == 6144LL * 6144);
-  CHECK(r.scenario.strategy.prefetch_bucket_elems ==
-        static_cast<std::int64_t>(0.9 * 6144 * 6144));
+  CHECK(r.scenario.strategy.prefetch_bucket_elems == static_cast<std::int64_t>(0.9 * 6144 * 6144));
   CHECK(r.scenario.strategy.dtype == "fp16");
   std::string said;
   for (const auto& w : r.warnings) said += w + "\n";

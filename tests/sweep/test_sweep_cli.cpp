@@ -142,4 +142,3 @@ TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   CHECK(bad.out.find("different sweep") != std::string::npos);
   fs::remove_all(d);
 }
-

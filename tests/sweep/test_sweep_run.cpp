@@ -1,5 +1,5 @@
-// Running sweeps: results by index regardless of threads, equal to one-by-one runs, partial file and
-// resume, error propagation (lowest failing index, InputError kept).
+// Running sweeps: results by index regardless of threads, equal to one-by-one runs, partial file
+// and resume, error propagation (lowest failing index, InputError kept).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -18,11 +18,12 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<Scenario> grid() {
-  return expand(Scenario{}, {{"--nodes", {"1", "24"}},
-                             {"--tokens-per-gpu", {"1024", "2048"}},
-                             {"--nics-per-node", {"1", "2", "4", "8"}},
-                             {"--nic-gbps", {"100"}},
-                             {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
+  return expand(Scenario{},
+                {{"--nodes", {"1", "24"}},
+                 {"--tokens-per-gpu", {"1024", "2048"}},
+                 {"--nics-per-node", {"1", "2", "4", "8"}},
+                 {"--nic-gbps", {"100"}},
+                 {"--strategy", {"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz", "zeropp"}}});
 }
 
 std::vector<std::size_t> all_indices(std::size_t n) {

@@ -45,12 +45,25 @@ TEST_CASE("expand is the cartesian product, axes in sweep_flags() order, last ax
 }
 
 TEST_CASE("every sweep flag is accepted with a valid value") {
-  const std::map<std::string, std::string> valid = {
-      {"--cluster", "dgx2-v100"}, {"--nodes", "2"},           {"--fabric", "rail"},        {"--oversubscription", "2"},
-      {"--model", "gpt-18b"},     {"--seq-len", "512"},       {"--tokens-per-gpu", "1024"}, {"--grad-accum", "2"},
-      {"--nics-per-node", "4"},   {"--nic-gbps", "100"},      {"--strategy", "zero3+qgz"}, {"--deepspeed", "ds.json"},
-      {"--hpz-size", "8"},        {"--qwz-bits", "8"},        {"--qgz-bits", "4"}, {"--qgz-chunks", "2"},         {"--profile", "p.json"},
-      {"--tier", "analytic"},     {"--activation-checkpointing", "false"}};
+  const std::map<std::string, std::string> valid = {{"--cluster", "dgx2-v100"},
+                                                    {"--nodes", "2"},
+                                                    {"--fabric", "rail"},
+                                                    {"--oversubscription", "2"},
+                                                    {"--model", "gpt-18b"},
+                                                    {"--seq-len", "512"},
+                                                    {"--tokens-per-gpu", "1024"},
+                                                    {"--grad-accum", "2"},
+                                                    {"--nics-per-node", "4"},
+                                                    {"--nic-gbps", "100"},
+                                                    {"--strategy", "zero3+qgz"},
+                                                    {"--deepspeed", "ds.json"},
+                                                    {"--hpz-size", "8"},
+                                                    {"--qwz-bits", "8"},
+                                                    {"--qgz-bits", "4"},
+                                                    {"--qgz-chunks", "2"},
+                                                    {"--profile", "p.json"},
+                                                    {"--tier", "analytic"},
+                                                    {"--activation-checkpointing", "false"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
     REQUIRE(valid.count(flag) == 1u);
@@ -82,5 +95,6 @@ TEST_CASE("bad values, repeated and contradictory flags are InputErrors naming t
 TEST_CASE("scenario_to_json distinguishes scenarios that differ in any swept field") {
   auto s = expand(Scenario{}, {{"--nic-gbps", {"100", "200"}}, {"--qgz-bits", {"4", "8"}}});
   for (std::size_t i = 0; i < s.size(); ++i)
-    for (std::size_t j = i + 1; j < s.size(); ++j) CHECK(scenario_to_json(s[i]) != scenario_to_json(s[j]));
+    for (std::size_t j = i + 1; j < s.size(); ++j)
+      CHECK(scenario_to_json(s[i]) != scenario_to_json(s[j]));
 }
