@@ -29,13 +29,10 @@ std::string flag_of(const std::string& key) {
   return flag;
 }
 
-// A Python value as the text the CLI would read (True -> "true", 100.0 -> "100", lists joined).
+// A Python value as the text the CLI would read: True -> "true", else str() (100.0 -> "100.0",
+// which an integer flag refuses as the CLI does).
 std::string text_of(const py::handle& v) {
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "true" : "false";
-  if (py::isinstance<py::float_>(v)) {
-    const double d = v.cast<double>();
-    return py::str(py::float_(d)).cast<std::string>();
-  }
   return py::str(v).cast<std::string>();
 }
 
