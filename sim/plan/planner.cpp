@@ -24,21 +24,16 @@ std::string strategy_string(bool qwz, bool hpz, bool qgz) {
   return s;
 }
 
-void fill_metrics(Candidate& c) {
-  c.tokens_per_s = c.result.tokens_per_s;
-  c.step_time_s = c.result.step_time_s;
-  c.peak_bytes = c.result.memory.peak_bytes;
-}
-
 bool fits(const StepResult& r) { return r.memory.fits; }
 
 // Strict weak order: confirmed first, higher throughput, fewer techniques, less memory.
 bool better(const Candidate& a, const Candidate& b) {
   if (a.confirmed != b.confirmed) return a.confirmed;
-  double tol = 1e-9 * std::max(a.tokens_per_s, b.tokens_per_s);
-  if (std::fabs(a.tokens_per_s - b.tokens_per_s) > tol) return a.tokens_per_s > b.tokens_per_s;
+  double tol = 1e-9 * std::max(a.tokens_per_s(), b.tokens_per_s());
+  if (std::fabs(a.tokens_per_s() - b.tokens_per_s()) > tol)
+    return a.tokens_per_s() > b.tokens_per_s();
   if (a.techniques != b.techniques) return a.techniques < b.techniques;
-  return a.peak_bytes < b.peak_bytes;
+  return a.peak_bytes() < b.peak_bytes();
 }
 
 std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios,
@@ -131,7 +126,6 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
       continue;
     }
     cands[i].result = std::move(results[i]);
-    fill_metrics(cands[i]);
     feasible.push_back(std::move(cands[i]));
   }
   std::stable_sort(feasible.begin(), feasible.end(), better);
@@ -153,7 +147,6 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
       }
       feasible[i].result = std::move(confirmed[i]);
       feasible[i].confirmed = true;
-      fill_metrics(feasible[i]);
     }
     ranked.push_back(std::move(feasible[i]));
   }
@@ -164,13 +157,13 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const auto &x = plan.ranked[a], &y = plan.ranked[b];
-    if (x.peak_bytes != y.peak_bytes) return x.peak_bytes < y.peak_bytes;
-    return x.tokens_per_s > y.tokens_per_s;
+    if (x.peak_bytes() != y.peak_bytes()) return x.peak_bytes() < y.peak_bytes();
+    return x.tokens_per_s() > y.tokens_per_s();
   });
   double best = -1;
   for (auto i : order)
-    if (plan.ranked[i].tokens_per_s > best) {
-      best = plan.ranked[i].tokens_per_s;
+    if (plan.ranked[i].tokens_per_s() > best) {
+      best = plan.ranked[i].tokens_per_s();
       plan.pareto.push_back(i);
     }
   return plan;
@@ -202,8 +195,9 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
   const StepTimeBreakdown& b = r.result.breakdown;
   std::string o = fmt::format("Why {} wins over the runner-up {}:\n", describe(w), describe(r));
   o += fmt::format("  throughput {:.0f} vs {:.0f} tokens/s ({:+.1f}%), step {} vs {}",
-                   w.tokens_per_s, r.tokens_per_s, (w.tokens_per_s / r.tokens_per_s - 1) * 100,
-                   format_time(w.step_time_s), format_time(r.step_time_s));
+                   w.tokens_per_s(), r.tokens_per_s(),
+                   (w.tokens_per_s() / r.tokens_per_s() - 1) * 100, format_time(w.step_time_s()),
+                   format_time(r.step_time_s()));
   if (w.micro_batch != r.micro_batch || w.scenario.grad_accum != r.scenario.grad_accum)
     o += fmt::format(" (micro-batch {} x {} vs {} x {})", w.micro_batch, w.scenario.grad_accum,
                      r.micro_batch, r.scenario.grad_accum);
@@ -229,8 +223,8 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
     o += fmt::format("  {:<24} {:>12} vs {:>12}  ({}{})\n", p.name, format_time(p.x),
                      format_time(p.y), p.x < p.y ? "-" : "+", format_time(std::fabs(p.x - p.y)));
   }
-  o += fmt::format("  {:<24} {:>12} vs {:>12}\n", "peak memory per GPU", format_bytes(w.peak_bytes),
-                   format_bytes(r.peak_bytes));
+  o += fmt::format("  {:<24} {:>12} vs {:>12}\n", "peak memory per GPU",
+                   format_bytes(w.peak_bytes()), format_bytes(r.peak_bytes()));
   return o;
 }
 
@@ -295,9 +289,9 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
   for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
     const auto& c = plan.ranked[i];
     o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1,
-                     describe(c), c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s),
-                     c.result.tflops_per_gpu, c.tokens_per_s, format_bytes(c.peak_bytes),
-                     c.confirmed ? "flow" : "analytic");
+                     describe(c), c.micro_batch, c.scenario.grad_accum,
+                     format_time(c.step_time_s()), c.result.tflops_per_gpu, c.tokens_per_s(),
+                     format_bytes(c.peak_bytes()), c.confirmed ? "flow" : "analytic");
   }
   if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);
   o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs "
@@ -305,7 +299,7 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
   for (auto i : plan.pareto) {
     const auto& c = plan.ranked[i];
     o += fmt::format("  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}\n", i + 1,
-                     format_bytes(c.peak_bytes), c.tokens_per_s, describe(c), c.micro_batch,
+                     format_bytes(c.peak_bytes()), c.tokens_per_s(), describe(c), c.micro_batch,
                      c.scenario.grad_accum);
   }
   return o;

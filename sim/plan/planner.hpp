@@ -36,7 +36,9 @@ struct Candidate {
   int micro_batch = 0;     // sequences per GPU per micro-step
   bool confirmed = false;  // result is from the flow tier
   StepResult result;       // flow result if confirmed, else analytic
-  double tokens_per_s = 0, step_time_s = 0, peak_bytes = 0;
+  double tokens_per_s() const { return result.tokens_per_s; }
+  double step_time_s() const { return result.step_time_s; }
+  double peak_bytes() const { return result.memory.peak_bytes; }
   int techniques = 0;  // number of ZeRO++ components on (tie-break: simpler first)
 };
 

@@ -106,7 +106,7 @@ TEST_CASE(
   CHECK(std::count(tiers.begin(), tiers.end(), "flow") == 5);
   for (std::size_t i = 0; i < p.ranked.size(); ++i) CHECK(p.ranked[i].confirmed == (i < 5));
   for (std::size_t i = 1; i < 5; ++i)
-    CHECK(p.ranked[i - 1].tokens_per_s >= p.ranked[i].tokens_per_s);
+    CHECK(p.ranked[i - 1].tokens_per_s() >= p.ranked[i].tokens_per_s());
   // Winner under the fake's closed form: all three techniques, the largest micro-batch that fits
   // (16); hpZ sizes tie on time, so the least memory wins: hpZ 16.
   const auto& w = p.ranked[0];
@@ -129,15 +129,15 @@ TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
     const auto& c = p.ranked[i];
     bool dominated = false;
     for (const auto& o : p.ranked)
-      if (o.peak_bytes <= c.peak_bytes && o.tokens_per_s > c.tokens_per_s) dominated = true;
+      if (o.peak_bytes() <= c.peak_bytes() && o.tokens_per_s() > c.tokens_per_s()) dominated = true;
     if (on.count(i)) CHECK_FALSE(dominated);
   }
   for (std::size_t k = 1; k < p.pareto.size(); ++k) {
-    CHECK(p.ranked[p.pareto[k]].peak_bytes > p.ranked[p.pareto[k - 1]].peak_bytes);
-    CHECK(p.ranked[p.pareto[k]].tokens_per_s > p.ranked[p.pareto[k - 1]].tokens_per_s);
+    CHECK(p.ranked[p.pareto[k]].peak_bytes() > p.ranked[p.pareto[k - 1]].peak_bytes());
+    CHECK(p.ranked[p.pareto[k]].tokens_per_s() > p.ranked[p.pareto[k - 1]].tokens_per_s());
   }
   // The throughput winner is the last (most memory, fastest) point of the front.
-  CHECK(p.ranked[p.pareto.back()].tokens_per_s == p.ranked[0].tokens_per_s);
+  CHECK(p.ranked[p.pareto.back()].tokens_per_s() == p.ranked[0].tokens_per_s());
 }
 
 TEST_CASE("ties go to the simpler configuration: one node, no network traffic in the fake") {
