@@ -117,6 +117,7 @@ void bind_result_types(py::module_& m) {
       .def_readonly("reduce_bucket_elems", &Strategy::reduce_bucket_elems)
       .def_readonly("prefetch_bucket_elems", &Strategy::prefetch_bucket_elems)
       .def_readonly("max_live_params", &Strategy::max_live_params)
+      .def_readonly("dtype", &Strategy::dtype)
       .def_readonly("source", &Strategy::source);
   py::class_<ScenarioEcho>(m, "Scenario")
       .def_readonly("cluster", &ScenarioEcho::cluster)
@@ -210,6 +211,7 @@ PYBIND11_MODULE(zerosim, m) {
   });
   bind_result_types(m);
   m.attr("RESULT_SCHEMA_VERSION") = kResultSchemaVersion;
+  m.attr("__version__") = ZEROSIM_VERSION;
   m.def(
       "simulate",
       [](const py::kwargs& kwargs) {

@@ -19,6 +19,7 @@
 #include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/profile/cost_profile.hpp"
@@ -43,7 +44,16 @@ struct CollectiveOptions {
   std::string tier = "flow";
   std::string profile;
   bool json = false;
+  std::string out;  // "": stdout
 };
+
+// The table goes to --out (written atomically) or to stdout.
+void emit(const CollectiveOptions& o, const std::string& text) {
+  if (o.out.empty() || o.out == "-")
+    std::cout << text;
+  else
+    write_file_atomic(o.out, text);
+}
 
 // Rows of one collective table: more than nccl-tests' -f 2 from 1 byte to 2^64 (65 rows) needs.
 constexpr std::size_t kMaxRows = 4096;
@@ -147,6 +157,9 @@ void run(const CollectiveOptions& o) {
   const CollKind kind = parse_coll_kind(o.op, "--op");
   if (o.tier != "flow" && o.tier != "analytic")
     throw flag_error("--tier", fmt::format("unknown tier '{}'; expected flow|analytic", o.tier));
+  check_output_paths({data_input("--cluster", "topologies", o.cluster.cluster),
+                      data_input("--profile", "calibrate/profiles", o.profile)},
+                     {{"--out", o.out}});
   const std::vector<std::uint64_t> sizes = sizes_of(o);
   const Topology topo = load_from(o.cluster);
   const std::vector<int> members = ranks_of(o, topo);
@@ -223,7 +236,7 @@ void run(const CollectiveOptions& o) {
     out += nccl_rows;
     out += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.4f} \n#\n",
                        busbw_sum / static_cast<double>(sizes.size()));
-    std::cout << out;
+    emit(o, out);
     return;
   }
 
@@ -242,21 +255,21 @@ void run(const CollectiveOptions& o) {
              {"profile", profile.name},
              {"rows", rows},
              {"avg_busbw_GBps", busbw_sum / static_cast<double>(sizes.size())}};
-    std::cout << out.dump(2) << "\n";
+    emit(o, out.dump(2) + "\n");
     return;
   }
-  std::cout << fmt::format(
+  std::string text = fmt::format(
       "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
       "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
       to_string(kind), to_string(chosen), ranks, nodes, topo.name(), topo.node_count(),
       topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier, profile.name,
       profile.nccl.version);
-  std::cout << fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)",
-                           "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo",
-                           "proto");
-  std::cout << table;
-  std::cout << fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n",
-                           busbw_sum / static_cast<double>(sizes.size()));
+  text += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)", "count",
+                      "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto");
+  text += table;
+  text += fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n",
+                      busbw_sum / static_cast<double>(sizes.size()));
+  emit(o, text);
 }
 
 }  // namespace
@@ -287,6 +300,7 @@ void register_collective(CLI::App& app) {
   sub->add_option("--profile", opts->profile,
                   "cost profile name or file (default: the one matching the GPU model)");
   sub->add_flag("--json", opts->json, "print JSON with the same columns");
+  sub->add_option("--out", opts->out, "write the table (or JSON) to a file, atomically");
   sub->add_flag("--nccl-tests", opts->nccl_tests,
                 "print nccl-tests' text format (full column set, Rank lines; import-nccl-tests "
                 "reads it)");

@@ -12,6 +12,8 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
+#include "sim/core/units.hpp"
+#include "sim/plan/no_fit_advice.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/workload/model.hpp"
@@ -25,7 +27,8 @@ namespace fs = std::filesystem;
 struct PlanArgs {
   ClusterFlags cluster;
   std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
-  std::string json_out, deepspeed_out;
+  std::string out, deepspeed_out;
+  bool json = false;
   int seq_len = 0, confirm = 8, threads = 0;
   std::size_t top = 10;
   long long global_batch = 0;
@@ -55,11 +58,25 @@ std::vector<int> bits_list(const std::string& text, const std::string& flag) {
   return out;
 }
 
+// No configuration fits: bad input (exit 2) naming what to change, after the plan was printed and
+// written.
+InputError nothing_fits(const plan::PlanResult& result) {
+  if (!result.closest) return flag_error("--micro-batches", "no configuration was searched");
+  const long long nodes = plan::nodes_to_fit(result.closest->result);
+  const std::string need =
+      fmt::format("no configuration fits in GPU memory (the closest needs {} of {} per GPU)",
+                  format_bytes(result.closest->peak_bytes()),
+                  format_bytes(result.closest->result.memory.capacity_bytes));
+  if (nodes > 0)
+    return flag_error("--nodes", fmt::format("{}; {} nodes would fit it", need, nodes));
+  return flag_error("--seq-len", need + "; more nodes cannot help, shorter sequences can");
+}
+
 void run_plan_command(const PlanArgs& a) {
   check_output_paths({data_input("--cluster", "topologies", a.cluster.cluster),
                       data_input("--model", "workloads", a.model),
                       data_input("--profile", "calibrate/profiles", a.profile)},
-                     {{"--json", a.json_out}, {"--emit-deepspeed", a.deepspeed_out}});
+                     {{"--out", a.out}, {"--emit-deepspeed", a.deepspeed_out}});
   plan::PlanRequest q;
   q.base.cluster = a.cluster.cluster;
   q.base.nodes = a.cluster.overrides.nodes;
@@ -79,14 +96,12 @@ void run_plan_command(const PlanArgs& a) {
   plan::ClusterShape shape{topo.node_count(), topo.gpus_per_node(),
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};
   auto result = plan::run_plan(q, shape, sweep::simulate_runner());
-  std::string text = plan::render_plan(result, a.top);
+  const std::string document = plan::plan_document(result).dump(1) + "\n";
+  const std::string text = a.json ? document : plan::render_plan(result, a.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (!a.json_out.empty())
-    write_file_atomic(a.json_out, plan::plan_document(result).dump(1) + "\n");
+  if (!a.out.empty()) write_file_atomic(a.out, document);
+  if (result.ranked.empty()) throw nothing_fits(result);
   if (!a.deepspeed_out.empty()) {
-    if (result.ranked.empty())
-      throw InputError(a.deepspeed_out, "--emit-deepspeed",
-                       "no configuration fits in memory; nothing to emit");
     const auto& w = result.ranked.front();
     if (w.scenario.quant_bits_weights != 8 || w.scenario.quant_bits_grads != 4)
       std::fprintf(stderr,
@@ -123,8 +138,9 @@ void register_plan(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")
       ->check(CLI::Range(0, 4096));
-  cmd->add_option("--json", a->json_out,
-                  "write the ranked plan as JSON (readable by `zerosim report`)");
+  cmd->add_option("--out", a->out,
+                  "write the ranked plan as JSON (atomic; readable by `zerosim report`)");
+  cmd->add_flag("--json", a->json, "print the ranked plan as JSON instead of the table");
   cmd->add_option("--emit-deepspeed", a->deepspeed_out, "write the winner's DeepSpeed config here");
   cmd->callback([a] { run_plan_command(*a); });
 }

@@ -1,4 +1,5 @@
-// `zerosim report RESULTS.json --format html|md|csv --out PATH` and `zerosim compare a.json
+// `zerosim report RESULTS.json [--format html|md|csv] [--out PATH]` (Markdown on stdout by
+// default) and `zerosim compare a.json
 // b.json`.
 #include <fmt/format.h>
 
@@ -32,16 +33,20 @@ std::string infer_format(const std::string& out) {
 
 void run_report(const ReportArgs& a) {
   check_output_paths({{"results", a.input}}, {{"--out", a.out}});
-  std::string format = a.format.empty() ? infer_format(a.out) : a.format;
+  const bool to_stdout = a.out.empty() || a.out == "-";
+  // On stdout a report is read in a terminal or piped on: Markdown unless asked otherwise.
+  std::string format = !a.format.empty() ? a.format : to_stdout ? "md" : infer_format(a.out);
   if (format.empty())
     throw flag_error("--format",
-                     "give --format html|md|csv (it cannot be inferred from the --out extension)");
+                     fmt::format("give --format html|md|csv (the extension of --out '{}' "
+                                 "is none of .html, .htm, .md, .csv)",
+                                 a.out));
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
   std::string text = format == "html" ? report::render_html(results, source)
                      : format == "md" ? report::render_markdown(results, source)
                                       : report::render_csv(results);
-  if (a.out.empty() || a.out == "-") {
+  if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     write_file_atomic(a.out, text);
@@ -73,7 +78,8 @@ void register_report(CLI::App& app) {
   auto* rep = app.add_subcommand(
       "report", "Render a results file (sweep, plan or simulate JSON) as HTML, Markdown or CSV");
   rep->add_option("results", args->input, "results JSON file")->required();
-  rep->add_option("--format", args->format, "html | md | csv (default: from the --out extension)")
+  rep->add_option("--format", args->format,
+                  "html | md | csv (default: from the --out extension; md on stdout)")
       ->check(CLI::IsMember({"html", "md", "csv"}));
   rep->add_option("--out", args->out, "output file (written atomically); '-' or absent: stdout");
   rep->callback([args] { run_report(*args); });

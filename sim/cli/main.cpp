@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("zerosim ") + ZEROSIM_VERSION);
   zerosim::cli::register_simulate(app);
   zerosim::cli::register_collective(app);
   zerosim::cli::register_sweep(app);
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "zerosim: <command line>: %s\n", safe(e.what()).c_str());

@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/plan/no_fit_advice.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -123,6 +124,10 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   for (std::size_t i = 0; i < cands.size(); ++i) {
     if (!fits(results[i])) {
       ++plan.infeasible;
+      if (!plan.closest || results[i].memory.peak_bytes < plan.closest->peak_bytes()) {
+        plan.closest = cands[i];
+        plan.closest->result = std::move(results[i]);
+      }
       continue;
     }
     cands[i].result = std::move(results[i]);
@@ -239,7 +244,7 @@ json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   return json{{"train_batch_size", world * c.micro_batch * s.grad_accum},
               {"train_micro_batch_size_per_gpu", c.micro_batch},
               {"gradient_accumulation_steps", s.grad_accum},
-              {"fp16", {{"enabled", true}}},
+              {c.result.scenario.strategy.dtype, {{"enabled", true}}},  // what was simulated
               {"zero_optimization",
                {{"stage", 3},
                 {"overlap_comm", true},
@@ -282,7 +287,11 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
       std::count_if(plan.ranked.begin(), plan.ranked.end(),
                     [](const Candidate& c) { return c.confirmed; }));
   for (const auto& n : plan.notes) o += "Note: " + n + "\n";
-  if (plan.ranked.empty()) return o + "No configuration fits in GPU memory.\n";
+  if (plan.ranked.empty()) {
+    o += "No configuration fits in GPU memory.\n";
+    if (plan.closest) o += no_fit_advice(plan.closest->result, describe(*plan.closest));
+    return o;
+  }
   o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "rank",
                    "configuration", "micro", "accum", "step", "TFLOPs/GPU", "tokens/s", "peak mem",
                    "tier");

@@ -4,6 +4,7 @@
 // memory, confirm the best on the flow tier, and rank by throughput (tokens/s). Ties go to the
 // simpler configuration.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,8 @@ struct PlanResult {
   std::vector<std::size_t>
       pareto;  // indices into ranked: memory/throughput front, memory ascending
   std::size_t enumerated = 0, infeasible = 0;
-  std::vector<std::string> notes;  // search-space decisions worth telling the user
+  std::vector<std::string> notes;    // search-space decisions worth telling the user
+  std::optional<Candidate> closest;  // of those that do not fit, the one needing least memory
 };
 
 // Enumerates the scenarios of the search space (deterministic order). Throws InputError when the

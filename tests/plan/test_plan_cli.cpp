@@ -25,7 +25,7 @@ const std::string kPlan =
 
 TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
   fs::path d = temp_dir("plan24");
-  CliRun r = run(kPlan + "--nodes 24 --nics-per-node 1 --nic-gbps 100 --json " +
+  CliRun r = run(kPlan + "--nodes 24 --nics-per-node 1 --nic-gbps 100 --out " +
                  (d / "p.json").string() + " --emit-deepspeed " + (d / "ds.json").string());
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto plan = zerosim::load_json_file((d / "p.json").string());
@@ -44,7 +44,7 @@ TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
 
 TEST_CASE("a single DGX-2 node: the plan does not pick qgZ") {
   fs::path d = temp_dir("plan1");
-  CliRun r = run(kPlan + "--nodes 1 --json " + (d / "p.json").string());
+  CliRun r = run(kPlan + "--nodes 1 --out " + (d / "p.json").string());
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto plan = zerosim::load_json_file((d / "p.json").string());
   std::string strategy = plan["candidates"][0]["scenario"]["strategy"];
@@ -61,10 +61,10 @@ TEST_CASE("plan: bad input exits 2 without output files") {
   };
   const std::string base = "plan --cluster dgx2-v100 --model gpt-18b --confirm 1 ";
   for (const Case& c : std::vector<Case>{
-           {"--nodes 24 --global-batch 100 --json " + js, "--global-batch"},
-           {"--nodes 24 --micro-batches '' --json " + js, "--micro-batches: empty item"},
-           {"--nodes 24 --qgz-bits 3 --json " + js, "--qgz-bits"},
-           {"--nodes 24 --json " + (d / "missing" / "p.json").string(),
+           {"--nodes 24 --global-batch 100 --out " + js, "--global-batch"},
+           {"--nodes 24 --micro-batches '' --out " + js, "--micro-batches: empty item"},
+           {"--nodes 24 --qgz-bits 3 --out " + js, "--qgz-bits"},
+           {"--nodes 24 --out " + (d / "missing" / "p.json").string(),
             "output folder does not exist"},
            {"--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string(),
             "--emit-deepspeed"}}) {
@@ -73,6 +73,46 @@ TEST_CASE("plan: bad input exits 2 without output files") {
     CHECK(r.rc == 2);
     CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
     CHECK_FALSE(fs::exists(js));
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("plan: nothing fits exits 2 with the way forward, after writing the plan") {
+  // gpt-138b on one DGX-2: 16 x 32 GiB cannot hold its 2.2 TB of model states.
+  fs::path d = temp_dir("plannofit");
+  const std::string js = (d / "p.json").string();
+  CliRun r =
+      run("plan --cluster dgx2-v100 --nodes 1 --model gpt-138b --micro-batches 1 "
+          "--confirm 1 --out " +
+          js + " --emit-deepspeed " + (d / "ds.json").string());
+  CHECK(r.rc == 2);
+  CHECK_MESSAGE(r.out.find("No configuration fits") != std::string::npos, r.out);
+  CHECK_MESSAGE(r.out.find("Way forward: --nodes ") != std::string::npos, r.out);
+  CHECK_MESSAGE(r.out.find("--nodes: no configuration fits in GPU memory") != std::string::npos,
+                r.out);
+  auto plan = zerosim::load_json_file(js);  // the plan is kept: it says what was searched
+  CHECK(plan["candidates"].empty());
+  CHECK_FALSE(fs::exists(d / "ds.json"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("plan: --json prints the plan document; the DeepSpeed config has the simulated dtype") {
+  fs::path d = temp_dir("planjson");
+  const std::string ds = (d / "ds.json").string();
+  for (const auto& [cluster, dtype] : std::vector<std::pair<std::string, std::string>>{
+           {"dgx-h100", "bf16"}, {"dgx2-v100", "fp16"}}) {
+    CAPTURE(cluster);
+    const std::string args =
+        "plan --cluster " + cluster + " --nodes 2 --model gpt-18b --micro-batches 1 --confirm 1 ";
+    CliRun r = run(args + "--json");
+    REQUIRE_MESSAGE(r.rc == 0, r.out);
+    auto plan = zerosim::json::parse(r.out);
+    CHECK(plan["kind"] == "plan");
+    CHECK(plan["candidates"][0]["result"]["scenario"]["strategy"]["dtype"] == dtype);
+    REQUIRE(run(args + "--emit-deepspeed " + ds).rc == 0);
+    auto config = zerosim::load_json_file(ds);
+    CHECK(config[dtype]["enabled"] == true);
+    CHECK(config.size() == 5);  // batch (3 keys), the one dtype section, zero_optimization
   }
   fs::remove_all(d);
 }

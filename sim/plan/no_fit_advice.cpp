@@ -1,0 +1,50 @@
+#include "sim/plan/no_fit_advice.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sim/core/units.hpp"
+
+namespace zerosim::plan {
+
+double sharded_bytes(const MemoryEstimate& m) {
+  return m.component("params_fp16") + m.component("grads_fp16") + m.component("optimizer_fp32");
+}
+
+long long nodes_to_fit(const StepResult& r) {
+  const MemoryEstimate& m = r.memory;
+  const double sharded = sharded_bytes(m);
+  const double room = m.capacity_bytes - (m.peak_bytes - sharded);
+  const int per_node = r.scenario.gpus_per_node;
+  if (!(room > 0) || per_node <= 0) return 0;
+  // The shard shrinks as 1 / world: world' >= world x sharded / room.
+  const double world = std::ceil(static_cast<double>(r.scenario.world_size) * sharded / room);
+  return static_cast<long long>(std::ceil(world / per_node));
+}
+
+std::string no_fit_advice(const StepResult& closest, const std::string& description) {
+  const MemoryEstimate& m = closest.memory;
+  const ScenarioEcho& s = closest.scenario;
+  const double sharded = sharded_bytes(m);
+  std::string o = fmt::format(
+      "Closest: {}, micro-batch {}, needs {} per GPU; the GPU has {}. Model states sharded over "
+      "the {} GPUs take {} of it; the rest ({}) does not shrink with more GPUs.\n",
+      description, s.micro_batch_sequences, format_bytes(m.peak_bytes),
+      format_bytes(m.capacity_bytes), s.world_size, format_bytes(sharded),
+      format_bytes(m.peak_bytes - sharded));
+  const long long nodes = nodes_to_fit(closest);
+  o += nodes > 0 ? fmt::format("Way forward: --nodes {} (or more) fits it.\n", nodes)
+                 : std::string("Way forward: more nodes cannot make it fit.\n");
+  // Activations are the part of the rest the user controls directly.
+  const double activations = m.component("activations");
+  if (activations > 0.25 * (m.peak_bytes - sharded))
+    o += s.activation_checkpointing
+             ? fmt::format("Activations take {}: a shorter --seq-len (now {}) needs less.\n",
+                           format_bytes(activations), s.seq_len)
+             : fmt::format("Activations take {}: activation checkpointing needs less.\n",
+                           format_bytes(activations));
+  return o;
+}
+
+}  // namespace zerosim::plan
