@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -34,12 +35,23 @@ struct SweepArgs {
   bool resume = false;
 };
 
+// On a terminal: a bar, the count and, once a scenario has finished, the time left at the rate so
+// far. Called under the runner's lock.
 void progress_bar(std::size_t done, std::size_t total) {
+  using Clock = std::chrono::steady_clock;
+  static const Clock::time_point start = Clock::now();
   constexpr int kWidth = 40;
   int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu scenarios",
+  std::string eta(24, ' ');  // blanks over a longer previous line
+  if (done > 0 && done < total) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    eta = fmt::format(", about {:.0f} s left   ", left);
+  }
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu scenarios%s",
                std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total);
+               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), done, total,
+               eta.c_str());
   if (done == total) std::fputc('\n', stderr);
   std::fflush(stderr);
 }
@@ -82,15 +94,16 @@ void run_sweep_command(SweepArgs& a) {
   if (world.rank == 0 && ::isatty(STDERR_FILENO)) opt.progress = progress_bar;
 
   sweep::RankOutcome mine;
+  opt.invalid = &mine.invalid;  // a bad combination is listed; the valid scenarios still run
   try {
     mine.results = sweep::run_scenarios(scenarios, sweep::indices_for_rank(scenarios.size(), world),
                                         sweep::simulate_runner(), opt);
   } catch (const InputError& e) {
     if (!world.mpi) throw;
-    mine = {{}, 2, e.what(), e.file(), e.path(), e.rule()};
+    mine = {{}, {}, 2, e.what(), e.file(), e.path(), e.rule()};
   } catch (const std::exception& e) {
     if (!world.mpi) throw;
-    mine = {{}, 1, e.what(), "", "", ""};
+    mine = {{}, {}, 1, e.what(), "", "", ""};
   }
   auto all = sweep::gather_outcomes(mine, scenarios.size(), world);
   if (world.rank != 0) return;  // rank 0 reports and writes
@@ -99,11 +112,30 @@ void run_sweep_command(SweepArgs& a) {
 
   std::vector<StepResult> results;
   results.reserve(scenarios.size());
-  for (auto& r : all.results) {
-    if (!r) throw std::runtime_error("internal: a sweep result is missing after the gather");
-    results.push_back(std::move(*r));
+  std::size_t next_invalid = 0;
+  for (std::size_t i = 0; i < all.results.size(); ++i) {
+    if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
+      ++next_invalid;
+      continue;
+    }
+    if (!all.results[i])
+      throw std::runtime_error("internal: a sweep result is missing after the gather");
+    results.push_back(std::move(*all.results[i]));
   }
-  json doc = sweep::sweep_document(axes_json, results);
+  for (const auto& v : all.invalid)
+    std::fprintf(stderr, "zerosim sweep: scenario #%zu (%s) not run: %s\n", v.index,
+                 sweep::scenario_label(scenarios[v.index]).c_str(), v.message.c_str());
+  const auto invalid_error = [&] {
+    return InputError(
+        "<command line>", fmt::format("sweep scenario #{}", all.invalid.front().index),
+        fmt::format("{} of {} scenarios are bad input and were not run (each listed above{}); the "
+                    "first: {}",
+                    all.invalid.size(), scenarios.size(),
+                    a.out.empty() || results.empty() ? "" : ", and under \"invalid\" in " + a.out,
+                    all.invalid.front().message));
+  };
+  if (results.empty()) throw invalid_error();  // nothing to write
+  json doc = sweep::sweep_document(axes_json, results, scenarios, all.invalid);
   require_finite_result(doc, "the sweep's results");
   std::string text = doc.dump(1) + "\n";
   if (!a.csv.empty())
@@ -114,9 +146,10 @@ void run_sweep_command(SweepArgs& a) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);
   }
-  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", scenarios.size(),
+  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", results.size(),
                a.out.empty() ? "" : ", JSON ", a.out.c_str(), a.csv.empty() ? "" : ", CSV ",
                a.csv.c_str());
+  if (!all.invalid.empty()) throw invalid_error();
 }
 
 }  // namespace

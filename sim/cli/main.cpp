@@ -3,21 +3,55 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/malloc_tuning.hpp"
 #include "sim/core/utf8.hpp"
+#include "sim/result/step_result.hpp"
+#include "sim/sweep/distributed.hpp"
 
 namespace {
 
 // Messages quote arguments and input: capped, valid UTF-8, no terminal control characters.
 std::string safe(const char* message) { return zerosim::printable(message, 2048, true); }
+
+// Names of the .json files in dir, sorted, without the extension.
+std::string presets_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
+}
+
+// --version: the version and where this binary reads its presets from (as ds_report does).
+std::string version_report() {
+  std::string o = fmt::format("zerosim {}\nresult schema_version {}\nMPI sweeps: {}\n",
+                              ZEROSIM_VERSION, zerosim::kResultSchemaVersion,
+                              zerosim::sweep::built_with_mpi() ? "yes" : "no (not built with MPI)");
+  try {
+    const std::filesystem::path data = zerosim::data_dir();
+    o += fmt::format("data: {}\nclusters: {}\nmodels: {}\nprofiles: {}", data.string(),
+                     presets_in(data / "topologies"), presets_in(data / "workloads"),
+                     presets_in(data / "calibrate" / "profiles"));
+  } catch (const zerosim::InputError& e) {
+    o += fmt::format("data: not found ({})", e.what());
+  }
+  return safe(o.c_str());
+}
 
 }  // namespace
 
@@ -28,7 +62,8 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("zerosim ") + ZEROSIM_VERSION);
+  app.set_version_flag("--version", version_report,
+                       "print the version, the data folder and its presets, and exit");
   zerosim::cli::register_simulate(app);
   zerosim::cli::register_collective(app);
   zerosim::cli::register_sweep(app);

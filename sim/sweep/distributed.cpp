@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -26,6 +27,9 @@ std::string encode(const RankOutcome& o) {
          {"error_rule", o.error_rule}, {"results", json::array()}};
   for (std::size_t i = 0; i < o.results.size(); ++i)
     if (o.results[i]) j["results"].push_back(json::array({i, to_json(*o.results[i])}));
+  j["invalid"] = json::array();
+  for (const InvalidScenario& v : o.invalid)
+    j["invalid"].push_back(json::array({v.index, v.message}));
   return j.dump();
 }
 
@@ -104,10 +108,14 @@ RankOutcome gather_outcomes(const RankOutcome& mine, std::size_t total, const Wo
       all.error_path = j.at("error_path").get<std::string>();
       all.error_rule = j.at("error_rule").get<std::string>();
     }
+    for (auto& entry : j.at("invalid"))
+      all.invalid.push_back({entry.at(0).get<std::size_t>(), entry.at(1).get<std::string>()});
     for (auto& entry : j.at("results"))
       all.results[entry.at(0).get<std::size_t>()] =
           step_result_from_json(JsonReader(entry.at(1), fmt::format("<MPI rank {}>", r)));
   }
+  std::sort(all.invalid.begin(), all.invalid.end(),
+            [](const InvalidScenario& a, const InvalidScenario& b) { return a.index < b.index; });
   return all;
 #else
   return mine;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/result/step_result.hpp"
+#include "sim/sweep/run_sweep.hpp"
 
 namespace zerosim::sweep {
 
@@ -41,6 +42,7 @@ std::vector<std::size_t> indices_for_rank(std::size_t total, const World& world)
 // otherwise).
 struct RankOutcome {
   std::vector<std::optional<StepResult>> results;  // by global index; only this rank's filled
+  std::vector<InvalidScenario> invalid;            // bad-input scenarios, by index
   int error_code = 0;         // 0 ok, 2 bad input (InputError), 1 anything else
   std::string error_message;  // what() of the error
   std::string error_file, error_path, error_rule;  // the InputError's parts when error_code == 2

@@ -76,7 +76,9 @@ int resolve_threads(int requested, int local_ranks) {
   return std::max(1, std::max(1, hw) / std::max(1, local_ranks));
 }
 
-json sweep_document(const json& axes, const std::vector<StepResult>& results) {
+json sweep_document(const json& axes, const std::vector<StepResult>& results,
+                    const std::vector<Scenario>& scenarios,
+                    const std::vector<InvalidScenario>& invalid) {
   json doc;
   doc["schema_version"] = kResultSchemaVersion;
   doc["kind"] = "sweep";
@@ -85,6 +87,13 @@ json sweep_document(const json& axes, const std::vector<StepResult>& results) {
   auto& array = list.get_ref<json::array_t&>();
   array.reserve(results.size());
   for (const StepResult& r : results) array.push_back(to_json(r));
+  if (!invalid.empty()) {
+    json& bad = doc["invalid"] = json::array();
+    for (const InvalidScenario& v : invalid)
+      bad.push_back({{"index", v.index},
+                     {"scenario", scenario_to_json(scenarios.at(v.index))},
+                     {"error", v.message}});
+  }
   return doc;
 }
 
@@ -158,6 +167,16 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
         results[i] = std::move(r);
         ++done;
         if (options.progress) options.progress(done, indices.size());
+      } catch (const InputError& e) {
+        std::lock_guard lock(mu);
+        if (options.invalid) {
+          options.invalid->push_back({i, e.what()});
+          ++done;
+          if (options.progress) options.progress(done, indices.size());
+        } else {
+          errors[i] = std::current_exception();
+          stop = true;
+        }
       } catch (...) {
         std::lock_guard lock(mu);
         errors[i] = std::current_exception();
@@ -171,6 +190,10 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
   for (int t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  // Threads finish in any order; the list is by scenario.
+  if (options.invalid)
+    std::sort(options.invalid->begin(), options.invalid->end(),
+              [](const InvalidScenario& a, const InvalidScenario& b) { return a.index < b.index; });
 
   for (std::size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;

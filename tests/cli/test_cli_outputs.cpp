@@ -22,10 +22,17 @@ std::string read_all(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("--version prints the project version and exits 0") {
+TEST_CASE("--version prints the project version, the data folder and its presets, and exits 0") {
   CliRun r = run("--version");
   CHECK(r.rc == 0);
-  CHECK(r.out == std::string("zerosim ") + ZEROSIM_VERSION_EXPECTED + "\n");
+  CHECK(r.out.rfind(std::string("zerosim ") + ZEROSIM_VERSION_EXPECTED + "\n", 0) == 0);
+  CHECK(r.out.find("\ndata: ") != std::string::npos);
+  CHECK(r.out.find("dgx-h100") != std::string::npos);  // a cluster and a profile of that name
+  CHECK(r.out.find("llama-3-8b") != std::string::npos);
+  // A data folder that is not one is said, not fatal.
+  CliRun missing = run("--version", "ZEROSIM_DATA_DIR=/nonexistent ");
+  CHECK(missing.rc == 0);
+  CHECK(missing.out.find("data: not found") != std::string::npos);
 }
 
 TEST_CASE("report without --out prints Markdown; an unknown --out extension names it") {

@@ -84,6 +84,28 @@ TEST_CASE("bad input: exit 2, the flag named, no output file") {
   fs::remove_all(d);
 }
 
+TEST_CASE("an invalid combination: the valid scenarios are written, the invalid listed, exit 2") {
+  // hpZ over 16 GPUs cannot run on one 8-GPU node; it can on two.
+  fs::path d = temp_dir("sweep_invalid");
+  const std::string out = (d / "s.json").string();
+  CliRun r =
+      run("sweep --cluster dgx-h100 --nodes 1,2 --model gpt-18b --hpz-size 8,16 "
+          "--tier analytic --out " +
+          out);
+  CHECK(r.rc == 2);
+  CHECK_MESSAGE(r.out.find("scenario #1 (") != std::string::npos, r.out);
+  CHECK_MESSAGE(r.out.find("1 of 4 scenarios are bad input") != std::string::npos, r.out);
+  auto doc = zerosim::load_json_file(out);
+  CHECK(doc["results"].size() == 3u);
+  REQUIRE(doc["invalid"].size() == 1u);
+  CHECK(doc["invalid"][0]["index"] == 1);
+  CHECK(doc["invalid"][0]["scenario"]["hpz_partition"] == 16);
+  CHECK(doc["invalid"][0]["scenario"]["nodes"] == 1);
+  CHECK(doc["invalid"][0]["error"].get<std::string>().find("--hpz-size") != std::string::npos);
+  CHECK(run("report " + out).rc == 0);  // what the sweep writes, report reads
+  fs::remove_all(d);
+}
+
 TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   fs::path d = temp_dir("sweep_resume");
   std::string out = (d / "s.json").string();

@@ -141,6 +141,35 @@ TEST_CASE("the lowest failing index is reported; other exceptions keep their mes
   }
 }
 
+TEST_CASE("with an invalid list, bad-input scenarios are listed by index and the rest run") {
+  auto s = grid();
+  auto picky = [](const Scenario& sc, SimContext& ctx) -> StepResult {
+    if (sc.nics_per_node == 2) throw InputError("<command line>", "--nics-per-node", "two is bad");
+    return testing::fake_runner(sc, ctx);
+  };
+  std::vector<InvalidScenario> one_thread, four_threads;
+  RunOptions opt;
+  opt.threads = 1;
+  opt.invalid = &one_thread;
+  auto r1 = run_scenarios(s, all_indices(s.size()), picky, opt);
+  opt.threads = 4;
+  opt.invalid = &four_threads;
+  auto r4 = run_scenarios(s, all_indices(s.size()), picky, opt);
+  CHECK(one_thread == four_threads);  // sorted by index whatever the threads
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool expect_bad = s[i].nics_per_node == 2;
+    bad += expect_bad;
+    CHECK(r1[i].has_value() == !expect_bad);
+    CHECK(r4[i].has_value() == !expect_bad);
+  }
+  REQUIRE(one_thread.size() == bad);
+  REQUIRE(bad > 0);
+  CHECK(one_thread.front().message == "<command line>: --nics-per-node: two is bad");
+  for (std::size_t k = 1; k < one_thread.size(); ++k)
+    CHECK(one_thread[k - 1].index < one_thread[k].index);
+}
+
 TEST_CASE("resolve_threads") {
   CHECK(resolve_threads(5, 4) == 5);
   CHECK(resolve_threads(0, 1) >= 1);
