@@ -10,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/validators.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
@@ -96,7 +97,9 @@ void run_plan_command(const PlanArgs& a) {
   plan::ClusterShape shape{topo.node_count(), topo.gpus_per_node(),
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};
   auto result = plan::run_plan(q, shape, sweep::simulate_runner());
-  const std::string document = plan::plan_document(result).dump(1) + "\n";
+  const json doc = plan::plan_document(result);
+  require_finite_result(doc, "the plan");  // what plan writes, report reads
+  const std::string document = doc.dump(1) + "\n";
   const std::string text = a.json ? document : plan::render_plan(result, a.top);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (!a.out.empty()) write_file_atomic(a.out, document);

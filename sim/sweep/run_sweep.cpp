@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sim/core/error.hpp"
+#include "sim/core/finite_json.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -156,9 +157,13 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
         // The line json{{"index", i}, {"result", r}, {"scenario", ...}}.dump() would write (keys in
         // that order), assembled from the parts' texts outside the lock.
         std::string line;
-        if (partial.is_open())
-          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i,
-                             to_json(r).dump(), scenario_to_json(scenarios[i]).dump());
+        if (partial.is_open()) {
+          const json result = to_json(r);
+          // The partial file never holds a number --resume would refuse (JSON null).
+          require_finite_result(result, "the result of " + scenario_label(scenarios[i]));
+          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i, result.dump(),
+                             scenario_to_json(scenarios[i]).dump());
+        }
         std::lock_guard lock(mu);
         if (partial.is_open()) {
           partial << line;
