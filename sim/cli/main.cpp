@@ -53,13 +53,8 @@ std::string version_report() {
   return safe(o.c_str());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  zerosim::keep_freed_memory();
-  // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
-  // (exit 1, the path and the OS error, no partial file), instead of killing the process.
-  std::signal(SIGXFSZ, SIG_IGN);
+// The command: the handlers map each kind of error to its exit code and message.
+int run(int argc, char** argv) {
   CLI::App app{"zerosim: ZeRO-3 / ZeRO++ cluster simulator and planner"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_report,
@@ -101,4 +96,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  zerosim::keep_freed_memory();
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
+  // (exit 1, the path and the OS error, no partial file), instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    // Building the app or a handler's own message failed (out of memory): a fixed message needs
+    // no allocation.
+    std::fputs("zerosim: internal error while setting up the command line or reporting an error\n",
+               stderr);
+    return 1;
+  }
 }

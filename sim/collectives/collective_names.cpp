@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -94,8 +95,8 @@ std::vector<std::vector<int>> intra_node_groups(const Topology& topo, int group_
                                  group_size, per_node));
   std::vector<std::vector<int>> groups;
   for (int first = 0; first < topo.gpu_count(); first += group_size) {
-    std::vector<int> g;
-    for (int i = 0; i < group_size; ++i) g.push_back(first + i);
+    std::vector<int> g(static_cast<std::size_t>(group_size));
+    std::iota(g.begin(), g.end(), first);
     groups.push_back(std::move(g));
   }
   return groups;
@@ -105,6 +106,7 @@ std::vector<std::vector<int>> rail_groups(const Topology& topo) {
   std::vector<std::vector<int>> groups;
   for (int local = 0; local < topo.gpus_per_node(); ++local) {
     std::vector<int> g;
+    g.reserve(static_cast<std::size_t>(topo.node_count()));
     for (int node = 0; node < topo.node_count(); ++node)
       g.push_back(node * topo.gpus_per_node() + local);
     groups.push_back(std::move(g));

@@ -128,6 +128,7 @@ std::vector<int> channel_owners(const GroupLayout& lay, const Topology& topo) {
     owner_of_nic.emplace(nic, p);  // keeps the first member per NIC
   }
   std::vector<int> owners;
+  owners.reserve(owner_of_nic.size());
   for (const auto& [nic, p] : owner_of_nic) owners.push_back(p);
   return owners;
 }

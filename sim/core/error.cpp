@@ -13,7 +13,7 @@ constexpr std::size_t kMaxRuleBytes = 1024;
 
 // Every part may quote input (a file name, a JSON key, a value): each is capped and escaped, so a
 // message is a few hundred bytes of valid UTF-8 without terminal control characters.
-InputError::InputError(std::string file, std::string path, std::string rule)
+InputError::InputError(const std::string& file, const std::string& path, const std::string& rule)
     : std::runtime_error(""),
       file_(printable(file)),
       path_(printable(path)),

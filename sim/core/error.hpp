@@ -10,7 +10,7 @@ namespace zerosim {
 class InputError : public std::runtime_error {
  public:
   // file: path or "<command line>"; path: JSON path like "/links/3/gbps" or a flag like "--nodes".
-  InputError(std::string file, std::string path, std::string rule);
+  InputError(const std::string& file, const std::string& path, const std::string& rule);
   const std::string& file() const { return file_; }
   const std::string& path() const { return path_; }
   const std::string& rule() const { return rule_; }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "sim/core/data_dir.hpp"
@@ -134,7 +135,7 @@ bool JsonReader::get_bool() const {
 }
 
 std::string JsonReader::string_or(std::string_view key, std::string fallback) const {
-  return has(key) ? at(key).get_string() : fallback;
+  return has(key) ? at(key).get_string() : std::move(fallback);
 }
 double JsonReader::number_or(std::string_view key, double fallback) const {
   return has(key) ? at(key).get_number() : fallback;

@@ -35,7 +35,7 @@ std::uint64_t parse_bytes(std::string_view text, const std::string& what) {
   else if (suffix == "KB")
     mult = 1000;
   else if (suffix == "MB")
-    mult = 1000 * 1000;
+    mult = 1000ULL * 1000;
   else if (suffix == "GB")
     mult = 1000ULL * 1000 * 1000;
   else

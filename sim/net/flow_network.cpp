@@ -201,7 +201,7 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
                  std::move(on_done), op.bytes);
 }
 
-void FlowNetwork::start_plan(CollectivePlan plan, std::function<void()> on_done) {
+void FlowNetwork::start_plan(const CollectivePlan& plan, std::function<void()> on_done) {
   init_links();
   start_resolved(resolve_plan(plan), std::move(on_done));
 }
@@ -425,6 +425,7 @@ void FlowNetwork::sync_partition(int c) {
     bool joined = false;
   };
   std::vector<Member> others;
+  others.reserve(snap.size() + recent_.size());
   for (const Snapshot& s : snap)
     others.push_back(
         {colls_[s.coll].plan.get(), &colls_[s.coll].plan->phases[colls_[s.coll].phase]});

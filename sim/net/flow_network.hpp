@@ -46,7 +46,7 @@ class FlowNetwork : public NetworkModel {
   void advance_to(double t) override;
 
   // Starts one already-lowered plan (used by start() and by tests that build plans by hand).
-  void start_plan(CollectivePlan plan, std::function<void()> on_done);
+  void start_plan(const CollectivePlan& plan, std::function<void()> on_done);
   // Flows currently in the solver (after aggregation).
   std::size_t active_flows() const { return solver_.active_flows(); }
   // Rate of the solver flows of the last started phase (tests); valid after next_event_time().

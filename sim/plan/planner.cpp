@@ -45,6 +45,7 @@ std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios,
   opt.threads = threads;
   auto out = sweep::run_scenarios(scenarios, idx, runner, opt);
   std::vector<StepResult> results;
+  results.reserve(out.size());
   for (auto& r : out) results.push_back(std::move(*r));
   return results;
 }

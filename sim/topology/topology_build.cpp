@@ -86,7 +86,8 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   {
     const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics,
                       leaves = static_cast<std::size_t>(nics) * N;
-    b.reserve(N * per_node + leaves + kMaxSpines, 2 * (N * (2 * G + nics) + leaves * kMaxSpines));
+    b.reserve(N * per_node + leaves + kMaxSpines,
+              2 * (static_cast<std::size_t>(N) * (2 * G + nics) + leaves * kMaxSpines));
   }
   // Servers: GPUs, then the NVSwitch, then the NICs, server after server.
   std::vector<int> nic_vertex(static_cast<std::size_t>(N) * nics);
