@@ -114,18 +114,14 @@ void LinkPartition::sort_by_colour(const std::vector<std::int32_t>& colour, std:
   });
 }
 
-bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
-                                const std::vector<std::int32_t>& classes,
-                                std::span<const PlanFlow> flows,
-                                std::span<const std::int32_t> links,
-                                const std::vector<std::int32_t>* recoloured,
-                                std::vector<std::int32_t>& moved) {
-  // A link's signature: the sorted colours of the flows crossing it (empty if untouched), or of
-  // the recoloured flows only (see split_links in equitable.hpp). Both kinds are filled from the
-  // flows in ascending colour, so each link's list comes out sorted.
-  const bool full = recoloured == nullptr;
+void LinkPartition::link_signatures(const std::vector<std::int32_t>& colour,
+                                    std::span<const PlanFlow> flows,
+                                    std::span<const std::int32_t> links,
+                                    const std::vector<std::int32_t>* recoloured) {
+  // Both kinds are filled from the flows in ascending colour, so each link's list comes out
+  // sorted.
   sort_by_colour(colour, flows.size(), recoloured);
-  if (full) {
+  if (recoloured == nullptr) {
     inc_col_.resize(inc_flow_.size());
     fill_.assign(inc_begin_.begin(), inc_begin_.end() - 1);
     for (std::int32_t i : by_colour_) {
@@ -160,6 +156,16 @@ bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
         inc_col_[fill_[run_of_[links[f.link_begin + k]]]++] = colour[i];
     }
   }
+}
+
+bool LinkPartition::split_links(const std::vector<std::int32_t>& colour,
+                                const std::vector<std::int32_t>& classes,
+                                std::span<const PlanFlow> flows,
+                                std::span<const std::int32_t> links,
+                                const std::vector<std::int32_t>* recoloured,
+                                std::vector<std::int32_t>& moved) {
+  link_signatures(colour, flows, links, recoloured);
+  const bool full = recoloured == nullptr;
   auto seg = [&](std::int32_t l) {
     const std::int32_t t = full ? touched_[l] : run_of_[l];
     if (t < 0) return std::pair(inc_col_.begin(), inc_col_.begin());
@@ -303,12 +309,10 @@ bool LinkPartition::refine_joint(std::span<const JointPhase> phases, std::size_t
   return changed;
 }
 
-bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
-                        std::vector<std::int32_t>& colour, std::int32_t count_classes,
-                        std::size_t first, std::size_t max_classes, bool& too_fine,
-                        std::uint64_t since) {
-  const std::size_t n = flows.size();
+void LinkPartition::build_incidence(std::span<const PlanFlow> flows,
+                                    std::span<const std::int32_t> links) {
   // Incidence by link, in flow order (a flow crossing a link twice is listed twice).
+  const std::size_t n = flows.size();
   inc_link_.clear();
   std::vector<std::int64_t> count;
   for (std::size_t i = 0; i < n; ++i)
@@ -328,225 +332,318 @@ bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::in
   for (std::size_t i = 0; i < n; ++i)
     for (std::int32_t k = 0; k < flows[i].link_count; ++k)
       inc_flow_[count[touched_[links[flows[i].link_begin + k]]]++] = static_cast<std::int32_t>(i);
-  auto untouch = [&] {
-    for (std::int32_t l : inc_link_) touched_[l] = -1;
-  };
+}
 
-  // Flow classes keep their ids while refining (a class that splits keeps its id for the group of
-  // its first member; the others get new ids), so a round only regroups the classes of flows that
-  // cross a link whose class changed, and only splits the link classes of links crossed by a flow
-  // whose class changed; the sequence of partitions is the same as regrouping everything.
-  std::vector<std::vector<std::int32_t>> fmem(static_cast<std::size_t>(count_classes));
-  for (std::size_t i = 0; i < n; ++i) fmem[colour[i]].push_back(static_cast<std::int32_t>(i));
-  std::size_t first_classes = 0;
-  for (const auto& m : fmem)
-    if (!m.empty() && static_cast<std::size_t>(m[0]) < first) ++first_classes;
-  // dirty: the flows to look at this round (all of them in a cold start's first round), each once.
-  std::vector<std::int32_t> dirty, moved_flows, moved_links, lclasses, group, sig, items, seeded;
-  std::vector<std::int32_t> by_class, class_count, dirty_classes;
-  std::vector<std::size_t> begin, class_start;
-  std::vector<char> is_dirty(n, 0), lclass_seen;
-  bool all = since == ~std::uint64_t{0};
-  std::vector<std::int32_t> dirty_pos(n);  // per dirty flow: its index in dirty
-  auto mark_crossing = [&](std::int32_t l) {
-    const std::int32_t t = touched_[l];
-    if (t < 0) return;
-    for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
-      if (!is_dirty[inc_flow_[k]]) {
-        is_dirty[inc_flow_[k]] = 1;
-        dirty_pos[inc_flow_[k]] = static_cast<std::int32_t>(dirty.size());
-        dirty.push_back(inc_flow_[k]);
-      }
-  };
+// One run(): the flow classes being refined and each round's work lists. Flow classes keep their
+// ids while refining (a class that splits keeps its id for one group; the others get new ids), so
+// a round only regroups the classes of flows that cross a link whose class changed, and only
+// splits the link classes of links crossed by a flow whose class changed; the sequence of
+// partitions is the same as regrouping everything.
+class LinkPartition::Refinement {
+ public:
+  Refinement(LinkPartition& part, std::span<const PlanFlow> flows,
+             std::span<const std::int32_t> links, std::vector<std::int32_t>& colour,
+             std::int32_t count_classes, std::size_t first, std::uint64_t since);
+
+  // Rounds until no link class splits; see LinkPartition::run.
+  bool run(std::size_t max_classes, bool& too_fine);
+
+ private:
+  void seed(std::uint64_t since);
+  void mark_crossing(std::int32_t l);
+  void regroup_all();
+  void regroup_dirty();
+  void sort_dirty_by_class();
+  void regroup(std::int32_t c, bool pinned);
+  void flow_signatures();
+  void collect_link_classes();
+  void moved_link_signatures();
+
+  LinkPartition& p_;
+  std::span<const PlanFlow> flows_;
+  std::span<const std::int32_t> links_;
+  std::vector<std::int32_t>& colour_;
+  std::size_t first_;
+  std::vector<std::vector<std::int32_t>> fmem_;  // flows of each class
+  std::size_t first_classes_ = 0;                // classes of flows [0, first)
+  bool all_;  // this round regroups every class (a cold start's first round)
+  // dirty: the flows to look at this round, each once.
+  std::vector<std::int32_t> dirty_;
+  std::vector<char> is_dirty_;
+  std::vector<std::int32_t> dirty_pos_;  // per dirty flow: its index in dirty_
+  std::vector<std::int32_t> moved_flows_, moved_links_, seeded_;
+  std::vector<std::int32_t> lclasses_;  // the link classes to split this round, ascending
+  std::vector<char> lclass_seen_;
   // After the first round, the flows of a class cross equal multisets of link classes as they
   // stood before the last link split (the last regrouping made them so), so two of them still
   // match iff they cross equal multisets of the links that changed class then: each dirty flow's
-  // signature is the sorted new classes of the moved links it crosses (msig, from the incidence
+  // signature is the sorted new classes of the moved links it crosses (msig_, from the incidence
   // lists of those links), and a clean flow's is empty.
-  bool moved_sigs = false;
-  std::vector<std::int32_t> msig;
-  std::vector<std::int64_t> msig_at;  // per dirty flow (and one past): start in msig
-  if (!all) {
-    // Seeded with a partition that was equitable for the link partition of version `since`: only
-    // the links in classes split since then, and the flows crossing them, need a look.
-    for (std::int32_t l : inc_link_) {
-      const std::int32_t b = class_of_[l];
-      if (split_at_[b] <= since) continue;
-      seeded.push_back(b);
-      mark_crossing(l);
+  bool moved_sigs_ = false;
+  std::vector<std::int32_t> msig_;
+  std::vector<std::int64_t> msig_at_;  // per dirty flow (and one past): start in msig_
+  // Scratch of regroup: the class's items, their signatures and groups.
+  std::vector<std::int32_t> items_, group_, sig_;
+  std::vector<std::size_t> begin_, group_size_;
+  Grouper grouper_;
+  // Scratch of sort_dirty_by_class.
+  std::vector<std::int32_t> by_class_, class_count_, dirty_classes_;
+  std::vector<std::size_t> class_start_;
+};
+
+LinkPartition::Refinement::Refinement(LinkPartition& part, std::span<const PlanFlow> flows,
+                                      std::span<const std::int32_t> links,
+                                      std::vector<std::int32_t>& colour, std::int32_t count_classes,
+                                      std::size_t first, std::uint64_t since)
+    : p_(part),
+      flows_(flows),
+      links_(links),
+      colour_(colour),
+      first_(first),
+      fmem_(static_cast<std::size_t>(count_classes)),
+      all_(since == ~std::uint64_t{0}),
+      is_dirty_(flows.size(), 0),
+      dirty_pos_(flows.size()) {
+  for (std::size_t i = 0; i < flows.size(); ++i)
+    fmem_[colour[i]].push_back(static_cast<std::int32_t>(i));
+  for (const auto& m : fmem_)
+    if (!m.empty() && static_cast<std::size_t>(m[0]) < first) ++first_classes_;
+  if (!all_) seed(since);
+}
+
+void LinkPartition::Refinement::seed(std::uint64_t since) {
+  // Seeded with a partition that was equitable for the link partition of version `since`: only
+  // the links in classes split since then, and the flows crossing them, need a look.
+  for (std::int32_t l : p_.inc_link_) {
+    const std::int32_t b = p_.class_of_[l];
+    if (p_.split_at_[b] <= since) continue;
+    seeded_.push_back(b);
+    mark_crossing(l);
+  }
+}
+
+void LinkPartition::Refinement::mark_crossing(std::int32_t l) {
+  const std::int32_t t = p_.touched_[l];
+  if (t < 0) return;
+  for (auto k = p_.inc_begin_[t]; k < p_.inc_begin_[t + 1]; ++k) {
+    const std::int32_t i = p_.inc_flow_[k];
+    if (!is_dirty_[i]) {
+      is_dirty_[i] = 1;
+      dirty_pos_[i] = static_cast<std::int32_t>(dirty_.size());
+      dirty_.push_back(i);
     }
   }
-  // Splits class c by signature; each group but one gets a new id. With `pinned` (items[0] stands
-  // for the clean members, which are not listed) its group keeps id c, else the largest group does
-  // (the first of equal ones): the recoloured flows drive the next link split, so fewer is cheaper.
-  Grouper grouper;
-  std::vector<std::size_t> group_size;
-  auto regroup = [&](std::int32_t c, bool pinned) {
-    sig.clear();
-    begin.resize(items.size() + 1);
-    for (std::size_t k = 0; k < items.size(); ++k) {
-      begin[k] = sig.size();
-      const std::int32_t i = items[k];
-      if (moved_sigs) {
-        if (is_dirty[i])
-          sig.insert(sig.end(), msig.begin() + msig_at[dirty_pos[i]],
-                     msig.begin() + msig_at[dirty_pos[i] + 1]);
-        continue;
-      }
-      const PlanFlow& f = flows[i];
-      for (std::int32_t j = 0; j < f.link_count; ++j)
-        sig.push_back(class_of_[links[f.link_begin + j]]);
-      std::sort(sig.begin() + static_cast<std::ptrdiff_t>(begin[k]), sig.end());
-    }
-    begin[items.size()] = sig.size();
-    auto seg = [&](std::size_t k) {
-      return std::pair(sig.begin() + static_cast<std::ptrdiff_t>(begin[k]),
-                       sig.begin() + static_cast<std::ptrdiff_t>(begin[k + 1]));
-    };
-    const std::int32_t groups = grouper.run(
-        items.size(), group,
-        [&](std::size_t k) {
-          auto [x, y] = seg(k);
-          return hash_range(x, y);
-        },
-        [&](std::size_t x, std::size_t y) {
-          auto [x0, x1] = seg(x);
-          auto [y0, y1] = seg(y);
-          return std::equal(x0, x1, y0, y1);
-        });
-    if (groups == 1) return;
-    std::int32_t keep = 0;
-    if (!pinned) {
-      group_size.assign(static_cast<std::size_t>(groups), 0);
-      for (std::size_t k = 0; k < items.size(); ++k) ++group_size[group[k]];
-      keep = static_cast<std::int32_t>(std::max_element(group_size.begin(), group_size.end()) -
-                                       group_size.begin());
-    }
-    const auto first_new = static_cast<std::int32_t>(fmem.size());
-    fmem.resize(fmem.size() + static_cast<std::size_t>(groups - 1));
-    if (static_cast<std::size_t>(items[0]) < first)
-      first_classes += static_cast<std::size_t>(groups - 1);
-    for (std::size_t k = 0; k < items.size(); ++k) {
-      const std::int32_t g = group[k];
-      if (g == keep) continue;
-      const std::int32_t id = first_new + (g < keep ? g : g - 1);
-      colour[items[k]] = id;
-      fmem[id].push_back(items[k]);
-      moved_flows.push_back(items[k]);
-    }
-    std::erase_if(fmem[c], [&](std::int32_t i) { return colour[i] != c; });
-  };
+}
+
+bool LinkPartition::Refinement::run(std::size_t max_classes, bool& too_fine) {
   bool changed = false;
   for (;;) {
-    moved_flows.clear();
-    if (all) {
-      const auto classes = static_cast<std::int32_t>(fmem.size());
-      for (std::int32_t c = 0; c < classes; ++c) {
-        if (fmem[c].size() < 2) continue;
-        items = fmem[c];
-        regroup(c, false);
-      }
-    } else {
-      // The dirty flows by class (a counting sort: classes in order of first appearance among the
-      // dirty flows, flows in dirty order); a class keeps its id for the group of a clean member
-      // (all clean members still have equal signatures), else for that of its largest group.
-      class_count.resize(fmem.size(), 0);
-      dirty_classes.clear();
-      for (std::int32_t i : dirty)
-        if (class_count[colour[i]]++ == 0) dirty_classes.push_back(colour[i]);
-      class_start.clear();
-      std::size_t at = 0;
-      for (std::int32_t c : dirty_classes) {
-        class_start.push_back(at);
-        at += static_cast<std::size_t>(std::exchange(class_count[c], 0));
-      }
-      class_start.push_back(at);
-      by_class.resize(dirty.size());
-      for (std::size_t k = 0; k < dirty_classes.size(); ++k)
-        class_count[dirty_classes[k]] = static_cast<std::int32_t>(k);  // its slot, for the fill
-      fill_.assign(class_start.begin(), class_start.end() - 1);
-      for (std::int32_t i : dirty)
-        by_class[static_cast<std::size_t>(fill_[class_count[colour[i]]]++)] = i;
-      for (std::int32_t c : dirty_classes) class_count[c] = 0;
-      for (std::size_t k = 0; k < dirty_classes.size(); ++k) {
-        const std::int32_t c = dirty_classes[k];
-        const std::size_t a = class_start[k], e = class_start[k + 1];
-        items.clear();
-        const bool pinned = e - a < fmem[c].size();
-        if (pinned) {
-          for (std::int32_t i : fmem[c])
-            if (!is_dirty[i]) {
-              items.push_back(i);
-              break;
-            }
-        }
-        items.insert(items.end(), by_class.begin() + static_cast<std::ptrdiff_t>(a),
-                     by_class.begin() + static_cast<std::ptrdiff_t>(e));
-        if (items.size() >= 2) regroup(c, pinned);
-      }
-    }
-    for (std::int32_t i : dirty) is_dirty[i] = 0;
-    dirty.clear();
-    if (first_classes > max_classes) {
-      untouch();
+    moved_flows_.clear();
+    if (all_)
+      regroup_all();
+    else
+      regroup_dirty();
+    for (std::int32_t i : dirty_) is_dirty_[i] = 0;
+    dirty_.clear();
+    if (first_classes_ > max_classes) {
       too_fine = true;
       return changed;
     }
-    // The link classes to split, each once (marked, then sorted: few of them).
-    lclasses.clear();
-    lclass_seen.resize(members_.size(), 0);
-    auto add_lclass = [&](std::int32_t b) {
-      if (!lclass_seen[b]) {
-        lclass_seen[b] = 1;
-        lclasses.push_back(b);
-      }
-    };
-    if (all) {
-      for (std::int32_t l : inc_link_) add_lclass(class_of_[l]);
-    } else {
-      for (std::int32_t i : moved_flows) {
-        const PlanFlow& f = flows[i];
-        for (std::int32_t j = 0; j < f.link_count; ++j)
-          add_lclass(class_of_[links[f.link_begin + j]]);
-      }
-    }
-    const bool full_round = all;
-    all = false;
-    for (std::int32_t b : seeded) add_lclass(b);
-    seeded.clear();
-    for (std::int32_t b : lclasses) lclass_seen[b] = 0;
-    std::sort(lclasses.begin(), lclasses.end());
-    moved_links.clear();
+    collect_link_classes();
+    const bool full_round = std::exchange(all_, false);
+    moved_links_.clear();
     // After the first round of a cold start, the links of a class are crossed by equal multisets
     // of flow colours as they stood before this round's regrouping (the previous split made them
     // so, or the seed was equitable), so the recoloured flows alone decide the split.
-    if (!split_links(colour, lclasses, flows, links, full_round ? nullptr : &moved_flows,
-                     moved_links))
-      break;
+    if (!p_.split_links(colour_, lclasses_, flows_, links_, full_round ? nullptr : &moved_flows_,
+                        moved_links_))
+      return changed;
     changed = true;
     // Next round: the flows crossing a link that changed class, with their moved-link signatures.
-    for (std::int32_t l : moved_links) mark_crossing(l);
-    moved_sigs = true;
-    msig_at.assign(dirty.size() + 1, 0);
-    for (std::int32_t l : moved_links) {
-      const std::int32_t t = touched_[l];
-      if (t < 0) continue;
-      for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
-        ++msig_at[dirty_pos[inc_flow_[k]] + 1];
-    }
-    for (std::size_t d = 1; d < msig_at.size(); ++d) msig_at[d] += msig_at[d - 1];
-    msig.resize(static_cast<std::size_t>(msig_at.back()));
-    fill_.assign(msig_at.begin(), msig_at.end() - 1);
-    for (std::int32_t l : moved_links) {
-      const std::int32_t t = touched_[l];
-      if (t < 0) continue;
-      for (auto k = inc_begin_[t]; k < inc_begin_[t + 1]; ++k)
-        msig[fill_[dirty_pos[inc_flow_[k]]]++] = class_of_[l];
-    }
-    for (std::size_t d = 0; d + 1 < msig_at.size(); ++d)
-      std::sort(msig.begin() + msig_at[d], msig.begin() + msig_at[d + 1]);
+    for (std::int32_t l : moved_links_) mark_crossing(l);
+    moved_link_signatures();
   }
-  untouch();
+}
+
+void LinkPartition::Refinement::regroup_all() {
+  const auto classes = static_cast<std::int32_t>(fmem_.size());
+  for (std::int32_t c = 0; c < classes; ++c) {
+    if (fmem_[c].size() < 2) continue;
+    items_ = fmem_[c];
+    regroup(c, false);
+  }
+}
+
+void LinkPartition::Refinement::regroup_dirty() {
+  // A class keeps its id for the group of a clean member (all clean members still have equal
+  // signatures), else for that of its largest group.
+  sort_dirty_by_class();
+  for (std::size_t k = 0; k < dirty_classes_.size(); ++k) {
+    const std::int32_t c = dirty_classes_[k];
+    const std::size_t a = class_start_[k], e = class_start_[k + 1];
+    items_.clear();
+    const bool pinned = e - a < fmem_[c].size();
+    if (pinned) {
+      for (std::int32_t i : fmem_[c])
+        if (!is_dirty_[i]) {
+          items_.push_back(i);
+          break;
+        }
+    }
+    items_.insert(items_.end(), by_class_.begin() + static_cast<std::ptrdiff_t>(a),
+                  by_class_.begin() + static_cast<std::ptrdiff_t>(e));
+    if (items_.size() >= 2) regroup(c, pinned);
+  }
+}
+
+void LinkPartition::Refinement::sort_dirty_by_class() {
+  // A counting sort: classes in order of first appearance among the dirty flows, flows in dirty
+  // order; class k's flows are by_class_[class_start_[k], class_start_[k + 1]).
+  class_count_.resize(fmem_.size(), 0);
+  dirty_classes_.clear();
+  for (std::int32_t i : dirty_)
+    if (class_count_[colour_[i]]++ == 0) dirty_classes_.push_back(colour_[i]);
+  class_start_.clear();
+  std::size_t at = 0;
+  for (std::int32_t c : dirty_classes_) {
+    class_start_.push_back(at);
+    at += static_cast<std::size_t>(std::exchange(class_count_[c], 0));
+  }
+  class_start_.push_back(at);
+  by_class_.resize(dirty_.size());
+  for (std::size_t k = 0; k < dirty_classes_.size(); ++k)
+    class_count_[dirty_classes_[k]] = static_cast<std::int32_t>(k);  // its slot, for the fill
+  std::vector<std::int64_t>& fill = p_.fill_;
+  fill.assign(class_start_.begin(), class_start_.end() - 1);
+  for (std::int32_t i : dirty_)
+    by_class_[static_cast<std::size_t>(fill[class_count_[colour_[i]]]++)] = i;
+  for (std::int32_t c : dirty_classes_) class_count_[c] = 0;
+}
+
+void LinkPartition::Refinement::flow_signatures() {
+  // sig_[begin_[k], begin_[k + 1]): item k's signature, the sorted classes of its links (or of
+  // its moved links, see moved_sigs_).
+  sig_.clear();
+  begin_.resize(items_.size() + 1);
+  for (std::size_t k = 0; k < items_.size(); ++k) {
+    begin_[k] = sig_.size();
+    const std::int32_t i = items_[k];
+    if (moved_sigs_) {
+      if (is_dirty_[i])
+        sig_.insert(sig_.end(), msig_.begin() + msig_at_[dirty_pos_[i]],
+                    msig_.begin() + msig_at_[dirty_pos_[i] + 1]);
+      continue;
+    }
+    const PlanFlow& f = flows_[i];
+    for (std::int32_t j = 0; j < f.link_count; ++j)
+      sig_.push_back(p_.class_of_[links_[f.link_begin + j]]);
+    std::sort(sig_.begin() + static_cast<std::ptrdiff_t>(begin_[k]), sig_.end());
+  }
+  begin_[items_.size()] = sig_.size();
+}
+
+// Splits class c by signature; each group but one gets a new id. With `pinned` (items_[0] stands
+// for the clean members, which are not listed) its group keeps id c, else the largest group does
+// (the first of equal ones): the recoloured flows drive the next link split, so fewer is cheaper.
+void LinkPartition::Refinement::regroup(std::int32_t c, bool pinned) {
+  flow_signatures();
+  auto seg = [&](std::size_t k) {
+    return std::pair(sig_.begin() + static_cast<std::ptrdiff_t>(begin_[k]),
+                     sig_.begin() + static_cast<std::ptrdiff_t>(begin_[k + 1]));
+  };
+  const std::int32_t groups = grouper_.run(
+      items_.size(), group_,
+      [&](std::size_t k) {
+        auto [x, y] = seg(k);
+        return hash_range(x, y);
+      },
+      [&](std::size_t x, std::size_t y) {
+        auto [x0, x1] = seg(x);
+        auto [y0, y1] = seg(y);
+        return std::equal(x0, x1, y0, y1);
+      });
+  if (groups == 1) return;
+  std::int32_t keep = 0;
+  if (!pinned) {
+    group_size_.assign(static_cast<std::size_t>(groups), 0);
+    for (std::size_t k = 0; k < items_.size(); ++k) ++group_size_[group_[k]];
+    keep = static_cast<std::int32_t>(std::max_element(group_size_.begin(), group_size_.end()) -
+                                     group_size_.begin());
+  }
+  const auto first_new = static_cast<std::int32_t>(fmem_.size());
+  fmem_.resize(fmem_.size() + static_cast<std::size_t>(groups - 1));
+  if (static_cast<std::size_t>(items_[0]) < first_)
+    first_classes_ += static_cast<std::size_t>(groups - 1);
+  for (std::size_t k = 0; k < items_.size(); ++k) {
+    const std::int32_t g = group_[k];
+    if (g == keep) continue;
+    const std::int32_t id = first_new + (g < keep ? g : g - 1);
+    colour_[items_[k]] = id;
+    fmem_[id].push_back(items_[k]);
+    moved_flows_.push_back(items_[k]);
+  }
+  std::erase_if(fmem_[c], [&](std::int32_t i) { return colour_[i] != c; });
+}
+
+void LinkPartition::Refinement::collect_link_classes() {
+  // The link classes to split, each once (marked, then sorted: few of them): in a full round all
+  // those the phase crosses, else those the recoloured flows cross, and the seed's.
+  lclasses_.clear();
+  lclass_seen_.resize(p_.members_.size(), 0);
+  auto add_lclass = [&](std::int32_t b) {
+    if (!lclass_seen_[b]) {
+      lclass_seen_[b] = 1;
+      lclasses_.push_back(b);
+    }
+  };
+  if (all_) {
+    for (std::int32_t l : p_.inc_link_) add_lclass(p_.class_of_[l]);
+  } else {
+    for (std::int32_t i : moved_flows_) {
+      const PlanFlow& f = flows_[i];
+      for (std::int32_t j = 0; j < f.link_count; ++j)
+        add_lclass(p_.class_of_[links_[f.link_begin + j]]);
+    }
+  }
+  for (std::int32_t b : seeded_) add_lclass(b);
+  seeded_.clear();
+  for (std::int32_t b : lclasses_) lclass_seen_[b] = 0;
+  std::sort(lclasses_.begin(), lclasses_.end());
+}
+
+void LinkPartition::Refinement::moved_link_signatures() {
+  // msig_ per dirty flow: the new classes of the moved links it crosses, sorted (a counting sort
+  // by dirty flow over the moved links' incidence lists).
+  moved_sigs_ = true;
+  msig_at_.assign(dirty_.size() + 1, 0);
+  for (std::int32_t l : moved_links_) {
+    const std::int32_t t = p_.touched_[l];
+    if (t < 0) continue;
+    for (auto k = p_.inc_begin_[t]; k < p_.inc_begin_[t + 1]; ++k)
+      ++msig_at_[dirty_pos_[p_.inc_flow_[k]] + 1];
+  }
+  for (std::size_t d = 1; d < msig_at_.size(); ++d) msig_at_[d] += msig_at_[d - 1];
+  msig_.resize(static_cast<std::size_t>(msig_at_.back()));
+  std::vector<std::int64_t>& fill = p_.fill_;
+  fill.assign(msig_at_.begin(), msig_at_.end() - 1);
+  for (std::int32_t l : moved_links_) {
+    const std::int32_t t = p_.touched_[l];
+    if (t < 0) continue;
+    for (auto k = p_.inc_begin_[t]; k < p_.inc_begin_[t + 1]; ++k)
+      msig_[fill[dirty_pos_[p_.inc_flow_[k]]]++] = p_.class_of_[l];
+  }
+  for (std::size_t d = 0; d + 1 < msig_at_.size(); ++d)
+    std::sort(msig_.begin() + msig_at_[d], msig_.begin() + msig_at_[d + 1]);
+}
+
+bool LinkPartition::run(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
+                        std::vector<std::int32_t>& colour, std::int32_t count_classes,
+                        std::size_t first, std::size_t max_classes, bool& too_fine,
+                        std::uint64_t since) {
+  build_incidence(flows, links);
+  Refinement refinement(*this, flows, links, colour, count_classes, first, since);
+  const bool changed = refinement.run(max_classes, too_fine);
+  for (std::int32_t l : inc_link_) touched_[l] = -1;
   return changed;
 }
 

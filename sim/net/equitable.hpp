@@ -94,6 +94,10 @@ class LinkPartition {
   bool run(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
            std::vector<std::int32_t>& colour, std::int32_t count_classes, std::size_t first,
            std::size_t max_classes, bool& too_fine, std::uint64_t since);
+  // run's state and steps (equitable.cpp).
+  class Refinement;
+  // Fills the incidence by link (inc_link_, inc_begin_, inc_flow_, touched_) of the flows.
+  void build_incidence(std::span<const PlanFlow> flows, std::span<const std::int32_t> links);
   // Stores the quotient of a phase whose flows have the given (final) colours.
   void store(std::span<const PlanFlow> flows, std::span<const std::int32_t> links,
              std::span<const std::int32_t> colour, QuotientPhase& q) const;
@@ -108,6 +112,11 @@ class LinkPartition {
                    const std::vector<std::int32_t>& classes, std::span<const PlanFlow> flows,
                    std::span<const std::int32_t> links, const std::vector<std::int32_t>* recoloured,
                    std::vector<std::int32_t>& moved);
+  // inc_col_ = every link's signature for split_links: the sorted colours of the flows crossing it
+  // (empty if untouched), or with `recoloured`, of those flows only (runs indexed by run_of_).
+  void link_signatures(const std::vector<std::int32_t>& colour, std::span<const PlanFlow> flows,
+                       std::span<const std::int32_t> links,
+                       const std::vector<std::int32_t>* recoloured);
 
   // by_colour_ = the flows 0..n-1 (or those of subset) in ascending colour, by a counting sort.
   void sort_by_colour(const std::vector<std::int32_t>& colour, std::size_t n,
