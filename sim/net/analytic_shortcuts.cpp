@@ -139,78 +139,103 @@ struct RailFabric {
   std::vector<LinkId> up, down;  // [leaf * spines + k]: k-th uplink of leaf, and its way back
 };
 
-std::optional<RailFabric> rail_fabric(const Topology& t) {
-  const int V = t.vertex_count();
-  std::vector<std::vector<LinkId>> out(static_cast<std::size_t>(V));
-  for (LinkId id = 0; id < t.link_count(); ++id) out[t.link(id).from].push_back(id);
-  auto kind = [&](int v) { return t.vertex(v).kind; };
-  // Latency per (from kind, to kind) must be uniform, so all routes of one shape are equally long.
+NodeKind kind_of(const Topology& t, int v) { return t.vertex(v).kind; }
+
+// Latency per (from kind, to kind) must be uniform, so all routes of one shape are equally long.
+bool uniform_latencies(const Topology& t) {
   std::map<std::pair<NodeKind, NodeKind>, double> latency;
   for (const LinkInfo& l : t.links()) {
-    const auto [it, fresh] = latency.emplace(std::pair{kind(l.from), kind(l.to)}, l.latency_s);
-    if (!fresh && it->second != l.latency_s) return std::nullopt;
+    const auto [it, fresh] =
+        latency.emplace(std::pair{kind_of(t, l.from), kind_of(t, l.to)}, l.latency_s);
+    if (!fresh && it->second != l.latency_s) return false;
   }
-  std::vector<int> leaf_index(static_cast<std::size_t>(V), -1), spine_index(V, -1);
-  std::vector<int> leaves, spines;
+  return true;
+}
+
+// The leaf and spine switches, each numbered densely in vertex order (index -1: no such switch).
+struct Switches {
+  std::vector<int> leaf_index, spine_index;  // per vertex
+  std::vector<int> leaves, spines;           // vertices
+};
+
+// None where the graph is no rail fabric: a PCIe switch, or an NVSwitch with a way out of its
+// node.
+std::optional<Switches> find_switches(const Topology& t,
+                                      const std::vector<std::vector<LinkId>>& out) {
+  const int V = t.vertex_count();
+  Switches sw;
+  sw.leaf_index.assign(static_cast<std::size_t>(V), -1);
+  sw.spine_index.assign(static_cast<std::size_t>(V), -1);
   for (int v = 0; v < V; ++v) {
-    switch (kind(v)) {
+    switch (kind_of(t, v)) {
       case NodeKind::PcieSwitch:
         return std::nullopt;
       case NodeKind::NvSwitch:  // joins GPUs of its node only: never a way out of the node
         for (LinkId id : out[v])
-          if (kind(t.link(id).to) != NodeKind::Gpu ||
+          if (kind_of(t, t.link(id).to) != NodeKind::Gpu ||
               t.vertex(t.link(id).to).node != t.vertex(v).node)
             return std::nullopt;
         break;
       case NodeKind::LeafSwitch:
-        leaf_index[v] = static_cast<int>(leaves.size());
-        leaves.push_back(v);
+        sw.leaf_index[v] = static_cast<int>(sw.leaves.size());
+        sw.leaves.push_back(v);
         break;
       case NodeKind::SpineSwitch:
-        spine_index[v] = static_cast<int>(spines.size());
-        spines.push_back(v);
+        sw.spine_index[v] = static_cast<int>(sw.spines.size());
+        sw.spines.push_back(v);
         break;
       default:
         break;
     }
   }
-  RailFabric f;
-  f.spines = static_cast<int>(spines.size());
-  if (leaves.size() > 1 && spines.empty()) return std::nullopt;
-  const std::size_t S = spines.size();
+  return sw;
+}
+
+// f.up and f.down: every leaf has one uplink to each spine (NIC links aside), every spine one link
+// to each leaf. False where that does not hold.
+bool spine_links(const Topology& t, const std::vector<std::vector<LinkId>>& out, const Switches& sw,
+                 RailFabric& f) {
+  const std::vector<int>& leaves = sw.leaves;
+  const std::size_t S = sw.spines.size();
   f.up.assign(leaves.size() * S, -1);
   f.down.assign(leaves.size() * S, -1);
   for (std::size_t li = 0; li < leaves.size(); ++li) {
     std::size_t k = 0;
     for (LinkId id : out[leaves[li]]) {
       const int to = t.link(id).to;
-      if (kind(to) == NodeKind::Nic) continue;
-      if (kind(to) != NodeKind::SpineSwitch || k >= S) return std::nullopt;
+      if (kind_of(t, to) == NodeKind::Nic) continue;
+      if (kind_of(t, to) != NodeKind::SpineSwitch || k >= S) return false;
       f.up[li * S + k++] = id;
     }
-    if (k != S) return std::nullopt;
+    if (k != S) return false;
   }
-  for (int s : spines) {
+  for (int s : sw.spines) {
     std::vector<char> seen(leaves.size(), 0);
     for (LinkId id : out[s]) {
-      const int li = leaf_index[t.link(id).to];
-      if (li < 0 || seen[li]) return std::nullopt;
+      const int li = sw.leaf_index[t.link(id).to];
+      if (li < 0 || seen[li]) return false;
       seen[li] = 1;
     }
-    if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(leaves.size()))
-      return std::nullopt;
+    if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(leaves.size())) return false;
   }
   // down[li * S + k] = spine(up[li * S + k]) -> leaf li; every uplink's spine must be distinct.
   for (std::size_t li = 0; li < leaves.size(); ++li) {
     std::vector<char> used(S, 0);
     for (std::size_t k = 0; k < S; ++k) {
       const int s = t.link(f.up[li * S + k]).to;
-      if (used[spine_index[s]]) return std::nullopt;
-      used[spine_index[s]] = 1;
+      if (used[sw.spine_index[s]]) return false;
+      used[sw.spine_index[s]] = 1;
       for (LinkId id : out[s])
         if (t.link(id).to == leaves[li]) f.down[li * S + k] = id;
     }
   }
+  return true;
+}
+
+// Per GPU: the link pair to its one NIC, the NIC's link pair to its one leaf, and that leaf. False
+// where a GPU has no NIC or several, or a NIC no leaf or several.
+bool gpu_links(const Topology& t, const std::vector<std::vector<LinkId>>& out,
+               const std::vector<int>& leaf_index, RailFabric& f) {
   const int W = t.gpu_count();
   f.gpu_up.assign(W, -1);
   f.gpu_down.assign(W, -1);
@@ -222,35 +247,47 @@ std::optional<RailFabric> rail_fabric(const Topology& t) {
     int nic = -1;
     for (LinkId id : out[gv]) {
       const int to = t.link(id).to;
-      if (kind(to) == NodeKind::NvSwitch) continue;
-      if (kind(to) != NodeKind::Nic || nic >= 0) return std::nullopt;
+      if (kind_of(t, to) == NodeKind::NvSwitch) continue;
+      if (kind_of(t, to) != NodeKind::Nic || nic >= 0) return false;
       nic = to;
       f.gpu_up[g] = id;
     }
-    if (nic < 0) return std::nullopt;
+    if (nic < 0) return false;
     int leaf = -1;
     for (LinkId id : out[nic]) {
       const int to = t.link(id).to;
       if (to == gv) {
-        if (f.gpu_down[g] >= 0) return std::nullopt;
+        if (f.gpu_down[g] >= 0) return false;
         f.gpu_down[g] = id;
       } else if (leaf_index[to] >= 0) {
-        if (leaf >= 0) return std::nullopt;
+        if (leaf >= 0) return false;
         leaf = to;
         f.nic_up[g] = id;
-      } else if (kind(to) != NodeKind::Gpu) {
-        return std::nullopt;
+      } else if (kind_of(t, to) != NodeKind::Gpu) {
+        return false;
       }
     }
-    if (leaf < 0 || f.gpu_down[g] < 0) return std::nullopt;
+    if (leaf < 0 || f.gpu_down[g] < 0) return false;
     for (LinkId id : out[leaf])
       if (t.link(id).to == nic) {
-        if (f.nic_down[g] >= 0) return std::nullopt;
+        if (f.nic_down[g] >= 0) return false;
         f.nic_down[g] = id;
       }
-    if (f.nic_down[g] < 0) return std::nullopt;
+    if (f.nic_down[g] < 0) return false;
     f.leaf[g] = leaf_index[leaf];
   }
+  return true;
+}
+
+std::optional<RailFabric> rail_fabric(const Topology& t) {
+  std::vector<std::vector<LinkId>> out(static_cast<std::size_t>(t.vertex_count()));
+  for (LinkId id = 0; id < t.link_count(); ++id) out[t.link(id).from].push_back(id);
+  if (!uniform_latencies(t)) return std::nullopt;
+  const std::optional<Switches> sw = find_switches(t, out);
+  if (!sw || (sw->leaves.size() > 1 && sw->spines.empty())) return std::nullopt;
+  RailFabric f;
+  f.spines = static_cast<int>(sw->spines.size());
+  if (!spine_links(t, out, *sw, f) || !gpu_links(t, out, sw->leaf_index, f)) return std::nullopt;
   return f;
 }
 
