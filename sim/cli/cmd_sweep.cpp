@@ -138,8 +138,7 @@ void run_sweep_command(SweepArgs& a) {
   json doc = sweep::sweep_document(axes_json, results, scenarios, all.invalid);
   require_finite_result(doc, "the sweep's results");
   std::string text = doc.dump(1) + "\n";
-  if (!a.csv.empty())
-    write_file_atomic(a.csv, report::render_csv(report::read_results(doc, "<sweep>")));
+  if (!a.csv.empty()) write_file_atomic(a.csv, report::render_csv(report::views_of(results)));
   if (!a.out.empty()) write_file_atomic(a.out, text);
   if (a.out.empty() && a.csv.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
   if (!a.out.empty()) {

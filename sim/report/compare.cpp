@@ -9,21 +9,15 @@
 
 namespace zerosim::report {
 
-namespace {
-std::string identity(const ResultView& r) {
-  return r.scenario.is_null() ? r.label() : r.scenario.dump();
-}
-}  // namespace
-
 std::vector<CompareRow> compare_results(const std::vector<ResultView>& a,
                                         const std::vector<ResultView>& b) {
   std::map<std::string, const ResultView*> in_b;
-  for (const auto& r : b) in_b.emplace(identity(r), &r);  // first occurrence wins
+  for (const auto& r : b) in_b.emplace(r.identity, &r);  // first occurrence wins
   std::map<std::string, bool> used;
   std::vector<CompareRow> rows;
   for (const auto& r : a) {
     CompareRow row{r.label(), &r, nullptr};
-    auto it = in_b.find(identity(r));
+    auto it = in_b.find(r.identity);
     if (it != in_b.end() && !used[it->first]) {
       row.b = it->second;
       used[it->first] = true;
@@ -31,9 +25,9 @@ std::vector<CompareRow> compare_results(const std::vector<ResultView>& a,
     rows.push_back(row);
   }
   for (const auto& r : b)
-    if (!used[identity(r)]) {
+    if (!used[r.identity]) {
       rows.push_back({r.label(), nullptr, &r});
-      used[identity(r)] = true;
+      used[r.identity] = true;
     }
   return rows;
 }

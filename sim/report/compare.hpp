@@ -1,4 +1,4 @@
-// Diff of two result files: scenarios matched by their scenario object (or label when absent), per
+// Diff of two result files: scenarios matched by their scenario object (ResultView::identity), per
 // scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios
 // listed.
 #pragma once

@@ -2,11 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <limits>
-
-#include "sim/core/error.hpp"
-
 namespace zerosim::report {
 
 namespace {
@@ -45,31 +40,6 @@ Techniques parse_techniques(const std::string& s) {
   return t;
 }
 
-std::string opt_string(const JsonReader& sc, std::string_view key) {
-  if (!sc.has(key)) return "";
-  const json& v = sc.at(key).value();
-  // simulate() echoes resolved objects for some fields ({"name": ...} for model, strategy,
-  // profile).
-  if (v.is_object() && v.contains("name") && v["name"].is_string())
-    return v["name"].get<std::string>();
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-// Optional scenario fields: absent -> fallback; present but mistyped or out of range -> InputError
-// (a silent 0 would mislabel the row, and casting a huge double to int is undefined behaviour).
-double opt_number(const JsonReader& sc, std::string_view key, double fallback) {
-  return sc.has(key) ? sc.at(key).get_nonnegative() : fallback;
-}
-
-int opt_int(const JsonReader& sc, std::string_view key, int fallback) {
-  if (!sc.has(key)) return fallback;
-  const JsonReader r = sc.at(key);
-  const std::int64_t v = r.get_int();
-  if (v < 0 || v > std::numeric_limits<int>::max())
-    r.fail(fmt::format("must be between 0 and {} (got {})", std::numeric_limits<int>::max(), v));
-  return static_cast<int>(v);
-}
-
 }  // namespace
 
 std::string strategy_display(const std::string& strategy) {
@@ -106,62 +76,10 @@ std::string ResultView::label() const {
   return out;
 }
 
-ResultView read_result(const JsonReader& r) {
-  ResultView v;
-  if (!r.value().is_object()) r.fail("a result must be an object");
-  if (r.has("scenario")) {
-    JsonReader sc = r.at("scenario");
-    if (!sc.value().is_object()) sc.fail("must be an object");
-    v.scenario = sc.value();
-    v.cluster = opt_string(sc, "cluster");
-    v.model = opt_string(sc, "model");
-    v.strategy = opt_string(sc, "strategy");
-    v.tier = opt_string(sc, "tier");
-    v.profile = opt_string(sc, "profile");
-    v.nodes = opt_int(sc, "nodes", 0);
-    v.gpus = opt_int(sc, "world_size", opt_int(sc, "gpus", 0));
-    v.nics_per_node = opt_int(sc, "nics_per_node", 0);
-    v.nic_gbps = opt_number(sc, "nic_gbps", 0);
-    v.fabric = opt_string(sc, "fabric");
-    v.oversubscription = opt_number(sc, "oversubscription", 1);
-    v.tokens_per_gpu = opt_int(sc, "tokens_per_gpu", 0);
-    v.seq_len = opt_int(sc, "seq_len", 0);
-    v.grad_accum = opt_int(sc, "grad_accum", 1);
-  }
-  v.step_time_s = r.at("step_time_s").get_positive();
-  v.tflops_per_gpu = r.at("tflops_per_gpu").get_nonnegative();
-  v.tokens_per_s = r.at("tokens_per_s").get_nonnegative();
-  JsonReader b = r.at("breakdown");
-  v.compute_s = b.at("compute_s").get_nonnegative();
-  v.recompute_s = b.number_or("recompute_s", 0);
-  v.optimizer_s = b.number_or("optimizer_s", 0);
-  v.param_fetch_s = b.number_or("param_fetch_s", 0);
-  v.quant_kernels_s = b.number_or("quant_kernels_s", 0);
-  JsonReader ex = b.at("exposed_comm_s");
-  v.exposed_all_gather_s = ex.number_or("all_gather", 0);
-  v.exposed_reduce_scatter_s = ex.number_or("reduce_scatter", 0);
-  v.exposed_all_to_all_s = ex.number_or("all_to_all", 0);
-  v.exposed_all_reduce_s = ex.number_or("all_reduce", 0);
-  v.exposed_kernels_s = b.number_or("exposed_kernels_s", 0);
-  v.idle_s = b.number_or("idle_s", 0);
-  JsonReader c = r.at("comm");
-  v.inter_node_bytes = c.at("inter_node_bytes").get_nonnegative();
-  v.intra_node_bytes = c.at("intra_node_bytes").get_nonnegative();
-  JsonReader m = r.at("memory");
-  v.peak_bytes_per_gpu = m.at("peak_bytes_per_gpu").get_nonnegative();
-  v.capacity_bytes = m.number_or("capacity_bytes", 0);
-  v.fits = m.at("fits").get_bool();
-  if (r.has("warnings")) {
-    JsonReader w = r.at("warnings");
-    for (std::size_t i = 0; i < w.array_size(); ++i) v.warnings.push_back(w.at(i).get_string());
-  }
-  return v;
-}
-
 ResultView view_of(const StepResult& r) {
   ResultView v;
   const ScenarioEcho& sc = r.scenario;
-  v.scenario = to_json(r).at("scenario");
+  v.identity = to_json(r).at("scenario").dump();
   v.cluster = sc.cluster;
   v.model = sc.model.name;
   v.strategy = sc.strategy.name();
@@ -173,7 +91,7 @@ ResultView view_of(const StepResult& r) {
   v.nic_gbps = sc.nic_gbps;
   v.fabric = sc.fabric;
   v.oversubscription = sc.oversubscription;
-  v.tokens_per_gpu = static_cast<int>(sc.tokens_per_gpu);
+  v.tokens_per_gpu = sc.tokens_per_gpu;
   v.seq_len = sc.seq_len;
   v.grad_accum = sc.grad_accum;
   v.step_time_s = r.step_time_s;
@@ -200,12 +118,19 @@ ResultView view_of(const StepResult& r) {
   return v;
 }
 
-std::vector<ResultView> read_results(const json& doc, const std::string& file) {
+std::vector<ResultView> views_of(const std::vector<StepResult>& results) {
+  std::vector<ResultView> views;
+  views.reserve(results.size());
+  for (const StepResult& r : results) views.push_back(view_of(r));
+  return views;
+}
+
+std::vector<StepResult> read_step_results(const json& doc, const std::string& file) {
   JsonReader root(doc, file);
-  std::vector<ResultView> out;
+  std::vector<StepResult> out;
   auto read_array = [&](const JsonReader& arr) {
     std::size_t n = arr.array_size();
-    for (std::size_t i = 0; i < n; ++i) out.push_back(read_result(arr.at(i)));
+    for (std::size_t i = 0; i < n; ++i) out.push_back(step_result_from_json(arr.at(i)));
   };
   if (doc.is_array()) {
     read_array(root);
@@ -216,18 +141,22 @@ std::vector<ResultView> read_results(const json& doc, const std::string& file) {
     } else if (kind == "plan") {
       JsonReader cands = root.at("candidates");
       for (std::size_t i = 0; i < cands.array_size(); ++i)
-        out.push_back(read_result(cands.at(i).at("result")));
+        out.push_back(step_result_from_json(cands.at(i).at("result")));
     } else {
       root.at("kind").fail(fmt::format("unknown kind '{}' (expected sweep or plan)", kind));
     }
-  } else if (doc.is_object() && doc.contains("step_time_s")) {
-    out.push_back(read_result(root));
+  } else if (doc.is_object() && (doc.contains("schema_version") || doc.contains("step_time_s"))) {
+    out.push_back(step_result_from_json(root));
   } else {
     root.fail(
         "not a zerosim results file (expected a sweep, a plan, an array of results or one result)");
   }
   if (out.empty()) root.fail("contains no results");
   return out;
+}
+
+std::vector<ResultView> read_results(const json& doc, const std::string& file) {
+  return views_of(read_step_results(doc, file));
 }
 
 std::vector<ResultView> load_results(const std::string& path) {

@@ -1,8 +1,10 @@
 // What the renderers (CSV, Markdown, HTML, compare) read of a result: the fields of a StepResult
-// that rows, groups and charts show, from a StepResult in process (view_of) or from a results
-// file (read_result: missing or mistyped metrics are InputErrors naming the file and JSON path;
-// scenario fields are optional there, for hand-written files, and default to empty/zero).
+// that rows, groups and charts show. view_of is the one mapping from a StepResult; results files
+// are read strictly into StepResults first (step_result_from_json: a wrong or missing
+// schema_version, an unknown, missing or mistyped key is an InputError naming the file, the JSON
+// path and the rule).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,8 @@ struct ResultView {
   // scenario
   std::string cluster, model, strategy, tier, profile, fabric;
   double oversubscription = 1;
-  int nodes = 0, gpus = 0, nics_per_node = 0, tokens_per_gpu = 0, seq_len = 0, grad_accum = 1;
+  int nodes = 0, gpus = 0, nics_per_node = 0, seq_len = 0, grad_accum = 1;
+  std::int64_t tokens_per_gpu = 0;
   double nic_gbps = 0;
   // metrics
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
@@ -26,7 +29,7 @@ struct ResultView {
   double peak_bytes_per_gpu = 0, capacity_bytes = 0;
   bool fits = true;
   std::vector<std::string> warnings;
-  json scenario;  // the result's scenario object as given (identity for compare)
+  std::string identity;  // the result's scenario object as JSON text: what compare matches
 
   double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
   // Critical-path attribution of the step: what the compute stream does or waits on, by part
@@ -56,11 +59,15 @@ struct ResultView {
 };
 
 ResultView view_of(const StepResult& r);
-ResultView read_result(const JsonReader& r);
+std::vector<ResultView> views_of(const std::vector<StepResult>& results);
 
-// Reads a results file: a sweep document ({kind: "sweep", results: [...]}), a plan document
-// ({kind: "plan", candidates: [...]}), a bare array of results, or one simulate result.
+// The results of a results document, each read by step_result_from_json: a sweep document
+// ({kind: "sweep", results: [...]}), a plan document ({kind: "plan", candidates: [{result}, ...]}),
+// a bare array of results, or one simulate result. At least one result.
+std::vector<StepResult> read_step_results(const json& doc, const std::string& file);
+// read_step_results, as views.
 std::vector<ResultView> read_results(const json& doc, const std::string& file);
+// read_results of a results file.
 std::vector<ResultView> load_results(const std::string& path);
 
 // "ZeRO-3", "ZeRO++", "ZeRO-3 + qwZ + hpZ" from a strategy string like "zero3+qwz+hpz".

@@ -305,11 +305,12 @@ StepResult step_result_from_json(const JsonReader& r) {
                     "model_flops_per_step", "counted_flops_per_step", "counted_tflops_per_gpu",
                     "breakdown", "comm", "memory", "warnings", "engine"});
   StepResult s;
-  s.schema_version = static_cast<int>(r.at("schema_version").get_int());
-  if (s.schema_version != kResultSchemaVersion)
-    r.at("schema_version")
-        .fail(fmt::format("this zerosim reads result schema version {} (docs/result-schema.json)",
-                          kResultSchemaVersion));
+  // Compared as read, before any narrowing: 2^32 + 1 is not version 1.
+  const JsonReader version = r.at("schema_version");
+  if (version.get_int() != kResultSchemaVersion)
+    version.fail(
+        fmt::format("this zerosim reads result schema version {} (docs/result-schema.json)",
+                    kResultSchemaVersion));
   s.scenario = read_scenario(r.at("scenario"));
   s.step_time_s = r.at("step_time_s").get_positive();
   s.tflops_per_gpu = r.at("tflops_per_gpu").get_nonnegative();

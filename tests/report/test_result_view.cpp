@@ -1,0 +1,88 @@
+// Results files read strictly (read_step_results through step_result_from_json): another
+// schema_version, an unknown or a missing key is refused naming the file, the JSON path and the
+// rule; what a golden result renders is what the golden report holds.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "../support/files.hpp"
+#include "../support/input_error.hpp"
+#include "sim/report/result_view.hpp"
+#include "sim/report/tables.hpp"
+
+using namespace zerosim;
+using namespace zerosim::report;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGolden = fs::path(ZEROSIM_SOURCE_DIR) / "tests/golden/expected";
+
+json golden(const char* name) { return parse_json_text(slurp(kGolden / name), name); }
+
+}  // namespace
+
+TEST_CASE("a result of another schema version is refused, in every kind of document") {
+  const json one = golden("simulate-dgx2-1nic-gpt18b-zero3.json");
+  for (int version : {0, 2}) {
+    CAPTURE(version);
+    json r = one;
+    r["schema_version"] = version;
+    expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "/schema_version",
+                       "reads result schema version 1");
+    expect_input_error(
+        [&] {
+          read_results(json::array({one, r}), "a.json");
+        },
+        "a.json", "/1/schema_version", "reads result schema version 1");
+    json sweep = golden("sweep-dgx2-nics-strategies.json");
+    sweep["results"][2]["schema_version"] = version;
+    expect_input_error([&] { read_results(sweep, "s.json"); }, "s.json",
+                       "/results/2/schema_version", "reads result schema version 1");
+    const json plan = {{"kind", "plan"}, {"candidates", json::array({{{"result", r}}})}};
+    expect_input_error([&] { read_results(plan, "p.json"); }, "p.json",
+                       "/candidates/0/result/schema_version", "reads result schema version 1");
+  }
+}
+
+TEST_CASE("a result without schema_version, with an unknown key or without a metric is refused") {
+  const json one = golden("simulate-dgx2-1nic-gpt18b-zero3.json");
+  json r = one;
+  r.erase("schema_version");
+  expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "",
+                     "missing required key 'schema_version'");
+  r = one;
+  r["scenario"]["colour"] = "blue";
+  expect_input_error([&] { read_results(json::array({r}), "r.json"); }, "r.json",
+                     "/0/scenario/colour", "unknown key 'colour'");
+  r = one;
+  r["breakdown"].erase("idle_s");
+  expect_input_error([&] { read_results(json::array({r}), "r.json"); }, "r.json", "/0/breakdown",
+                     "missing required key 'idle_s'");
+}
+
+TEST_CASE("the report of the golden sweep is the golden report") {
+  const std::vector<ResultView> views =
+      read_results(golden("sweep-dgx2-nics-strategies.json"), "sweep-dgx2-nics-strategies.json");
+  REQUIRE(views.size() == 4u);
+  CHECK(render_csv(views) == slurp(kGolden / "report-sweep.csv"));
+  CHECK(render_markdown(views, "sweep-dgx2-nics-strategies.json") ==
+        slurp(kGolden / "report-sweep.md"));
+}
+
+TEST_CASE("a golden result's view is its StepResult's") {
+  const json one = golden("simulate-dgx-h100-llama3-8b-zeropp.json");
+  const StepResult r = step_result_from_json(JsonReader(one, "r.json"));
+  const std::vector<ResultView> views = read_results(one, "r.json");
+  REQUIRE(views.size() == 1u);
+  const ResultView& v = views[0];
+  CHECK(v.model == r.scenario.model.name);
+  CHECK(v.strategy == "zeropp");
+  CHECK(v.gpus == r.scenario.world_size);
+  CHECK(v.tokens_per_gpu == r.scenario.tokens_per_gpu);
+  CHECK(v.step_time_s == r.step_time_s);
+  CHECK(v.peak_bytes_per_gpu == r.memory.peak_bytes);
+  CHECK(v.identity == one.at("scenario").dump());
+  CHECK(render_csv(views) == render_csv({view_of(r)}));
+}
