@@ -3,6 +3,7 @@
 // rule; what a golden result renders is what the golden report holds.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -46,9 +47,13 @@ TEST_CASE("a result of another schema version is refused, in every kind of docum
   }
 }
 
-TEST_CASE("a result without schema_version, with an unknown key or without a metric is refused") {
+TEST_CASE("a result with a wrapping or no schema_version, an unknown key or no metric is refused") {
   const json one = golden("simulate-dgx2-1nic-gpt18b-zero3.json");
   json r = one;
+  r["schema_version"] = (std::int64_t{1} << 32) + 1;  // 1 once narrowed to 32 bits
+  expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "/schema_version",
+                     "reads result schema version 1");
+  r = one;
   r.erase("schema_version");
   expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "",
                      "missing required key 'schema_version'");
