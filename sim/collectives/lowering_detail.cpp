@@ -177,6 +177,7 @@ double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topo
                     const CostProfile& profile) {
   // Routed without caching the pair: a direct exchange has one transfer per pair of the group
   // (16.7M at 4096 GPUs), each looked at once here and once more by the flow tier's plan.
+  // Scratch, not a cache: cleared before each use, kept per thread only for their capacity.
   thread_local std::vector<LinkId> direct, onward;
   direct.clear();
   const RouteInfo r = topo.route_into(src, dst, direct);

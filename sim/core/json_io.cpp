@@ -18,8 +18,8 @@
 
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/file_cache.hpp"
 #include "sim/core/input_file.hpp"
-#include "sim/core/memo.hpp"
 #include "sim/core/utf8.hpp"
 
 namespace zerosim {
@@ -222,13 +222,12 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 }
 
 std::string resolve_data_file(const std::string& dir, const std::string& name,
-                              const std::string& flag) {
+                              const std::string& flag, FileCache* files) {
   std::error_code ec;
-  // A readable file is found through file_bytes' cache (no stat() per call while it is settled);
-  // one it cannot read (unreadable, a FIFO, a directory) is still resolved, for the loader to
-  // report.
+  // One the cache cannot read (unreadable, a FIFO, a directory) is still resolved, for the loader
+  // to report.
   auto exists = [&](const std::string& path) {
-    return file_bytes(path) != nullptr || fs::exists(path, ec);
+    return (files && files->bytes(path) != nullptr) || fs::exists(path, ec);
   };
   if (name.find('/') != std::string::npos || name.ends_with(".json")) {
     if (exists(name)) return name;

@@ -9,6 +9,8 @@
 
 namespace zerosim {
 
+class FileCache;  // sim/core/file_cache.hpp
+
 using json = nlohmann::json;
 
 // Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file
@@ -63,8 +65,9 @@ void write_file_atomic(const std::string& path, std::string_view content);
 
 // Resolves a shipped data file: `dir` is "topologies", "workloads" or "calibrate/profiles";
 // `name` is a preset name ("dgx-h100") or a path. Returns the path of an existing file or throws
-// InputError listing the presets available.
+// InputError listing the presets available. `files`: a readable file is found in this cache (no
+// other system call while it is unchanged); null: looked up afresh.
 std::string resolve_data_file(const std::string& dir, const std::string& name,
-                              const std::string& flag);
+                              const std::string& flag, FileCache* files = nullptr);
 
 }  // namespace zerosim

@@ -6,6 +6,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/strategy/buckets.hpp"
+#include "sim/workload/module_cache.hpp"
 #include "sim/workload/transformer.hpp"
 
 namespace zerosim {
@@ -20,8 +21,11 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const ModelShape& m = *in.model;
   const Strategy& s = *in.strategy;
   const double W = in.world;
-  const double psi = static_cast<double>(total_param_count(m));
-  const auto shared = shared_modules(m, in.tokens, in.seq);
+  const double psi =
+      static_cast<double>(in.modules ? in.modules->total_params(m) : total_param_count(m));
+  const auto shared =
+      in.modules ? in.modules->modules(m, in.tokens, in.seq)
+                 : std::make_shared<const std::vector<Module>>(build_modules(m, in.tokens, in.seq));
   const std::vector<Module>& modules = *shared;
   double max_gather = 0;
   for (const auto& mod : modules)

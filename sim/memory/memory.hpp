@@ -14,6 +14,7 @@
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
+#include "sim/workload/module_cache.hpp"
 
 namespace zerosim {
 
@@ -31,6 +32,8 @@ struct MemoryInputs {
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.
   // Null: estimate_memory derives them.
   const std::vector<GradBucket>* buckets = nullptr;
+  // Optional, the context's modules and parameter counts. Null: built afresh (the same values).
+  ModuleCache* modules = nullptr;
 };
 
 struct MemoryEstimate {

@@ -15,7 +15,7 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const Cos
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const CostProfile& profile,
                                  bool full, std::shared_ptr<FabricPlans> plans)
     : engine_(engine), topo_(topo), profile_(profile), full_(full) {
-  if (!full_) shared_ = plans ? std::move(plans) : fabric_plans(topo, profile);
+  if (!full_) shared_ = plans ? std::move(plans) : std::make_shared<FabricPlans>();
   // The fabric's shared capacities when there are plans to share (no copy per scenario).
   if (!shared_) own_capacity_ = link_capacities(topo, profile);
   capacity_ = shared_ ? &shared_->capacities(topo, profile) : &own_capacity_;

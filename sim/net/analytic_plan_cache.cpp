@@ -1,4 +1,4 @@
-// The fabric registry and per-fabric plan lookup.
+// FabricPlans and FabricPlanCache: see analytic_plan_cache.hpp.
 #include "sim/net/analytic_plan_cache.hpp"
 
 #include <array>
@@ -99,18 +99,7 @@ std::vector<double> key_of(const Topology& t, const CostProfile& p) {
   return k;
 }
 
-struct Registry {
-  std::mutex mu;
-  std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<FabricPlans>>> map;
-  std::size_t key_values = 0;
-  // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
-  // the same builder parameters is found without hashing and comparing its whole graph.
-  std::map<std::pair<std::string, std::array<double, kProfileKeyValues>>,
-           std::shared_ptr<FabricPlans>>
-      built;
-};
-
-// Bounds on what the registry keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
+// Bounds on what a cache keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
 constexpr std::size_t kMaxFabrics = 64;
 constexpr std::size_t kMaxKeyValues = std::size_t{16} << 20;  // 128 MiB of keys
 
@@ -143,58 +132,50 @@ const std::vector<double>& FabricPlans::capacities(const Topology& topo,
   return capacities_;
 }
 
-std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>& topo,
-                                          const CostProfile& profile) {
-  struct Last {
-    std::weak_ptr<const Topology> topo;
-    std::array<double, kProfileKeyValues> profile_key;
-    std::shared_ptr<FabricPlans> plans;
-  };
-  thread_local Last last;
-  std::array<double, kProfileKeyValues> key;
+std::shared_ptr<FabricPlans> FabricPlanCache::get(const Topology& topo,
+                                                  const CostProfile& profile) {
+  static_assert(kProfileKeyValues == zerosim::kProfileKeyValues);
+  ProfileKey profile_key;
   std::size_t n = 0;
-  visit_profile_key(profile, [&](double x) { key[n++] = x; });
-  if (last.plans && last.topo.lock() == topo && last.profile_key == key) return last.plans;
-  last = Last{topo, key, fabric_plans(*topo, profile)};
-  return last.plans;
-}
-
-std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile) {
-  static Registry reg;
-  std::pair<std::string, std::array<double, kProfileKeyValues>> built{topo.builder_key(), {}};
-  std::size_t n = 0;
-  visit_profile_key(profile, [&](double x) { built.second[n++] = x; });
-  const bool by_builder = !built.first.empty();
-  if (by_builder) {
-    std::lock_guard lock(reg.mu);
-    if (const auto it = reg.built.find(built); it != reg.built.end()) return it->second;
-  }
-  const std::uint64_t h = key_hash(topo, profile);
-  std::lock_guard lock(reg.mu);
+  visit_profile_key(profile, [&](double x) { profile_key[n++] = x; });
+  const std::string& builder = topo.builder_key();
+  const bool by_builder = !builder.empty();
+  if (by_builder && last_ && last_key_.second == profile_key && last_key_.first == builder)
+    return last_;
+  std::pair<std::string, ProfileKey> built{builder, profile_key};
   std::shared_ptr<FabricPlans> plans;
-  for (auto [it, end] = reg.map.equal_range(h); it != end && !plans; ++it)
-    if (key_equals(it->second.first, topo, profile)) plans = it->second.second;
+  if (by_builder)
+    if (const auto it = built_.find(built); it != built_.end()) plans = it->second;
   if (!plans) {
-    std::vector<double> key = key_of(topo, profile);
-    if (reg.map.size() >= kMaxFabrics || reg.key_values + key.size() > kMaxKeyValues) {
-      reg.map.clear();
-      reg.built.clear();
-      reg.key_values = 0;
+    const std::uint64_t h = key_hash(topo, profile);
+    for (auto [it, end] = map_.equal_range(h); it != end && !plans; ++it)
+      if (key_equals(it->second.first, topo, profile)) plans = it->second.second;
+    if (!plans) {
+      std::vector<double> key = key_of(topo, profile);
+      if (map_.size() >= kMaxFabrics || key_values_ + key.size() > kMaxKeyValues) {
+        map_.clear();
+        built_.clear();
+        key_values_ = 0;
+      }
+      key_values_ += key.size();
+      plans = std::make_shared<FabricPlans>();
+      map_.emplace(h, std::pair{std::move(key), plans});
     }
-    reg.key_values += key.size();
-    plans = std::make_shared<FabricPlans>();
-    reg.map.emplace(h, std::pair{std::move(key), plans});
+    if (by_builder) {
+      if (built_.size() >= kMaxFabrics) built_.clear();
+      built_.emplace(built, plans);
+    }
   }
   if (by_builder) {
-    if (reg.built.size() >= kMaxFabrics) reg.built.clear();
-    reg.built.emplace(std::move(built), plans);
+    last_key_ = std::move(built);
+    last_ = plans;
   }
   return plans;
 }
 
 NetStats collective_stats(const CollectiveOp& op, const Topology& topo,
                           const CostProfile& profile) {
-  return fabric_plans(topo, profile)->stats(op, topo, profile);
+  return FabricPlans().stats(op, topo, profile);
 }
 
 }  // namespace zerosim

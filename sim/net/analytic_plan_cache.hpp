@@ -1,15 +1,18 @@
-// Process-wide cache of the analytic tier's per-byte plans (analytic_shortcuts.hpp), shared by
-// every AnalyticNetwork on an identical fabric: scenarios of a sweep or a planner that differ in
-// model, strategy or batch, but run on the same cluster, plan each collective shape once. The key
-// is the whole fabric (vertices, links with bandwidths and latencies, GPU numbering) plus the
-// profile's per-link-class hop latency and efficiency, compared exactly (a hash only picks the
-// bucket), so a hit returns what unit_plan would compute. Thread-safe (sweeps run scenarios on all
-// cores).
+// The analytic tier's per-byte plans (analytic_shortcuts.hpp) of one fabric (FabricPlans), and a
+// SimContext's FabricPlanCache of them, shared by every network model on an identical fabric:
+// scenarios of a sweep or a planner that differ in model, strategy or batch, but run on the same
+// cluster, plan each collective shape once. The key is the whole fabric (vertices, links with
+// bandwidths and latencies, GPU numbering) plus the profile's per-link-class hop latency and
+// efficiency, compared exactly (a hash only picks the bucket), so a hit returns what unit_plan
+// would compute; a fresh FabricPlans per network model is the plain computation it must equal.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,21 +38,32 @@ class FabricPlans {
   std::map<std::pair<CollKind, Algorithm>, std::vector<std::pair<GroupList, UnitPlan>>> shapes_;
 };
 
-// The shared plans of topo's fabric under profile (created empty on first use). At most a few
-// dozen fabrics are kept; older ones are dropped from the registry (holders keep theirs).
-std::shared_ptr<FabricPlans> fabric_plans(const Topology& topo, const CostProfile& profile);
-// The same for a shared topology, remembering this thread's last answer with the topology object
-// it was for: a sweep runs many scenarios on one cluster, and a repeat (the same live object, equal
-// link-class costs in the profile) skips hashing the fabric.
-std::shared_ptr<FabricPlans> fabric_plans(const std::shared_ptr<const Topology>& topo,
-                                          const CostProfile& profile);
+// The plans of each fabric a context has met. Used by one thread at a time, as its context is.
+class FabricPlanCache {
+ public:
+  // The shared plans of topo's fabric under profile (created empty on first use). At most a few
+  // dozen fabrics are kept; older ones are dropped (holders keep theirs).
+  std::shared_ptr<FabricPlans> get(const Topology& topo, const CostProfile& profile);
 
-// Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from the shared plan of
-// its shape: the step's per-collective byte accounting without lowering qgZ's inter-node
-// all-to-all. Inter-node = the flow's route leaves the source node, as in NetStats; this equals
-// node_of(src) != node_of(dst) unless an explicit graph routes a pair of one node through the
-// fabric. Each call looks the fabric up (O(links)); callers with many ops keep fabric_plans(...)
-// and call stats().
+ private:
+  static constexpr std::size_t kProfileKeyValues = 15;
+  using ProfileKey = std::array<double, kProfileKeyValues>;
+  // By a hash of the whole key, each with its key values.
+  std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<FabricPlans>>> map_;
+  std::size_t key_values_ = 0;
+  // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
+  // the same builder parameters is found without hashing and comparing its whole graph.
+  std::map<std::pair<std::string, ProfileKey>, std::shared_ptr<FabricPlans>> built_;
+  // The last answer by that key: a sweep runs many scenarios on one cluster.
+  std::pair<std::string, ProfileKey> last_key_;
+  std::shared_ptr<FabricPlans> last_;
+};
+
+// Payload bytes (inter-/intra-node) and flow count of op's lowered flows, from the plan of its
+// shape: the step's per-collective byte accounting without lowering qgZ's inter-node all-to-all.
+// Inter-node = the flow's route leaves the source node, as in NetStats; this equals node_of(src) !=
+// node_of(dst) unless an explicit graph routes a pair of one node through the fabric. Callers with
+// many ops keep a FabricPlans and call stats().
 NetStats collective_stats(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
 }  // namespace zerosim

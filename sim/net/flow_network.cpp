@@ -147,7 +147,7 @@ void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_do
     UnitPlan plan;
     if (op.kind == CollKind::AllReduce || !shortcuts_) {
       // NVLS patterns: the shared analytic plans, which lower them node by node.
-      if (!fabric_) fabric_ = fabric_plans(topo_, profile_);
+      if (!fabric_) fabric_ = std::make_shared<FabricPlans>();
       plan = fabric_->get(unit, topo_, profile_);
     } else {
       // all_gather / reduce_scatter price only the ring: its per-byte busiest link comes from the

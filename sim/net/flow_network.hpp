@@ -58,6 +58,9 @@ class FlowNetwork : public NetworkModel {
   bool symmetry() const { return shortcuts_ && symmetry_; }
   // false: no folding (tests' reference). Call before the first start.
   void set_folding(bool on) { folding_allowed_ = on; }
+  // The fabric's shared analytic plans (FabricPlanCache), for the all-reduces priced from them;
+  // without, the network plans them itself.
+  void set_fabric_plans(std::shared_ptr<FabricPlans> plans) { fabric_ = std::move(plans); }
   // Blocks folded into one: 1 no folding, 0 not decided yet (expect_ops decides; without it, the
   // first start decides for no folding).
   int fold_blocks() const { return fold_blocks_; }

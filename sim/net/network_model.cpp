@@ -30,6 +30,7 @@ std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine
     auto flow = std::make_unique<FlowNetwork>(engine, topo, profile);
     flow->set_symmetry(options.flow_symmetry);
     flow->set_folding(options.flow_folding);
+    flow->set_fabric_plans(plans);
     m = std::move(flow);
   } else if (tier == "analytic") {
     m = std::make_unique<AnalyticNetwork>(engine, topo, profile, !options.analytic_shortcuts,
@@ -59,7 +60,7 @@ std::optional<NcclChoice> nccl_choice_for(const CollectiveOp& op, const Topology
                                           const CostProfile& profile) {
   if (!is_nccl_collective(op)) return std::nullopt;
   select_algorithm(op, topo);
-  return fabric_plans(topo, profile)->get(op, topo, profile).nccl_choice(op, profile);
+  return FabricPlans().get(op, topo, profile).nccl_choice(op, profile);
 }
 
 }  // namespace zerosim

@@ -62,8 +62,8 @@ struct NetworkOptions {
 
 // tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the
 // engine.
-// plans: the fabric's shared analytic plans (fabric_plans) if the caller holds them; saves a
-// lookup.
+// plans: the fabric's shared analytic plans (a context's FabricPlanCache) if the caller holds them;
+// without, the model plans what it needs itself (the same plans).
 std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,
                                                  std::shared_ptr<FabricPlans> plans = nullptr,

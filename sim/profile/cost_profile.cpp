@@ -27,7 +27,7 @@
 
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
-#include "sim/core/memo.hpp"
+#include "sim/core/file_cache.hpp"
 
 namespace zerosim {
 
@@ -278,20 +278,22 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
 
 namespace {
 
-// Every scenario of a sweep loads the same profile(s): parse each distinct file content once, and
-// copy only the profile that is used.
-std::shared_ptr<const CostProfile> shared_cost_profile(const std::string& path) {
-  static FileMemo<CostProfile> memo;
-  if (auto p = memo.get(path, [&](const std::string& text) {
-        return parse_cost_profile(parse_json_text(text, path), path);
-      }))
-    return p;
+// Every scenario of a sweep loads the same profile(s): with a cache, each distinct file content is
+// parsed once, and only the profile that is used is copied.
+std::shared_ptr<const CostProfile> shared_cost_profile(const std::string& path, FileCache* files) {
+  if (files)
+    if (auto p = files->parsed<CostProfile>(path, [&](const std::string& text) {
+          return parse_cost_profile(parse_json_text(text, path), path);
+        }))
+      return p;
   return std::make_shared<const CostProfile>(parse_cost_profile(load_json_file(path), path));
 }
 
 }  // namespace
 
-CostProfile load_cost_profile(const std::string& path) { return *shared_cost_profile(path); }
+CostProfile load_cost_profile(const std::string& path) {
+  return *shared_cost_profile(path, nullptr);
+}
 
 json to_json(const CostProfile& p) {
   json j;
@@ -336,12 +338,20 @@ json to_json(const CostProfile& p) {
   return j;
 }
 
-std::vector<std::string> shipped_cost_profiles() {
-  // Listed on every call (a profile added meanwhile is seen); json_files_in lists the directory
-  // again only when it has changed.
+namespace {
+
+// Listed on every call (a profile added meanwhile is seen); a cache lists the directory again only
+// when it has changed.
+std::shared_ptr<const std::vector<std::string>> shipped_list(FileCache* files) {
   static const std::string dir = (fs::path(data_dir()) / "calibrate" / "profiles").string();
-  return json_files_in(dir);
+  if (files) return files->json_files_in(dir);
+  FileCache once(false);
+  return once.json_files_in(dir);
 }
+
+}  // namespace
+
+std::vector<std::string> shipped_cost_profiles(FileCache* files) { return *shipped_list(files); }
 
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
                                         const std::string& gpu_model) {
@@ -349,12 +359,15 @@ CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
 }
 
 std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
-                                                              const std::string& gpu_model) {
+                                                              const std::string& gpu_model,
+                                                              FileCache* files) {
   if (!name_or_file.empty())
-    return shared_cost_profile(resolve_data_file("calibrate/profiles", name_or_file, "--profile"));
+    return shared_cost_profile(
+        resolve_data_file("calibrate/profiles", name_or_file, "--profile", files), files);
   std::string shipped;  // the profiles seen, for the error
-  for (const auto& path : shipped_cost_profiles()) {
-    std::shared_ptr<const CostProfile> p = shared_cost_profile(path);
+  const auto listed = shipped_list(files);
+  for (const auto& path : *listed) {
+    std::shared_ptr<const CostProfile> p = shared_cost_profile(path, files);
     if (p->gpu_model == gpu_model) return p;
     (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }

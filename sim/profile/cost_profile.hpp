@@ -115,13 +115,15 @@ CostProfile load_cost_profile(const std::string& path);
 json to_json(const CostProfile& p);
 // --profile NAME|FILE, or "" to select the shipped profile whose gpu_model matches the topology.
 CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo);
-// Same, shared: the memo's object, the same one while the profile's file is unchanged (no copy
-// per scenario, and an identity that memos of derived results can key on).
+// Same, parsed once per distinct file content in `files` (the same object while the file is
+// unchanged: no copy per scenario, and an identity that memos of derived results compare first);
+// null `files`: read and parsed afresh.
 std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
-                                                              const std::string& gpu_model);
+                                                              const std::string& gpu_model,
+                                                              FileCache* files = nullptr);
 // Same, by GPU model string (what select_cost_profile uses); paths of the shipped profiles, sorted.
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
                                         const std::string& gpu_model);
-std::vector<std::string> shipped_cost_profiles();
+std::vector<std::string> shipped_cost_profiles(FileCache* files = nullptr);
 
 }  // namespace zerosim

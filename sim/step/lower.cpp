@@ -117,39 +117,39 @@ class ModuleTimes {
   std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
 };
 
-// A lowering's group lists, shared by every lowering of one rank layout on this thread: building
-// them was a tenth of a fresh lowering, and one list object compares by address in the network's
-// plan lookups. `k`: the block size of the intra-node and hpZ lists (0 for the others).
-enum class Layout : char { World, IntraNode, Rails, Blocks };
-template <class Build>
-GroupList layout_groups(Layout what, int gpus, int per_node, int k, Build build) {
-  using Key = std::tuple<Layout, int, int, int>;
-  thread_local std::map<Key, GroupList> memo;
-  const Key key{what, gpus, per_node, k};
-  if (const auto it = memo.find(key); it != memo.end()) return it->second;
-  if (memo.size() >= 32) memo.clear();  // bounded: a 32768-GPU list is a few hundred KiB
-  return memo.emplace(key, GroupList(build())).first->second;
+// The modules of (model, tokens, seq): the cache's, or built afresh.
+std::shared_ptr<const std::vector<Module>> modules_of(const StepSetup& s, ModuleCache* cache) {
+  return cache
+             ? cache->modules(s.model, s.tokens, s.seq)
+             : std::make_shared<const std::vector<Module>>(build_modules(s.model, s.tokens, s.seq));
 }
 
 class Builder {
  public:
   Builder(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
-          LoweredStep& out)
-      : s_(setup), st_(setup.strategy), prof_(profile), out_(out), prog_(out.program) {
+          ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
+      : s_(setup),
+        st_(setup.strategy),
+        prof_(profile),
+        module_cache_(modules),
+        group_cache_(groups),
+        out_(out),
+        prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
     timed_.assign(prog_.streams.size(), 0);
     out_.collective_slots.resize(prog_.streams.size());
     W_ = topo.gpu_count();
     N_ = topo.gpus_per_node();
-    world_ = layout_groups(Layout::World, W_, N_, 0, [&] { return world_group(topo); });
+    world_ =
+        layout_groups(GroupListCache::Layout::World, W_, N_, 0, [&] { return world_group(topo); });
     if (st_.hpz) {
       const int k = st_.hpz_size;
       if (k <= N_) {
-        hpz_groups_ =
-            layout_groups(Layout::IntraNode, W_, N_, k, [&] { return intra_node_groups(topo, k); });
+        hpz_groups_ = layout_groups(GroupListCache::Layout::IntraNode, W_, N_, k,
+                                    [&] { return intra_node_groups(topo, k); });
       } else {
-        hpz_groups_ = layout_groups(Layout::Blocks, W_, N_, k, [&] {
+        hpz_groups_ = layout_groups(GroupListCache::Layout::Blocks, W_, N_, k, [&] {
           GroupList::Groups g;
           for (int start = 0; start < W_; start += k) {
             g.emplace_back();
@@ -161,14 +161,15 @@ class Builder {
     }
     out_.qgz_active = st_.qgz && topo.node_count() > 1;
     if (out_.qgz_active) {
-      node_groups_ =
-          layout_groups(Layout::IntraNode, W_, N_, N_, [&] { return intra_node_groups(topo, N_); });
-      rails_ = layout_groups(Layout::Rails, W_, N_, 0, [&] { return rail_groups(topo); });
+      node_groups_ = layout_groups(GroupListCache::Layout::IntraNode, W_, N_, N_,
+                                   [&] { return intra_node_groups(topo, N_); });
+      rails_ = layout_groups(GroupListCache::Layout::Rails, W_, N_, 0,
+                             [&] { return rail_groups(topo); });
     }
   }
 
   void build() {
-    out_.modules = shared_modules(s_.model, s_.tokens, s_.seq);
+    out_.modules = modules_of(s_, module_cache_);
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
     // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward and
     // backward passes, a bucket <= 6 per chunk): growing these vectors op by op was a tenth of
@@ -197,13 +198,20 @@ class Builder {
     }
     // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
     // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-    const double shard = static_cast<double>(total_param_count(s_.model)) / W_;
+    const double shard = static_cast<double>(module_cache_ ? module_cache_->total_params(s_.model)
+                                                           : total_param_count(s_.model)) /
+                         W_;
     out_.optimizer_bytes = 28 * shard;
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
             prefix(piece({"optimizer"})), "");
   }
 
  private:
+  // The group list of a layout: the context's, or built afresh.
+  template <class Build>
+  GroupList layout_groups(GroupListCache::Layout what, int gpus, int per_node, int k, Build build) {
+    return group_cache_ ? group_cache_->get(what, gpus, per_node, k, build) : GroupList(build());
+  }
   int event() { return prog_.event_count++; }
   // Label pieces, prefixes and labels, or -1 each when the step is lowered without labels.
   int piece(std::initializer_list<std::string_view> parts) {
@@ -442,6 +450,8 @@ class Builder {
   const StepSetup& s_;
   const Strategy& st_;
   const CostProfile& prof_;
+  ModuleCache* module_cache_;
+  GroupListCache* group_cache_;
   LoweredStep& out_;
   StepProgram& prog_;
   GroupList world_, hpz_groups_, node_groups_, rails_;
@@ -479,15 +489,17 @@ class Builder {
 
 }  // namespace
 
-LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile) {
+LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                       ModuleCache* modules, GroupListCache* groups) {
   LoweredStep out;
-  Builder(setup, topo, profile, out).build();
+  Builder(setup, topo, profile, modules, groups, out).build();
   return out;
 }
 
-ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile) {
+ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile,
+                                    ModuleCache* modules) {
   ModuleTimesTable t;
-  t.modules = shared_modules(setup.model, setup.tokens, setup.seq);
+  t.modules = modules_of(setup, modules);
   t.tokens = setup.tokens;
   ModuleTimes times;
   times.reset(*t.modules, profile);

@@ -12,8 +12,10 @@
 // last tensor has finished; the micro-step ends when every bucket is reduced.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/profile/cost_profile.hpp"
@@ -21,6 +23,7 @@
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
+#include "sim/workload/module_cache.hpp"
 #include "sim/workload/transformer.hpp"
 
 namespace zerosim {
@@ -56,7 +59,7 @@ enum class CommPhase : std::uint8_t { BackwardGather, ForwardGather, GradientRed
 
 struct LoweredStep {
   StepProgram program;
-  std::shared_ptr<const std::vector<Module>> modules;  // shared_modules(): memoized per shape
+  std::shared_ptr<const std::vector<Module>> modules;  // build_modules(model, tokens, seq)
   std::vector<GradBucket> buckets;
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
   // Per stream, its collectives in op order: where each sits among the stream's timed ops (its
@@ -81,19 +84,42 @@ struct LoweredStep {
   std::int64_t tokens = 0;                      // what the durations are for
 };
 
+// The group lists of rank layouts, built once per layout for one SimContext: building them was a
+// tenth of a fresh lowering, and one list object is found first by its address in the network's
+// plan lookups (GroupList compares by content after that). Keyed by content: the layout, the GPU
+// count, GPUs per node and the block size of the intra-node and hpZ lists (0 for the others).
+class GroupListCache {
+ public:
+  enum class Layout : char { World, IntraNode, Rails, Blocks };
+  template <class Build>
+  GroupList get(Layout what, int gpus, int per_node, int k, Build build) {
+    const Key key{what, gpus, per_node, k};
+    if (const auto it = lists_.find(key); it != lists_.end()) return it->second;
+    if (lists_.size() >= 32) lists_.clear();  // a 32768-GPU list is a few hundred KiB
+    return lists_.emplace(key, GroupList(build())).first->second;
+  }
+
+ private:
+  using Key = std::tuple<Layout, int, int, int>;
+  std::map<Key, GroupList> lists_;
+};
+
 // Of `topo` only the rank layout is read (GPU count, GPUs per node, node count: the group lists
-// and whether qgZ has an inter-node hop); LoweringCache relies on that.
-LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile);
+// and whether qgZ has an inter-node hop); LoweringCache relies on that. `modules` and `groups`:
+// the context's caches of the modules and group lists (null: built afresh, the same content).
+LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                       ModuleCache* modules = nullptr, GroupListCache* groups = nullptr);
 
 // The forward and backward time of every module of a model at some tokens per micro-step under a
 // profile: what re-timing writes. Scenarios that differ in strategy or accumulation share it.
 struct ModuleTimesTable {
-  std::shared_ptr<const std::vector<Module>> modules;  // shared_modules(model, tokens, seq)
+  std::shared_ptr<const std::vector<Module>> modules;  // build_modules(model, tokens, seq)
   std::int64_t tokens = 0;
   std::vector<std::pair<double, double>> times;  // per module: forward, backward
   std::vector<std::uint8_t> signs;               // as LoweredStep::module_time_signs
 };
-ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile);
+ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& profile,
+                                    ModuleCache* modules = nullptr);
 
 // Turns `low`, lowered from a setup equal to the table's but for its tokens, into lower_step's
 // result for the table's tokens: the module compute ops get those durations (the same arithmetic,

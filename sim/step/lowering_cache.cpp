@@ -27,20 +27,22 @@ std::size_t op_count(const LoweredStep& low) {
 const ModuleTimesTable& LoweringCache::module_times(
     const StepSetup& setup, const std::shared_ptr<const CostProfile>& profile) {
   constexpr std::size_t kEntries = 4;
-  const auto modules = shared_modules(setup.model, setup.tokens, setup.seq);
+  const auto modules = modules_.modules(setup.model, setup.tokens, setup.seq);
   for (auto it = times_.begin(); it != times_.end(); ++it)
     if (it->table.modules == modules && same_profile(it->profile, profile)) {
       times_.splice(times_.begin(), times_, it);
       return times_.front().table;
     }
-  times_.push_front(TimesEntry{profile, module_times_table(setup, *profile)});
+  times_.push_front(TimesEntry{profile, module_times_table(setup, *profile, &modules_)});
   if (times_.size() > kEntries) times_.pop_back();
   return times_.front().table;
 }
 
 std::shared_ptr<const LoweredStep> LoweringCache::get(const StepSetup& setup, const Topology& topo,
                                                       std::shared_ptr<const CostProfile> profile) {
-  auto fresh = [&] { return std::make_shared<LoweredStep>(lower_step(setup, topo, *profile)); };
+  auto fresh = [&] {
+    return std::make_shared<LoweredStep>(lower_step(setup, topo, *profile, &modules_, &groups_));
+  };
   if (!reuse_) return fresh();
   // `zerosim sweep` varies the strategy and the network fastest and the tokens outside them, so a
   // program comes back after (grad_accum x strategy) others: room for 16, within an op budget

@@ -4,8 +4,9 @@
 // does not change the program at all (collectives are costed when run). The last few lowered
 // steps are kept, keyed by the content of everything lower_step reads but the tokens (of the
 // cluster its rank layout; the profile by value); a hit is re-timed in place
-// (retime_lowered_step), which gives bit for bit what a fresh lowering gives. One cache belongs
-// to one SimContext (sim/step/sim_context.hpp), used by one thread at a time.
+// (retime_lowered_step), which gives bit for bit what a fresh lowering gives. Lowering takes its
+// modules from the context's ModuleCache and its group lists from this cache's GroupListCache. One
+// cache belongs to one SimContext (sim/step/sim_context.hpp), used by one thread at a time.
 #pragma once
 #include <cstddef>
 #include <list>
@@ -20,7 +21,8 @@ namespace zerosim {
 class LoweringCache {
  public:
   // reuse false: every call lowers afresh (the plain computation the cache must equal).
-  explicit LoweringCache(bool reuse = true) : reuse_(reuse) {}
+  explicit LoweringCache(ModuleCache& modules, bool reuse = true)
+      : reuse_(reuse), modules_(modules) {}
 
   // The lowered step of `setup`. The result stays valid and unchanged until the next call (a
   // later hit re-times it in place only when no caller holds it any more).
@@ -52,6 +54,8 @@ class LoweringCache {
                                        const std::shared_ptr<const CostProfile>& profile);
 
   bool reuse_;
+  ModuleCache& modules_;
+  GroupListCache groups_;
   std::list<Entry> lru_;  // front = newest
   std::size_t held_ops_ = 0;
   std::list<TimesEntry> times_;  // front = newest

@@ -1,11 +1,18 @@
 // SimContext: what simulate() keeps from one call to the next, owned by the caller and passed
-// explicitly: the reference modes (which fast paths run) and the lowered-step cache. A context is
-// used by one thread at a time; a sweep gives each worker thread its own. Results never depend on
-// the context: a fresh one, a warm one and the reference modes give bit-identical results
-// (tests/step/test_sim_context.cpp).
+// explicitly: the reference modes (which fast paths run) and every cache on simulate()'s path,
+// each keyed by content: the input files and what was parsed from them (FileCache), built clusters
+// with their route tables (ClusterCache), modules and parameter counts (ModuleCache), the fabrics'
+// analytic plans (FabricPlanCache) and lowered steps with their group lists (LoweringCache). A
+// context is used by one thread at a time; a sweep gives each worker thread its own, and two
+// contexts share nothing. Results never depend on the context: a fresh one, a warm one and the
+// reference modes give bit-identical results (tests/step/test_sim_context.cpp).
 #pragma once
+#include "sim/core/file_cache.hpp"
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/step/lowering_cache.hpp"
+#include "sim/topology/cluster_cache.hpp"
+#include "sim/workload/module_cache.hpp"
 
 namespace zerosim {
 
@@ -13,21 +20,30 @@ namespace zerosim {
 struct ReferenceModes {
   NetworkOptions network;      // flow symmetry and folding, analytic shortcuts
   bool lowering_reuse = true;  // re-time a cached lowered step instead of lowering afresh
+  bool file_watch = true;      // files known unchanged from the kernel's reports, not stat()
 };
 
 class SimContext {
  public:
   explicit SimContext(const ReferenceModes& modes = {})
-      : modes_(modes), lowering_(modes.lowering_reuse) {}
+      : modes_(modes), files_(modes.file_watch), lowering_(modules_, modes.lowering_reuse) {}
   SimContext(const SimContext&) = delete;
   SimContext& operator=(const SimContext&) = delete;
 
   const ReferenceModes& modes() const { return modes_; }
+  FileCache& files() { return files_; }
+  ClusterCache& clusters() { return clusters_; }
+  ModuleCache& modules() { return modules_; }
+  FabricPlanCache& plans() { return plans_; }
   LoweringCache& lowering() { return lowering_; }
 
  private:
   ReferenceModes modes_;
-  LoweringCache lowering_;
+  FileCache files_;
+  ClusterCache clusters_;
+  ModuleCache modules_;
+  FabricPlanCache plans_;
+  LoweringCache lowering_;  // uses modules_
 };
 
 }  // namespace zerosim

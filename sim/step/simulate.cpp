@@ -150,23 +150,20 @@ Strategy echoed_strategy(Strategy s) {
   return s;
 }
 
-}  // namespace
-
-StepResult simulate(const Scenario& sc, const std::string& trace_path) {
-  SimContext context;
-  return simulate(sc, context, trace_path);
-}
-
-StepResult simulate(const Scenario& sc, SimContext& context, const std::string& trace_path) {
-  ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
-  const std::shared_ptr<const Topology> topo_ptr = shared_cluster(sc.cluster, ov);
-  const Topology& topo = *topo_ptr;
-  const std::shared_ptr<const CostProfile> prof_ptr =
-      shared_select_cost_profile(sc.profile, topo.gpu_model());
-  const CostProfile& prof = *prof_ptr;
-
+// A scenario resolved: its cluster and profile (shared with the context's caches), the setup that
+// lowering reads, and what the warnings say of it.
+struct Resolved {
+  std::shared_ptr<const Topology> topo;
+  std::shared_ptr<const CostProfile> prof;
   StepSetup setup;
-  setup.model = load_model(sc.model);
+  std::vector<std::string> filled;  // what a DeepSpeed config left "auto", filled
+  bool raised_tokens = false;       // the default tokens per GPU raised to one sequence
+};
+
+// The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
+void resolve_strategy(const Scenario& sc, Resolved& r) {
+  StepSetup& setup = r.setup;
+  const Topology& topo = *r.topo;
   setup.strategy =
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
@@ -174,8 +171,7 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   if (sc.deepspeed.empty()) st.dtype = prof.nccl.arch != GpuArch::Volta ? "bf16" : "fp16";
   const int W = topo.gpu_count(), N = topo.gpus_per_node();
   // What a config left "auto", filled as Hugging Face's Trainer does; said in the warnings.
-  const std::vector<std::string> filled =
-      resolve_auto(st, setup.model.hidden, prof.nccl.arch != GpuArch::Volta);
+  r.filled = resolve_auto(st, setup.model.hidden, r.prof->nccl.arch != GpuArch::Volta);
   const std::string hpz_where =
       sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
   const std::string hpz_file = sc.deepspeed.empty() ? "<command line>" : sc.deepspeed;
@@ -208,23 +204,28 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   st.grad_bits = sc.quant_bits_grads;
   if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
   st.qgz_chunks = sc.qgz_chunks;
+}
 
+// Sequence length, tokens per micro-step and accumulation, checked against the config's batch.
+void resolve_batch(const Scenario& sc, Resolved& r) {
+  StepSetup& setup = r.setup;
+  const Strategy& st = setup.strategy;
+  const int W = r.topo->gpu_count();
   setup.seq = sc.seq_len > 0 ? sc.seq_len : setup.model.seq;
   if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
-  bool raised_tokens = false;
   if (st.micro_batch_sequences > 0) {
     setup.tokens = std::int64_t{st.micro_batch_sequences} * setup.seq;
   } else {
     if (sc.tokens_per_gpu <= 0) throw flag_error("--tokens-per-gpu", "must be positive");
     if (sc.tokens_per_gpu == Scenario::kDefaultTokensPerGpu && setup.seq > sc.tokens_per_gpu)
-      raised_tokens = true;  // said in the warnings
+      r.raised_tokens = true;  // said in the warnings
     else if (sc.tokens_per_gpu % setup.seq != 0)
       throw flag_error(
           "--tokens-per-gpu",
           fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
                       "micro-batch holds whole sequences)",
                       sc.tokens_per_gpu, setup.seq));
-    setup.tokens = raised_tokens ? setup.seq : sc.tokens_per_gpu;
+    setup.tokens = r.raised_tokens ? setup.seq : sc.tokens_per_gpu;
   }
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
@@ -235,40 +236,54 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
         fmt::format("{} contradicts micro-batch x accumulation x GPUs = {} x {} x {} "
                     "= {} sequences",
                     st.train_batch_size, setup.tokens / setup.seq, setup.grad_accum, W, batch));
-  setup.checkpointing = sc.activation_checkpointing;
-  setup.labels = !trace_path.empty();  // op names are read by the trace only
+}
+
+// The scenario resolved and validated (InputError naming the flag or JSON path), in the order its
+// parts are checked: cluster, profile, model, strategy, batch.
+Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
+  Resolved r;
+  FileCache& files = context.files();
+  ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
+  r.topo = context.clusters().get(sc.cluster, ov, files);
+  r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files);
+  r.setup.model = load_model(sc.model, &files);
+  resolve_strategy(sc, r);
+  resolve_batch(sc, r);
+  r.setup.checkpointing = sc.activation_checkpointing;
+  r.setup.labels = labels;
   // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
-  setup.prefetch_depth = prefetch_depth(st, layer_param_count(setup.model) / 4);
+  r.setup.prefetch_depth =
+      prefetch_depth(r.setup.strategy, context.modules().layer_params(r.setup.model) / 4);
+  return r;
+}
 
-  const std::shared_ptr<const LoweredStep> low_ptr = context.lowering().get(setup, topo, prof_ptr);
-  const LoweredStep& low = *low_ptr;
-  Engine engine;
-  // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
-  std::shared_ptr<FabricPlans> plans = fabric_plans(topo_ptr, prof);
-  auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
-  net->expect_ops(low.program.collectives);
-  RunResult run = run_program(low.program, engine, *net);
-  const double step = run.makespan_s;
-
+MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache& modules) {
+  const StepSetup& setup = r.setup;
   MemoryInputs mi;
   mi.model = &setup.model;
-  mi.strategy = &st;
-  mi.world = W;
-  mi.gpus_per_node = N;
+  mi.strategy = &setup.strategy;
+  mi.world = r.topo->gpu_count();
+  mi.gpus_per_node = r.topo->gpus_per_node();
   mi.tokens = setup.tokens;
   mi.seq = setup.seq;
   mi.checkpointing = setup.checkpointing;
   mi.prefetch_depth = setup.prefetch_depth;
-  mi.capacity_bytes = static_cast<double>(prof.memory_bytes);
-  mi.reserved_bytes = prof.memory_reserved_bytes;
+  mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
+  mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;
-  MemoryEstimate mem = estimate_memory(mi);
+  mi.modules = &modules;
+  return estimate_memory(mi);
+}
 
-  StepResult result;
-  std::vector<std::string>& warnings = result.warnings;
+// What the result warns of: memory, filled "auto" values, what a DeepSpeed config decides instead
+// of the command line (never silently), a raised micro-batch, qgZ's fallback.
+std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, const LoweredStep& low,
+                                     const MemoryEstimate& mem) {
+  const StepSetup& setup = r.setup;
+  const Strategy& st = setup.strategy;
+  std::vector<std::string> warnings;
   if (!mem.fits) warnings.push_back("memory: " + mem.warning);
-  for (const auto& f : filled) warnings.push_back("DeepSpeed config: " + f);
-  // What the config decides instead of the command line (never silently).
+  for (const auto& f : r.filled) warnings.push_back("DeepSpeed config: " + f);
   if (!sc.deepspeed.empty()) {
     std::string from = "the strategy";
     if (st.micro_batch_sequences > 0)
@@ -280,7 +295,7 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
     warnings.push_back("DeepSpeed config: " + from + " come from " + sc.deepspeed +
                        ", not from --strategy/--tokens-per-gpu/--grad-accum");
   }
-  if (raised_tokens)
+  if (r.raised_tokens)
     warnings.push_back(fmt::format(
         "batch: {} tokens per GPU (the default) is less than one sequence of {}; a micro-batch of "
         "one sequence is simulated",
@@ -288,42 +303,52 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
+  return warnings;
+}
 
-  const double sequences =
-      static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
-  const double flops = megatron_step_flops(setup.model, sequences, setup.seq, setup.checkpointing);
-  // FLOPs the GPUs actually execute (counted per GEMM and attention matmul, recompute included):
-  // the Megatron formula assumes GPT shapes, so this is the number to read for GQA / gated-MLP
-  // models.
-  double counted = 0;
-  for (const auto& m : *low.modules)
-    counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
-  counted *= static_cast<double>(W) * setup.grad_accum;
-
-  ScenarioEcho& echo = result.scenario;
+// The scenario as the result echoes it: the cluster's and the setup's resolved values.
+ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params) {
+  const Topology& topo = *r.topo;
+  const StepSetup& setup = r.setup;
+  ScenarioEcho echo;
   echo.cluster = sc.cluster;
   echo.node_type = topo.node_type();
   echo.gpu_model = topo.gpu_model();
   echo.nodes = topo.node_count();
-  echo.gpus_per_node = N;
-  echo.world_size = W;
+  echo.gpus_per_node = topo.gpus_per_node();
+  echo.world_size = topo.gpu_count();
   echo.nics_per_node = topo.nics_per_node();
   echo.nic_gbps = topo.nic_Bps() / kGbpsToBps;
   echo.fabric = topo.fabric();
   echo.oversubscription = topo.oversubscription();
   echo.model = setup.model;
-  echo.params = total_param_count(setup.model);  // memoized modules: no rebuild
-  echo.strategy = echoed_strategy(st);
+  echo.params = params;
+  echo.strategy = echoed_strategy(setup.strategy);
   echo.tokens_per_gpu = setup.tokens;
   echo.seq_len = setup.seq;
   echo.micro_batch_sequences = setup.tokens / setup.seq;
   echo.grad_accum = setup.grad_accum;
   echo.activation_checkpointing = setup.checkpointing;
   echo.prefetch_depth = setup.prefetch_depth;
-  echo.profile_name = prof.name;
-  echo.profile_status = prof.status;
+  echo.profile_name = r.prof->name;
+  echo.profile_status = r.prof->status;
   echo.tier = sc.tier;
+  return echo;
+}
 
+// Step time, throughput and FLOPs: the Megatron formula's, and those the GPUs actually execute
+// (counted per GEMM and attention matmul, recompute included; the formula assumes GPT shapes, so
+// the counted ones are the numbers to read for GQA / gated-MLP models).
+void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& low, double step) {
+  const StepSetup& setup = r.setup;
+  const int W = r.topo->gpu_count();
+  const double sequences =
+      static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
+  const double flops = megatron_step_flops(setup.model, sequences, setup.seq, setup.checkpointing);
+  double counted = 0;
+  for (const auto& m : *low.modules)
+    counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
+  counted *= static_cast<double>(W) * setup.grad_accum;
   result.step_time_s = step;
   result.tflops_per_gpu = flops / (W * step) / 1e12;
   result.tokens_per_s =
@@ -331,8 +356,38 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   result.model_flops_per_step = flops;
   result.counted_flops_per_step = counted;
   result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
+}
+
+}  // namespace
+
+StepResult simulate(const Scenario& sc, const std::string& trace_path) {
+  SimContext context;
+  return simulate(sc, context, trace_path);
+}
+
+StepResult simulate(const Scenario& sc, SimContext& context, const std::string& trace_path) {
+  // The files are checked for changes once, here: the call sees them as they are now, or later.
+  const FileCache::Round round(context.files());
+  const Resolved r = resolve(sc, context, !trace_path.empty());  // labels: read by the trace only
+  const Topology& topo = *r.topo;
+  const CostProfile& prof = *r.prof;
+
+  const std::shared_ptr<const LoweredStep> low_ptr = context.lowering().get(r.setup, topo, r.prof);
+  const LoweredStep& low = *low_ptr;
+  Engine engine;
+  // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
+  std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
+  auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
+  net->expect_ops(low.program.collectives);
+  const RunResult run = run_program(low.program, engine, *net);
+
+  StepResult result;
+  MemoryEstimate mem = memory_of(r, low, context.modules());
+  result.warnings = warnings_of(sc, r, low, mem);
+  result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model));
+  add_throughput(result, r, low, run.makespan_s);
   result.breakdown = time_breakdown(compute_breakdown(low.program, run));
-  result.comm = comm_result(low, run, topo, prof, plans);
+  result.comm = comm_result(low, run, topo, prof, std::move(plans));
   result.memory = std::move(mem);
   result.engine_events = run.events;
   if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, to_json(result));

@@ -12,6 +12,8 @@
 
 namespace zerosim {
 
+class FileCache;  // sim/core/file_cache.hpp
+
 using LinkId = std::int32_t;
 
 enum class NodeKind { Gpu, NvSwitch, Nic, PcieSwitch, LeafSwitch, SpineSwitch };
@@ -171,16 +173,8 @@ struct ClusterOverrides {
   std::string fabric;
   double oversubscription = 0;
 };
-Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {});
-
-// load_cluster, memoized per thread for clusters of at most kSharedClusterMaxGpus GPUs: a sweep
-// simulates many scenarios on each cluster, and building the graph was a fifth of a small analytic
-// scenario. The key is the resolved file's path AND bytes plus the overrides, so an edited file is
-// loaded again. Per thread because a Topology's route cache is not thread-safe; small clusters
-// only so that cached route tables stay small (a flow-tier all-to-all routes every GPU pair: 65k
-// routes at 256 GPUs); at most 8 entries per thread (least recently used first out).
-constexpr int kSharedClusterMaxGpus = 256;
-std::shared_ptr<const Topology> shared_cluster(const std::string& name_or_file,
-                                               const ClusterOverrides& overrides = {});
+// `files`: the file parsed once per distinct content there; null: read and parsed afresh.
+Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {},
+                      FileCache* files = nullptr);
 
 }  // namespace zerosim

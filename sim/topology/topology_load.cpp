@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/file_cache.hpp"
 #include "sim/core/json_io.hpp"
-#include "sim/core/memo.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topology/node_types.hpp"
 #include "sim/topology/topology_graph.hpp"
@@ -226,13 +226,15 @@ bool any_override(const ClusterOverrides& o, std::string& flag) {
 
 Topology load_topology_file(const std::string& path) { return load_cluster(path, {}); }
 
-Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o) {
-  const std::string path = resolve_data_file("topologies", name_or_file, "--cluster");
-  // Sweeps build clusters from the same preset over and over: each distinct file content is read
-  // and parsed once (an unreadable file goes through load_json_file for its error).
-  static FileMemo<json> memo;
-  std::shared_ptr<const json> doc =
-      memo.get(path, [&](const std::string& text) { return parse_json_text(text, path); });
+Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o,
+                      FileCache* files) {
+  const std::string path = resolve_data_file("topologies", name_or_file, "--cluster", files);
+  // Sweeps build clusters from the same preset over and over: with a cache, each distinct file
+  // content is parsed once (an unreadable file goes through load_json_file for its error).
+  std::shared_ptr<const json> doc;
+  if (files)
+    doc = files->parsed<json>(path,
+                              [&](const std::string& text) { return parse_json_text(text, path); });
   if (!doc) doc = std::make_shared<const json>(load_json_file(path));
   JsonReader root(*doc, path);
   if (!root.value().is_object())

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "sim/core/error.hpp"
-#include "sim/core/memo.hpp"
+#include "sim/core/file_cache.hpp"
 
 namespace zerosim {
 
@@ -124,14 +124,13 @@ ModelShape parse_model(const json& j, const std::string& file) {
   return parse_workload(r);
 }
 
-ModelShape load_model(const std::string& name_or_file) {
-  auto path = resolve_data_file("workloads", name_or_file, "--model");
-  // Sweeps load the same model for every scenario: parse each distinct file content once.
-  static FileMemo<ModelShape> memo;
-  if (auto m = memo.get(path, [&](const std::string& text) {
-        return parse_model(parse_json_text(text, path), path);
-      }))
-    return *m;
+ModelShape load_model(const std::string& name_or_file, FileCache* files) {
+  auto path = resolve_data_file("workloads", name_or_file, "--model", files);
+  if (files)
+    if (auto m = files->parsed<ModelShape>(path, [&](const std::string& text) {
+          return parse_model(parse_json_text(text, path), path);
+        }))
+      return *m;
   return parse_model(load_json_file(path), path);
 }
 

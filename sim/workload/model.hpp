@@ -33,14 +33,15 @@ struct ModelShape {
 
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t kv_dim() const { return head_dim() * kv_heads; }
-  auto operator<=>(const ModelShape&) const = default;  // memo keys (shared_modules)
+  auto operator<=>(const ModelShape&) const = default;  // cache keys (ModuleCache)
 };
 
 // Parses a workload JSON (strict keys; see workloads/*.json) or, when the object has "hidden_size",
 // a Hugging Face config.json (unknown HF keys are ignored; missing required ones are InputError).
 ModelShape parse_model(const json& j, const std::string& file);
-// --model NAME|FILE: a preset name under workloads/ or a path.
-ModelShape load_model(const std::string& name_or_file);
+// --model NAME|FILE: a preset name under workloads/ or a path. `files`: parsed once per distinct
+// file content there; null: read and parsed afresh.
+ModelShape load_model(const std::string& name_or_file, FileCache* files = nullptr);
 json to_json(const ModelShape& m);
 
 }  // namespace zerosim

@@ -43,30 +43,10 @@ std::vector<ParamTensor> layer_params(const ModelShape& m) {
   return v;
 }
 
-namespace {
-// A count per model for the last few models, per thread: simulate asks for them every scenario,
-// and building the named tensors (or finding the shared modules) cost more than the rest of the
-// scenario's set-up.
-struct CountMemo {
-  std::vector<std::pair<ModelShape, std::int64_t>> entries;  // oldest first
-  template <class Count>
-  std::int64_t get(const ModelShape& m, Count count) {
-    for (const auto& [shape, n] : entries)
-      if (shape == m) return n;
-    if (entries.size() >= 8) entries.erase(entries.begin());
-    entries.emplace_back(m, count());
-    return entries.back().second;
-  }
-};
-}  // namespace
-
 std::int64_t layer_param_count(const ModelShape& m) {
-  thread_local CountMemo memo;
-  return memo.get(m, [&] {
-    std::int64_t n = 0;
-    for (const auto& p : layer_params(m)) n += p.elems;
-    return n;
-  });
+  std::int64_t n = 0;
+  for (const auto& p : layer_params(m)) n += p.elems;
+  return n;
 }
 
 std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int seq) {
@@ -131,17 +111,14 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
 }
 
 std::int64_t total_param_count(const ModelShape& m) {
-  thread_local CountMemo memo;
-  return memo.get(m, [&] {
-    std::int64_t n = 0;
-    for (const auto& mod : *shared_modules(m, 1, m.seq)) n += mod.param_elems();
-    return n;
-  });
+  std::int64_t n = 0;
+  for (const auto& mod : build_modules(m, 1, m.seq)) n += mod.param_elems();
+  return n;
 }
 
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {
   double f = 0;
-  for (const auto& mod : *shared_modules(m, tokens, seq)) f += mod.forward_flops();
+  for (const auto& mod : build_modules(m, tokens, seq)) f += mod.forward_flops();
   return f;
 }
 

@@ -53,12 +53,6 @@ std::int64_t total_param_count(const ModelShape& m);
 // Modules in forward order for a micro-batch of `tokens` tokens per GPU in sequences of `seq`.
 std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int seq);
 
-// build_modules, memoized per (shape, tokens, seq) for the process: a sweep lowers thousands of
-// scenarios of a few models, and building the modules (names, tensors, GEMMs) dominated small
-// ones. Thread-safe; the result is immutable and shared.
-std::shared_ptr<const std::vector<Module>> shared_modules(const ModelShape& m, std::int64_t tokens,
-                                                          int seq);
-
 // Forward FLOPs of the whole model for `tokens` tokens (sum over modules).
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq);
 

@@ -1,6 +1,6 @@
 // Input files: a FIFO, a directory or a missing file given as any input is refused at once (never
 // blocks waiting for a writer) with an InputError naming the file and the rule; a regular file is
-// read whole. Covers read_input_file, the memo's file_bytes and every loader built on them.
+// read whole. Covers read_input_file, FileCache::bytes and every loader built on them.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include "calibrate/fit/measurements.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/file_cache.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/json_io.hpp"
-#include "sim/core/memo.hpp"
 #include "sim/profile/cost_profile.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
@@ -58,7 +58,8 @@ TEST_CASE("read_input_file: a regular file is read whole; others are refused wit
 
   std::string why;
   CHECK_FALSE(read_regular_file(fifo, why).has_value());
-  CHECK(file_bytes(fifo) == nullptr);  // the memo does not block on it either
+  CHECK(FileCache().bytes(fifo) == nullptr);  // the file cache does not block on it either
+  CHECK(FileCache(false).bytes(fifo) == nullptr);
 }
 
 TEST_CASE("every loader refuses a FIFO without blocking, naming the file") {

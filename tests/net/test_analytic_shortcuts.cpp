@@ -224,23 +224,34 @@ TEST_CASE("whole steps: same step time and bytes with and without the analytic s
   }
 }
 
-TEST_CASE("plans are shared by identical fabrics only, and across threads") {
+TEST_CASE("a context's plans are shared by identical fabrics only; networks plan alike without") {
   const Topology a = cluster("dgx-h100", 6, "fat-tree", 2),
                  b = cluster("dgx-h100", 6, "fat-tree", 2);
   const Topology c = cluster("dgx-h100", 6, "fat-tree", 3);  // other uplink bandwidths
   const CostProfile prof = profile_for(a);
   CostProfile slower = prof;
   slower.link_classes[LinkClass::Network].efficiency *= 0.5;
-  CHECK(fabric_plans(a, prof) == fabric_plans(b, prof));
-  CHECK(fabric_plans(a, prof) != fabric_plans(c, prof));
-  CHECK(fabric_plans(a, prof) != fabric_plans(a, slower));
+  FabricPlanCache plans;
+  CHECK(plans.get(a, prof) == plans.get(b, prof));
+  CHECK(plans.get(a, prof) != plans.get(c, prof));
+  CHECK(plans.get(a, prof) != plans.get(a, slower));
   // Found by builder key or by content, a fabric gets the same plans: a topology with a's graph but
   // no builder key (as an explicit graph would have) finds a's plans by content.
   Topology keyless = cluster("dgx-h100", 6, "fat-tree", 2);
   TopologyBuilder::set_builder_key(keyless, "");
   CHECK(keyless.builder_key().empty());
-  CHECK(fabric_plans(keyless, prof) == fabric_plans(a, prof));
-  CHECK(fabric_plans(keyless, slower) == fabric_plans(a, slower));
+  CHECK(plans.get(keyless, prof) == plans.get(a, prof));
+  CHECK(plans.get(keyless, slower) == plans.get(a, slower));
+  // Each answer is the same in any order of calls (the last answer is kept by content).
+  for (int round = 0; round < 2; ++round) {
+    CHECK(plans.get(a, prof) == plans.get(b, prof));
+    CHECK(plans.get(a, slower) != plans.get(a, prof));
+    CHECK(plans.get(c, prof) != plans.get(a, prof));
+  }
+  CHECK(FabricPlanCache().get(a, prof) != plans.get(a, prof));  // caches share nothing
+  // The plans' capacities are the fabric's.
+  CHECK(plans.get(c, prof)->capacities(c, prof) == link_capacities(c, prof));
+  CHECK(plans.get(c, slower)->capacities(c, slower) == link_capacities(c, slower));
 
   // The same op on the three fabrics from four threads each: every result equals the full one.
   const CollectiveOp op = make_op(CollKind::AllToAll, Algorithm::Direct, rail_groups(a), 1 << 26);
@@ -258,31 +269,4 @@ TEST_CASE("plans are shared by identical fabrics only, and across threads") {
     });
   for (auto& t : pool) t.join();
   for (int i = 0; i < 8; ++i) CHECK(got[i] == doctest::Approx(ref[i % 2]).epsilon(1e-9));
-}
-
-TEST_CASE(
-    "fabric_plans of a shared topology: the thread's last answer only for the same live object") {
-  auto a = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 2));
-  auto c = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 3));
-  const CostProfile prof = profile_for(*a);
-  CostProfile slower = prof;
-  slower.link_classes[LinkClass::Network].efficiency *= 0.5;
-  // Each answer must be the one of the by-reference lookup, in any order of calls.
-  for (int round = 0; round < 2; ++round) {
-    CHECK(fabric_plans(a, prof) == fabric_plans(*a, prof));
-    CHECK(fabric_plans(a, prof) == fabric_plans(*a, prof));  // a repeat
-    CHECK(fabric_plans(a, slower) == fabric_plans(*a, slower));
-    CHECK(fabric_plans(a, slower) != fabric_plans(a, prof));
-    CHECK(fabric_plans(c, prof) == fabric_plans(*c, prof));
-    CHECK(fabric_plans(c, prof) != fabric_plans(a, prof));
-  }
-  // A new topology object, even at a freed one's address, is looked up again.
-  const std::shared_ptr<FabricPlans> pa = fabric_plans(a, prof);
-  a.reset();
-  auto d = std::make_shared<const Topology>(cluster("dgx-h100", 6, "fat-tree", 3));
-  CHECK(fabric_plans(d, prof) == fabric_plans(*d, prof));
-  CHECK(fabric_plans(d, prof) != pa);
-  // The plans' capacities are the fabric's.
-  CHECK(fabric_plans(d, prof)->capacities(*d, prof) == link_capacities(*d, prof));
-  CHECK(fabric_plans(d, slower)->capacities(*d, slower) == link_capacities(*d, slower));
 }

@@ -10,6 +10,7 @@
 
 #include "sim/profile/cost_profile.hpp"
 #include "sim/step/lowering_cache.hpp"
+#include "sim/topology/cluster_cache.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 
@@ -45,7 +46,13 @@ void check_same(const LoweredStep& got, const LoweredStep& want) {
   CHECK(a.event_count == b.event_count);
   CHECK(got.collective_phase == want.collective_phase);
   CHECK(got.collective_slots == want.collective_slots);
-  CHECK(got.modules == want.modules);  // the same memoized modules, for these tokens
+  // The same modules, for these tokens.
+  REQUIRE(got.modules->size() == want.modules->size());
+  for (std::size_t m = 0; m < got.modules->size(); ++m) {
+    CHECK((*got.modules)[m].name == (*want.modules)[m].name);
+    CHECK((*got.modules)[m].forward_flops() == (*want.modules)[m].forward_flops());
+    CHECK((*got.modules)[m].param_elems() == (*want.modules)[m].param_elems());
+  }
   CHECK(got.buckets.size() == want.buckets.size());
   CHECK(got.qgz_active == want.qgz_active);
   CHECK(got.optimizer_bytes == want.optimizer_bytes);
@@ -60,10 +67,19 @@ struct Case {
   bool checkpointing;
 };
 
+// What a SimContext holds beside the lowering cache.
+struct Caches {
+  FileCache files;
+  ClusterCache clusters;
+  ModuleCache modules;
+};
+
 }  // namespace
 
 TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
-  LoweringCache cache;
+  Caches caches;
+  auto& [files, clusters, modules] = caches;
+  LoweringCache cache(modules);
   const std::vector<Case> cases = {
       {"dgx-h100", 2, "zeropp", 1, 1, true},        {"dgx-h100", 2, "zeropp", 2, 2, true},
       {"dgx-h100", 4, "zero3", 2, 1, false},        {"dgx2-v100", 1, "zero3+hpz", 1, 1, true},
@@ -76,8 +92,8 @@ TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
     CAPTURE(c.grad_accum);
     ClusterOverrides ov;
     ov.nodes = c.nodes;
-    const auto topo = shared_cluster(c.cluster, ov);
-    const auto prof = shared_select_cost_profile("", topo->gpu_model());
+    const auto topo = clusters.get(c.cluster, ov, files);
+    const auto prof = shared_select_cost_profile("", topo->gpu_model(), &files);
     StepSetup setup = gpt18b_setup(c.strategy, 2048, 2048, c.grad_accum);
     if (setup.strategy.hpz) setup.strategy.hpz_size = topo->gpus_per_node();
     setup.strategy.qgz_chunks = c.qgz_chunks;
@@ -95,11 +111,13 @@ TEST_CASE("a re-timed step equals a fresh lowering for every tokens value") {
 }
 
 TEST_CASE("a step still held is not re-timed; other setups are lowered afresh") {
-  LoweringCache cache;
+  Caches caches;
+  auto& [files, clusters, modules] = caches;
+  LoweringCache cache(modules);
   ClusterOverrides ov;
   ov.nodes = 2;
-  const auto topo = shared_cluster("dgx-h100", ov);
-  const auto prof = shared_select_cost_profile("", topo->gpu_model());
+  const auto topo = clusters.get("dgx-h100", ov, files);
+  const auto prof = shared_select_cost_profile("", topo->gpu_model(), &files);
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
   const auto held = cache.get(setup, *topo, prof);
@@ -117,23 +135,25 @@ TEST_CASE("a step still held is not re-timed; other setups are lowered afresh") 
   buckets.strategy.reduce_bucket_elems = 50'000'000;
   check_same(*cache.get(buckets, *topo, prof), lower_step(buckets, *topo, *prof));
   ov.nodes = 4;
-  const auto bigger = shared_cluster("dgx-h100", ov);
+  const auto bigger = clusters.get("dgx-h100", ov, files);
   check_same(*cache.get(setup, *bigger, prof), lower_step(setup, *bigger, *prof));
 }
 
 TEST_CASE("clusters with the same rank layout share one program; other layouts do not") {
-  LoweringCache cache;
+  Caches caches;
+  auto& [files, clusters, modules] = caches;
+  LoweringCache cache(modules);
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
   ClusterOverrides ov;
   ov.nodes = 4;
-  const auto base = shared_cluster("dgx-h100", ov);
-  const auto prof = shared_select_cost_profile("", base->gpu_model());
+  const auto base = clusters.get("dgx-h100", ov, files);
+  const auto prof = shared_select_cost_profile("", base->gpu_model(), &files);
   const auto first = cache.get(setup, *base, prof);
   for (double gbps : {100.0, 800.0}) {
     ClusterOverrides slower = ov;
     slower.nic_gbps = gbps;
-    const auto other = shared_cluster("dgx-h100", slower);
+    const auto other = clusters.get("dgx-h100", slower, files);
     REQUIRE(other.get() != base.get());
     const auto got = cache.get(setup, *other, prof);
     CHECK(got.get() == first.get());
@@ -142,11 +162,11 @@ TEST_CASE("clusters with the same rank layout share one program; other layouts d
   ClusterOverrides fat = ov;
   fat.fabric = "fat-tree";
   fat.oversubscription = 2;
-  CHECK(cache.get(setup, *shared_cluster("dgx-h100", fat), prof).get() == first.get());
+  CHECK(cache.get(setup, *clusters.get("dgx-h100", fat, files), prof).get() == first.get());
   // 32 GPUs as 2 DGX-2 nodes of 16 (same profile object): same GPU count, another layout.
   ClusterOverrides two;
   two.nodes = 2;
-  const auto wide = shared_cluster("dgx2-v100", two);
+  const auto wide = clusters.get("dgx2-v100", two, files);
   REQUIRE(wide->gpu_count() == base->gpu_count());
   const auto got = cache.get(setup, *wide, prof);
   CHECK(got.get() != first.get());
@@ -154,11 +174,13 @@ TEST_CASE("clusters with the same rank layout share one program; other layouts d
 }
 
 TEST_CASE("profiles are keys by value: an equal copy hits, a changed one does not") {
-  LoweringCache cache;
+  Caches caches;
+  auto& [files, clusters, modules] = caches;
+  LoweringCache cache(modules);
   ClusterOverrides ov;
   ov.nodes = 2;
-  const auto topo = shared_cluster("dgx-h100", ov);
-  const auto prof = shared_select_cost_profile("", topo->gpu_model());
+  const auto topo = clusters.get("dgx-h100", ov, files);
+  const auto prof = shared_select_cost_profile("", topo->gpu_model(), &files);
   StepSetup setup = gpt18b_setup("zero3", 2048, 2048, 1);
   const auto first = cache.get(setup, *topo, prof);
   const auto copy = std::make_shared<const CostProfile>(*prof);  // another address, same value
@@ -171,11 +193,13 @@ TEST_CASE("profiles are keys by value: an equal copy hits, a changed one does no
 }
 
 TEST_CASE("without reuse every call lowers afresh") {
-  LoweringCache cache(false);
+  Caches caches;
+  auto& [files, clusters, modules] = caches;
+  LoweringCache cache(modules, false);
   ClusterOverrides ov;
   ov.nodes = 2;
-  const auto topo = shared_cluster("dgx-h100", ov);
-  const auto prof = shared_select_cost_profile("", topo->gpu_model());
+  const auto topo = clusters.get("dgx-h100", ov, files);
+  const auto prof = shared_select_cost_profile("", topo->gpu_model(), &files);
   const StepSetup setup = gpt18b_setup("zero3", 2048, 2048, 1);
   const auto a = cache.get(setup, *topo, prof);
   const auto b = cache.get(setup, *topo, prof);

@@ -1,15 +1,18 @@
 // SimContext (sim/step/sim_context.hpp): results never depend on the context. A warm context, a
-// fresh one per call and the lowering reference mode give the same bytes, scenario by scenario
-// and for a whole sweep whose programs are re-timed across tokens and networks.
+// fresh one per call and the reference modes give the same bytes, scenario by scenario and for a
+// whole sweep whose programs are re-timed across tokens and networks; an input file changed between
+// two calls is read again by the next one; two contexts share no cached object.
 #include <doctest/doctest.h>
 
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "sim/profile/cost_profile.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/files.hpp"
 
 using namespace zerosim;
 
@@ -61,4 +64,62 @@ TEST_CASE("reusing lowered programs across tokens and networks changes no byte o
   ReferenceModes fresh;
   fresh.lowering_reuse = false;
   CHECK(reused == sweep_text(s, fresh));
+}
+
+TEST_CASE("the plain file checks give what the watched ones give") {
+  ReferenceModes plain_files;
+  plain_files.file_watch = false;
+  SimContext watched, stat_checked(plain_files);
+  for (const Scenario& sc : grid()) CHECK(simulate(sc, watched) == simulate(sc, stat_checked));
+}
+
+TEST_CASE("an input file changed between two calls with one context is read again, at once") {
+  const auto dir = temp_dir("sim_context_files");
+  const std::string cluster = (dir / "c.json").string(), model = (dir / "m.json").string();
+  const std::string gpt = slurp(std::string(ZEROSIM_SOURCE_DIR) + "/workloads/gpt-18b.json");
+  for (const bool watch : {true, false}) {
+    CAPTURE(watch);
+    ReferenceModes modes;
+    modes.file_watch = watch;
+    SimContext context(modes);
+    spit(cluster, R"({"builder": {"node_type": "dgx-h100", "nodes": 2}})");
+    spit(model, gpt);
+    Scenario sc;
+    sc.cluster = cluster;
+    sc.model = model;
+    sc.tier = "analytic";
+    const StepResult two = simulate(sc, context);
+    CHECK(two.scenario.nodes == 2);
+    // Rewritten in place, no pause: the next call sees the new bytes (no time window).
+    spit(cluster, R"({"builder": {"node_type": "dgx-h100", "nodes": 4}})");
+    CHECK(simulate(sc, context).scenario.nodes == 4);
+    json m = json::parse(gpt);
+    m["layers"] = m["layers"].get<int>() / 2;
+    spit(model, m.dump());
+    const StepResult halved = simulate(sc, context);
+    CHECK(halved.scenario.model.layers == m["layers"].get<int>());
+    CHECK(halved.scenario.params < two.scenario.params);
+    // Back to the first bytes: the first result, bit for bit.
+    spit(cluster, R"({"builder": {"node_type": "dgx-h100", "nodes": 2}})");
+    spit(model, gpt);
+    CHECK(to_json(simulate(sc, context)).dump() == to_json(two).dump());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("two contexts share nothing") {
+  SimContext a, b;
+  const std::string preset = std::string(ZEROSIM_SOURCE_DIR) + "/topologies/dgx-h100.json";
+  CHECK(a.files().bytes(preset) == a.files().bytes(preset));
+  CHECK(a.files().bytes(preset) != b.files().bytes(preset));
+  CHECK(*a.files().bytes(preset) == *b.files().bytes(preset));
+  const ClusterOverrides two{2, 0, 0, "", 0};
+  const auto ta = a.clusters().get("dgx-h100", two, a.files());
+  CHECK(a.clusters().get("dgx-h100", two, a.files()) == ta);
+  CHECK(b.clusters().get("dgx-h100", two, b.files()) != ta);
+  const ModelShape m = load_model("gpt-18b");
+  CHECK(a.modules().modules(m, 2048, m.seq) != b.modules().modules(m, 2048, m.seq));
+  const CostProfile prof = select_cost_profile("", *ta);
+  CHECK(a.plans().get(*ta, prof) == a.plans().get(*ta, prof));
+  CHECK(a.plans().get(*ta, prof) != b.plans().get(*ta, prof));
 }

@@ -1,8 +1,8 @@
-// The per-process memos of simulate()'s inputs (parsed cost profiles and models, sim/core/memo.hpp)
-// and its cheaper result assembly must not change a single byte of the result: every scenario is
-// compared, as the whole result JSON, between a run whose inputs are parsed fresh (copies of the
-// preset files under new paths, so the memo cannot hit) and repeated runs from the memo. A file
-// rewritten in place must be parsed again (never a stale result).
+// A context's cache of simulate()'s inputs (parsed cost profiles and models,
+// sim/core/file_cache.hpp) and its cheaper result assembly must not change a single byte of the
+// result: every scenario is compared, as the whole result JSON, between a run whose inputs are
+// parsed fresh (copies of the preset files under new paths, in a fresh context) and repeated runs
+// from one warm context. A file rewritten in place must be parsed again (never a stale result).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -68,18 +68,18 @@ TEST_CASE("memoized inputs give byte-identical results to freshly parsed ones") 
                 fs::copy_options::overwrite_existing);
 
   int n = 0;
+  SimContext context;
   for (Scenario s : scenarios()) {
     CAPTURE(s.cluster);
     CAPTURE(s.nodes);
     CAPTURE(s.strategy);
     CAPTURE(s.tier);
     CAPTURE(s.grad_accum);
-    // Memoized: preset names, resolved to the shipped files, parsed once for all scenarios.
+    // Cached: preset names, resolved to the shipped files, parsed once for all scenarios.
     s.profile = s.cluster;
-    const json warm1 = to_json(simulate(s));
-    const json warm2 = to_json(simulate(s));
-    // Fresh: the same bytes under a path the memo has not seen in this scenario's run yet; a
-    // rewrite with one more trailing newline (same JSON) changes the key and forces a new parse.
+    const json warm1 = to_json(simulate(s, context));
+    const json warm2 = to_json(simulate(s, context));
+    // Fresh: the same bytes under another path, in a fresh context.
     const fs::path prof = dir / (s.cluster + ".json");
     spit(prof, slurp(prof) + "\n");
     const fs::path model = dir / "gpt-18b.json";
@@ -106,15 +106,16 @@ TEST_CASE("a profile rewritten in place is parsed again, never served stale") {
   spit(prof, text);
   Scenario s = make("dgx-h100", 2, "zeropp", "analytic");
   s.profile = prof.string();
-  const double before = simulate(s).step_time_s;
+  SimContext context;
+  const double before = simulate(s, context).step_time_s;
   // Halve the GPU's peak: compute time doubles, so the step must get slower.
   json j = json::parse(text);
   j["gpu"]["peak_tflops"] = j["gpu"]["peak_tflops"].get<double>() / 2;
   spit(prof, j.dump(2));
-  const double after = simulate(s).step_time_s;
+  const double after = simulate(s, context).step_time_s;
   CHECK(after > before);
   spit(prof, text);
-  CHECK(simulate(s).step_time_s == before);
+  CHECK(simulate(s, context).step_time_s == before);
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,31 @@
+// ClusterCache: see cluster_cache.hpp.
+#include "sim/topology/cluster_cache.hpp"
+
+#include <utility>
+
+#include "sim/core/json_io.hpp"
+
+namespace zerosim {
+
+std::shared_ptr<const Topology> ClusterCache::get(const std::string& name_or_file,
+                                                  const ClusterOverrides& o, FileCache& files) {
+  constexpr std::size_t kEntries = 8;
+  const std::string path = resolve_data_file("topologies", name_or_file, "--cluster", &files);
+  // The file's bytes are compared by pointer first: the file cache shares them while unchanged.
+  std::shared_ptr<const std::string> text = files.bytes(path);
+  if (!text)  // unreadable: load_cluster reports it
+    return std::make_shared<const Topology>(load_cluster(name_or_file, o, &files));
+  Key key{path, o.nodes, o.nics_per_node, o.nic_gbps, o.fabric, o.oversubscription};
+  for (auto it = lru_.begin(); it != lru_.end(); ++it)
+    if (it->key == key && (it->text == text || *it->text == *text)) {
+      lru_.splice(lru_.begin(), lru_, it);
+      return it->topo;
+    }
+  auto topo = std::make_shared<const Topology>(load_cluster(name_or_file, o, &files));
+  if (topo->gpu_count() > kMaxGpus) return topo;
+  lru_.push_front(Entry{std::move(key), std::move(text), topo});
+  if (lru_.size() > kEntries) lru_.pop_back();
+  return topo;
+}
+
+}  // namespace zerosim

@@ -1,0 +1,37 @@
+// ClusterCache: built clusters for one SimContext. A sweep simulates many scenarios on each
+// cluster, and building the graph was a fifth of a small analytic scenario. The key is the cluster
+// file's path AND bytes (from the context's FileCache) plus the overrides, so an edited file is
+// loaded again. Small clusters only (at most kMaxGpus), so that their route tables stay small (a
+// flow-tier all-to-all routes every GPU pair: 65k routes at 256 GPUs); at most 8, least recently
+// used first out. A Topology's route cache is its own and not thread-safe: the clusters of one
+// cache are used by one thread at a time, as their context is.
+#pragma once
+#include <list>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "sim/core/file_cache.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace zerosim {
+
+class ClusterCache {
+ public:
+  static constexpr int kMaxGpus = 256;
+
+  // load_cluster(name_or_file, overrides, &files), shared while its key is unchanged.
+  std::shared_ptr<const Topology> get(const std::string& name_or_file,
+                                      const ClusterOverrides& overrides, FileCache& files);
+
+ private:
+  using Key = std::tuple<std::string, int, int, double, std::string, double>;
+  struct Entry {
+    Key key;
+    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const Topology> topo;
+  };
+  std::list<Entry> lru_;  // front = newest
+};
+
+}  // namespace zerosim
