@@ -361,7 +361,10 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
 }  // namespace
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
-  SimContext context;
+  // One call reads each file once: watching them for a next call would only cost system calls.
+  ReferenceModes modes;
+  modes.file_watch = false;
+  SimContext context(modes);
   return simulate(sc, context, trace_path);
 }
 
