@@ -13,6 +13,7 @@
 #include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
 #include "sim/step/simulate.hpp"
+#include "sim/workload/transformer.hpp"
 
 namespace zerosim::cli {
 
@@ -35,8 +36,13 @@ void print_summary(const StepResult& r) {
                   sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size,
                   sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len)
           .c_str());
-  std::printf("  model %s (%.2fB params)\n", sc.model.name.c_str(),
-              static_cast<double>(sc.params) / 1e9);
+  if (sc.model.moe())
+    std::printf("  model %s (%.2fB params, %.2fB active per token)\n", sc.model.name.c_str(),
+                static_cast<double>(sc.params) / 1e9,
+                static_cast<double>(active_param_count(sc.model)) / 1e9);
+  else
+    std::printf("  model %s (%.2fB params)\n", sc.model.name.c_str(),
+                static_cast<double>(sc.params) / 1e9);
   // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
   // are DeepSpeed's own defaults for stage 3.
   const Strategy& st = sc.strategy;

@@ -25,7 +25,7 @@ std::uint64_t get_count(const JsonReader& r) {
 ModelShape read_model(const JsonReader& r) {
   r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
                     "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "source"});
+                    "arch", "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
   m.family = r.at("family").get_string();
@@ -46,6 +46,7 @@ ModelShape read_model(const JsonReader& r) {
   if (pos != "learned" && pos != "rotary") r.at("positions").fail("must be learned or rotary");
   m.learned_positions = pos == "learned";
   m.dropout = r.at("dropout").get_bool();
+  if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.at("source").get_string();
   return m;
 }

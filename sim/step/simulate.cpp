@@ -251,9 +251,9 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   resolve_batch(sc, r);
   r.setup.checkpointing = sc.activation_checkpointing;
   r.setup.labels = labels;
-  // Modules are a layer's four submodules; prefetch depth counts modules of the mean size.
+  // Prefetch depth counts modules of the mean size.
   r.setup.prefetch_depth =
-      prefetch_depth(r.setup.strategy, context.modules().layer_params(r.setup.model) / 4);
+      prefetch_depth(r.setup.strategy, context.modules().mean_module_params(r.setup.model));
   return r;
 }
 

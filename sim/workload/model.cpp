@@ -6,21 +6,26 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/file_cache.hpp"
+#include "sim/workload/hf_config.hpp"
 
 namespace zerosim {
 
-namespace {
+bool MoeShape::is_moe_layer(int l) const {
+  if (experts == 0 || l < first_dense || l % every != phase) return false;
+  for (int d : dense_layers)
+    if (d == l) return false;
+  return true;
+}
 
-// Shape limits far above any real model keep the 64-bit parameter and FLOP counts from overflowing
-// (layers x 12 h^2 stays below 2^62): a larger value is a typo, not a model.
-constexpr std::int64_t kMaxLayers = 1 << 16, kMaxHidden = 1 << 20, kMaxFfn = 1 << 22,
-                       kMaxVocab = 1 << 24;
-
-std::int64_t get_dim(const JsonReader& r, std::int64_t max) {
+std::int64_t read_model_dim(const JsonReader& r, std::int64_t max) {
   const std::int64_t v = r.get_int_at_least(1);
   if (v > max) r.fail(fmt::format("must be at most {} (got {})", max, v));
   return v;
 }
+
+namespace {
+
+std::int64_t get_dim(const JsonReader& r, std::int64_t max) { return read_model_dim(r, max); }
 
 void apply_family(ModelShape& m) {
   const bool gpt = m.family == "gpt";
@@ -33,16 +38,27 @@ void apply_family(ModelShape& m) {
 }
 
 void validate(const ModelShape& m, const JsonReader& r) {
-  if (m.hidden % m.heads != 0)
+  // The head width is hidden / heads unless the architecture gives its own (or has MLA's).
+  if (m.arch.head_dim == 0 && m.arch.mla.kv_lora_rank == 0 && m.hidden % m.heads != 0)
     r.fail(fmt::format("hidden ({}) must be a multiple of heads ({})", m.hidden, m.heads));
   if (m.heads % m.kv_heads != 0)
     r.fail(fmt::format("heads ({}) must be a multiple of kv heads ({})", m.heads, m.kv_heads));
+  const MoeShape& e = m.arch.moe;
+  if (e.experts > 0 && (e.top_k < 1 || e.top_k > e.experts))
+    r.fail(fmt::format("MoE: experts per token ({}) must be in [1, experts = {}]", e.top_k,
+                       e.experts));
+  if (e.experts > 0 && e.expert_ffn < 1) r.fail("MoE: the expert width must be at least 1");
+  if (e.every < 1 || e.phase < 0 || e.phase >= e.every)
+    r.fail(fmt::format("MoE: layer frequency {} and phase {} must satisfy 0 <= phase < frequency",
+                       e.every, e.phase));
+  if (m.arch.layer_norms != 1 && m.arch.layer_norms != 2 && m.arch.layer_norms != 4)
+    r.fail(fmt::format("norms per layer must be 1, 2 or 4 (got {})", m.arch.layer_norms));
 }
 
 ModelShape parse_workload(const JsonReader& r) {
   r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
                     "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "source"});
+                    "arch", "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
   m.family = r.string_or("family", "gpt");
@@ -73,55 +89,18 @@ ModelShape parse_workload(const JsonReader& r) {
     m.learned_positions = p == "learned";
   }
   m.dropout = r.bool_or("dropout", m.dropout);
+  if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.string_or("source", r.file());
-  validate(m, r);
   return m;
-}
-
-// Hugging Face config.json of a Llama-style model (Llama, Mistral, Qwen2, ...): gated SiLU MLP,
-// RMSNorm, rotary positions, no biases. Keys other than the ones read here are ignored, as HF
-// itself does.
-ModelShape parse_hf_config(const JsonReader& r) {
-  if (!r.value().is_object()) r.fail("must be an object");
-  ModelShape m;
-  m.family = "llama";
-  apply_family(m);
-  m.name = r.has("_name_or_path") && r.value()["_name_or_path"].is_string()
-               ? r.at("_name_or_path").get_string()
-               : r.file();
-  m.hidden = get_dim(r.at("hidden_size"), kMaxHidden);
-  m.layers = static_cast<int>(get_dim(r.at("num_hidden_layers"), kMaxLayers));
-  m.heads = r.at("num_attention_heads").get_int32_at_least(1);
-  // HF semantics: a config without num_key_value_heads has multi-head attention.
-  m.kv_heads =
-      r.has("num_key_value_heads") ? r.at("num_key_value_heads").get_int32_at_least(1) : m.heads;
-  m.ffn = get_dim(r.at("intermediate_size"), kMaxFfn);
-  m.vocab = get_dim(r.at("vocab_size"), kMaxVocab);
-  m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
-  m.tied_embeddings = r.has("tie_word_embeddings") && r.at("tie_word_embeddings").get_bool();
-  m.bias = r.has("attention_bias") && r.at("attention_bias").get_bool();
-  m.source = "Hugging Face config " + r.file();
-  validate(m, r);
-  return m;
-}
-
-// A Hugging Face config is told by any key of its format, not only hidden_size: one without
-// hidden_size is then reported as missing it, not as a workload file with unknown keys.
-bool is_hf_config(const json& j) {
-  if (!j.is_object()) return false;
-  for (const char* key :
-       {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-        "vocab_size", "max_position_embeddings", "model_type", "architectures"})
-    if (j.contains(key)) return true;
-  return false;
 }
 
 }  // namespace
 
 ModelShape parse_model(const json& j, const std::string& file) {
   JsonReader r(j, file);
-  if (is_hf_config(j)) return parse_hf_config(r);
-  return parse_workload(r);
+  ModelShape m = is_hf_config(j) ? parse_hf_config(r) : parse_workload(r);
+  validate(m, r);
+  return m;
 }
 
 ModelShape load_model(const std::string& name_or_file, FileCache* files) {
@@ -151,8 +130,94 @@ json to_json(const ModelShape& m) {
   j.emplace("tied_embeddings", m.tied_embeddings);
   j.emplace("positions", m.learned_positions ? "learned" : "rotary");
   j.emplace("dropout", m.dropout);
+  if (m.arch != ArchShape{}) j.emplace("arch", to_json(m.arch));
   j.emplace("source", m.source);
   return j;
+}
+
+json to_json(const ArchShape& a) {
+  json j = json::object();
+  j.emplace("activation", a.activation);
+  j.emplace("head_dim", a.head_dim);
+  j.emplace("attn_bias", a.attn_bias);
+  j.emplace("qkv_bias", a.qkv_bias);
+  j.emplace("mlp_bias", a.mlp_bias);
+  j.emplace("parallel_attn", a.parallel_attn);
+  j.emplace("layer_norms", a.layer_norms);
+  if (a.mla != MlaShape{}) {
+    json mla = json::object();
+    mla.emplace("q_lora_rank", a.mla.q_lora_rank);
+    mla.emplace("kv_lora_rank", a.mla.kv_lora_rank);
+    mla.emplace("qk_nope_dim", a.mla.qk_nope_dim);
+    mla.emplace("qk_rope_dim", a.mla.qk_rope_dim);
+    mla.emplace("v_dim", a.mla.v_dim);
+    j.emplace("mla", std::move(mla));
+  }
+  if (a.moe != MoeShape{}) {
+    json moe = json::object();
+    moe.emplace("experts", a.moe.experts);
+    moe.emplace("top_k", a.moe.top_k);
+    moe.emplace("expert_ffn", a.moe.expert_ffn);
+    moe.emplace("shared_ffn", a.moe.shared_ffn);
+    moe.emplace("shared_gate", a.moe.shared_gate);
+    moe.emplace("router_bias", a.moe.router_bias);
+    moe.emplace("first_dense", a.moe.first_dense);
+    moe.emplace("every", a.moe.every);
+    moe.emplace("phase", a.moe.phase);
+    moe.emplace("dense_layers", a.moe.dense_layers);
+    j.emplace("moe", std::move(moe));
+  }
+  return j;
+}
+
+ArchShape read_arch(const JsonReader& r) {
+  r.require_object({"activation", "head_dim", "attn_bias", "qkv_bias", "mlp_bias", "parallel_attn",
+                    "layer_norms", "mla", "moe"});
+  ArchShape a;
+  a.activation = r.at("activation").get_string();
+  a.head_dim = r.at("head_dim").get_int_at_least(0);
+  if (a.head_dim > kMaxHidden) r.at("head_dim").fail(fmt::format("must be at most {}", kMaxHidden));
+  a.attn_bias = r.at("attn_bias").get_bool();
+  a.qkv_bias = r.at("qkv_bias").get_bool();
+  a.mlp_bias = r.at("mlp_bias").get_bool();
+  a.parallel_attn = r.at("parallel_attn").get_bool();
+  a.layer_norms = r.at("layer_norms").get_int32_at_least(1);
+  if (a.layer_norms != 1 && a.layer_norms != 2 && a.layer_norms != 4)
+    r.at("layer_norms").fail("must be 1, 2 or 4");
+  if (r.has("mla")) {
+    const auto q = r.at("mla");
+    q.require_object({"q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_dim"});
+    auto rank = [&](const char* key, std::int64_t min) {
+      const auto v = q.at(key).get_int_at_least(min);
+      if (v > kMaxHidden) q.at(key).fail(fmt::format("must be at most {}", kMaxHidden));
+      return static_cast<int>(v);
+    };
+    a.mla.q_lora_rank = rank("q_lora_rank", 0);
+    a.mla.kv_lora_rank = rank("kv_lora_rank", 1);
+    a.mla.qk_nope_dim = rank("qk_nope_dim", 1);
+    a.mla.qk_rope_dim = rank("qk_rope_dim", 1);
+    a.mla.v_dim = rank("v_dim", 1);
+  }
+  if (r.has("moe")) {
+    const auto e = r.at("moe");
+    e.require_object({"experts", "top_k", "expert_ffn", "shared_ffn", "shared_gate", "router_bias",
+                      "first_dense", "every", "phase", "dense_layers"});
+    a.moe.experts = static_cast<int>(read_model_dim(e.at("experts"), kMaxExperts));
+    a.moe.top_k = e.at("top_k").get_int32_at_least(1);
+    a.moe.expert_ffn = read_model_dim(e.at("expert_ffn"), kMaxFfn);
+    a.moe.shared_ffn = e.at("shared_ffn").get_int_at_least(0);
+    if (a.moe.shared_ffn > kMaxFfn)
+      e.at("shared_ffn").fail(fmt::format("must be at most {}", kMaxFfn));
+    a.moe.shared_gate = e.at("shared_gate").get_bool();
+    a.moe.router_bias = e.at("router_bias").get_bool();
+    a.moe.first_dense = e.at("first_dense").get_int32_at_least(0);
+    a.moe.every = static_cast<int>(read_model_dim(e.at("every"), kMaxLayers));
+    a.moe.phase = e.at("phase").get_int32_at_least(0);
+    const auto d = e.at("dense_layers");
+    for (std::size_t i = 0; i < d.array_size(); ++i)
+      a.moe.dense_layers.push_back(d.at(i).get_int32_at_least(0));
+  }
+  return a;
 }
 
 }  // namespace zerosim

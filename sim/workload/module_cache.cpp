@@ -12,16 +12,17 @@ std::shared_ptr<const std::vector<Module>> ModuleCache::modules(const ModelShape
   return modules_.emplace(std::move(key), std::move(built)).first->second;
 }
 
-const std::tuple<ModelShape, std::int64_t, std::int64_t>& ModuleCache::counts(const ModelShape& m) {
+const ModuleCache::Counts& ModuleCache::counts(const ModelShape& m) {
   for (const auto& c : counts_)
     if (std::get<0>(c) == m) return c;
   if (counts_.size() >= 8) counts_.erase(counts_.begin());
   std::int64_t total = 0;
   for (const auto& mod : *modules(m, 1, m.seq)) total += mod.param_elems();  // total_param_count
-  return counts_.emplace_back(m, total, layer_param_count(m));
+  return counts_.emplace_back(m, total, layer_param_count(m), mean_layer_module_params(m));
 }
 
 std::int64_t ModuleCache::total_params(const ModelShape& m) { return std::get<1>(counts(m)); }
 std::int64_t ModuleCache::layer_params(const ModelShape& m) { return std::get<2>(counts(m)); }
+std::int64_t ModuleCache::mean_module_params(const ModelShape& m) { return std::get<3>(counts(m)); }
 
 }  // namespace zerosim

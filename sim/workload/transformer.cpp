@@ -1,5 +1,7 @@
 #include "sim/workload/transformer.hpp"
 
+#include <algorithm>
+
 namespace zerosim {
 
 std::int64_t Module::param_elems() const {
@@ -15,43 +17,192 @@ double Module::forward_flops() const {
 }
 
 namespace {
-void add_norm(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name) {
-  v.push_back({name + ".weight", m.hidden, true});
-  if (m.layernorm) v.push_back({name + ".bias", m.hidden, true});
+void add_norm(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,
+              std::int64_t width = 0) {
+  v.push_back({name + ".weight", width > 0 ? width : m.hidden, true});
+  if (m.layernorm) v.push_back({name + ".bias", width > 0 ? width : m.hidden, true});
 }
+// A linear layer; it has a bias when the model's linears all have one or `bias` says this one has.
 void add_linear(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,
-                std::int64_t in, std::int64_t out) {
+                std::int64_t in, std::int64_t out, bool bias = false) {
   v.push_back({name + ".weight", in * out, false});
-  if (m.bias) v.push_back({name + ".bias", out, true});
+  if (m.bias || bias) v.push_back({name + ".bias", out, true});
+}
+
+// One MLP of width f (a dense layer's, an expert's or the shared expert's): its tensors to `up`
+// (gate and up, or fc1) and `down` (fc2), and its GEMMs for `tokens` tokens.
+void add_mlp(Module& up, Module& down, const ModelShape& m, const std::string& prefix,
+             std::int64_t f, double tokens) {
+  const double h = static_cast<double>(m.hidden), F = static_cast<double>(f);
+  const bool b = m.arch.mlp_bias;
+  if (m.gated_ffn) {
+    add_linear(up.params, m, prefix + "gate", m.hidden, f, b);
+    add_linear(up.params, m, prefix + "up", m.hidden, f, b);
+    up.gemms.push_back({prefix + "gate", 2 * tokens * h * F});
+    up.gemms.push_back({prefix + "up", 2 * tokens * h * F});
+  } else {
+    add_linear(up.params, m, prefix + "fc1", m.hidden, f, b);
+    up.gemms.push_back({prefix + "fc1", 2 * tokens * h * F});
+  }
+  add_linear(down.params, m, prefix + "fc2", f, m.hidden, b);
+  down.gemms.push_back({prefix + "fc2", 2 * tokens * h * F});
+}
+
+// The attention input projections: one fused q/k/v projection, or MLA's low-rank ones.
+void add_qkv(Module& qkv, const ModelShape& m, double T) {
+  const double h = static_cast<double>(m.hidden);
+  const MlaShape& a = m.arch.mla;
+  const bool bias = m.arch.attn_bias;
+  if (a.kv_lora_rank == 0) {
+    const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
+    add_linear(qkv.params, m, "qkv", m.hidden, m.q_dim() + 2 * m.kv_dim(), bias || m.arch.qkv_bias);
+    qkv.gemms.push_back({"qkv", 2 * T * h * (q + 2 * kv)});
+    return;
+  }
+  const std::int64_t H = m.heads, qk = a.qk_nope_dim + a.qk_rope_dim;
+  auto linear = [&](const char* name, std::int64_t in, std::int64_t out, bool b) {
+    add_linear(qkv.params, m, name, in, out, b);
+    qkv.gemms.push_back({name, 2 * T * static_cast<double>(in) * static_cast<double>(out)});
+  };
+  if (a.q_lora_rank > 0) {
+    linear("q_a", m.hidden, a.q_lora_rank, bias);
+    add_norm(qkv.params, m, "q_a_norm", a.q_lora_rank);
+    linear("q_b", a.q_lora_rank, H * qk, false);
+  } else {
+    linear("q", m.hidden, H * qk, bias);
+  }
+  // The key/value latent and the rotary key shared by all heads, then each head's key and value.
+  linear("kv_a", m.hidden, a.kv_lora_rank + a.qk_rope_dim, bias);
+  add_norm(qkv.params, m, "kv_a_norm", a.kv_lora_rank);
+  linear("kv_b", a.kv_lora_rank, H * (a.qk_nope_dim + a.v_dim), false);
+}
+
+// Width of the attention output (the output projection's input): heads x value width.
+std::int64_t attn_out_width(const ModelShape& m) {
+  return m.arch.mla.kv_lora_rank > 0 ? std::int64_t{m.heads} * m.arch.mla.v_dim : m.q_dim();
+}
+
+// Layer l's modules, appended in forward order. DeepSpeed fetches weights per submodule (its
+// pre-forward hook gathers a leaf module's parameters), so a dense layer is four modules: the
+// attention input projection, the attention core with its output projection, and the two MLP
+// projections. Each norm rides with the projection next to it (norms are tiny and below
+// DeepSpeed's persistence threshold). An MoE layer's MLP is the router (with the shared expert)
+// and one module per routed expert: every expert is gathered, while its GEMMs see the top_k / E
+// share of the tokens that routing sends it on average.
+void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double T, int seq) {
+  const double h = static_cast<double>(m.hidden);
+  const int norms = m.arch.layer_norms;
+  const std::string prefix = "layer" + std::to_string(l) + ".";
+  auto sub = [&](const std::string& name) {
+    Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true};
+    mod.layer = l;
+    return mod;
+  };
+  auto push = [&](Module& mod) {
+    mod.gather_elems = mod.param_elems();
+    mods.push_back(std::move(mod));
+  };
+  Module qkv = sub("qkv");
+  add_norm(qkv.params, m, "input_norm");
+  add_qkv(qkv, m, T);
+  Module attn = sub("attn");
+  const std::int64_t out_in = attn_out_width(m);
+  add_linear(attn.params, m, "attn_out", out_in, m.hidden, m.arch.attn_bias);
+  if (m.arch.mla.kv_lora_rank > 0) {
+    const MlaShape& a = m.arch.mla;
+    attn.attention_flops = 2 * T * seq * static_cast<double>(m.heads) *
+                           static_cast<double>(a.qk_nope_dim + a.qk_rope_dim + a.v_dim);
+  } else {
+    // QK^T and attention x V, as Megatron-LM counts them (the full s x s square).
+    attn.attention_flops = 4 * T * seq * static_cast<double>(m.q_dim());
+  }
+  attn.gemms.push_back({"attn_out", 2 * T * h * static_cast<double>(out_in)});
+  if (norms == 4) add_norm(attn.params, m, "post_attn_norm");
+  push(qkv);
+  push(attn);
+  const char* pre_mlp_norm = norms == 4 ? "pre_ffn_norm" : norms == 2 ? "post_attn_norm" : nullptr;
+
+  if (!m.arch.moe.is_moe_layer(l)) {
+    Module up = sub(m.gated_ffn ? "gate_up" : "fc1");
+    Module down = sub("fc2");
+    if (pre_mlp_norm != nullptr) add_norm(up.params, m, pre_mlp_norm);
+    add_mlp(up, down, m, "", m.ffn, T);
+    if (norms == 4) add_norm(down.params, m, "post_ffn_norm");
+    push(up);
+    push(down);
+    return;
+  }
+  const MoeShape& e = m.arch.moe;
+  Module router = sub("router");
+  if (pre_mlp_norm != nullptr) add_norm(router.params, m, pre_mlp_norm);
+  add_linear(router.params, m, "router", m.hidden, e.experts);
+  router.gemms.push_back({"router", 2 * T * h * e.experts});
+  if (e.router_bias) router.params.push_back({"router.score_bias", e.experts, true});
+  if (e.shared_ffn > 0) {
+    add_mlp(router, router, m, "shared.", e.shared_ffn, T);
+    if (e.shared_gate) {
+      add_linear(router.params, m, "shared.gate_proj", m.hidden, 1);
+      router.gemms.push_back({"shared.gate_proj", 2 * T * h});
+    }
+  }
+  if (norms == 4) add_norm(router.params, m, "post_ffn_norm");
+  push(router);
+  const double routed = T * e.top_k / e.experts;  // tokens per expert, on average
+  for (int x = 0; x < e.experts; ++x) {
+    Module expert = sub("expert" + std::to_string(x));
+    add_mlp(expert, expert, m, "", e.expert_ffn, routed);
+    push(expert);
+  }
 }
 }  // namespace
 
 std::vector<ParamTensor> layer_params(const ModelShape& m) {
-  const std::int64_t h = m.hidden, f = m.ffn;
+  std::vector<Module> mods;
+  append_layer(mods, m, 0, 1, m.seq);
   std::vector<ParamTensor> v;
-  add_norm(v, m, "input_norm");
-  add_linear(v, m, "qkv", h, h + 2 * m.kv_dim());
-  add_linear(v, m, "attn_out", h, h);
-  add_norm(v, m, "post_attn_norm");
-  if (m.gated_ffn) {
-    add_linear(v, m, "gate", h, f);
-    add_linear(v, m, "up", h, f);
-  } else {
-    add_linear(v, m, "fc1", h, f);
-  }
-  add_linear(v, m, "fc2", f, h);
+  for (auto& mod : mods)
+    for (auto& p : mod.params) v.push_back(std::move(p));
   return v;
 }
 
 std::int64_t layer_param_count(const ModelShape& m) {
+  // Layers differ only in a mixture of experts (dense first layers, MoE spacing): the mean then.
+  const int layers = m.moe() ? m.layers : 1;
+  std::vector<Module> mods;
+  for (int l = 0; l < layers; ++l) append_layer(mods, m, l, 1, m.seq);
   std::int64_t n = 0;
-  for (const auto& p : layer_params(m)) n += p.elems;
+  for (const auto& mod : mods) n += mod.param_elems();
+  return n / layers;
+}
+
+std::int64_t mean_layer_module_params(const ModelShape& m) {
+  const int layers = m.moe() ? m.layers : 1;
+  std::vector<Module> mods;
+  for (int l = 0; l < layers; ++l) append_layer(mods, m, l, 1, m.seq);
+  std::int64_t n = 0;
+  for (const auto& mod : mods) n += mod.param_elems();
+  return n / static_cast<std::int64_t>(mods.size());
+}
+
+int moe_layer_count(const ModelShape& m) {
+  int n = 0;
+  for (int l = 0; l < m.layers; ++l) n += m.arch.moe.is_moe_layer(l);
   return n;
+}
+
+std::int64_t active_param_count(const ModelShape& m) {
+  const MoeShape& e = m.arch.moe;
+  if (e.experts == 0) return total_param_count(m);
+  // One expert's parameters, from the same builder as the modules.
+  Module one{"expert", ModuleKind::Layer, {}, 0, {}, 0, true};
+  add_mlp(one, one, m, "", e.expert_ffn, 1);
+  return total_param_count(m) -
+         std::int64_t{moe_layer_count(m)} * (e.experts - e.top_k) * one.param_elems();
 }
 
 std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int seq) {
   const double T = static_cast<double>(tokens), h = static_cast<double>(m.hidden);
-  const double f = static_cast<double>(m.ffn), V = static_cast<double>(m.vocab);
+  const double V = static_cast<double>(m.vocab);
   std::vector<Module> mods;
 
   Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false};
@@ -61,45 +212,7 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   embed.gather_elems = embed.param_elems();
   mods.push_back(embed);
 
-  // DeepSpeed fetches weights per submodule (its pre-forward hook gathers a leaf module's
-  // parameters), so a layer is four modules in forward order: the attention input projection, the
-  // attention core with its output projection, and the two MLP projections. Each norm rides with
-  // the projection that follows it (norms are tiny and below DeepSpeed's persistence threshold).
-  const double kv = static_cast<double>(m.kv_dim());
-  for (int l = 0; l < m.layers; ++l) {
-    const std::string prefix = "layer" + std::to_string(l) + ".";
-    auto sub = [&](const std::string& name) {
-      Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true};
-      mod.layer = l;
-      return mod;
-    };
-    Module qkv = sub("qkv");
-    add_norm(qkv.params, m, "input_norm");
-    add_linear(qkv.params, m, "qkv", m.hidden, m.hidden + 2 * m.kv_dim());
-    qkv.gemms.push_back({"qkv", 2 * T * h * (h + 2 * kv)});
-    Module attn = sub("attn");
-    add_linear(attn.params, m, "attn_out", m.hidden, m.hidden);
-    attn.attention_flops = 4 * T * seq * h;  // QK^T and attention x V, as Megatron-LM counts them
-    attn.gemms.push_back({"attn_out", 2 * T * h * h});
-    Module up = sub(m.gated_ffn ? "gate_up" : "fc1");
-    add_norm(up.params, m, "post_attn_norm");
-    if (m.gated_ffn) {
-      add_linear(up.params, m, "gate", m.hidden, m.ffn);
-      add_linear(up.params, m, "up", m.hidden, m.ffn);
-      up.gemms.push_back({"gate", 2 * T * h * f});
-      up.gemms.push_back({"up", 2 * T * h * f});
-    } else {
-      add_linear(up.params, m, "fc1", m.hidden, m.ffn);
-      up.gemms.push_back({"fc1", 2 * T * h * f});
-    }
-    Module down = sub("fc2");
-    add_linear(down.params, m, "fc2", m.ffn, m.hidden);
-    down.gemms.push_back({"fc2", 2 * T * h * f});
-    for (Module* mod : {&qkv, &attn, &up, &down}) {
-      mod->gather_elems = mod->param_elems();
-      mods.push_back(std::move(*mod));
-    }
-  }
+  for (int l = 0; l < m.layers; ++l) append_layer(mods, m, l, T, seq);
 
   Module head{"head", ModuleKind::Head, {}, 0, {}, 0, false};
   add_norm(head.params, m, "final_norm");
@@ -122,17 +235,41 @@ double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {
   return f;
 }
 
-double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq) {
-  const double T = static_cast<double>(tokens), h = static_cast<double>(m.hidden);
-  const double f = static_cast<double>(m.ffn), kv = static_cast<double>(m.kv_dim());
+namespace {
+// Activation bytes (FP16) of layer l's forward kept for its backward.
+double layer_bytes(const ModelShape& m, double T, int seq, bool moe_layer) {
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn);
+  const double kv = static_cast<double>(m.kv_dim()), q = static_cast<double>(m.q_dim());
   const double a = m.heads, drop = m.dropout ? 1.0 : 0.0;
-  // Two norm inputs; attention: QKV input, Q, K, V, softmax output (+ dropout mask and output),
+  const MlaShape& mla = m.arch.mla;
+  // The norm inputs; attention: QKV input, Q, K, V, softmax output (+ dropout mask and output),
   // output-projection input, dropout mask; MLP: first GEMM input, then the intermediate tensors.
-  double norms = 2 * 2 * T * h;
-  double attn = 2 * T * h + 2 * T * h + 4 * T * kv + 2 * a * seq * T + drop * 3 * a * seq * T +
-                2 * T * h + drop * T * h;
+  double norms = m.arch.layer_norms * 2 * T * h;
+  double attn = 2 * T * h + 2 * T * q + 4 * T * kv + 2 * a * seq * T + drop * 3 * a * seq * T +
+                2 * T * q + drop * T * h;
+  if (mla.kv_lora_rank > 0) {
+    // The latents (query, key/value), then each head's Q, K and V and the output input.
+    const double qk = mla.qk_nope_dim + mla.qk_rope_dim, v = mla.v_dim;
+    attn = 2 * T * h + 2 * T * (mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_dim) +
+           2 * T * a * (2 * qk + v) + 2 * a * seq * T + drop * 3 * a * seq * T + 2 * T * a * v +
+           drop * T * h;
+  }
   double mlp = m.gated_ffn ? 2 * T * h + 8 * T * f : 2 * T * h + 4 * T * f + drop * T * h;
+  if (moe_layer) {
+    // Each token's copy sent to each of its top_k experts, their intermediates, the shared one's.
+    const MoeShape& e = m.arch.moe;
+    const double ef = static_cast<double>(e.expert_ffn), sf = static_cast<double>(e.shared_ffn);
+    const double per = m.gated_ffn ? 8 : 4;
+    mlp = 2 * T * h + e.top_k * T * (2 * h + per * ef) + per * T * sf;
+  }
   return norms + attn + mlp;
+}
+}  // namespace
+
+double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq) {
+  const double T = static_cast<double>(tokens);
+  const double dense = layer_bytes(m, T, seq, false);
+  return moe_layer_count(m) > 0 ? std::max(dense, layer_bytes(m, T, seq, true)) : dense;
 }
 
 double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens) {
@@ -146,8 +283,14 @@ double head_activation_bytes(const ModelShape& m, std::int64_t tokens) {
 
 double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing) {
   const double full = layer_activation_bytes(m, tokens, seq);
-  const double per_layer = checkpointing ? layer_checkpoint_bytes(m, tokens) : full;
-  return m.layers * per_layer + (checkpointing ? full : 0) + head_activation_bytes(m, tokens);
+  const int moe = moe_layer_count(m);
+  // Without checkpointing every layer keeps its own; MoE and dense layers differ.
+  const double all =
+      moe == 0 ? m.layers * full
+               : (m.layers - moe) * layer_bytes(m, static_cast<double>(tokens), seq, false) +
+                     moe * layer_bytes(m, static_cast<double>(tokens), seq, true);
+  const double layers = checkpointing ? m.layers * layer_checkpoint_bytes(m, tokens) : all;
+  return layers + (checkpointing ? full : 0) + head_activation_bytes(m, tokens);
 }
 
 double megatron_step_flops(const ModelShape& m, double sequences, int seq, bool checkpointing) {

@@ -1,7 +1,10 @@
 // Transformer: what a ModelShape costs. The model is a list of modules in forward order (embedding,
-// four submodules per layer, head), each owning parameter tensors (the units DeepSpeed reduces
-// gradients in), gathering weights before it runs, and running GEMMs and attention whose FLOPs are
-// closed forms:
+// four submodules per dense layer, head), each owning parameter tensors (the units DeepSpeed
+// reduces gradients in), gathering weights before it runs, and running GEMMs and attention whose
+// FLOPs are closed forms. An MoE layer's MLP is a router module (with any shared expert) and one
+// module per expert: ZeRO gathers every expert, each runs on the top_k / experts share of the
+// tokens, so FLOPs count top_k experts per token while parameters, gathers and memory count all.
+// For GPT:
 //   GPT layer params 12h^2 + 13h; forward FLOPs per layer 24·T·h^2 + 4·T·s·h (Megatron-LM);
 //   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T
 //   for GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated
@@ -44,20 +47,30 @@ struct Module {
   double forward_flops() const;
 };
 
-// Parameter tensors of one transformer layer.
+// Parameter tensors of the first transformer layer.
 std::vector<ParamTensor> layer_params(const ModelShape& m);
+// Parameters per layer, the mean over layers (MoE and dense layers differ).
 std::int64_t layer_param_count(const ModelShape& m);
+// Parameters of a layer's module, the mean over every layer's modules (prefetch depth counts
+// modules of this size).
+std::int64_t mean_layer_module_params(const ModelShape& m);
 // Every parameter of the model (embedding, layers, final norm, untied head).
 std::int64_t total_param_count(const ModelShape& m);
+// Parameters one token uses: all but the routed experts outside its top_k (== total when dense).
+std::int64_t active_param_count(const ModelShape& m);
+// Layers whose MLP is a mixture of experts.
+int moe_layer_count(const ModelShape& m);
 
 // Modules in forward order for a micro-batch of `tokens` tokens per GPU in sequences of `seq`.
 std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int seq);
 
-// Forward FLOPs of the whole model for `tokens` tokens (sum over modules).
+// Forward FLOPs of the whole model for `tokens` tokens (sum over modules): 2 x the active
+// parameters of every GEMM (not the embedding lookup) per token, plus attention's matmuls. Three
+// times this is a step's model FLOPs without recompute, the numerator of MFU.
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq);
 
 // Activation bytes (FP16) of one layer's forward kept for its backward, for a micro-batch of
-// `tokens`.
+// `tokens` (the larger of an MoE and a dense layer's).
 double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq);
 // Bytes kept per layer under activation checkpointing: the layer's FP16 input.
 double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens);

@@ -118,7 +118,7 @@ TEST_CASE("Hugging Face config.json") {
   CHECK(total_param_count(m) == 8030261248);
   CHECK(m.seq == 8192);
   {
-    std::ofstream(path) << R"({"hidden_size": 4096, "num_hidden_layers": 32,
+    std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
       "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})";
   }
   try {

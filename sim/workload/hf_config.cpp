@@ -1,0 +1,353 @@
+#include "sim/workload/hf_config.hpp"
+
+#include <fmt/format.h>
+
+#include <initializer_list>
+#include <string_view>
+
+namespace zerosim {
+
+namespace {
+
+// The families read here. Several model_types share one: Mistral's config and layers are Llama's.
+enum class Kind {
+  Llama,
+  Qwen2,
+  Gemma,
+  Gemma2,
+  Phi3,
+  Gpt2,
+  GptNeox,
+  Falcon,
+  Mixtral,
+  Qwen2Moe,
+  DeepseekV2,
+  DeepseekV3
+};
+
+struct Known {
+  std::string_view model_type;  // as transformers registers it
+  std::string_view class_name;  // its causal-LM class in "architectures"
+  Kind kind;
+};
+
+constexpr Known kKnown[] = {
+    {"llama", "LlamaForCausalLM", Kind::Llama},
+    {"mistral", "MistralForCausalLM", Kind::Llama},
+    {"qwen2", "Qwen2ForCausalLM", Kind::Qwen2},
+    {"gemma", "GemmaForCausalLM", Kind::Gemma},
+    {"gemma2", "Gemma2ForCausalLM", Kind::Gemma2},
+    {"phi3", "Phi3ForCausalLM", Kind::Phi3},
+    {"gpt2", "GPT2LMHeadModel", Kind::Gpt2},
+    {"gpt_neox", "GPTNeoXForCausalLM", Kind::GptNeox},
+    {"falcon", "FalconForCausalLM", Kind::Falcon},
+    // Falcon's first releases, before it joined transformers (same layers, older key names).
+    {"RefinedWebModel", "RWForCausalLM", Kind::Falcon},
+    {"RefinedWeb", "RWForCausalLM", Kind::Falcon},
+    {"mixtral", "MixtralForCausalLM", Kind::Mixtral},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", Kind::Qwen2Moe},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", Kind::DeepseekV2},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", Kind::DeepseekV3},
+};
+
+// Activations of transformers' ACT2FN (and the names configs use for them). The activation does
+// not change a count, but an unknown one means a config this reader was not written for.
+constexpr std::string_view kActivations[] = {
+    "silu",        "swish",         "gelu",    "gelu_new",   "gelu_fast", "gelu_pytorch_tanh",
+    "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu", "relu",      "relu2",
+    "relu6",       "leaky_relu",    "tanh",    "sigmoid",    "mish",      "linear"};
+
+const Known* by_model_type(std::string_view t) {
+  for (const auto& k : kKnown)
+    if (k.model_type == t) return &k;
+  return nullptr;
+}
+
+const Known* by_class(std::string_view c) {
+  for (const auto& k : kKnown)
+    if (k.class_name == c) return &k;
+  return nullptr;
+}
+
+// A key with a JSON null counts as absent (HF writes e.g. "q_lora_rank": null for "none").
+bool given(const JsonReader& r, std::string_view key) {
+  return r.has(key) && !r.value()[std::string(key)].is_null();
+}
+
+// The first of `keys` that is given (GPT-2 and Falcon configs have older aliases).
+std::string_view key_of(const JsonReader& r, std::initializer_list<std::string_view> keys) {
+  for (auto k : keys)
+    if (given(r, k)) return k;
+  return *keys.begin();  // reported as missing under its main name
+}
+
+std::int64_t dim(const JsonReader& r, std::string_view key, std::int64_t max) {
+  return read_model_dim(r.at(key), max);
+}
+std::int64_t dim_or(const JsonReader& r, std::string_view key, std::int64_t fallback,
+                    std::int64_t max) {
+  return given(r, key) ? dim(r, key, max) : fallback;
+}
+int count_or(const JsonReader& r, std::string_view key, int fallback) {
+  return given(r, key) ? r.at(key).get_int32_at_least(0) : fallback;
+}
+bool flag_or(const JsonReader& r, std::string_view key, bool fallback) {
+  return given(r, key) ? r.at(key).get_bool() : fallback;
+}
+bool any_positive(const JsonReader& r, std::initializer_list<std::string_view> keys,
+                  double fallback) {
+  for (auto k : keys)
+    if ((given(r, k) ? r.at(k).get_nonnegative() : fallback) > 0) return true;
+  return false;
+}
+
+std::string activation(const JsonReader& r, std::string_view key, std::string_view fallback) {
+  if (!given(r, key)) return std::string(fallback);
+  std::string a = r.at(key).get_string();
+  for (auto k : kActivations)
+    if (k == a) return a;
+  std::string list;
+  for (auto k : kActivations) list += (list.empty() ? "" : ", ") + std::string(k);
+  r.at(key).fail(fmt::format("unsupported activation \"{}\" (supported: {})", a, list));
+  return a;
+}
+
+const Known& architecture(const JsonReader& r) {
+  const Known* from_class = nullptr;
+  std::string class_name;
+  if (given(r, "architectures")) {
+    const auto a = r.at("architectures");
+    if (a.array_size() > 0) {
+      class_name = a.at(std::size_t{0}).get_string();
+      from_class = by_class(class_name);
+    }
+  }
+  if (given(r, "model_type")) {
+    const auto t = r.at("model_type");
+    const std::string type = t.get_string();
+    const Known* k = by_model_type(type);
+    if (k == nullptr)
+      t.fail(fmt::format("unsupported model_type \"{}\" (supported: {})", type,
+                         supported_hf_model_types()));
+    if (from_class != nullptr && from_class->kind != k->kind)
+      t.fail(
+          fmt::format("model_type \"{}\" contradicts architectures[0] \"{}\"", type, class_name));
+    return *k;
+  }
+  if (from_class != nullptr) return *from_class;
+  if (!class_name.empty())
+    r.at("architectures")
+        .at(std::size_t{0})
+        .fail(fmt::format("unsupported architecture \"{}\" and no model_type (supported "
+                          "model_type: {})",
+                          class_name, supported_hf_model_types()));
+  r.fail(fmt::format("missing model_type (supported: {})", supported_hf_model_types()));
+  return kKnown[0];
+}
+
+// The Llama-like families' shape (all but GPT-2, GPT-NeoX and Falcon): RMSNorm, no biases, gated
+// MLP, rotary positions, no dropout.
+void llama_like(ModelShape& m, const JsonReader& r, bool tied_default) {
+  m.family = "llama";
+  m.gated_ffn = true;
+  m.bias = false;
+  m.layernorm = false;
+  m.learned_positions = false;
+  m.dropout = false;
+  m.hidden = dim(r, "hidden_size", kMaxHidden);
+  m.layers = static_cast<int>(dim(r, "num_hidden_layers", kMaxLayers));
+  m.heads = r.at("num_attention_heads").get_int32_at_least(1);
+  // HF semantics: a config without num_key_value_heads has multi-head attention.
+  m.kv_heads =
+      given(r, "num_key_value_heads") ? r.at("num_key_value_heads").get_int32_at_least(1) : m.heads;
+  m.ffn = dim(r, "intermediate_size", kMaxFfn);
+  m.vocab = dim(r, "vocab_size", kMaxVocab);
+  m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
+  m.tied_embeddings = flag_or(r, "tie_word_embeddings", tied_default);
+  m.arch.head_dim = dim_or(r, "head_dim", 0, kMaxHidden);
+  m.arch.activation = activation(r, "hidden_act", "silu");
+}
+
+void read_moe_layers(MoeShape& e, const JsonReader& r, int layers) {
+  if (!given(r, "mlp_only_layers")) return;
+  const auto list = r.at("mlp_only_layers");
+  for (std::size_t i = 0; i < list.array_size(); ++i) {
+    const auto l = list.at(i);
+    const auto v = l.get_int_at_least(0);
+    if (v >= layers) l.fail(fmt::format("must be a layer index below {} (got {})", layers, v));
+    e.dense_layers.push_back(static_cast<int>(v));
+  }
+}
+
+void read_top_k(MoeShape& e, const JsonReader& r) {
+  const auto k = r.at("num_experts_per_tok");
+  e.top_k = k.get_int32_at_least(1);
+  if (e.top_k > e.experts)
+    k.fail(fmt::format("must be at most the number of experts ({}; got {})", e.experts, e.top_k));
+}
+
+void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
+  ArchShape& a = m.arch;
+  switch (kind) {
+    case Kind::Llama:
+      llama_like(m, r, false);
+      a.attn_bias = flag_or(r, "attention_bias", false);
+      a.mlp_bias = flag_or(r, "mlp_bias", false);
+      return;
+    case Kind::Qwen2:
+      llama_like(m, r, false);
+      a.qkv_bias = true;
+      return;
+    case Kind::Phi3:
+      llama_like(m, r, false);
+      return;
+    case Kind::Gemma:
+    case Kind::Gemma2:
+      llama_like(m, r, true);
+      if (a.head_dim == 0) a.head_dim = 256;
+      a.activation =
+          activation(r, given(r, "hidden_activation") ? "hidden_activation" : "hidden_act",
+                     "gelu_pytorch_tanh");
+      a.attn_bias = flag_or(r, "attention_bias", false);
+      if (kind == Kind::Gemma2) a.layer_norms = 4;  // pre and post norm around attention and MLP
+      return;
+    case Kind::Mixtral:
+      llama_like(m, r, false);
+      a.moe.experts = static_cast<int>(dim(r, "num_local_experts", kMaxExperts));
+      read_top_k(a.moe, r);
+      a.moe.expert_ffn = m.ffn;
+      return;
+    case Kind::Qwen2Moe:
+      llama_like(m, r, false);
+      a.qkv_bias = true;
+      a.moe.experts = static_cast<int>(dim(r, "num_experts", kMaxExperts));
+      read_top_k(a.moe, r);
+      a.moe.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
+      a.moe.shared_ffn = dim_or(r, "shared_expert_intermediate_size", 0, kMaxFfn);
+      a.moe.shared_gate = a.moe.shared_ffn > 0;
+      // Layer l is sparse when (l + 1) % decoder_sparse_step == 0 (Qwen2MoeDecoderLayer).
+      a.moe.every = static_cast<int>(dim_or(r, "decoder_sparse_step", 1, kMaxLayers));
+      a.moe.phase = a.moe.every - 1;
+      read_moe_layers(a.moe, r, m.layers);
+      return;
+    case Kind::DeepseekV2:
+    case Kind::DeepseekV3: {
+      llama_like(m, r, false);
+      m.kv_heads = m.heads;  // MLA: every head has its own key and value, from the shared latent
+      a.attn_bias = flag_or(r, "attention_bias", false);
+      a.mla.q_lora_rank =
+          given(r, "q_lora_rank") ? static_cast<int>(dim(r, "q_lora_rank", kMaxHidden)) : 0;
+      a.mla.kv_lora_rank = static_cast<int>(dim(r, "kv_lora_rank", kMaxHidden));
+      a.mla.qk_nope_dim = static_cast<int>(dim(r, "qk_nope_head_dim", kMaxHidden));
+      a.mla.qk_rope_dim = static_cast<int>(dim(r, "qk_rope_head_dim", kMaxHidden));
+      a.mla.v_dim = static_cast<int>(dim(r, "v_head_dim", kMaxHidden));
+      if (given(r, "n_routed_experts")) {
+        a.moe.experts = static_cast<int>(dim(r, "n_routed_experts", kMaxExperts));
+        read_top_k(a.moe, r);
+        a.moe.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
+        a.moe.shared_ffn = count_or(r, "n_shared_experts", 0) * a.moe.expert_ffn;
+        // Layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+        a.moe.first_dense = count_or(r, "first_k_dense_replace", 0);
+        a.moe.every = static_cast<int>(dim_or(r, "moe_layer_freq", 1, kMaxLayers));
+        a.moe.router_bias =
+            given(r, "topk_method") && r.at("topk_method").get_string() == "noaux_tc";
+      }
+      return;
+    }
+    case Kind::Gpt2: {
+      m.family = "gpt2";
+      m.hidden = dim(r, key_of(r, {"n_embd", "hidden_size"}), kMaxHidden);
+      m.layers = static_cast<int>(dim(r, key_of(r, {"n_layer", "num_hidden_layers"}), kMaxLayers));
+      m.heads = r.at(key_of(r, {"n_head", "num_attention_heads"})).get_int32_at_least(1);
+      m.kv_heads = m.heads;
+      m.ffn = dim_or(r, "n_inner", 4 * m.hidden, kMaxFfn);  // null: 4h
+      m.vocab = dim(r, "vocab_size", kMaxVocab);
+      m.seq = r.at(key_of(r, {"n_positions", "max_position_embeddings"})).get_int32_at_least(1);
+      m.tied_embeddings = true;  // GPT2LMHeadModel always ties its head
+      m.dropout = any_positive(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, 0.1);
+      a.activation = activation(r, "activation_function", "gelu_new");
+      return;
+    }
+    case Kind::GptNeox:
+      m.family = "gpt_neox";
+      m.hidden = dim(r, "hidden_size", kMaxHidden);
+      m.layers = static_cast<int>(dim(r, "num_hidden_layers", kMaxLayers));
+      m.heads = r.at("num_attention_heads").get_int32_at_least(1);
+      m.kv_heads = m.heads;
+      m.ffn = dim(r, "intermediate_size", kMaxFfn);
+      m.vocab = dim(r, "vocab_size", kMaxVocab);
+      m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
+      m.bias = flag_or(r, "attention_bias", true);  // every linear layer but the head
+      a.mlp_bias = true;
+      m.learned_positions = false;  // rotary on rotary_pct of each head
+      m.tied_embeddings = flag_or(r, "tie_word_embeddings", false);
+      m.dropout = any_positive(r,
+                               {"attention_dropout", "hidden_dropout",
+                                "attention_probs_dropout_prob", "hidden_dropout_prob"},
+                               0);
+      a.parallel_attn = flag_or(r, "use_parallel_residual", true);
+      a.activation = activation(r, "hidden_act", "gelu");
+      return;
+    case Kind::Falcon: {
+      m.family = "falcon";
+      m.hidden = dim(r, "hidden_size", kMaxHidden);
+      m.layers = static_cast<int>(dim(r, key_of(r, {"num_hidden_layers", "n_layer"}), kMaxLayers));
+      m.heads = r.at(key_of(r, {"num_attention_heads", "n_head"})).get_int32_at_least(1);
+      const bool new_arch = flag_or(r, "new_decoder_architecture", false);
+      if (new_arch)
+        m.kv_heads = r.at(key_of(r, {"num_kv_heads", "n_head_kv"})).get_int32_at_least(1);
+      else
+        m.kv_heads = flag_or(r, "multi_query", true) ? 1 : m.heads;
+      m.ffn = dim_or(r, "ffn_hidden_size", 4 * m.hidden, kMaxFfn);
+      m.vocab = dim(r, "vocab_size", kMaxVocab);
+      m.seq = given(r, "max_position_embeddings")
+                  ? r.at("max_position_embeddings").get_int32_at_least(1)
+                  : 2048;  // the RW configs have none: Falcon was trained on 2048 tokens
+      m.bias = flag_or(r, "bias", false);
+      m.learned_positions = false;  // rotary or ALiBi, neither with parameters
+      m.tied_embeddings = flag_or(r, "tie_word_embeddings", true);
+      m.dropout = any_positive(r, {"attention_dropout", "hidden_dropout"}, 0);
+      a.parallel_attn = new_arch || flag_or(r, "parallel_attn", true);
+      // One norm shared by attention and MLP, or (new architecture) one for each.
+      a.layer_norms =
+          new_arch ? count_or(r, "num_ln_in_parallel_attn", 2) : (a.parallel_attn ? 1 : 2);
+      if (a.layer_norms < 1 || a.layer_norms > 2)
+        r.at("num_ln_in_parallel_attn").fail("must be 1 or 2");
+      a.activation = activation(r, "activation", "gelu");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+bool is_hf_config(const json& j) {
+  if (!j.is_object()) return false;
+  for (const char* key :
+       {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+        "vocab_size", "max_position_embeddings", "model_type", "architectures", "n_embd"})
+    if (j.contains(key)) return true;
+  return false;
+}
+
+std::string supported_hf_model_types() {
+  std::string list;
+  for (const auto& k : kKnown) list += (list.empty() ? "" : ", ") + std::string(k.model_type);
+  return list;
+}
+
+ModelShape parse_hf_config(const JsonReader& r) {
+  if (!r.value().is_object()) r.fail("must be an object");
+  const Known& known = architecture(r);
+  ModelShape m;
+  m.name = r.has("_name_or_path") && r.value()["_name_or_path"].is_string()
+               ? r.at("_name_or_path").get_string()
+               : r.file();
+  parse_family(m, r, known.kind);
+  // Llama-like families are told apart by their model_type (mistral, phi3, mixtral, ...).
+  if (m.family == "llama") m.family = std::string(known.model_type);
+  m.source = "Hugging Face config " + r.file();
+  return m;
+}
+
+}  // namespace zerosim

@@ -1,0 +1,252 @@
+// Hugging Face configs by model_type: the published configs under workloads/hf/ counted against
+// their published parameter counts (workloads/hf/README.md), MoE FLOPs by top-k, and the refusal of
+// an architecture this reader does not know.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/core/data_dir.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/json_io.hpp"
+#include "sim/workload/hf_config.hpp"
+#include "sim/workload/model.hpp"
+#include "sim/workload/transformer.hpp"
+
+using namespace zerosim;
+
+namespace {
+
+ModelShape hf(const std::string& file) { return load_model(data_dir() + "/workloads/hf/" + file); }
+
+ModelShape from_text(const std::string& text) {
+  return parse_model(parse_json_text(text, "config.json"), "config.json");
+}
+
+// A published count matches when within 1% or within half a unit of its last quoted digit ("7B"
+// stands for [6.5B, 7.5B)), whichever is wider: most published counts are rounded.
+void check_published(std::int64_t counted, double published, double quoted_unit) {
+  const double tolerance = std::max(0.01 * published, 0.5 * quoted_unit);
+  CAPTURE(counted);
+  CAPTURE(published);
+  CHECK(std::abs(static_cast<double>(counted) - published) <= tolerance);
+}
+
+void check_error(const std::string& text, const std::string& path, const std::string& words) {
+  try {
+    from_text(text);
+    FAIL("accepted: " << text);
+  } catch (const InputError& e) {
+    CAPTURE(e.what());
+    CHECK(e.file() == "config.json");
+    CHECK(std::string(e.what()).find(path) != std::string::npos);
+    CHECK(std::string(e.what()).find(words) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every published config's count matches its published count") {
+  struct Case {
+    const char* file;
+    double total, total_unit;  // published, and the unit of its last quoted digit
+  };
+  const Case cases[] = {
+      // "7B, 13B, and 70B": Llama 2's sizes, to one significant digit.
+      {"llama-2-70b.json", 70e9, 10e9},      {"mistral-7b-v0.1.json", 7e9, 1e9},
+      {"mixtral-8x7b-v0.1.json", 47e9, 1e9}, {"qwen1.5-moe-a2.7b.json", 14.3e9, 0.1e9},
+      {"deepseek-v2-lite.json", 16e9, 1e9},  {"gpt-neox-20b.json", 20554567680.0, 1},
+      {"falcon-7b.json", 7e9, 1e9},          {"phi-3-mini-4k-instruct.json", 3.8e9, 0.1e9},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    check_published(total_param_count(hf(c.file)), c.total, c.total_unit);
+  }
+}
+
+TEST_CASE("exact counts of the published configs (the architectures' tensors, summed)") {
+  // Each is the sum of the tensors the family's transformers model creates: a change to any is a
+  // change of architecture, not of rounding.
+  CHECK(total_param_count(hf("llama-2-70b.json")) == 68976648192);
+  CHECK(total_param_count(hf("mistral-7b-v0.1.json")) == 7241732096);
+  CHECK(total_param_count(hf("mixtral-8x7b-v0.1.json")) == 46702792704);
+  CHECK(total_param_count(hf("qwen1.5-moe-a2.7b.json")) == 14315784192);
+  CHECK(total_param_count(hf("deepseek-v2-lite.json")) == 15706484224);
+  CHECK(total_param_count(hf("gpt-neox-20b.json")) == 20554567680);
+  CHECK(total_param_count(hf("falcon-7b.json")) == 6921720704);
+  CHECK(total_param_count(hf("phi-3-mini-4k-instruct.json")) == 3821079552);
+}
+
+TEST_CASE("Mixtral: 46.7B parameters, 12.9B active; every layer is MoE") {
+  const auto m = hf("mixtral-8x7b-v0.1.json");
+  CHECK(m.family == "mixtral");
+  CHECK(m.arch.moe.experts == 8);
+  CHECK(m.arch.moe.top_k == 2);
+  CHECK(moe_layer_count(m) == 32);
+  CHECK(total_param_count(m) == doctest::Approx(46.7e9).epsilon(0.001));
+  CHECK(active_param_count(m) == doctest::Approx(12.9e9).epsilon(0.002));
+  check_published(active_param_count(m), 13e9, 1e9);
+  // Without model_type the class in "architectures" decides.
+  auto j = load_json_file(data_dir() + "/workloads/hf/mixtral-8x7b-v0.1.json");
+  j.erase("model_type");
+  CHECK(total_param_count(parse_model(j, "x.json")) == total_param_count(m));
+}
+
+TEST_CASE("Qwen1.5-MoE: shared expert with its gate, 2.7B active") {
+  const auto m = hf("qwen1.5-moe-a2.7b.json");
+  CHECK(m.arch.qkv_bias);
+  CHECK(m.arch.moe.shared_ffn == 5632);
+  CHECK(m.arch.moe.shared_gate);
+  check_published(active_param_count(m), 2.7e9, 0.1e9);
+  // decoder_sparse_step 2: layers 1, 3, 5, ... are sparse; mlp_only_layers makes one dense.
+  auto j = load_json_file(data_dir() + "/workloads/hf/qwen1.5-moe-a2.7b.json");
+  j["decoder_sparse_step"] = 2;
+  j["mlp_only_layers"] = json::array({1});
+  const auto s = parse_model(j, "x.json");
+  CHECK(!s.arch.moe.is_moe_layer(0));
+  CHECK(!s.arch.moe.is_moe_layer(1));
+  CHECK(s.arch.moe.is_moe_layer(3));
+  CHECK(moe_layer_count(s) == 11);
+}
+
+TEST_CASE("DeepSeek-V2-Lite: MLA attention, one dense layer first, two shared experts") {
+  const auto m = hf("deepseek-v2-lite.json");
+  CHECK(m.arch.mla.kv_lora_rank == 512);
+  CHECK(m.arch.mla.q_lora_rank == 0);
+  CHECK(m.arch.moe.first_dense == 1);
+  CHECK(m.arch.moe.shared_ffn == 2 * 1408);
+  CHECK(moe_layer_count(m) == 26);
+  // One MLA layer's attention: q, kv_a (latent + rotary key), its norm, kv_b, output.
+  const std::int64_t h = 2048, H = 16;
+  const std::int64_t attn =
+      h * H * 192 + h * (512 + 64) + 512 + 512 * H * (128 + 128) + H * 128 * h;
+  const auto mods = build_modules(m, 1, m.seq);
+  CHECK(mods[1].name == "layer0.qkv");
+  CHECK(mods[1].param_elems() + mods[2].param_elems() == attn + h);  // + the input norm
+  // V3-style: a query latent, the score correction bias.
+  auto j = load_json_file(data_dir() + "/workloads/hf/deepseek-v2-lite.json");
+  j["model_type"] = "deepseek_v3";
+  j["architectures"] = json::array({"DeepseekV3ForCausalLM"});
+  j["q_lora_rank"] = 256;
+  j["topk_method"] = "noaux_tc";
+  const auto v3 = parse_model(j, "x.json");
+  CHECK(v3.arch.moe.router_bias);
+  CHECK(total_param_count(v3) - total_param_count(m) ==
+        27 * (h * 256 + 256 + 256 * H * 192 - h * H * 192) + 26 * 64);
+}
+
+TEST_CASE("GPT-NeoX-20B: plain GELU MLP, biases, parallel attention; 20.55B") {
+  const auto m = hf("gpt-neox-20b.json");
+  CHECK(m.family == "gpt_neox");
+  CHECK(!m.gated_ffn);
+  CHECK(m.bias);
+  CHECK(m.layernorm);
+  CHECK(m.arch.parallel_attn);
+  CHECK(!m.tied_embeddings);
+  CHECK(layer_param_count(m) == 12 * 6144LL * 6144 + 13 * 6144);
+}
+
+TEST_CASE("Falcon-7B: multi-query attention, one shared norm, tied head") {
+  const auto m = hf("falcon-7b.json");
+  CHECK(m.family == "falcon");
+  CHECK(m.kv_heads == 1);
+  CHECK(m.arch.layer_norms == 1);
+  CHECK(m.tied_embeddings);
+  CHECK(m.seq == 2048);
+}
+
+TEST_CASE("dense families: Gemma's head width and tied GeGLU, Qwen2's q/k/v biases, GPT-2") {
+  const auto gemma = from_text(R"({"model_type": "gemma", "hidden_size": 3072,
+    "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256,
+    "intermediate_size": 24576, "vocab_size": 256000, "max_position_embeddings": 8192,
+    "hidden_act": "gelu", "hidden_activation": null})");
+  CHECK(gemma.tied_embeddings);
+  CHECK(gemma.head_dim() == 256);
+  CHECK(gemma.q_dim() == 4096);
+  CHECK(total_param_count(gemma) == 8537680896);  // Gemma-7B's published 8.54B
+  const auto gemma2 = from_text(R"({"model_type": "gemma2", "hidden_size": 3584,
+    "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+    "intermediate_size": 14336, "vocab_size": 256000, "max_position_embeddings": 8192,
+    "hidden_activation": "gelu_pytorch_tanh"})");
+  CHECK(gemma2.arch.layer_norms == 4);
+  CHECK(total_param_count(gemma2) == 9241705984);  // Gemma-2-9B
+  const auto qwen2 = from_text(R"({"model_type": "qwen2", "hidden_size": 3584,
+    "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+    "intermediate_size": 18944, "vocab_size": 152064, "max_position_embeddings": 32768,
+    "tie_word_embeddings": false})");
+  CHECK(qwen2.arch.qkv_bias);
+  CHECK(total_param_count(qwen2) == 7615616512);  // Qwen2-7B
+  const auto gpt2 = from_text(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12,
+    "n_head": 12, "n_inner": null, "n_positions": 1024, "vocab_size": 50257,
+    "activation_function": "gelu_new"})");
+  CHECK(gpt2.ffn == 4 * 768);
+  CHECK(gpt2.dropout);
+  CHECK(total_param_count(gpt2) == 124439808);  // GPT-2 small
+}
+
+TEST_CASE("an MoE's FLOPs per token count its top-k experts; its gathers and memory all experts") {
+  const auto m = hf("mixtral-8x7b-v0.1.json");
+  const std::int64_t T = 4096;
+  const int s = 4096;
+  // Forward FLOPs: 2 per active parameter of every GEMM (the embedding lookup is none) plus
+  // attention's 4·T·s·h per layer.
+  const double embed = 32000.0 * 4096;
+  const double fwd = 2.0 * T * (static_cast<double>(active_param_count(m)) - embed) -
+                     2.0 * T * (4096.0 * 2 * 32 + 4096) +  // norms: no GEMM
+                     32 * 4.0 * T * s * 4096;
+  CHECK(model_forward_flops(m, T, s) == doctest::Approx(fwd).epsilon(1e-9));
+  // Every expert is a module of its own, gathered whole.
+  const auto mods = build_modules(m, T, s);
+  std::int64_t gathered = 0;
+  int experts = 0;
+  for (const auto& mod : mods) {
+    gathered += mod.param_elems();
+    experts += mod.name.find(".expert") != std::string::npos;
+  }
+  CHECK(experts == 8 * 32);
+  CHECK(gathered == total_param_count(m));
+  // A dense model with the same active width costs the same FLOPs per token but 1/4 the weights.
+  auto dense = m;
+  dense.arch.moe = MoeShape{};
+  dense.ffn = 2 * 14336;
+  CHECK(model_forward_flops(dense, T, s) ==
+        doctest::Approx(model_forward_flops(m, T, s) - 32 * 2.0 * T * 4096 * 8).epsilon(1e-9));
+}
+
+TEST_CASE("an unknown architecture exits 2 naming the key and the supported list") {
+  check_error(R"({"model_type": "mamba", "hidden_size": 768})", "/model_type",
+              "unsupported model_type \"mamba\" (supported: llama, mistral");
+  check_error(R"({"model_type": "mamba", "hidden_size": 768})", "/model_type", "deepseek_v3");
+  check_error(R"({"architectures": ["MambaForCausalLM"], "hidden_size": 768})", "/architectures/0",
+              "unsupported architecture");
+  check_error(R"({"hidden_size": 768, "num_hidden_layers": 2})", "config.json",
+              "missing model_type (supported:");
+  check_error(R"({"model_type": "llama", "architectures": ["MixtralForCausalLM"]})", "/model_type",
+              "contradicts");
+  check_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 10,
+    "max_position_embeddings": 8, "hidden_act": "swiglu_v9"})",
+              "/hidden_act", "unsupported activation");
+  check_error(R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 10,
+    "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 5})",
+              "/num_experts_per_tok", "at most the number of experts");
+  CHECK(supported_hf_model_types().find("gpt_neox") != std::string::npos);
+}
+
+TEST_CASE("a model's arch survives its JSON (workload file and result echo)") {
+  for (const char* file : {"mixtral-8x7b-v0.1.json", "deepseek-v2-lite.json", "gpt-neox-20b.json",
+                           "falcon-7b.json", "qwen1.5-moe-a2.7b.json"}) {
+    CAPTURE(file);
+    auto m = hf(file);
+    m.family = "llama";  // a workload file's family; arch carries the rest
+    json j = to_json(m);
+    j["family"] = m.gated_ffn ? "llama" : "gpt";
+    auto back = parse_model(j, "w.json");
+    back.family = m.family;
+    CHECK(back.arch == m.arch);
+    CHECK(total_param_count(back) == total_param_count(m));
+  }
+  // Presets have no arch: their JSON is as before.
+  CHECK(!to_json(load_model("llama-2-7b")).contains("arch"));
+}
