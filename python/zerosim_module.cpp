@@ -78,6 +78,8 @@ py::dict row_of(const StepResult& r) {
   d["tier"] = s.tier;
   d["step_time_s"] = r.step_time_s;
   d["tflops_per_gpu"] = r.tflops_per_gpu;
+  d["mfu"] = r.mfu;
+  d["hfu"] = r.hfu;
   d["tokens_per_s"] = r.tokens_per_s;
   d["compute_s"] = b.compute_s;
   d["recompute_s"] = b.recompute_s;
@@ -184,6 +186,10 @@ void bind_result_types(py::module_& m) {
       .def_readonly("model_flops_per_step", &StepResult::model_flops_per_step)
       .def_readonly("counted_flops_per_step", &StepResult::counted_flops_per_step)
       .def_readonly("counted_tflops_per_gpu", &StepResult::counted_tflops_per_gpu)
+      .def_readonly("mfu_flops_per_step", &StepResult::mfu_flops_per_step)
+      .def_readonly("peak_tflops_per_gpu", &StepResult::peak_tflops_per_gpu)
+      .def_readonly("mfu", &StepResult::mfu)
+      .def_readonly("hfu", &StepResult::hfu)
       .def_readonly("breakdown", &StepResult::breakdown)
       .def_readonly("comm", &StepResult::comm)
       .def_readonly("memory", &StepResult::memory)

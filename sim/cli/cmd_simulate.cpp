@@ -55,7 +55,13 @@ void print_summary(const StepResult& r) {
                           st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source)
                   .c_str());
   std::printf("  step time     %s\n", format_time(r.step_time_s).c_str());
-  std::printf("  TFLOPs/GPU    %.1f\n", r.tflops_per_gpu);
+  std::printf("  TFLOPs/GPU    %.1f (Megatron-LM formula)\n", r.tflops_per_gpu);
+  std::printf(
+      "  MFU           %.1f%% (model FLOPs of the architecture, no recompute; peak %.0f "
+      "TFLOPs)\n",
+      100 * r.mfu, r.peak_tflops_per_gpu);
+  std::printf("  HFU           %.1f%% (FLOPs executed, recompute included: %.1f TFLOPs/GPU)\n",
+              100 * r.hfu, r.counted_tflops_per_gpu);
   std::printf("  tokens/s      %.0f\n", r.tokens_per_s);
   const StepTimeBreakdown& b = r.breakdown;
   std::printf("  compute %s, recompute %s, optimizer %s, parameter fetch %s, quant kernels %s\n",

@@ -293,15 +293,17 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
     if (plan.closest) o += no_fit_advice(plan.closest->result, describe(*plan.closest));
     return o;
   }
-  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "rank",
-                   "configuration", "micro", "accum", "step", "TFLOPs/GPU", "tokens/s", "peak mem",
-                   "tier");
+  // TFLOPs/GPU is Megatron-LM's formula (the ZeRO++ paper's); MFU the architecture's model FLOPs.
+  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>6} {:>12} {:>12} {:>8}\n", "rank",
+                   "configuration", "micro", "accum", "step", "TFLOPs/GPU", "MFU", "tokens/s",
+                   "peak mem", "tier");
   for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
     const auto& c = plan.ranked[i];
-    o += fmt::format("{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>12.0f} {:>12} {:>8}\n", i + 1,
-                     describe(c), c.micro_batch, c.scenario.grad_accum,
-                     format_time(c.step_time_s()), c.result.tflops_per_gpu, c.tokens_per_s(),
-                     format_bytes(c.peak_bytes()), c.confirmed ? "flow" : "analytic");
+    o += fmt::format(
+        "{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>5.1f}% {:>12.0f} {:>12} {:>8}\n", i + 1,
+        describe(c), c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s()),
+        c.result.tflops_per_gpu, 100 * c.result.mfu, c.tokens_per_s(), format_bytes(c.peak_bytes()),
+        c.confirmed ? "flow" : "analytic");
   }
   if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);
   o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs "

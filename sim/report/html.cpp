@@ -195,17 +195,19 @@ std::string memory_chart(const std::vector<Group>& groups) {
 
 std::string results_table(const std::vector<ResultView>& results) {
   std::string o =
-      "<table><thead><tr><th>scenario</th><th>step time</th><th>TFLOPs/GPU</th><th>tokens/s</th>"
+      "<table><thead><tr><th>scenario</th><th>step time</th><th>TFLOPs/GPU (Megatron)</th>"
+      "<th>MFU</th><th>HFU</th><th>tokens/s</th>"
       "<th>speedup vs ZeRO-3</th><th>exposed comm</th><th>inter-node bytes</th><th>peak "
       "memory/GPU</th>"
       "<th>fits</th></tr></thead><tbody>\n";
   for (const auto& r : results) {
     const ResultView* base = zero3_baseline(results, r);
     o += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</"
-        "td><td>{}</td>"
+        "<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{:.0f}</"
+        "td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"{}\">{}</td></tr>\n",
-        html_escape(r.label()), format_time(r.step_time_s), r.tflops_per_gpu, r.tokens_per_s,
+        html_escape(r.label()), format_time(r.step_time_s), r.tflops_per_gpu,
+        format_utilization(r.mfu), format_utilization(r.hfu), r.tokens_per_s,
         base ? fmt::format("{:.2f}x", r.tflops_per_gpu / base->tflops_per_gpu) : "&ndash;",
         format_time(r.exposed_comm_s()), format_bytes(r.inter_node_bytes),
         format_bytes(r.peak_bytes_per_gpu), r.fits ? "ok" : "bad", r.fits ? "yes" : "no");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace zerosim::report {
 
 namespace {
@@ -76,6 +78,10 @@ std::string ResultView::label() const {
   return out;
 }
 
+std::string format_utilization(double fraction) {
+  return std::isnan(fraction) ? "-" : fmt::format("{:.1f}%", 100 * fraction);
+}
+
 ResultView view_of(const StepResult& r) {
   ResultView v;
   const ScenarioEcho& sc = r.scenario;
@@ -97,6 +103,8 @@ ResultView view_of(const StepResult& r) {
   v.step_time_s = r.step_time_s;
   v.tflops_per_gpu = r.tflops_per_gpu;
   v.tokens_per_s = r.tokens_per_s;
+  v.mfu = r.mfu;
+  v.hfu = r.hfu;
   const StepTimeBreakdown& b = r.breakdown;
   v.compute_s = b.compute_s;
   v.recompute_s = b.recompute_s;

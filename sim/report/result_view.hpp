@@ -22,6 +22,8 @@ struct ResultView {
   double nic_gbps = 0;
   // metrics
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
+  // Fractions of the peak (StepResult); NaN in a document written before they were (schema 1).
+  double mfu = 0, hfu = 0;
   double compute_s = 0, recompute_s = 0, optimizer_s = 0, param_fetch_s = 0, quant_kernels_s = 0;
   double exposed_all_gather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
   double exposed_all_reduce_s = 0, exposed_kernels_s = 0, idle_s = 0;
@@ -72,6 +74,8 @@ std::vector<ResultView> load_results(const std::string& path);
 
 // "ZeRO-3", "ZeRO++", "ZeRO-3 + qwZ + hpZ" from a strategy string like "zero3+qwz+hpz".
 std::string strategy_display(const std::string& strategy);
+// MFU or HFU as a percentage ("39.1%"), "-" when the document has none.
+std::string format_utilization(double fraction);
 // Sort rank of a strategy: ZeRO-3 first, single techniques, pairs, ZeRO++ last; unknown ones after.
 int strategy_rank(const std::string& strategy);
 

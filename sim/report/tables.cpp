@@ -2,11 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
 #include "sim/core/units.hpp"
 
 namespace zerosim::report {
+
+namespace {
+// A CSV number, empty when the document has none (NaN).
+std::string csv_number(double v) { return std::isnan(v) ? "" : fmt::format("{}", v); }
+}  // namespace
 
 std::string csv_field(const std::string& text) {
   std::string t = text;
@@ -144,7 +150,8 @@ std::string render_csv(const std::vector<ResultView>& results) {
       "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,"
       "model,strategy,"
       "tokens_per_gpu,seq_len,"
-      "grad_accum,tier,step_time_s,tflops_per_gpu,tokens_per_s,compute_s,recompute_s,optimizer_s,"
+      "grad_accum,tier,step_time_s,tflops_per_gpu,mfu,hfu,tokens_per_s,compute_s,recompute_s,"
+      "optimizer_s,"
       "param_fetch_s,quant_kernels_s,exposed_all_gather_s,exposed_reduce_scatter_s,exposed_all_to_"
       "all_s,inter_node_bytes,"
       "intra_node_bytes,peak_bytes_per_gpu,capacity_bytes,fits,warnings\n";
@@ -153,14 +160,15 @@ std::string render_csv(const std::vector<ResultView>& results) {
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{}\n",
+        "{},{},{}\n",
         csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
         r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model),
         csv_field(r.strategy), r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier),
-        r.step_time_s, r.tflops_per_gpu, r.tokens_per_s, r.compute_s, r.recompute_s, r.optimizer_s,
-        r.param_fetch_s, r.quant_kernels_s, r.exposed_all_gather_s, r.exposed_reduce_scatter_s,
-        r.exposed_all_to_all_s, r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu,
-        r.capacity_bytes, r.fits ? "true" : "false", csv_field(warnings));
+        r.step_time_s, r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s,
+        r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
+        r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
+        r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
+        r.fits ? "true" : "false", csv_field(warnings));
   }
   return out;
 }
@@ -170,7 +178,8 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
   out += fmt::format(
       "Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
       "(with activation checkpointing); speedup is against ZeRO-3 in the same group and "
-      "network.\n\n",
+      "network. MFU: the architecture's model FLOPs (no recompute) over the GPUs' peak; HFU: the "
+      "FLOPs executed (recompute included) over the peak.\n\n",
       md_cell(source), results.size(), results.size() == 1 ? "" : "s");
   // Groups in order of first appearance (input order is deterministic).
   std::vector<std::string> order;
@@ -189,22 +198,22 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
                          md_cell(rec.sentence()));
     out += "\n";
     out +=
-        "| network per node | strategy | step time | TFLOPs/GPU | tokens/s | speedup vs ZeRO-3 | "
-        "exposed comm | "
-        "peak memory/GPU | fits |\n";
-    out += "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+        "| network per node | strategy | step time | TFLOPs/GPU (Megatron) | MFU | HFU | tokens/s "
+        "| "
+        "speedup vs ZeRO-3 | exposed comm | peak memory/GPU | fits |\n";
+    out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for (const ResultView* r : rows) {
       const ResultView* base = zero3_baseline(results, *r);
       std::string net = r->network_gbps_per_node() > 0
                             ? fmt::format("{}x{:g} Gbps", r->nics_per_node, r->nic_gbps)
                             : "preset";
-      out +=
-          fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {} | {} | {} | {} |\n", net,
-                      md_cell(strategy_display(r->strategy)), format_time(r->step_time_s),
-                      r->tflops_per_gpu, r->tokens_per_s,
-                      base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
-                      format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
-                      r->fits ? "yes" : "**no**");
+      out += fmt::format(
+          "| {} | {} | {} | {:.1f} | {} | {} | {:.0f} | {} | {} | {} | {} |\n", net,
+          md_cell(strategy_display(r->strategy)), format_time(r->step_time_s), r->tflops_per_gpu,
+          format_utilization(r->mfu), format_utilization(r->hfu), r->tokens_per_s,
+          base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
+          format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
+          r->fits ? "yes" : "**no**");
     }
     out += "\n";
   }

@@ -276,9 +276,11 @@ bool StepResult::operator==(const StepResult& o) const {
          step_time_s == o.step_time_s && tflops_per_gpu == o.tflops_per_gpu &&
          tokens_per_s == o.tokens_per_s && model_flops_per_step == o.model_flops_per_step &&
          counted_flops_per_step == o.counted_flops_per_step &&
-         counted_tflops_per_gpu == o.counted_tflops_per_gpu && breakdown == o.breakdown &&
-         comm == o.comm && same_memory(memory, o.memory) && warnings == o.warnings &&
-         engine_events == o.engine_events;
+         counted_tflops_per_gpu == o.counted_tflops_per_gpu &&
+         mfu_flops_per_step == o.mfu_flops_per_step &&
+         peak_tflops_per_gpu == o.peak_tflops_per_gpu && mfu == o.mfu && hfu == o.hfu &&
+         breakdown == o.breakdown && comm == o.comm && same_memory(memory, o.memory) &&
+         warnings == o.warnings && engine_events == o.engine_events;
 }
 
 json to_json(const StepResult& r) {
@@ -293,6 +295,10 @@ json to_json(const StepResult& r) {
   put(j, "model_flops_per_step", r.model_flops_per_step);
   put(j, "counted_flops_per_step", r.counted_flops_per_step);
   put(j, "counted_tflops_per_gpu", r.counted_tflops_per_gpu);
+  put(j, "mfu_flops_per_step", r.mfu_flops_per_step);
+  put(j, "peak_tflops_per_gpu", r.peak_tflops_per_gpu);
+  put(j, "mfu", r.mfu);
+  put(j, "hfu", r.hfu);
   put(j, "breakdown", breakdown_json(r.breakdown));
   put(j, "comm", comm_json(r.comm));
   put(j, "memory", to_json(r.memory));
@@ -304,7 +310,8 @@ json to_json(const StepResult& r) {
 StepResult step_result_from_json(const JsonReader& r) {
   r.require_object({"schema_version", "scenario", "step_time_s", "tflops_per_gpu", "tokens_per_s",
                     "model_flops_per_step", "counted_flops_per_step", "counted_tflops_per_gpu",
-                    "breakdown", "comm", "memory", "warnings", "engine"});
+                    "mfu_flops_per_step", "peak_tflops_per_gpu", "mfu", "hfu", "breakdown", "comm",
+                    "memory", "warnings", "engine"});
   StepResult s;
   // Compared as read, before any narrowing: 2^32 + 1 is not version 1.
   const JsonReader version = r.at("schema_version");
@@ -319,6 +326,10 @@ StepResult step_result_from_json(const JsonReader& r) {
   s.model_flops_per_step = r.at("model_flops_per_step").get_nonnegative();
   s.counted_flops_per_step = r.at("counted_flops_per_step").get_nonnegative();
   s.counted_tflops_per_gpu = r.at("counted_tflops_per_gpu").get_nonnegative();
+  s.mfu_flops_per_step = r.at("mfu_flops_per_step").get_nonnegative();
+  s.peak_tflops_per_gpu = r.at("peak_tflops_per_gpu").get_nonnegative();
+  s.mfu = r.at("mfu").get_nonnegative();
+  s.hfu = r.at("hfu").get_nonnegative();
   s.breakdown = read_breakdown(r.at("breakdown"));
   s.comm = read_comm(r.at("comm"));
   s.memory = read_memory(r.at("memory"));

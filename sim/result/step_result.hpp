@@ -16,7 +16,8 @@
 
 namespace zerosim {
 
-constexpr int kResultSchemaVersion = 1;
+// 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
+constexpr int kResultSchemaVersion = 2;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {
@@ -78,10 +79,20 @@ struct CommResult {
 struct StepResult {
   int schema_version = kResultSchemaVersion;
   ScenarioEcho scenario;
+  // Three throughput figures, each named for what it counts:
+  //  - tflops_per_gpu: Megatron-LM's formula (GPT shapes; 4 passes with checkpointing, else 3), the
+  //    figure the ZeRO++ paper reports;
+  //  - mfu: model FLOPs from the architecture (3 passes, top_k experts, no recompute) over the
+  //    GPUs' peak;
+  //  - hfu: the FLOPs executed (counted_flops_per_step, recompute included) over the peak.
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;
   double model_flops_per_step = 0;    // Megatron's formula
   double counted_flops_per_step = 0;  // per GEMM and attention matmul, recompute included
   double counted_tflops_per_gpu = 0;
+  double mfu_flops_per_step = 0;   // per GEMM and attention matmul, without recompute
+  double peak_tflops_per_gpu = 0;  // the cost profile's dense FP16/BF16 peak
+  double mfu = 0;                  // mfu_flops_per_step / (GPUs x step x peak)
+  double hfu = 0;                  // counted_flops_per_step / (GPUs x step x peak)
   StepTimeBreakdown breakdown;
   CommResult comm;
   MemoryEstimate memory;  // components in name order after a JSON round trip

@@ -345,10 +345,21 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   const double sequences =
       static_cast<double>(W) * (static_cast<double>(setup.tokens) / setup.seq) * setup.grad_accum;
   const double flops = megatron_step_flops(setup.model, sequences, setup.seq, setup.checkpointing);
-  double counted = 0;
-  for (const auto& m : *low.modules)
+  // FLOPs the GPUs actually execute (counted per GEMM and attention matmul, recompute included):
+  // the Megatron formula assumes GPT shapes, so this is the number to read for GQA / gated-MLP
+  // models. Model FLOPs (MFU's numerator) are the same passes without the recompute.
+  double counted = 0, model = 0;
+  for (const auto& m : *low.modules) {
     counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
+    model += m.forward_flops() * 3;
+  }
   counted *= static_cast<double>(W) * setup.grad_accum;
+  model *= static_cast<double>(W) * setup.grad_accum;
+  const double peak = r.prof->peak_flops;
+  result.mfu_flops_per_step = model;
+  result.peak_tflops_per_gpu = peak / 1e12;
+  result.mfu = model / (W * step) / peak;
+  result.hfu = counted / (W * step) / peak;
   result.step_time_s = step;
   result.tflops_per_gpu = flops / (W * step) / 1e12;
   result.tokens_per_s =

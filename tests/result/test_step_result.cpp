@@ -70,8 +70,8 @@ TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inc
   j["comm"].erase("flows");
   expect_input_error([&] { read(j); }, "r.json", "/comm", "missing required key 'flows'");
   j = good;
-  j["schema_version"] = 2;
-  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 1");
+  j["schema_version"] = 1;
+  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 2");
   j = good;
   j["scenario"]["strategy"]["name"] = "zero3";
   expect_input_error([&] { read(j); }, "r.json", "/scenario/strategy/name", "zeropp");

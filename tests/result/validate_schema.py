@@ -31,6 +31,13 @@ out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", 
                       "--strategy", "zero3+hpz", "--tier", "analytic", "--json"],
                      check=True, capture_output=True, text=True, cwd=root).stdout
 docs["simulate now"] = json.loads(out)
+# Architectures with the model's "arch": MoE (Mixtral) and MLA with shared experts (DeepSeek).
+for name in ("mixtral-8x7b-v0.1", "deepseek-v2-lite"):
+    out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", "--model",
+                          f"workloads/hf/{name}.json", "--seq-len", "4096", "--tokens-per-gpu", "4096",
+                          "--tier", "analytic", "--json"],
+                         check=True, capture_output=True, text=True, cwd=root).stdout
+    docs[f"simulate {name}"] = json.loads(out)
 
 failed = 0
 for name, doc in docs.items():
@@ -45,7 +52,7 @@ bad = {"extra key": copy.deepcopy(base), "missing key": copy.deepcopy(base),
        "other version": copy.deepcopy(base)}
 bad["extra key"]["breakdown"]["gpu_s"] = 1.0
 del bad["missing key"]["comm"]["flows"]
-bad["other version"]["schema_version"] = 2
+bad["other version"]["schema_version"] = 1
 for name, doc in bad.items():
     if validator.is_valid(doc):
         print(f"the schema accepts a result with an {name}: it is not closed")

@@ -24,7 +24,7 @@ TEST_CASE("sweep results equal one-by-one simulate results, in order") {
   REQUIRE_MESSAGE(r.rc == 0, r.out);
   auto doc = zerosim::load_json_file((d / "s.json").string());
   CHECK(doc["kind"] == "sweep");
-  CHECK(doc["schema_version"] == 1);
+  CHECK(doc["schema_version"] == zerosim::kResultSchemaVersion);
   REQUIRE(doc["results"].size() == 4u);
   int i = 0;
   for (const char* nics : {"1", "4"})
