@@ -53,6 +53,28 @@ void validate(const ModelShape& m, const JsonReader& r) {
                        e.every, e.phase));
   if (m.arch.layer_norms != 1 && m.arch.layer_norms != 2 && m.arch.layer_norms != 4)
     r.fail(fmt::format("norms per layer must be 1, 2 or 4 (got {})", m.arch.layer_norms));
+  // Widths the architecture multiplies (heads x head width, experts x layers) are bounded like
+  // the plain ones, and so is the whole: the 64-bit counts must not overflow and the module list
+  // (one module per expert and layer) must stay buildable.
+  const MlaShape& a = m.arch.mla;
+  const double heads = m.heads, q = heads * static_cast<double>(m.head_dim()),
+               kv = static_cast<double>(m.kv_heads) * static_cast<double>(m.head_dim());
+  const double mla_width = heads * (a.qk_nope_dim + a.qk_rope_dim + a.v_dim);
+  if (q > kMaxFfn || kv > kMaxFfn || mla_width > kMaxFfn)
+    r.fail(fmt::format("attention heads x head width must be at most {}", kMaxFfn));
+  if (static_cast<double>(e.experts) * m.layers > kMaxExpertModules)
+    r.fail(fmt::format("experts x layers ({} x {}) must be at most {}", e.experts, m.layers,
+                       kMaxExpertModules));
+  const double h = static_cast<double>(m.hidden);
+  const double mlp = static_cast<double>(m.ffn) +
+                     static_cast<double>(e.experts) * static_cast<double>(e.expert_ffn) +
+                     static_cast<double>(e.shared_ffn);
+  const double mla = h * (a.q_lora_rank + a.kv_lora_rank + a.qk_rope_dim) +
+                     (a.q_lora_rank + a.kv_lora_rank) * mla_width;
+  const double estimate = m.layers * (h * (2 * q + 2 * kv) + 3 * h * mlp + mla + h * heads) +
+                          2 * static_cast<double>(m.vocab) * h;
+  if (estimate > 0x1p62)
+    r.fail(fmt::format("the model would have about {:.3g} parameters, more than 2^62", estimate));
 }
 
 ModelShape parse_workload(const JsonReader& r) {

@@ -90,7 +90,8 @@ struct ModelShape {
 // Shape limits far above any real model keep the 64-bit parameter and FLOP counts from overflowing
 // (layers x 12 h^2 stays below 2^62): a larger value is a typo, not a model.
 inline constexpr std::int64_t kMaxLayers = 1 << 16, kMaxHidden = 1 << 20, kMaxFfn = 1 << 22,
-                              kMaxVocab = 1 << 24, kMaxExperts = 1 << 12;
+                              kMaxVocab = 1 << 24, kMaxExperts = 1 << 12,
+                              kMaxExpertModules = 1 << 17;  // experts x layers
 // An integer in [1, max], else an InputError naming the key.
 std::int64_t read_model_dim(const JsonReader& r, std::int64_t max);
 

@@ -250,3 +250,14 @@ TEST_CASE("a model's arch survives its JSON (workload file and result echo)") {
   // Presets have no arch: their JSON is as before.
   CHECK(!to_json(load_model("llama-2-7b")).contains("arch"));
 }
+
+TEST_CASE("shapes whose counts would overflow or whose module list would not fit are refused") {
+  check_error(R"({"model_type": "mixtral", "hidden_size": 1024, "num_hidden_layers": 65536,
+    "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 10,
+    "max_position_embeddings": 8, "num_local_experts": 4096, "num_experts_per_tok": 2})",
+              "config.json", "experts x layers");
+  check_error(R"({"model_type": "gemma", "hidden_size": 1024, "num_hidden_layers": 2,
+    "num_attention_heads": 1073741824, "head_dim": 1048576, "intermediate_size": 2048,
+    "vocab_size": 10, "max_position_embeddings": 8})",
+              "config.json", "heads x head width");
+}
