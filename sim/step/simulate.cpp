@@ -303,6 +303,12 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
+  // Megatron's formula knows dense GPT layers only: for experts or latent attention its figure is
+  // not the model's FLOPs at all.
+  if (setup.model.moe() || setup.model.arch.mla.kv_lora_rank > 0)
+    warnings.push_back(
+        "throughput: TFLOPs/GPU is Megatron-LM's formula for dense GPT layers and does not count "
+        "this model's experts or latent attention; MFU and HFU count its architecture");
   return warnings;
 }
 

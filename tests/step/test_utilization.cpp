@@ -57,4 +57,10 @@ TEST_CASE("an MoE's MFU counts its top-k experts, not all of them") {
       static_cast<double>(active_param_count(m)) - 32000.0 * 4096 - (2 * 32 + 1) * 4096.0;
   CHECK(per_token == doctest::Approx(6 * active_gemm + 32 * 12.0 * 4096 * 4096).epsilon(1e-9));
   CHECK(per_token < 0.3 * 6 * static_cast<double>(total_param_count(m)));
+  // The Megatron figure is said not to fit; a dense model has no such warning.
+  bool warned = false;
+  for (const auto& w : r.warnings) warned |= w.find("Megatron-LM's formula") != std::string::npos;
+  CHECK(warned);
+  for (const auto& w : simulate(scenario("llama-3-8b", true)).warnings)
+    CHECK(w.find("Megatron-LM's formula") == std::string::npos);
 }
