@@ -168,7 +168,7 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
   // Flags name no training dtype: BF16 where the GPU has it (Ampere on), else FP16, as users run.
-  if (sc.deepspeed.empty()) st.dtype = prof.nccl.arch != GpuArch::Volta ? "bf16" : "fp16";
+  if (sc.deepspeed.empty()) st.dtype = r.prof->nccl.arch != GpuArch::Volta ? "bf16" : "fp16";
   const int W = topo.gpu_count(), N = topo.gpus_per_node();
   // What a config left "auto", filled as Hugging Face's Trainer does; said in the warnings.
   r.filled = resolve_auto(st, setup.model.hidden, r.prof->nccl.arch != GpuArch::Volta);

@@ -22,37 +22,41 @@ const fs::path kGolden = fs::path(ZEROSIM_SOURCE_DIR) / "tests/golden/expected";
 
 json golden(const char* name) { return parse_json_text(slurp(kGolden / name), name); }
 
+const std::string kReads =
+    "reads result schema version " + std::to_string(zerosim::kResultSchemaVersion);
+
 }  // namespace
 
 TEST_CASE("a result of another schema version is refused, in every kind of document") {
   const json one = golden("simulate-dgx2-1nic-gpt18b-zero3.json");
-  for (int version : {0, 2}) {
+  for (int version : {0, zerosim::kResultSchemaVersion - 1, zerosim::kResultSchemaVersion + 1}) {
     CAPTURE(version);
     json r = one;
     r["schema_version"] = version;
     expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "/schema_version",
-                       "reads result schema version 1");
+                       kReads.c_str());
     expect_input_error(
         [&] {
           read_results(json::array({one, r}), "a.json");
         },
-        "a.json", "/1/schema_version", "reads result schema version 1");
+        "a.json", "/1/schema_version", kReads.c_str());
     json sweep = golden("sweep-dgx2-nics-strategies.json");
     sweep["results"][2]["schema_version"] = version;
     expect_input_error([&] { read_results(sweep, "s.json"); }, "s.json",
-                       "/results/2/schema_version", "reads result schema version 1");
+                       "/results/2/schema_version", kReads.c_str());
     const json plan = {{"kind", "plan"}, {"candidates", json::array({{{"result", r}}})}};
     expect_input_error([&] { read_results(plan, "p.json"); }, "p.json",
-                       "/candidates/0/result/schema_version", "reads result schema version 1");
+                       "/candidates/0/result/schema_version", kReads.c_str());
   }
 }
 
 TEST_CASE("a result with a wrapping or no schema_version, an unknown key or no metric is refused") {
   const json one = golden("simulate-dgx2-1nic-gpt18b-zero3.json");
   json r = one;
-  r["schema_version"] = (std::int64_t{1} << 32) + 1;  // 1 once narrowed to 32 bits
+  // The current version once narrowed to 32 bits.
+  r["schema_version"] = (std::int64_t{1} << 32) + zerosim::kResultSchemaVersion;
   expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "/schema_version",
-                     "reads result schema version 1");
+                     kReads.c_str());
   r = one;
   r.erase("schema_version");
   expect_input_error([&] { read_results(r, "r.json"); }, "r.json", "",
