@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-tsan}
 jobs=${JOBS:-$(nproc)}
 tests=(test_sweep_run test_sweep_cli test_plan_cli test_planner test_sim_context
-  test_shared_cluster test_analytic_shortcuts test_determinism)
+  test_cluster_cache test_file_cache test_module_cache test_analytic_shortcuts test_determinism)
 start=$(date +%s)
 cmake -S . -B "$build" -DZEROSIM_TSAN=ON -DZEROSIM_CUDA=OFF -DZEROSIM_BENCHMARKS=OFF \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" >/dev/null
