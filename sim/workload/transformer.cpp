@@ -165,23 +165,31 @@ std::vector<ParamTensor> layer_params(const ModelShape& m) {
   return v;
 }
 
-std::int64_t layer_param_count(const ModelShape& m) {
-  // Layers differ only in a mixture of experts (dense first layers, MoE spacing): the mean then.
+namespace {
+// The modules of the layers that stand for all of them: layer 0 of a dense model, every layer of a
+// mixture of experts (dense first layers, MoE spacing), with how many layers that is.
+std::pair<std::vector<Module>, int> representative_layers(const ModelShape& m) {
   const int layers = m.moe() ? m.layers : 1;
   std::vector<Module> mods;
   for (int l = 0; l < layers; ++l) append_layer(mods, m, l, 1, m.seq);
+  return {std::move(mods), layers};
+}
+
+std::int64_t param_sum(const std::vector<Module>& mods) {
   std::int64_t n = 0;
   for (const auto& mod : mods) n += mod.param_elems();
-  return n / layers;
+  return n;
+}
+}  // namespace
+
+std::int64_t layer_param_count(const ModelShape& m) {
+  const auto [mods, layers] = representative_layers(m);
+  return param_sum(mods) / layers;
 }
 
 std::int64_t mean_layer_module_params(const ModelShape& m) {
-  const int layers = m.moe() ? m.layers : 1;
-  std::vector<Module> mods;
-  for (int l = 0; l < layers; ++l) append_layer(mods, m, l, 1, m.seq);
-  std::int64_t n = 0;
-  for (const auto& mod : mods) n += mod.param_elems();
-  return n / static_cast<std::int64_t>(mods.size());
+  const auto [mods, layers] = representative_layers(m);
+  return param_sum(mods) / static_cast<std::int64_t>(mods.size());
 }
 
 int moe_layer_count(const ModelShape& m) {
