@@ -62,7 +62,8 @@ std::vector<int> bits_list(const std::string& text, const std::string& flag) {
 // No configuration fits: bad input (exit 2) naming what to change, after the plan was printed and
 // written.
 InputError nothing_fits(const plan::PlanResult& result) {
-  if (!result.closest) return flag_error("--micro-batches", "no configuration was searched");
+  if (!result.closest)  // every candidate that failed is a closest one; none means none was run
+    return flag_error("--micro-batches", "no configuration was searched");
   const long long nodes = plan::nodes_to_fit(result.closest->result);
   const std::string need =
       fmt::format("no configuration fits in GPU memory (the closest needs {} of {} per GPU)",

@@ -50,6 +50,13 @@ std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios,
   return results;
 }
 
+// Keeps, of the candidates that do not fit, the one needing the least memory.
+void note_closest(PlanResult& plan, const Candidate& c, StepResult result) {
+  if (plan.closest && result.memory.peak_bytes >= plan.closest->peak_bytes()) return;
+  plan.closest = c;
+  plan.closest->result = std::move(result);
+}
+
 }  // namespace
 
 std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterShape& shape,
@@ -125,10 +132,7 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   for (std::size_t i = 0; i < cands.size(); ++i) {
     if (!fits(results[i])) {
       ++plan.infeasible;
-      if (!plan.closest || results[i].memory.peak_bytes < plan.closest->peak_bytes()) {
-        plan.closest = cands[i];
-        plan.closest->result = std::move(results[i]);
-      }
+      note_closest(plan, cands[i], std::move(results[i]));
       continue;
     }
     cands[i].result = std::move(results[i]);
@@ -149,6 +153,7 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
     if (i < n) {
       if (!fits(confirmed[i])) {
         ++plan.infeasible;
+        note_closest(plan, feasible[i], std::move(confirmed[i]));
         continue;
       }
       feasible[i].result = std::move(confirmed[i]);
