@@ -220,7 +220,7 @@ std::map<std::string, CommTotals> read_totals(const JsonReader& r) {
     CommTotals& t = totals[item.key()];
     t.inter_node_bytes = e.at("inter_node_bytes").get_nonnegative();
     t.intra_node_bytes = e.at("intra_node_bytes").get_nonnegative();
-    t.count = e.at("count").get_int32_at_least(0);
+    t.count = get_count(e.at("count"));
     t.busy_s = e.at("busy_s").get_nonnegative();
   }
   return totals;

@@ -62,7 +62,7 @@ struct StepTimeBreakdown {
 // Payload bytes, op count and busy time of one collective kind or one phase.
 struct CommTotals {
   double inter_node_bytes = 0, intra_node_bytes = 0;
-  int count = 0;
+  std::uint64_t count = 0;
   double busy_s = 0;
   bool operator==(const CommTotals&) const = default;
 };

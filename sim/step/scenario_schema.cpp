@@ -17,6 +17,9 @@ namespace zerosim {
 namespace {
 
 constexpr double kCountMax = 1e9;  // counts without a tighter physical bound
+// qgZ's pipeline: each chunk is lowered as its own ops, and past a few chunks more only add kernel
+// and collective launch latency (the paper pipelines a handful).
+constexpr double kQgzChunksMax = 256;
 
 std::vector<ScenarioParam> make_table() {
   using S = Scenario;
@@ -58,7 +61,7 @@ std::vector<ScenarioParam> make_table() {
        "qwZ weight quantization bits (8 or 4)"},
       {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,
        "qgZ gradient quantization bits (the kernels do 4)"},
-      {"--qgz-chunks", "qgz_chunks", &S::qgz_chunks, 1, kCountMax, none,
+      {"--qgz-chunks", "qgz_chunks", &S::qgz_chunks, 1, kQgzChunksMax, none,
        "pipeline qgZ's two hops over this many chunks (1 = off)"},
       {"--profile", "profile", &S::profile, 0, 0, none, "cost profile name or file",
        "matches the GPU"},

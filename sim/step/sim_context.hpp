@@ -5,7 +5,9 @@
 // analytic plans (FabricPlanCache) and lowered steps with their group lists (LoweringCache). A
 // context is used by one thread at a time; a sweep gives each worker thread its own, and two
 // contexts share nothing. Results never depend on the context: a fresh one, a warm one and the
-// reference modes give bit-identical results (tests/step/test_sim_context.cpp).
+// reference modes give bit-identical results (tests/step/test_sim_context.cpp), except that
+// lowering every micro-step instead of extending two agrees to rounding
+// (tests/step/test_accumulation.cpp).
 #pragma once
 #include "sim/core/file_cache.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
@@ -18,9 +20,11 @@ namespace zerosim {
 
 // The plain computations each fast path must equal, switched on for tests and benchmarks.
 struct ReferenceModes {
-  NetworkOptions network;      // flow symmetry and folding, analytic shortcuts
-  bool lowering_reuse = true;  // re-time a cached lowered step instead of lowering afresh
-  bool file_watch = true;      // files known unchanged from the kernel's reports, not stat()
+  NetworkOptions network;           // flow symmetry and folding, analytic shortcuts
+  bool lowering_reuse = true;       // re-time a cached lowered step instead of lowering afresh
+  bool file_watch = true;           // files known unchanged from the kernel's reports, not stat()
+  bool extend_accumulation = true;  // G >= 3 micro-steps: run 1 and 2, extend (accumulation.hpp)
+                                    // instead of lowering every micro-step
 };
 
 class SimContext {

@@ -15,6 +15,7 @@
 #include "sim/memory/memory.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
+#include "sim/step/accumulation.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/trace.hpp"
@@ -375,6 +376,32 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
 }
 
+// One lowered step run on the scenario's network tier: what the result's time, breakdown and
+// communication come from. The lowering and the run stay for a trace.
+struct StepRun {
+  std::shared_ptr<const LoweredStep> low;
+  RunResult run;
+  StepTimeBreakdown breakdown;
+  CommResult comm;
+};
+
+StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
+                 SimContext& context) {
+  const Topology& topo = *r.topo;
+  const CostProfile& prof = *r.prof;
+  StepRun out;
+  out.low = context.lowering().get(setup, topo, r.prof);
+  Engine engine;
+  // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
+  std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
+  auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
+  net->expect_ops(out.low->program.collectives);
+  out.run = run_program(out.low->program, engine, *net);
+  out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
+  out.comm = comm_result(*out.low, out.run, topo, prof, std::move(plans));
+  return out;
+}
+
 }  // namespace
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
@@ -389,28 +416,42 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   // The files are checked for changes once, here: the call sees them as they are now, or later.
   const FileCache::Round round(context.files());
   const Resolved r = resolve(sc, context, !trace_path.empty());  // labels: read by the trace only
-  const Topology& topo = *r.topo;
-  const CostProfile& prof = *r.prof;
-
-  const std::shared_ptr<const LoweredStep> low_ptr = context.lowering().get(r.setup, topo, r.prof);
-  const LoweredStep& low = *low_ptr;
-  Engine engine;
-  // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
-  std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
-  auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
-  net->expect_ops(low.program.collectives);
-  const RunResult run = run_program(low.program, engine, *net);
-
+  const int G = r.setup.grad_accum;
   StepResult result;
-  MemoryEstimate mem = memory_of(r, low, context.modules());
-  result.warnings = warnings_of(sc, r, low, mem);
+  StepRun step;
+  const bool extended = G >= kExtendedAccumulationFrom && context.modes().extend_accumulation;
+  if (extended) {
+    // Micro-steps 1..G-1 are alike: run one and two, extend (sim/step/accumulation.hpp).
+    StepSetup setup = r.setup;
+    setup.grad_accum = 1;
+    const StepRun one = run_step(sc, setup, r, context);
+    setup.grad_accum = 2;
+    step = run_step(sc, setup, r, context);
+    add_throughput(result, r, *step.low,
+                   extend_accumulation(one.run.makespan_s, step.run.makespan_s, G));
+    result.breakdown = extend_accumulation(one.breakdown, step.breakdown, G);
+    result.comm = extend_accumulation(one.comm, step.comm, G);
+    result.engine_events = one.run.events + step.run.events;  // the work done
+  } else {
+    step = run_step(sc, r.setup, r, context);
+    add_throughput(result, r, *step.low, step.run.makespan_s);
+    result.breakdown = step.breakdown;
+    result.comm = std::move(step.comm);
+    result.engine_events = step.run.events;
+  }
+  MemoryEstimate mem = memory_of(r, *step.low, context.modules());
+  result.warnings = warnings_of(sc, r, *step.low, mem);
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model));
-  add_throughput(result, r, low, run.makespan_s);
-  result.breakdown = time_breakdown(compute_breakdown(low.program, run));
-  result.comm = comm_result(low, run, topo, prof, std::move(plans));
   result.memory = std::move(mem);
-  result.engine_events = run.events;
-  if (!trace_path.empty()) write_chrome_trace(trace_path, low.program, run, to_json(result));
+  if (!trace_path.empty()) {
+    json meta = to_json(result);
+    if (extended)
+      meta["trace_note"] = fmt::format(
+          "micro-steps 0 and 1 and the optimizer are drawn; micro-steps 2..{} repeat micro-step 1 "
+          "exactly (every stream is drained at the end of each backward)",
+          G - 1);
+    write_chrome_trace(trace_path, step.low->program, step.run, meta);
+  }
   return result;
 }
 

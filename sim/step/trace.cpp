@@ -36,11 +36,10 @@ json chrome_trace(const StepProgram& program, const RunResult& run, const json& 
                       {"dur", (t.end - t.start) * 1e6},
                       {"args", args}});
   }
-  return json{{"traceEvents", events},
-              {"displayTimeUnit", "ms"},
-              {"otherData",
-               {{"step_time_s", result.value("step_time_s", 0.0)},
-                {"scenario", result.value("scenario", json::object())}}}};
+  json other = {{"step_time_s", result.value("step_time_s", 0.0)},
+                {"scenario", result.value("scenario", json::object())}};
+  if (result.contains("trace_note")) other["note"] = result["trace_note"];
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
 }
 
 void write_chrome_trace(const std::string& path, const StepProgram& program, const RunResult& run,

@@ -1,6 +1,7 @@
 // Chrome trace (opens in Perfetto / chrome://tracing) of a simulated step: one process per GPU
 // shown (rank 0, the representative program every rank runs), one thread per stream, an "X" event
-// per op with its category and, for collectives, kind, algorithm, groups and bytes. Written
+// per op with its category and, for collectives, kind, algorithm, groups and bytes; otherData holds
+// the step time, the scenario and the result's trace_note (what the trace leaves out). Written
 // atomically.
 #pragma once
 #include <string>

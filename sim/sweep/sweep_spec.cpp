@@ -84,8 +84,12 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
     }
   std::size_t total = 1;
   for (const Axis* a : sorted) {
-    if (total > 10'000'000 / a->values.size())
-      throw flag_error(a->flag, "sweep exceeds 10 million scenarios");
+    if (total > kMaxSweepScenarios / a->values.size())
+      throw flag_error(a->flag,
+                       fmt::format("the sweep exceeds {} scenarios (every result is held until "
+                                   "the documents are written, about 40 KB each); split its axes "
+                                   "over several sweeps",
+                                   kMaxSweepScenarios));
     total *= a->values.size();
   }
   std::vector<Scenario> out;

@@ -34,6 +34,8 @@ void apply_flag(Scenario& scenario, const std::string& flag, const std::string& 
 // product. Axes are expanded in sweep_flags() order regardless of the order given. Throws on
 // unknown or repeated flags, on contradictory flags (--deepspeed with --strategy, --grad-accum) and
 // on empty lists.
+// The most scenarios one sweep expands to (its results stay in memory until written).
+inline constexpr std::size_t kMaxSweepScenarios = 100'000;
 std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes);
 
 // The scenario as JSON (all fields), the identity used by --resume and by `compare`.
