@@ -14,13 +14,14 @@
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/tables.hpp"
+#include "sim/report/training_time.hpp"
 
 namespace zerosim::cli {
 
 namespace {
 
 struct ReportArgs {
-  std::string input, format, out;
+  std::string input, format, out, train_tokens;
 };
 
 std::string infer_format(const std::string& out) {
@@ -41,10 +42,14 @@ void run_report(const ReportArgs& a) {
                      fmt::format("give --format html|md|csv (the extension of --out '{}' "
                                  "is none of .html, .htm, .md, .csv)",
                                  a.out));
+  const double train_tokens =
+      a.train_tokens.empty() ? 0 : report::parse_token_count(a.train_tokens, "--train-tokens");
+  if (train_tokens > 0 && format == "csv")
+    throw flag_error("--train-tokens", "adds a section to html and md reports, not to csv");
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
-  std::string text = format == "html" ? report::render_html(results, source)
-                     : format == "md" ? report::render_markdown(results, source)
+  std::string text = format == "html" ? report::render_html(results, source, train_tokens)
+                     : format == "md" ? report::render_markdown(results, source, train_tokens)
                                       : report::render_csv(results);
   if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -82,6 +87,9 @@ void register_report(CLI::App& app) {
                   "html | md | csv (default: from the --out extension; md on stdout)")
       ->check(CLI::IsMember({"html", "md", "csv"}));
   rep->add_option("--out", args->out, "output file (written atomically); '-' or absent: stdout");
+  rep->add_option("--train-tokens", args->train_tokens,
+                  "add the time to train this many tokens (e.g. 300B, 2T): days and GPU-hours "
+                  "per result (html and md)");
   rep->callback([args] { run_report(*args); });
 
   auto cargs = std::make_shared<CompareArgs>();

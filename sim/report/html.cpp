@@ -8,8 +8,10 @@
 #include <set>
 
 #include "sim/core/units.hpp"
+#include "sim/report/scaling.hpp"
 #include "sim/report/svg_chart.hpp"
 #include "sim/report/tables.hpp"
+#include "sim/report/training_time.hpp"
 
 namespace zerosim::report {
 
@@ -59,11 +61,6 @@ std::vector<std::string> strategies(const std::vector<const ResultView*>& rows) 
     return strategy_rank(a) < strategy_rank(b);
   });
   return s;
-}
-
-std::string strategy_color(const std::string& s) {
-  int rank = strategy_rank(s);
-  return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
 }
 
 const ResultView* find(const std::vector<const ResultView*>& rows, double bw,
@@ -217,7 +214,8 @@ std::string results_table(const std::vector<ResultView>& results) {
 
 }  // namespace
 
-std::string render_html(const std::vector<ResultView>& results, const std::string& source) {
+std::string render_html(const std::vector<ResultView>& results, const std::string& source,
+                        double train_tokens) {
   auto groups = make_groups(results);
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -254,8 +252,25 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
     o += "</ul>\n";
   }
 
-  o += "<h2>Throughput vs network bandwidth</h2>\n";
-  for (const auto& g : groups) o += "<figure>" + throughput_chart(g) + "</figure>\n";
+  // A group with one bandwidth that is part of a scaling series is drawn by the scaling charts
+  // (one bar per group would say nothing a line over GPUs does not).
+  const std::vector<ScalingGroup> scaling = scaling_groups(results);
+  std::set<std::string> scaled;
+  for (const ScalingGroup& sg : scaling) scaled.insert(scaling_key(*sg.rows.front()));
+  std::string by_bandwidth;
+  for (const auto& g : groups)
+    if (bandwidths(g.rows).size() > 1 || !scaled.count(scaling_key(*g.rows.front())))
+      by_bandwidth += "<figure>" + throughput_chart(g) + "</figure>\n";
+  if (!by_bandwidth.empty()) o += "<h2>Throughput vs network bandwidth</h2>\n" + by_bandwidth;
+  if (!scaling.empty()) {
+    o += "<h2>Scaling with cluster size</h2>\n<p class=\"note\">Whole-cluster throughput and "
+         "scaling efficiency (tokens/s per GPU relative to the same strategy on the smallest "
+         "cluster of the series; 1 = linear) of results that differ only in their node "
+         "count.</p>\n";
+    for (const ScalingGroup& sg : scaling)
+      o += "<figure>" + scaling_throughput_chart(sg) + "</figure>\n<figure>" +
+           scaling_efficiency_chart(sg) + "</figure>\n";
+  }
   std::string speedup = speedup_chart(groups);
   if (!speedup.empty())
     o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
@@ -267,6 +282,7 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
        "(waiting on dependencies).</p>\n";
   for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
   o += "<h2>Memory per GPU</h2>\n<figure>" + memory_chart(groups) + "</figure>\n";
+  if (train_tokens > 0) o += training_time_html(results, train_tokens);
   o += "<h2>All results</h2>\n" + results_table(results);
   std::string warn;
   for (const auto& r : results)

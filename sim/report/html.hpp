@@ -10,6 +10,8 @@
 
 namespace zerosim::report {
 
-std::string render_html(const std::vector<ResultView>& results, const std::string& source);
+// train_tokens > 0 adds a time-to-train section (training_time.hpp) for that budget.
+std::string render_html(const std::vector<ResultView>& results, const std::string& source,
+                        double train_tokens = 0);
 
 }  // namespace zerosim::report

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "sim/report/svg_chart.hpp"
+
 namespace zerosim::report {
 
 namespace {
@@ -64,6 +66,11 @@ int strategy_rank(const std::string& strategy) {
   if (count == 3) return 7;
   if (count == 1) return t.qwz ? 1 : t.hpz ? 2 : 3;
   return !t.qgz ? 4 : !t.hpz ? 5 : 6;
+}
+
+std::string strategy_color(const std::string& strategy) {
+  const int rank = strategy_rank(strategy);
+  return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
 }
 
 std::string ResultView::label() const {

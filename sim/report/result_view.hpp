@@ -78,5 +78,7 @@ std::string strategy_display(const std::string& strategy);
 std::string format_utilization(double fraction);
 // Sort rank of a strategy: ZeRO-3 first, single techniques, pairs, ZeRO++ last; unknown ones after.
 int strategy_rank(const std::string& strategy);
+// A strategy's color in every chart (by its rank; unknown strategies share one).
+std::string strategy_color(const std::string& strategy);
 
 }  // namespace zerosim::report

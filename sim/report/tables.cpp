@@ -6,6 +6,8 @@
 #include <map>
 
 #include "sim/core/units.hpp"
+#include "sim/report/scaling.hpp"
+#include "sim/report/training_time.hpp"
 
 namespace zerosim::report {
 
@@ -81,17 +83,22 @@ std::string group_key(const ResultView& r) {
                      r.grad_accum, r.tier, r.profile);
 }
 
-std::string group_title(const ResultView& r) {
-  std::string out = r.model.empty() ? "?" : r.model;
-  if (!r.cluster.empty()) out += " on " + r.cluster;
-  if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
-  if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
+std::string experiment_details(const ResultView& r) {
+  std::string out;
   if (r.fabric == "fat-tree" || r.oversubscription != 1)
     out += fmt::format(", {} {:g}:1", r.fabric, r.oversubscription);
   if (r.tokens_per_gpu > 0) out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
   if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
   if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
   return out;
+}
+
+std::string group_title(const ResultView& r) {
+  std::string out = r.model.empty() ? "?" : r.model;
+  if (!r.cluster.empty()) out += " on " + r.cluster;
+  if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
+  if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
+  return out + experiment_details(r);
 }
 
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r) {
@@ -173,7 +180,37 @@ std::string render_csv(const std::vector<ResultView>& results) {
   return out;
 }
 
-std::string render_markdown(const std::vector<ResultView>& results, const std::string& source) {
+namespace {
+
+// Per scaling group (scaling.hpp): tokens/s, per GPU, and the scaling efficiency by GPU count.
+std::string scaling_markdown(const std::vector<ResultView>& results) {
+  const std::vector<ScalingGroup> groups = scaling_groups(results);
+  if (groups.empty()) return "";
+  std::string out =
+      "## Scaling with cluster size\n\nScaling efficiency: tokens/s per GPU relative to the same "
+      "strategy on the smallest cluster of the series (1.00 = linear).\n\n";
+  for (const ScalingGroup& g : groups) {
+    out += "### " + md_cell(g.title) + "\n\n";
+    out += "| GPUs | strategy | tokens/s | tokens/s per GPU | scaling efficiency | fits |\n";
+    out += "|---:|---|---:|---:|---:|---|\n";
+    for (int n : g.gpus)
+      for (const ResultView* r : g.rows) {
+        if (r->gpus != n) continue;
+        const double eff = scaling_efficiency(g, *r);
+        out += fmt::format("| {} | {} | {:.0f} | {:.1f} | {} | {} |\n", n,
+                           md_cell(strategy_display(r->strategy)), r->tokens_per_s,
+                           r->tokens_per_s / n, std::isnan(eff) ? "-" : fmt::format("{:.2f}", eff),
+                           r->fits ? "yes" : "**no**");
+      }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown(const std::vector<ResultView>& results, const std::string& source,
+                            double train_tokens) {
   std::string out = "# zerosim report\n\n";
   out += fmt::format(
       "Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
@@ -217,6 +254,8 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
     }
     out += "\n";
   }
+  out += scaling_markdown(results);
+  if (train_tokens > 0) out += training_time_markdown(results, train_tokens);
   std::string warn;
   for (const auto& r : results)
     for (const auto& w : r.warnings) warn += "- " + md_cell(r.label()) + ": " + md_cell(w) + "\n";

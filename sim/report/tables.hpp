@@ -10,7 +10,9 @@
 namespace zerosim::report {
 
 std::string render_csv(const std::vector<ResultView>& results);
-std::string render_markdown(const std::vector<ResultView>& results, const std::string& source);
+// train_tokens > 0 adds a time-to-train section (training_time.hpp) for that budget.
+std::string render_markdown(const std::vector<ResultView>& results, const std::string& source,
+                            double train_tokens = 0);
 
 // One CSV field: quoted when it holds a comma, quote or newline; a leading = + - @ is prefixed with
 // ' so spreadsheets do not evaluate it as a formula.
@@ -20,6 +22,9 @@ std::string md_cell(const std::string& text);
 
 // Key of the experiment group a result belongs to: everything except bandwidth and strategy.
 std::string group_key(const ResultView& r);
+// What an experiment's title adds after model, cluster and size: the fabric when not a plain rail,
+// tokens per GPU, accumulation and a non-flow tier (", 2048 tokens/GPU, analytic tier").
+std::string experiment_details(const ResultView& r);
 std::string group_title(const ResultView& r);
 // The ZeRO-3 result of the same group and bandwidth, or nullptr.
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r);

@@ -1,5 +1,5 @@
-// Gradient accumulation (sim/step/accumulation.hpp): a step of G >= 3 micro-steps extended from runs
-// of one and two equals the step with every micro-step lowered (ReferenceModes
+// Gradient accumulation (sim/step/accumulation.hpp): a step of G >= 3 micro-steps extended from
+// runs of one and two equals the step with every micro-step lowered (ReferenceModes
 // extend_accumulation = false) to rounding, part by part, on both tiers and with hpZ (whose first
 // micro-step differs); the work done does not grow with G.
 #include <doctest/doctest.h>
@@ -109,6 +109,6 @@ TEST_CASE("the work of a step does not grow with its accumulation count") {
   const StepResult two = simulate(scenario("zeropp", "flow", 2));
   check_close(big.step_time_s, one.step_time_s + 99999 * (two.step_time_s - one.step_time_s),
               "step_time_s");
-  CHECK(big.comm.collectives == one.comm.collectives + 99999 * (two.comm.collectives -
-                                                                 one.comm.collectives));
+  CHECK(big.comm.collectives ==
+        one.comm.collectives + 99999 * (two.comm.collectives - one.comm.collectives));
 }
