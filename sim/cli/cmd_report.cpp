@@ -62,14 +62,14 @@ void run_report(const ReportArgs& a) {
 
 struct CompareArgs {
   std::string a, b, out;
+  std::vector<std::string> ignore;
 };
 
 void run_compare(const CompareArgs& c) {
   check_output_paths({{"a", c.a}, {"b", c.b}}, {{"--out", c.out}});
   auto ra = report::load_results(c.a);
   auto rb = report::load_results(c.b);
-  auto rows = report::compare_results(ra, rb);
-  std::string text = report::render_compare(rows, c.a, c.b);
+  std::string text = report::render_compare(report::compare_results(ra, rb, c.ignore), c.a, c.b);
   if (c.out.empty() || c.out == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
@@ -98,6 +98,10 @@ void register_report(CLI::App& app) {
   cmp->add_option("a", cargs->a, "first results JSON (A)")->required();
   cmp->add_option("b", cargs->b, "second results JSON (B)")->required();
   cmp->add_option("--out", cargs->out, "write the table to a file instead of stdout");
+  cmp->add_option("--ignore", cargs->ignore,
+                  "scenario keys not matched on, e.g. tier,profile (default: none; when nothing "
+                  "matches, the keys each file holds constant but the two set differently)")
+      ->delimiter(',');
   cmp->callback([cargs] { run_compare(*cargs); });
 }
 

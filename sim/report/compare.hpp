@@ -1,6 +1,8 @@
 // Diff of two result files: scenarios matched by their scenario object (ResultView::identity), per
 // scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios
-// listed.
+// listed. Matching can leave out scenario keys (`compare --ignore tier`); when nothing matches and
+// the files differ in keys that are constant within each (the flow and the analytic tier of one
+// sweep, two profiles), those keys are left out and the comparison says so.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,11 +21,19 @@ struct CompareRow {
   }
 };
 
-// Rows in the order of file a, then scenarios only in b.
-std::vector<CompareRow> compare_results(const std::vector<ResultView>& a,
-                                        const std::vector<ResultView>& b);
+struct Comparison {
+  std::vector<CompareRow> rows;  // in the order of file a, then scenarios only in b
+  // Top-level scenario keys left out of matching: those asked for, or those found (with their
+  // values in a and b, e.g. "tier: flow vs analytic").
+  std::vector<std::string> ignored;
+  std::string found;  // empty unless keys were found: what differed
+};
+
+// `ignore`: scenario keys (top level of the result's "scenario") not matched on.
+Comparison compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
+                           const std::vector<std::string>& ignore = {});
 // A Markdown table (readable in a terminal too).
-std::string render_compare(const std::vector<CompareRow>& rows, const std::string& name_a,
+std::string render_compare(const Comparison& c, const std::string& name_a,
                            const std::string& name_b);
 
 }  // namespace zerosim::report

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/compare.hpp"
@@ -148,15 +150,46 @@ TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
   docb["results"][0]["tflops_per_gpu"] = docb["results"][0]["tflops_per_gpu"].get<double>() / 1.1;
   docb["results"].erase(1);
   auto b = read_results(docb, "b.json");
-  auto rows = compare_results(a, b);
+  const Comparison cmp = compare_results(a, b);
+  const auto& rows = cmp.rows;
+  CHECK(cmp.ignored.empty());
   REQUIRE(rows.size() == 40u);
   CHECK(rows[0].step_delta_pct() == doctest::Approx(10.0).epsilon(1e-9));
   CHECK(rows[0].tflops_delta_pct() == doctest::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
   CHECK(rows[1].b == nullptr);
   CHECK(rows[2].step_delta_pct() == 0.0);
-  std::string text = render_compare(rows, "a.json", "b.json");
+  std::string text = render_compare(cmp, "a.json", "b.json");
   CHECK(text.find("| +10.00% |") != std::string::npos);
   CHECK(text.find("39 matched, 1 only in A, 0 only in B") != std::string::npos);
+}
+
+TEST_CASE("compare matches across what each file holds constant, or what --ignore names") {
+  auto a = read_results(testing::fake_paper_sweep(), "a.json");
+  json docb = testing::fake_paper_sweep();
+  for (auto& r : docb["results"]) r["scenario"]["tier"] = "analytic";
+  docb["results"][0]["step_time_s"] = docb["results"][0]["step_time_s"].get<double>() * 2;
+  auto b = read_results(docb, "b.json");
+  REQUIRE(a.front().identity.find("\"tier\":\"flow\"") != std::string::npos);
+  // Nothing matches as it is; tier is constant in each file and differs: matched without it.
+  const Comparison found = compare_results(a, b);
+  CHECK(found.ignored == std::vector<std::string>{"tier"});
+  CHECK(found.found == "tier: \"flow\" vs \"analytic\"");
+  REQUIRE(found.rows.size() == 40u);
+  CHECK(found.rows[0].step_delta_pct() == doctest::Approx(100.0));
+  const std::string text = render_compare(found, "a.json", "b.json");
+  CHECK(text.find("tier: \"flow\" vs \"analytic\"") != std::string::npos);
+  CHECK(text.find("40 matched, 0 only in A, 0 only in B") != std::string::npos);
+  // Named explicitly: the same matches, said as asked.
+  const Comparison named = compare_results(a, b, {"tier"});
+  CHECK(named.found.empty());
+  CHECK(named.rows.size() == 40u);
+  CHECK(render_compare(named, "a", "b").find("Matched leaving out: tier.") != std::string::npos);
+  // A file against itself matches every scenario.
+  const Comparison self = compare_results(a, a);
+  CHECK(self.ignored.empty());
+  CHECK(std::all_of(self.rows.begin(), self.rows.end(),
+                    [](const CompareRow& r) { return r.a && r.b; }));
+  CHECK_THROWS_AS(compare_results(a, b, {"no_such_key"}), InputError);
 }
 
 TEST_CASE("the step attribution of real results adds up to the step time") {
