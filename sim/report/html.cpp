@@ -52,32 +52,31 @@ std::vector<double> bandwidths(const std::vector<const ResultView*>& rows) {
 
 std::string bw_label(double gbps) { return gbps > 0 ? fmt::format("{:g}", gbps) : "preset"; }
 
-// Strategies of a set of rows, ZeRO-3 first and ZeRO++ last.
-std::vector<std::string> strategies(const std::vector<const ResultView*>& rows) {
-  std::vector<std::string> s;
-  for (auto* r : rows)
-    if (std::find(s.begin(), s.end(), r->strategy) == s.end()) s.push_back(r->strategy);
-  std::stable_sort(s.begin(), s.end(), [](const std::string& a, const std::string& b) {
-    return strategy_rank(a) < strategy_rank(b);
-  });
-  return s;
-}
-
+// The row of `like`'s strategy and variant at bandwidth bw.
 const ResultView* find(const std::vector<const ResultView*>& rows, double bw,
-                       const std::string& strategy) {
+                       const ResultView* like) {
   for (auto* r : rows)
-    if (r->network_gbps_per_node() == bw && r->strategy == strategy) return r;
+    if (r->network_gbps_per_node() == bw && r->strategy_key() == like->strategy_key()) return r;
   return nullptr;
 }
 
-std::string short_strategy(const std::string& s) {
-  std::string d = strategy_display(s);
-  if (d == "ZeRO++") return "Z++";
+// The default-variant row of a strategy at bandwidth bw (the speedup chart's ZeRO-3 and ZeRO++).
+const ResultView* find_plain(const std::vector<const ResultView*>& rows, double bw,
+                             const std::string& strategy) {
+  for (auto* r : rows)
+    if (r->network_gbps_per_node() == bw && r->strategy == strategy && r->variant.empty()) return r;
+  return nullptr;
+}
+
+std::string short_strategy(const ResultView& r) {
+  const std::string d = strategy_display(r.strategy);
+  const std::string v = r.variant.empty() ? "" : " (" + r.variant + ")";
+  if (d == "ZeRO++") return "Z++" + v;
   if (d.starts_with("ZeRO-3")) {
     std::string rest = d.substr(6);
-    return rest.empty() ? "Z3" : rest.substr(3);  // " + qwZ + hpZ" -> "qwZ + hpZ"
+    return (rest.empty() ? "Z3" : rest.substr(3)) + v;  // " + qwZ + hpZ" -> "qwZ + hpZ"
   }
-  return d;
+  return d + v;
 }
 
 std::string throughput_chart(const Group& g) {
@@ -87,8 +86,8 @@ std::string throughput_chart(const Group& g) {
   c.y_label = "Throughput (TFLOPs per GPU)";
   auto bws = bandwidths(g.rows);
   for (double bw : bws) c.categories.push_back(bw_label(bw));
-  for (const auto& s : strategies(g.rows)) {
-    Series ser{strategy_display(s), strategy_color(s), {}};
+  for (const ResultView* s : distinct_strategies(g.rows)) {
+    Series ser{s->strategy_name(), strategy_color(s->strategy), {}};
     for (double bw : bws) {
       auto* r = find(g.rows, bw, s);
       ser.values.push_back(r ? r->tflops_per_gpu : kNaN);
@@ -107,7 +106,7 @@ std::string speedup_chart(const std::vector<Group>& groups) {
   std::set<double> all_bw;
   for (const auto& g : groups)
     for (double bw : bandwidths(g.rows))
-      if (find(g.rows, bw, "zero3") && find(g.rows, bw, "zeropp")) all_bw.insert(bw);
+      if (find_plain(g.rows, bw, "zero3") && find_plain(g.rows, bw, "zeropp")) all_bw.insert(bw);
   if (all_bw.empty()) return "";
   for (double bw : all_bw) c.categories.push_back(bw_label(bw));
   std::size_t k = 0;
@@ -115,7 +114,7 @@ std::string speedup_chart(const std::vector<Group>& groups) {
     Series s{g.short_title, palette(k), {}};
     bool any = false;
     for (double bw : all_bw) {
-      auto *a = find(g.rows, bw, "zero3"), *b = find(g.rows, bw, "zeropp");
+      auto *a = find_plain(g.rows, bw, "zero3"), *b = find_plain(g.rows, bw, "zeropp");
       bool ok = a && b && a->tflops_per_gpu > 0;
       s.values.push_back(ok ? b->tflops_per_gpu / a->tflops_per_gpu : kNaN);
       any |= ok;
@@ -141,10 +140,10 @@ std::string breakdown_chart(const Group& g) {
                           "#937860", "#DA8BC3", "#8C8C8C", "#C44E52", "#B0B0B0"};
   std::vector<Series> ser;
   for (double bw : bandwidths(g.rows))
-    for (const auto& s : strategies(g.rows)) {
+    for (const ResultView* s : distinct_strategies(g.rows)) {
       auto* r = find(g.rows, bw, s);
       if (!r) continue;
-      c.categories.push_back(short_strategy(s) + "\n" + bw_label(bw));
+      c.categories.push_back(short_strategy(*r) + "\n" + bw_label(bw));
       const auto parts = r->step_attribution();
       if (ser.empty())
         for (std::size_t k = 0; k < parts.size(); ++k)
@@ -167,16 +166,16 @@ std::string memory_chart(const std::vector<Group>& groups) {
   c.y_label = "Peak memory per GPU (GiB)";
   std::vector<const ResultView*> all;
   for (const auto& g : groups) all.insert(all.end(), g.rows.begin(), g.rows.end());
-  auto strats = strategies(all);
-  for (const auto& s : strats) c.categories.push_back(strategy_display(s));
+  auto strats = distinct_strategies(all);
+  for (const ResultView* s : strats) c.categories.push_back(s->strategy_name());
   std::set<double> capacities;
   std::size_t k = 0;
   for (const auto& g : groups) {
     Series ser{g.short_title, palette(k++), {}};
-    for (const auto& s : strats) {
+    for (const ResultView* s : strats) {
       double peak = kNaN;  // the largest over bandwidths (memory rarely depends on the network)
       for (auto* r : g.rows)
-        if (r->strategy == s) {
+        if (r->strategy_key() == s->strategy_key()) {
           peak = std::isnan(peak) ? r->peak_bytes_per_gpu : std::max(peak, r->peak_bytes_per_gpu);
           if (r->capacity_bytes > 0) capacities.insert(r->capacity_bytes);
         }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/report/svg_chart.hpp"
@@ -68,9 +69,26 @@ int strategy_rank(const std::string& strategy) {
   return !t.qgz ? 4 : !t.hpz ? 5 : 6;
 }
 
+std::vector<const ResultView*> distinct_strategies(const std::vector<const ResultView*>& rows) {
+  std::vector<const ResultView*> s;
+  for (const ResultView* r : rows)
+    if (std::none_of(s.begin(), s.end(),
+                     [r](const ResultView* o) { return o->strategy_key() == r->strategy_key(); }))
+      s.push_back(r);
+  std::stable_sort(s.begin(), s.end(), [](const ResultView* a, const ResultView* b) {
+    return strategy_rank(a->strategy) < strategy_rank(b->strategy);
+  });
+  return s;
+}
+
 std::string strategy_color(const std::string& strategy) {
   const int rank = strategy_rank(strategy);
   return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
+}
+
+std::string ResultView::strategy_name() const {
+  return variant.empty() ? strategy_display(strategy)
+                         : strategy_display(strategy) + " (" + variant + ")";
 }
 
 std::string ResultView::label() const {
@@ -78,7 +96,8 @@ std::string ResultView::label() const {
   if (nodes > 0) out += fmt::format(", {} node{}", nodes, nodes == 1 ? "" : "s");
   if (nics_per_node > 0 && nic_gbps > 0)
     out += fmt::format(", {}x{:g} Gbps", nics_per_node, nic_gbps);
-  out += ", " + strategy_display(strategy);
+  out += ", " + strategy_name();
+  if (!checkpointing) out += ", no checkpointing";
   if (tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", tokens_per_gpu);
   if (grad_accum > 1) out += fmt::format(", ga {}", grad_accum);
   if (!tier.empty() && tier != "flow") out += ", " + tier;
@@ -89,6 +108,21 @@ std::string format_utilization(double fraction) {
   return std::isnan(fraction) ? "-" : fmt::format("{:.1f}%", 100 * fraction);
 }
 
+namespace {
+
+// The non-default settings of a strategy's techniques (ResultView::variant).
+std::string variant_of(const Strategy& st, int gpus_per_node) {
+  std::string v;
+  const auto add = [&v](const std::string& part) { v += (v.empty() ? "" : ", ") + part; };
+  if (st.qwz && st.weight_bits != 8) add(fmt::format("qwZ INT{}", st.weight_bits));
+  if (st.hpz && st.hpz_size > 0 && st.hpz_size != gpus_per_node)
+    add(fmt::format("hpZ k={}", st.hpz_size));
+  if (st.qgz && st.qgz_chunks > 1) add(fmt::format("qgZ {} chunks", st.qgz_chunks));
+  return v;
+}
+
+}  // namespace
+
 ResultView view_of(const StepResult& r) {
   ResultView v;
   const ScenarioEcho& sc = r.scenario;
@@ -96,6 +130,8 @@ ResultView view_of(const StepResult& r) {
   v.cluster = sc.cluster;
   v.model = sc.model.name;
   v.strategy = sc.strategy.name();
+  v.variant = variant_of(sc.strategy, sc.gpus_per_node);
+  v.checkpointing = sc.activation_checkpointing;
   v.tier = sc.tier;
   v.profile = sc.profile_name;
   v.nodes = sc.nodes;

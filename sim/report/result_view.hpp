@@ -32,6 +32,17 @@ struct ResultView {
   bool fits = true;
   std::vector<std::string> warnings;
   std::string identity;  // the result's scenario object as JSON text: what compare matches
+  // Settings that tell apart runs of one strategy: qwZ bits, hpZ group size, qgZ chunks when not
+  // their defaults ("qwZ INT4, hpZ k=8"); empty for the defaults.
+  std::string variant;
+  bool checkpointing = true;  // activation checkpointing
+
+  // The strategy with its variant: what rows of one experiment are told apart by.
+  std::string strategy_key() const {
+    return variant.empty() ? strategy : strategy + " [" + variant + "]";
+  }
+  // "ZeRO++", "ZeRO++ (qwZ INT4)".
+  std::string strategy_name() const;
 
   double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
   // Critical-path attribution of the step: what the compute stream does or waits on, by part
@@ -78,6 +89,9 @@ std::string strategy_display(const std::string& strategy);
 std::string format_utilization(double fraction);
 // Sort rank of a strategy: ZeRO-3 first, single techniques, pairs, ZeRO++ last; unknown ones after.
 int strategy_rank(const std::string& strategy);
+// One row per strategy with its variant (ResultView::strategy_key) of a set of rows, ZeRO-3 first
+// and ZeRO++ last: what charts draw a series or a category for.
+std::vector<const ResultView*> distinct_strategies(const std::vector<const ResultView*>& rows);
 // A strategy's color in every chart (by its rank; unknown strategies share one).
 std::string strategy_color(const std::string& strategy);
 

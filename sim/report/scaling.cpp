@@ -25,20 +25,10 @@ std::string scaling_title(const ResultView& r) {
   return out + experiment_details(r);
 }
 
-// Strategies of a group, ZeRO-3 first.
-std::vector<std::string> strategies_of(const ScalingGroup& g) {
-  std::vector<std::string> s;
+// The row of `like`'s strategy and variant at `gpus`.
+const ResultView* at(const ScalingGroup& g, const ResultView& like, int gpus) {
   for (const ResultView* r : g.rows)
-    if (std::find(s.begin(), s.end(), r->strategy) == s.end()) s.push_back(r->strategy);
-  std::stable_sort(s.begin(), s.end(), [](const std::string& a, const std::string& b) {
-    return strategy_rank(a) < strategy_rank(b);
-  });
-  return s;
-}
-
-const ResultView* at(const ScalingGroup& g, const std::string& strategy, int gpus) {
-  for (const ResultView* r : g.rows)
-    if (r->strategy == strategy && r->gpus == gpus) return r;
+    if (r->strategy_key() == like.strategy_key() && r->gpus == gpus) return r;
   return nullptr;
 }
 
@@ -47,10 +37,10 @@ template <class Value>
 ChartSpec per_strategy(const ScalingGroup& g, Value value) {
   ChartSpec c;
   for (int n : g.gpus) c.categories.push_back(fmt::format("{}", n));
-  for (const std::string& s : strategies_of(g)) {
-    Series ser{strategy_display(s), strategy_color(s), {}};
+  for (const ResultView* s : distinct_strategies(g.rows)) {
+    Series ser{s->strategy_name(), strategy_color(s->strategy), {}};
     for (int n : g.gpus) {
-      const ResultView* r = at(g, s, n);
+      const ResultView* r = at(g, *s, n);
       ser.values.push_back(r ? value(*r) : kNaN);
     }
     c.series.push_back(std::move(ser));
@@ -87,7 +77,7 @@ std::vector<ScalingGroup> scaling_groups(const std::vector<ResultView>& results)
 }
 
 double scaling_efficiency(const ScalingGroup& g, const ResultView& r) {
-  const ResultView* base = at(g, r.strategy, g.gpus.front());
+  const ResultView* base = at(g, r, g.gpus.front());
   if (!base || !(base->tokens_per_s > 0) || r.gpus <= 0) return kNaN;
   return (r.tokens_per_s / r.gpus) / (base->tokens_per_s / base->gpus);
 }

@@ -78,9 +78,9 @@ std::string md_cell(const std::string& text) {
 }
 
 std::string group_key(const ResultView& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster, r.nodes,
-                     r.fabric, r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len,
-                     r.grad_accum, r.tier, r.profile);
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster,
+                     r.nodes, r.fabric, r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len,
+                     r.grad_accum, r.tier, r.profile, r.checkpointing);
 }
 
 std::string experiment_details(const ResultView& r) {
@@ -90,6 +90,7 @@ std::string experiment_details(const ResultView& r) {
   if (r.tokens_per_gpu > 0) out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
   if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
   if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
+  if (!r.checkpointing) out += ", no activation checkpointing";
   return out;
 }
 
@@ -104,8 +105,8 @@ std::string group_title(const ResultView& r) {
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r) {
   std::string key = group_key(r);
   for (const auto& o : all)
-    if (o.strategy == "zero3" && group_key(o) == key && o.nics_per_node == r.nics_per_node &&
-        o.nic_gbps == r.nic_gbps)
+    if (o.strategy == "zero3" && o.variant.empty() && group_key(o) == key &&
+        o.nics_per_node == r.nics_per_node && o.nic_gbps == r.nic_gbps)
       return &o;
   return nullptr;
 }
@@ -113,7 +114,7 @@ const ResultView* zero3_baseline(const std::vector<ResultView>& all, const Resul
 Recommendation recommend(const std::vector<const ResultView*>& rows) {
   Recommendation out;
   for (const ResultView* r : rows) {
-    if (r->strategy == "zero3") out.zero3 = r;
+    if (r->strategy == "zero3" && r->variant.empty()) out.zero3 = r;
     if (r->fits && (!out.fastest || r->tflops_per_gpu > out.fastest->tflops_per_gpu))
       out.fastest = r;
   }
@@ -128,7 +129,7 @@ Recommendation recommend(const std::vector<const ResultView*>& rows) {
 
 std::string Recommendation::sentence() const {
   if (!pick) return "nothing fits in GPU memory";
-  std::string s = strategy_display(pick->strategy);
+  std::string s = pick->strategy_name();
   if (zero3 && zero3 != pick && zero3->fits)
     s +=
         fmt::format(" ({:.2f}x ZeRO-3's throughput)", pick->tflops_per_gpu / zero3->tflops_per_gpu);
@@ -137,7 +138,7 @@ std::string Recommendation::sentence() const {
   if (pick != fastest)
     s +=
         fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
-                    strategy_display(fastest->strategy),
+                    fastest->strategy_name(),
                     100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
   return s;
 }
@@ -155,7 +156,7 @@ std::vector<std::pair<double, Recommendation>> recommendations(
 std::string render_csv(const std::vector<ResultView>& results) {
   std::string out =
       "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,"
-      "model,strategy,"
+      "model,strategy,variant,activation_checkpointing,"
       "tokens_per_gpu,seq_len,"
       "grad_accum,tier,step_time_s,tflops_per_gpu,mfu,hfu,tokens_per_s,compute_s,recompute_s,"
       "optimizer_s,"
@@ -167,15 +168,15 @@ std::string render_csv(const std::vector<ResultView>& results) {
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{}\n",
+        "{},{},{},{},{}\n",
         csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
         r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model),
-        csv_field(r.strategy), r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier),
-        r.step_time_s, r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s,
-        r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
-        r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
-        r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
-        r.fits ? "true" : "false", csv_field(warnings));
+        csv_field(r.strategy), csv_field(r.variant), r.checkpointing ? "true" : "false",
+        r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s,
+        r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s, r.compute_s,
+        r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s, r.exposed_all_gather_s,
+        r.exposed_reduce_scatter_s, r.exposed_all_to_all_s, r.inter_node_bytes, r.intra_node_bytes,
+        r.peak_bytes_per_gpu, r.capacity_bytes, r.fits ? "true" : "false", csv_field(warnings));
   }
   return out;
 }
@@ -198,8 +199,8 @@ std::string scaling_markdown(const std::vector<ResultView>& results) {
         if (r->gpus != n) continue;
         const double eff = scaling_efficiency(g, *r);
         out += fmt::format("| {} | {} | {:.0f} | {:.1f} | {} | {} |\n", n,
-                           md_cell(strategy_display(r->strategy)), r->tokens_per_s,
-                           r->tokens_per_s / n, std::isnan(eff) ? "-" : fmt::format("{:.2f}", eff),
+                           md_cell(r->strategy_name()), r->tokens_per_s, r->tokens_per_s / n,
+                           std::isnan(eff) ? "-" : fmt::format("{:.2f}", eff),
                            r->fits ? "yes" : "**no**");
       }
     out += "\n";
@@ -244,13 +245,13 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
       std::string net = r->network_gbps_per_node() > 0
                             ? fmt::format("{}x{:g} Gbps", r->nics_per_node, r->nic_gbps)
                             : "preset";
-      out += fmt::format(
-          "| {} | {} | {} | {:.1f} | {} | {} | {:.0f} | {} | {} | {} | {} |\n", net,
-          md_cell(strategy_display(r->strategy)), format_time(r->step_time_s), r->tflops_per_gpu,
-          format_utilization(r->mfu), format_utilization(r->hfu), r->tokens_per_s,
-          base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
-          format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
-          r->fits ? "yes" : "**no**");
+      out +=
+          fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {:.0f} | {} | {} | {} | {} |\n", net,
+                      md_cell(r->strategy_name()), format_time(r->step_time_s), r->tflops_per_gpu,
+                      format_utilization(r->mfu), format_utilization(r->hfu), r->tokens_per_s,
+                      base ? fmt::format("{:.2f}x", r->tflops_per_gpu / base->tflops_per_gpu) : "-",
+                      format_time(r->exposed_comm_s()), format_bytes(r->peak_bytes_per_gpu),
+                      r->fits ? "yes" : "**no**");
     }
     out += "\n";
   }

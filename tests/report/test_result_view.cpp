@@ -2,6 +2,7 @@
 // schema_version, an unknown or a missing key is refused naming the file, the JSON path and the
 // rule; what a golden result renders is what the golden report holds.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -94,4 +95,26 @@ TEST_CASE("a golden result's view is its StepResult's") {
   CHECK(v.peak_bytes_per_gpu == r.memory.peak_bytes);
   CHECK(v.identity == one.at("scenario").dump());
   CHECK(render_csv(views) == render_csv({view_of(r)}));
+}
+
+TEST_CASE("runs of one strategy with other bits, hpZ groups or checkpointing are told apart") {
+  StepResult r =
+      read_step_results(golden("simulate-dgx-h100-llama3-8b-zeropp.json"), "g.json").at(0);
+  REQUIRE(r.scenario.strategy.qwz);
+  REQUIRE(r.scenario.strategy.hpz);
+  const ResultView plain = view_of(r);
+  CHECK(plain.variant.empty());
+  CHECK(plain.strategy_name() == "ZeRO++");
+  r.scenario.strategy.weight_bits = 4;
+  r.scenario.strategy.hpz_size = r.scenario.gpus_per_node / 2;
+  r.scenario.strategy.qgz_chunks = 4;
+  r.scenario.activation_checkpointing = false;
+  const ResultView v = view_of(r);
+  CHECK(v.variant == fmt::format("qwZ INT4, hpZ k={}, qgZ 4 chunks", r.scenario.gpus_per_node / 2));
+  CHECK(v.strategy_name() == "ZeRO++ (" + v.variant + ")");
+  CHECK(v.strategy_key() != plain.strategy_key());
+  CHECK(group_key(v) != group_key(plain));  // checkpointing is part of the experiment
+  CHECK(v.label().find("no checkpointing") != std::string::npos);
+  const std::vector<const ResultView*> both = {&v, &plain, &v};
+  CHECK(distinct_strategies(both).size() == 2u);
 }
