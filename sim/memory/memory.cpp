@@ -54,7 +54,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       // bucket.
       {"quant_buffers", (s.qwz ? live * (max_gather + 4 * max_gather / block) : 0) +
                             (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
-      {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing)},
+      {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing, in.attention)},
       {"reserved", in.reserved_bytes},
   };
   for (const auto& [_, b] : e.components) e.peak_bytes += b;

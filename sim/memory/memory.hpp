@@ -15,6 +15,7 @@
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/module_cache.hpp"
+#include "sim/workload/transformer.hpp"
 
 namespace zerosim {
 
@@ -26,7 +27,8 @@ struct MemoryInputs {
   std::int64_t tokens = 0;  // per GPU per micro-step
   int seq = 0;
   bool checkpointing = true;
-  int prefetch_depth = 1;  // modules gathered ahead of the running one
+  AttentionImpl attention = AttentionImpl::Eager;  // flash keeps no s x s scores
+  int prefetch_depth = 1;                          // modules gathered ahead of the running one
   double capacity_bytes = 0;
   double reserved_bytes = 0;
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.

@@ -4,6 +4,12 @@
 
 namespace zerosim {
 
+const char* to_string(AttentionImpl a) { return a == AttentionImpl::Flash ? "flash" : "eager"; }
+
+bool family_uses_flash_attention(const ModelShape& m) { return m.family != "gpt"; }
+
+double attention_backward_factor(AttentionImpl a) { return a == AttentionImpl::Flash ? 2.5 : 2.0; }
+
 std::int64_t Module::param_elems() const {
   std::int64_t n = 0;
   for (const auto& p : params) n += p.elems;
@@ -245,22 +251,26 @@ double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {
 
 namespace {
 // Activation bytes (FP16) of layer l's forward kept for its backward.
-double layer_bytes(const ModelShape& m, double T, int seq, bool moe_layer) {
+double layer_bytes(const ModelShape& m, double T, int seq, bool moe_layer,
+                   AttentionImpl attention) {
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn);
   const double kv = static_cast<double>(m.kv_dim()), q = static_cast<double>(m.q_dim());
   const double a = m.heads, drop = m.dropout ? 1.0 : 0.0;
   const MlaShape& mla = m.arch.mla;
-  // The norm inputs; attention: QKV input, Q, K, V, softmax output (+ dropout mask and output),
-  // output-projection input, dropout mask; MLP: first GEMM input, then the intermediate tensors.
+  // What the attention core keeps besides its inputs (Q, K, V) and output (the output
+  // projection's input): eager, the softmax output (+ dropout mask and output), a x s per token;
+  // flash, the FP32 logsumexp, one per head and token (transformer.hpp).
+  const double core =
+      attention == AttentionImpl::Flash ? 4 * a * T : 2 * a * seq * T + drop * 3 * a * seq * T;
+  // The norm inputs; attention: QKV input, Q, K, V, the core's, output-projection input, dropout
+  // mask; MLP: first GEMM input, then the intermediate tensors.
   double norms = m.arch.layer_norms * 2 * T * h;
-  double attn = 2 * T * h + 2 * T * q + 4 * T * kv + 2 * a * seq * T + drop * 3 * a * seq * T +
-                2 * T * q + drop * T * h;
+  double attn = 2 * T * h + 2 * T * q + 4 * T * kv + core + 2 * T * q + drop * T * h;
   if (mla.kv_lora_rank > 0) {
     // The latents (query, key/value), then each head's Q, K and V and the output input.
     const double qk = mla.qk_nope_dim + mla.qk_rope_dim, v = mla.v_dim;
     attn = 2 * T * h + 2 * T * (mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_dim) +
-           2 * T * a * (2 * qk + v) + 2 * a * seq * T + drop * 3 * a * seq * T + 2 * T * a * v +
-           drop * T * h;
+           2 * T * a * (2 * qk + v) + core + 2 * T * a * v + drop * T * h;
   }
   double mlp = m.gated_ffn ? 2 * T * h + 8 * T * f : 2 * T * h + 4 * T * f + drop * T * h;
   if (moe_layer) {
@@ -274,10 +284,11 @@ double layer_bytes(const ModelShape& m, double T, int seq, bool moe_layer) {
 }
 }  // namespace
 
-double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq) {
+double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq,
+                              AttentionImpl attention) {
   const double T = static_cast<double>(tokens);
-  const double dense = layer_bytes(m, T, seq, false);
-  return moe_layer_count(m) > 0 ? std::max(dense, layer_bytes(m, T, seq, true)) : dense;
+  const double dense = layer_bytes(m, T, seq, false, attention);
+  return moe_layer_count(m) > 0 ? std::max(dense, layer_bytes(m, T, seq, true, attention)) : dense;
 }
 
 double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens) {
@@ -289,14 +300,15 @@ double head_activation_bytes(const ModelShape& m, std::int64_t tokens) {
   return 2 * T * static_cast<double>(m.hidden) + 6 * T * static_cast<double>(m.vocab);
 }
 
-double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing) {
-  const double full = layer_activation_bytes(m, tokens, seq);
+double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing,
+                        AttentionImpl attention) {
+  const double full = layer_activation_bytes(m, tokens, seq, attention);
   const int moe = moe_layer_count(m);
+  const double T = static_cast<double>(tokens);
   // Without checkpointing every layer keeps its own; MoE and dense layers differ.
-  const double all =
-      moe == 0 ? m.layers * full
-               : (m.layers - moe) * layer_bytes(m, static_cast<double>(tokens), seq, false) +
-                     moe * layer_bytes(m, static_cast<double>(tokens), seq, true);
+  const double all = moe == 0 ? m.layers * full
+                              : (m.layers - moe) * layer_bytes(m, T, seq, false, attention) +
+                                    moe * layer_bytes(m, T, seq, true, attention);
   const double layers = checkpointing ? m.layers * layer_checkpoint_bytes(m, tokens) : all;
   return layers + (checkpointing ? full : 0) + head_activation_bytes(m, tokens);
 }

@@ -8,7 +8,7 @@
 //   GPT layer params 12h^2 + 13h; forward FLOPs per layer 24·T·h^2 + 4·T·s·h (Megatron-LM);
 //   backward = 2x forward; activation bytes per layer (Korthikanti et al. 2022) 34·T·h + 5·a·s·T
 //   for GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated
-//   MLPs.
+//   MLPs; with FlashAttention 34·T·h + 4·a·T (no s x s tensors: layer_activation_bytes).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -18,6 +18,26 @@
 #include "sim/workload/model.hpp"
 
 namespace zerosim {
+
+// How a layer's attention core (scores, softmax, context) runs; the scenario's --attention,
+// resolved by simulate(). Eager: the score and context matmuls are separate kernels and the softmax
+// output (with dropout's mask and output) is stored for backward, a x s x s per sequence. Flash
+// (FlashAttention, Dao et al. 2022/2023): one fused kernel that never stores the scores; it keeps
+// the output and the row logsumexp, and its backward recomputes the scores from Q and K. Parameters
+// and model FLOPs are the same for both.
+enum class AttentionImpl : std::uint8_t { Eager, Flash };
+const char* to_string(AttentionImpl a);  // "eager", "flash"
+// Whether the model's usual training stack runs FlashAttention on a GPU that has it (Ampere and
+// later): every Hugging Face architecture here (their flash_attention_2 / sdpa attention, which
+// dispatches to the flash kernel for 16-bit training) and the Llama presets do; the GPT presets
+// (family "gpt", the ZeRO++ paper's Megatron-DeepSpeed GPTs, whose flash attention is an opt-in
+// flag) do not.
+bool family_uses_flash_attention(const ModelShape& m);
+// Attention FLOPs of the backward per forward attention FLOP: 2 eager (dQ, dK from the scores'
+// gradient, dV and the scores' gradient from the context's), 2.5 flash (the same four matmuls plus
+// QK^T recomputed: 5 matmuls of the forward's 2, as flash-attention's own benchmarks count them,
+// benchmarks/benchmark_flash_attention.py: bwd = 2.5 x fwd).
+double attention_backward_factor(AttentionImpl a);
 
 struct ParamTensor {
   std::string name;
@@ -70,8 +90,15 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq);
 
 // Activation bytes (FP16) of one layer's forward kept for its backward, for a micro-batch of
-// `tokens` (the larger of an MoE and a dense layer's).
-double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq);
+// `tokens` (the larger of an MoE and a dense layer's). Per GPT layer (T = s·b tokens, a heads):
+// eager 34·T·h + 5·a·s·T (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", eq. 1: 11·T·h + 5·a·s·T of attention, 19·T·h of MLP, 4·T·h of norms);
+// flash 34·T·h + 4·a·T: the 5·a·s·T of softmax output (2 bytes), dropout mask (1) and dropout
+// output (2) become FlashAttention's FP32 logsumexp, 4 bytes per head and token (Dao 2023,
+// Algorithm 1: the forward returns O and L; O is the output projection's input, already counted;
+// dropout's mask is regenerated from the RNG state in backward).
+double layer_activation_bytes(const ModelShape& m, std::int64_t tokens, int seq,
+                              AttentionImpl attention);
 // Bytes kept per layer under activation checkpointing: the layer's FP16 input.
 double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens);
 // Output layer: FP16 logits plus the FP32 softmax of the loss, and the final norm input.
@@ -79,7 +106,8 @@ double head_activation_bytes(const ModelShape& m, std::int64_t tokens);
 // Peak activation bytes of a micro-step: with checkpointing, every layer's input plus one layer's
 // full activations (during its recompute/backward) plus the head; without, every layer's full
 // activations.
-double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing);
+double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing,
+                        AttentionImpl attention);
 
 // Megatron-LM model FLOPs per step that the ZeRO++ evaluation reports with (DESIGN.md):
 // factor·B·s·l·h^2·(1 + s/(6h) + V/(16·l·h)), factor 96 with checkpointing, 72 without.

@@ -88,13 +88,57 @@ TEST_CASE("forward FLOPs are Megatron's 24Th^2 + 4Tsh per layer plus 2ThV, backw
 TEST_CASE("activation bytes follow Korthikanti et al.: 34·T·h + 5·a·s·T per GPT layer") {
   auto m = load_model("gpt-18b");
   const double T = 1024, s = 512, h = 6144, a = 32;
-  CHECK(layer_activation_bytes(m, 1024, 512) == doctest::Approx(34 * T * h + 5 * a * s * T));
+  const auto eager = AttentionImpl::Eager;
+  CHECK(layer_activation_bytes(m, 1024, 512, eager) == doctest::Approx(34 * T * h + 5 * a * s * T));
   CHECK(layer_checkpoint_bytes(m, 1024) == 2 * T * h);
   const double head = 2 * T * h + 6 * T * 50257;
-  CHECK(activation_bytes(m, 1024, 512, true) ==
+  CHECK(activation_bytes(m, 1024, 512, true, eager) ==
         doctest::Approx(40 * 2 * T * h + (34 * T * h + 5 * a * s * T) + head));
-  CHECK(activation_bytes(m, 1024, 512, false) ==
+  CHECK(activation_bytes(m, 1024, 512, false, eager) ==
         doctest::Approx(40 * (34 * T * h + 5 * a * s * T) + head));
+}
+
+TEST_CASE("FlashAttention keeps no s x s tensors: 34·T·h + 4·a·T per GPT layer") {
+  auto m = load_model("gpt-18b");
+  const double T = 1024, s = 512, h = 6144, a = 32;
+  const auto flash = AttentionImpl::Flash;
+  // The softmax output, dropout mask and dropout output (5·a·s·T) become the FP32 logsumexp.
+  CHECK(layer_activation_bytes(m, 1024, 512, flash) == 34 * T * h + 4 * a * T);
+  CHECK(layer_activation_bytes(m, 1024, 512, AttentionImpl::Eager) -
+            layer_activation_bytes(m, 1024, 512, flash) ==
+        5 * a * s * T - 4 * a * T);
+  const double head = 2 * T * h + 6 * T * 50257;
+  CHECK(activation_bytes(m, 1024, 512, true, flash) ==
+        40 * 2 * T * h + (34 * T * h + 4 * a * T) + head);
+  CHECK(activation_bytes(m, 1024, 512, false, flash) == 40 * (34 * T * h + 4 * a * T) + head);
+  // Mistral-7B (GQA 32/8 heads of 128, gated MLP 14336, RMSNorm, no dropout) at 32k context: per
+  // layer 2 norm inputs, the attention's input, Q, K, V, core and output, the MLP's input and its
+  // gate, up, activation and product (8·T·f).
+  const auto mistral = load_model(ZEROSIM_SOURCE_DIR "/workloads/hf/mistral-7b-v0.1.json");
+  const double t = 32768, hm = 4096, q = 4096, kv = 1024, f = 14336, am = 32;
+  const double rest =
+      2 * 2 * t * hm + (2 * t * hm + 2 * t * q + 4 * t * kv + 2 * t * q) + (2 * t * hm + 8 * t * f);
+  CHECK(layer_activation_bytes(mistral, 32768, 32768, AttentionImpl::Eager) ==
+        rest + 2 * am * t * t);
+  CHECK(layer_activation_bytes(mistral, 32768, 32768, flash) == rest + 4 * am * t);
+  // The scores alone are 64 GiB a layer at 32k; FlashAttention's logsumexp is 4 MiB.
+  CHECK(2 * am * t * t == 64.0 * (1 << 30));
+  CHECK(4 * am * t == 4.0 * (1 << 20));
+}
+
+TEST_CASE("attention implementations: names, backward FLOPs, which families use FlashAttention") {
+  CHECK(std::string(to_string(AttentionImpl::Flash)) == "flash");
+  CHECK(std::string(to_string(AttentionImpl::Eager)) == "eager");
+  CHECK(attention_backward_factor(AttentionImpl::Eager) == 2.0);
+  CHECK(attention_backward_factor(AttentionImpl::Flash) == 2.5);
+  CHECK_FALSE(family_uses_flash_attention(load_model("gpt-18b")));  // Megatron-DeepSpeed GPT
+  CHECK(family_uses_flash_attention(load_model("llama-3-8b")));
+  for (const char* hf : {"mistral-7b-v0.1", "mixtral-8x7b-v0.1", "deepseek-v2-lite",
+                         "phi-3-mini-4k-instruct", "gpt-neox-20b", "falcon-7b"}) {
+    CAPTURE(hf);
+    CHECK(family_uses_flash_attention(
+        load_model(std::string(ZEROSIM_SOURCE_DIR "/workloads/hf/") + hf + ".json")));
+  }
 }
 
 TEST_CASE("GQA layers are smaller than MHA layers of the same width") {
