@@ -31,21 +31,29 @@ namespace {
 double gemm_time(double flops, const CostProfile& p) {
   return flops / (p.peak_flops * p.gemm_efficiency_at(flops));
 }
-double attention_time(double flops, const CostProfile& p) {
-  return flops / (p.peak_flops * p.attention_efficiency);
+double attention_time(double flops, const CostProfile& p, AttentionImpl a) {
+  return flops / (p.peak_flops * attention_efficiency(flops, p, a));
 }
 }  // namespace
 
-double forward_time(const Module& m, const CostProfile& p) {
-  double t = m.attention_flops > 0 ? attention_time(m.attention_flops, p) : 0;
+double attention_efficiency(double flops, const CostProfile& p, AttentionImpl attention) {
+  if (attention == AttentionImpl::Eager) return p.attention_efficiency;
+  return std::max(p.attention_efficiency, kFlashGemmFraction * p.gemm_efficiency_at(flops));
+}
+
+double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
+  double t = m.attention_flops > 0 ? attention_time(m.attention_flops, p, attention) : 0;
   for (const auto& g : m.gemms) t += gemm_time(g.flops, p);
   return t;
 }
 
-double backward_time(const Module& m, const CostProfile& p) {
+double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
   // Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same size; the
-  // attention matmuls likewise double.
-  double t = m.attention_flops > 0 ? 2 * attention_time(m.attention_flops, p) : 0;
+  // attention matmuls double (eager) or run 2.5x (flash recomputes the scores), at the forward's
+  // efficiency.
+  double t = m.attention_flops > 0 ? attention_backward_factor(attention) *
+                                         attention_time(m.attention_flops, p, attention)
+                                   : 0;
   for (const auto& g : m.gemms) t += 2 * gemm_time(g.flops, p);
   return t;
 }
@@ -82,9 +90,10 @@ class Digits {
 // module (passes and micro-steps ask again).
 class ModuleTimes {
  public:
-  void reset(const std::vector<Module>& modules, const CostProfile& prof) {
+  void reset(const std::vector<Module>& modules, const CostProfile& prof, AttentionImpl attention) {
     modules_ = &modules;
     prof_ = &prof;
+    attention_ = attention;
     shapes_.clear();
     times_.assign(modules.size(), {-1.0, -1.0});
   }
@@ -97,7 +106,8 @@ class ModuleTimes {
           std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
                      [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
         return t = pt;
-    shapes_.emplace_back(&m, std::pair{forward_time(m, *prof_), backward_time(m, *prof_)});
+    shapes_.emplace_back(
+        &m, std::pair{forward_time(m, *prof_, attention_), backward_time(m, *prof_, attention_)});
     return t = shapes_.back().second;
   }
   // Per module: bit 0 set when its forward time is positive, bit 1 when its backward time is.
@@ -113,6 +123,7 @@ class ModuleTimes {
  private:
   const std::vector<Module>* modules_ = nullptr;
   const CostProfile* prof_ = nullptr;
+  AttentionImpl attention_ = AttentionImpl::Eager;
   std::vector<std::pair<const Module*, std::pair<double, double>>> shapes_;
   std::vector<std::pair<double, double>> times_;  // per module; negative: not known yet
 };
@@ -185,7 +196,7 @@ class Builder {
     // Module names are pieces of every pass's prefixes.
     name_piece_.resize(M);
     for (std::size_t i = 0; i < M; ++i) name_piece_[i] = piece({(*out_.modules)[i].name});
-    times_.reset(*out_.modules, prof_);
+    times_.reset(*out_.modules, prof_, s_.attention);
     out_.tokens = s_.tokens;
     out_.module_time_signs = times_.signs();
     prog_.collectives.reserve(G * (2 * M + 3 * B * C));
@@ -501,8 +512,9 @@ ModuleTimesTable module_times_table(const StepSetup& setup, const CostProfile& p
   ModuleTimesTable t;
   t.modules = modules_of(setup, modules);
   t.tokens = setup.tokens;
+  t.attention = setup.attention;
   ModuleTimes times;
-  times.reset(*t.modules, profile);
+  times.reset(*t.modules, profile, setup.attention);
   t.signs = times.signs();  // computes every module's times
   t.times.reserve(t.modules->size());
   for (std::size_t i = 0; i < t.modules->size(); ++i) t.times.push_back(times(static_cast<int>(i)));

@@ -35,6 +35,7 @@ struct StepSetup {
   int seq = 0;
   int grad_accum = 1;
   bool checkpointing = true;
+  AttentionImpl attention = AttentionImpl::Eager;  // resolved from the scenario's --attention
   int prefetch_depth = 1;
   bool labels = true;  // op names for traces; false: every label -1 (traces would say "op")
 };
@@ -45,9 +46,21 @@ struct StepSetup {
 int prefetch_depth(const Strategy& s, std::int64_t module_elems);
 
 // Compute time of a module's forward and backward from the profile's GEMM curve and attention
-// efficiency (backward runs two GEMMs of each forward GEMM's size).
-double forward_time(const Module& m, const CostProfile& p);
-double backward_time(const Module& m, const CostProfile& p);
+// efficiency (backward runs two GEMMs of each forward GEMM's size; attention's backward runs
+// attention_backward_factor x its forward FLOPs).
+double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
+double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
+// Achieved/peak of the attention core's matmuls totalling `flops` (one layer's, forward): eager,
+// the profile's attention_efficiency; flash, kFlashGemmFraction of the GEMM curve at those FLOPs,
+// never below eager's.
+double attention_efficiency(double flops, const CostProfile& p, AttentionImpl attention);
+// FlashAttention's efficiency relative to a GEMM of the same FLOPs (an assumption, not measured
+// here). Evidence: FlashAttention-2 (Dao 2023, abstract and fig. 4) runs at 50-73% of A100 peak,
+// forward and backward, head dim 64-128, its long-sequence runs near the top, against the A100
+// profile's 0.72-0.78 for large GEMMs (0.65-0.95 of it, about 0.85 at 2k-16k tokens);
+// FlashAttention-3 (Shah et al. 2024, abstract) reaches up to 740 of 989 TFLOPs/s (BF16) forward
+// on H100 and its backward less, against the H100 profile's conservative 0.62-0.70.
+inline constexpr double kFlashGemmFraction = 0.85;
 
 // Bytes on the wire per element for a weight gather (FP16, or INT8 + FP32 scales per block).
 double gathered_bytes(std::int64_t elems, const Strategy& s);
@@ -115,6 +128,7 @@ LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostP
 struct ModuleTimesTable {
   std::shared_ptr<const std::vector<Module>> modules;  // build_modules(model, tokens, seq)
   std::int64_t tokens = 0;
+  AttentionImpl attention = AttentionImpl::Eager;
   std::vector<std::pair<double, double>> times;  // per module: forward, backward
   std::vector<std::uint8_t> signs;               // as LoweredStep::module_time_signs
 };

@@ -22,14 +22,15 @@ std::size_t op_count(const LoweredStep& low) {
 
 }  // namespace
 
-// The module times of the last few (modules, profile) pairs: the strategies and accumulation
-// steps of one batch size re-time from one table.
+// The module times of the last few (modules, attention, profile) triples: the strategies and
+// accumulation steps of one batch size re-time from one table.
 const ModuleTimesTable& LoweringCache::module_times(
     const StepSetup& setup, const std::shared_ptr<const CostProfile>& profile) {
   constexpr std::size_t kEntries = 4;
   const auto modules = modules_.modules(setup.model, setup.tokens, setup.seq);
   for (auto it = times_.begin(); it != times_.end(); ++it)
-    if (it->table.modules == modules && same_profile(it->profile, profile)) {
+    if (it->table.modules == modules && it->table.attention == setup.attention &&
+        same_profile(it->profile, profile)) {
       times_.splice(times_.begin(), times_, it);
       return times_.front().table;
     }
@@ -48,9 +49,9 @@ std::shared_ptr<const LoweredStep> LoweringCache::get(const StepSetup& setup, co
   // program comes back after (grad_accum x strategy) others: room for 16, within an op budget
   // (about 40 bytes an op with its label) so that a cache stays near 20 MiB.
   constexpr std::size_t kEntries = 16, kMaxOps = std::size_t{1} << 19;
-  Key key{
-      setup.grad_accum, setup.prefetch_depth, setup.seq,         setup.checkpointing, setup.labels,
-      topo.gpu_count(), topo.gpus_per_node(), topo.node_count(), setup.strategy,      setup.model};
+  Key key{setup.grad_accum,  setup.prefetch_depth, setup.seq,        setup.checkpointing,
+          setup.attention,   setup.labels,         topo.gpu_count(), topo.gpus_per_node(),
+          topo.node_count(), setup.strategy,       setup.model};
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
     if (!(it->key == key) || !same_profile(it->profile, profile)) continue;
     lru_.splice(lru_.begin(), lru_, it);

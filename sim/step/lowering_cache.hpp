@@ -34,7 +34,9 @@ class LoweringCache {
   // what tells sweep neighbours apart first, the profile and the model's strings last.
   struct Key {
     int grad_accum, prefetch_depth, seq;
-    bool checkpointing, labels;
+    bool checkpointing;
+    AttentionImpl attention;
+    bool labels;
     int gpus, gpus_per_node, nodes;
     Strategy strategy;
     ModelShape model;

@@ -205,10 +205,11 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   const auto mods = build_modules(load_model("gpt-18b"), 1024, 512);
   double layers_fwd = 0;
   for (const auto& m : mods)
-    if (m.kind == ModuleKind::Layer) layers_fwd += forward_time(m, prof);
+    if (m.kind == ModuleKind::Layer) layers_fwd += forward_time(m, prof, AttentionImpl::Eager);
   CHECK(b.recompute_s == doctest::Approx(layers_fwd).epsilon(1e-9));
   CHECK(b.compute_s ==
-        doctest::Approx(3 * (layers_fwd + forward_time(mods.back(), prof))).epsilon(1e-9));
+        doctest::Approx(3 * (layers_fwd + forward_time(mods.back(), prof, AttentionImpl::Eager)))
+            .epsilon(1e-9));
   auto s = paper("zeropp");
   s.activation_checkpointing = false;
   auto nc = simulate(s);
