@@ -140,6 +140,7 @@ void bind_result_types(py::module_& m) {
       .def_readonly("micro_batch_sequences", &ScenarioEcho::micro_batch_sequences)
       .def_readonly("grad_accum", &ScenarioEcho::grad_accum)
       .def_readonly("activation_checkpointing", &ScenarioEcho::activation_checkpointing)
+      .def_readonly("attention", &ScenarioEcho::attention)
       .def_readonly("prefetch_depth", &ScenarioEcho::prefetch_depth)
       .def_readonly("profile_name", &ScenarioEcho::profile_name)
       .def_readonly("profile_status", &ScenarioEcho::profile_status)

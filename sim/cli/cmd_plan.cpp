@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 struct PlanArgs {
   ClusterFlags cluster;
   std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
+  std::string attention = Scenario{}.attention;
   std::string out, deepspeed_out;
   bool json = false;
   int seq_len = 0, confirm = 8, threads = 0;
@@ -88,6 +89,7 @@ void run_plan_command(const PlanArgs& a) {
   q.base.oversubscription = a.cluster.overrides.oversubscription;
   q.base.model = a.model;
   q.base.profile = a.profile;
+  q.base.attention = a.attention;
   q.global_batch = a.global_batch;
   q.micro_batches = int_list(a.micro_batches, "--micro-batches");
   q.qwz_bits = bits_list(a.qwz_bits, "--qwz-bits");
@@ -129,6 +131,7 @@ void register_plan(CLI::App& app) {
   add_scenario_option(cmd, scenario_param("--model"), a->model);
   add_scenario_option(cmd, scenario_param("--profile"), a->profile);
   add_scenario_option(cmd, scenario_param("--seq-len"), a->seq_len);
+  add_scenario_option(cmd, scenario_param("--attention"), a->attention);
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
       ->check(CLI::Range(1LL, 1LL << 40));

@@ -36,13 +36,15 @@ void print_summary(const StepResult& r) {
                   sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size,
                   sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len)
           .c_str());
-  if (sc.model.moe())
-    std::printf("  model %s (%.2fB params, %.2fB active per token)\n", sc.model.name.c_str(),
-                static_cast<double>(sc.params) / 1e9,
-                static_cast<double>(active_param_count(sc.model)) / 1e9);
-  else
-    std::printf("  model %s (%.2fB params)\n", sc.model.name.c_str(),
-                static_cast<double>(sc.params) / 1e9);
+  const std::string active =
+      sc.model.moe() ? fmt::format(", {:.2f}B active per token",
+                                   static_cast<double>(active_param_count(sc.model)) / 1e9)
+                     : "";
+  std::printf("%s\n", fmt::format("  model {} ({:.2f}B params{}), {} attention, activation "
+                                  "checkpointing {}",
+                                  sc.model.name, static_cast<double>(sc.params) / 1e9, active,
+                                  sc.attention, sc.activation_checkpointing ? "on" : "off")
+                          .c_str());
   // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
   // are DeepSpeed's own defaults for stage 3.
   const Strategy& st = sc.strategy;

@@ -100,6 +100,7 @@ json scenario_json(const ScenarioEcho& s) {
   put(j, "micro_batch_sequences", s.micro_batch_sequences);
   put(j, "grad_accum", s.grad_accum);
   put(j, "activation_checkpointing", s.activation_checkpointing);
+  put(j, "attention", s.attention);
   put(j, "prefetch_depth", s.prefetch_depth);
   put(j, "profile", std::move(profile));
   put(j, "tier", s.tier);
@@ -107,27 +108,17 @@ json scenario_json(const ScenarioEcho& s) {
 }
 
 ScenarioEcho read_scenario(const JsonReader& r) {
-  r.require_object({"cluster",
-                    "node_type",
-                    "gpu_model",
-                    "nodes",
-                    "gpus_per_node",
-                    "world_size",
-                    "nics_per_node",
-                    "nic_gbps",
-                    "fabric",
-                    "oversubscription",
-                    "model",
-                    "params",
-                    "strategy",
-                    "tokens_per_gpu",
-                    "seq_len",
-                    "micro_batch_sequences",
-                    "grad_accum",
-                    "activation_checkpointing",
-                    "prefetch_depth",
-                    "profile",
-                    "tier"});
+  r.require_object({"cluster",       "node_type",
+                    "gpu_model",     "nodes",
+                    "gpus_per_node", "world_size",
+                    "nics_per_node", "nic_gbps",
+                    "fabric",        "oversubscription",
+                    "model",         "params",
+                    "strategy",      "tokens_per_gpu",
+                    "seq_len",       "micro_batch_sequences",
+                    "grad_accum",    "activation_checkpointing",
+                    "attention",     "prefetch_depth",
+                    "profile",       "tier"});
   ScenarioEcho s;
   s.cluster = r.at("cluster").get_string();
   s.node_type = r.at("node_type").get_string();
@@ -147,6 +138,9 @@ ScenarioEcho read_scenario(const JsonReader& r) {
   s.micro_batch_sequences = r.at("micro_batch_sequences").get_int_at_least(1);
   s.grad_accum = r.at("grad_accum").get_int32_at_least(1);
   s.activation_checkpointing = r.at("activation_checkpointing").get_bool();
+  s.attention = r.at("attention").get_string();
+  if (s.attention != "flash" && s.attention != "eager")
+    r.at("attention").fail("must be flash or eager");
   s.prefetch_depth = r.at("prefetch_depth").get_int32_at_least(0);
   const JsonReader p = r.at("profile");
   p.require_object({"name", "status"});

@@ -17,7 +17,8 @@
 namespace zerosim {
 
 // 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
-constexpr int kResultSchemaVersion = 2;
+// 3: the scenario's attention implementation ("attention": flash | eager).
+constexpr int kResultSchemaVersion = 3;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {
@@ -35,6 +36,7 @@ struct ScenarioEcho {
   std::int64_t micro_batch_sequences = 0;
   int grad_accum = 1;
   bool activation_checkpointing = true;
+  std::string attention;   // flash | eager, as resolved (--attention auto decided)
   int prefetch_depth = 0;  // modules gathered ahead of the running one
   std::string profile_name, profile_status;
   std::string tier;  // flow | analytic

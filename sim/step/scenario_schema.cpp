@@ -24,7 +24,8 @@ constexpr double kQgzChunksMax = 256;
 std::vector<ScenarioParam> make_table() {
   using S = Scenario;
   const std::vector<std::string> none, fabrics = {"rail", "fat-tree"}, tiers = {"flow", "analytic"},
-                                       booleans = {"true", "false"};
+                                       booleans = {"true", "false"},
+                                       attention = {"auto", "flash", "eager"};
   // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy
   // vary fastest so that one group's bandwidth/strategy grid is contiguous in a sweep's output.
   return {
@@ -68,6 +69,9 @@ std::vector<ScenarioParam> make_table() {
       {"--tier", "tier", &S::tier, 0, 0, tiers, "network model"},
       {"--activation-checkpointing", "activation_checkpointing", &S::activation_checkpointing, 0, 0,
        booleans, "activation checkpointing"},
+      {"--attention", "attention", &S::attention, 0, 0, attention,
+       "attention implementation (auto: FlashAttention on Ampere and later GPUs for the model "
+       "families that use it; eager for the GPT presets and on V100s)"},
   };
 }
 

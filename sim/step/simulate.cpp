@@ -18,6 +18,7 @@
 #include "sim/step/accumulation.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/lower.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
 
 namespace zerosim {
@@ -207,6 +208,25 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   st.qgz_chunks = sc.qgz_chunks;
 }
 
+// --attention: flash or eager as asked; auto is FlashAttention where both the GPU (Ampere and
+// later: FlashAttention-2 needs sm80, nothing of it runs on a V100) and the model family's
+// training stack have it (family_uses_flash_attention), else eager.
+void resolve_attention(const Scenario& sc, Resolved& r) {
+  // A Scenario filled in code has not met the schema's check of the flags.
+  const ScenarioParam& param = *find_scenario_param("--attention");
+  if (const std::string rule = scenario_param_rule(param, sc.attention); !rule.empty())
+    throw flag_error(param.flag, rule);
+  const bool gpu_has_flash = r.prof->nccl.arch != GpuArch::Volta;
+  if (sc.attention == "flash" && !gpu_has_flash)
+    throw flag_error("--attention",
+                     fmt::format("FlashAttention needs an Ampere or later GPU; the {} is {} (use "
+                                 "eager or auto)",
+                                 r.topo->gpu_model(), gpu_arch_key(r.prof->nccl.arch)));
+  const bool flash = sc.attention == "flash" || (sc.attention == "auto" && gpu_has_flash &&
+                                                 family_uses_flash_attention(r.setup.model));
+  r.setup.attention = flash ? AttentionImpl::Flash : AttentionImpl::Eager;
+}
+
 // Sequence length, tokens per micro-step and accumulation, checked against the config's batch.
 void resolve_batch(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
@@ -250,6 +270,7 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   r.setup.model = load_model(sc.model, &files);
   resolve_strategy(sc, r);
   resolve_batch(sc, r);
+  resolve_attention(sc, r);
   r.setup.checkpointing = sc.activation_checkpointing;
   r.setup.labels = labels;
   // Prefetch depth counts modules of the mean size.
@@ -268,6 +289,7 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.tokens = setup.tokens;
   mi.seq = setup.seq;
   mi.checkpointing = setup.checkpointing;
+  mi.attention = setup.attention;
   mi.prefetch_depth = setup.prefetch_depth;
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
@@ -336,6 +358,7 @@ ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params)
   echo.micro_batch_sequences = setup.tokens / setup.seq;
   echo.grad_accum = setup.grad_accum;
   echo.activation_checkpointing = setup.checkpointing;
+  echo.attention = to_string(setup.attention);
   echo.prefetch_depth = setup.prefetch_depth;
   echo.profile_name = r.prof->name;
   echo.profile_status = r.prof->status;
@@ -355,9 +378,12 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   // FLOPs the GPUs actually execute (counted per GEMM and attention matmul, recompute included):
   // the Megatron formula assumes GPT shapes, so this is the number to read for GQA / gated-MLP
   // models. Model FLOPs (MFU's numerator) are the same passes without the recompute.
+  // FlashAttention's backward also recomputes the scores: its attention counts 2.5 passes there.
+  const double attention_extra = attention_backward_factor(setup.attention) - 2;
   double counted = 0, model = 0;
   for (const auto& m : *low.modules) {
-    counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3);
+    counted += m.forward_flops() * (m.recomputed && setup.checkpointing ? 4 : 3) +
+               attention_extra * m.attention_flops;
     model += m.forward_flops() * 3;
   }
   counted *= static_cast<double>(W) * setup.grad_accum;

@@ -34,6 +34,7 @@ struct Scenario {
   std::string profile;        // "" = matching shipped profile
   std::string tier = "flow";  // flow | analytic
   bool activation_checkpointing = true;
+  std::string attention = "auto";  // flash | eager | auto (flash on Ampere+ for families using it)
 };
 
 // Runs the scenario. Bad input -> InputError. trace_path: if non-empty, writes a Chrome trace of

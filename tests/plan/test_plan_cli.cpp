@@ -64,6 +64,7 @@ TEST_CASE("plan: bad input exits 2 without output files") {
            {"--nodes 24 --global-batch 100 --out " + js, "--global-batch"},
            {"--nodes 24 --micro-batches '' --out " + js, "--micro-batches: empty item"},
            {"--nodes 24 --qgz-bits 3 --out " + js, "--qgz-bits"},
+           {"--nodes 24 --attention sdpa --out " + js, "--attention"},
            {"--nodes 24 --out " + (d / "missing" / "p.json").string(),
             "output folder does not exist"},
            {"--nodes 24 --emit-deepspeed " + (d / "missing" / "ds.json").string(),

@@ -40,6 +40,10 @@ check(set(r.comm.by_collective) >= {"all_gather", "all_to_all"}, "ZeRO++ gathers
 version = subprocess.run([cli, "--version"], check=True, capture_output=True, text=True).stdout
 check(version.splitlines()[0] == "zerosim " + zerosim.__version__, "__version__ is the CLI's --version")
 check(r.scenario.strategy.dtype == "bf16", "flags on an H100 train in BF16")
+check(r.scenario.attention == "flash", "llama-3-8b on an H100 runs FlashAttention (auto)")
+eager = zerosim.simulate(cluster="dgx-h100", nodes=4, model="llama-3-8b", strategy="zeropp",
+                         attention="eager", tier="analytic")
+check(eager.scenario.attention == "eager", "attention='eager' is simulated as asked")
 
 cmd = [cli, "simulate", "--cluster", "dgx-h100", "--nodes", "4", "--model", "llama-3-8b",
        "--strategy", "zeropp", "--json"]
@@ -59,6 +63,7 @@ check(one.row() == rows[3], "row() is the sweep's row")
 for kwargs, needle in [({"cluster": "dgx-h100", "nodes": 0, "model": "gpt-18b"}, "--nodes"),
                        ({"cluster": "dgx-h100", "model": "gpt-18b", "strategy": "zero4"}, "--strategy"),
                        ({"cluster": "dgx-h100", "model": "gpt-18b", "colour": "red"}, "--colour"),
+                       ({"cluster": "dgx-h100", "model": "gpt-18b", "attention": "sdpa"}, "--attention"),
                        ({"cluster": "dgx-h100", "model": "gpt-18b", "nodes": [1, 2]}, "sweep()")]:
     try:
         zerosim.simulate(**kwargs)

@@ -51,6 +51,7 @@ inline StepResult fake_result(const Scenario& s) {
   e.tokens_per_gpu = s.tokens_per_gpu;
   e.grad_accum = s.grad_accum;
   e.tier = s.tier;
+  e.attention = s.attention == "flash" ? "flash" : "eager";
   r.step_time_s = step;
   r.tflops_per_gpu = 1e-2 * s.tokens_per_gpu / step;
   r.tokens_per_s = s.tokens_per_gpu * gpus * s.grad_accum / step;

@@ -63,7 +63,8 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
                                                     {"--qgz-chunks", "2"},
                                                     {"--profile", "p.json"},
                                                     {"--tier", "analytic"},
-                                                    {"--activation-checkpointing", "false"}};
+                                                    {"--activation-checkpointing", "false"},
+                                                    {"--attention", "flash"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
     REQUIRE(valid.count(flag) == 1u);
