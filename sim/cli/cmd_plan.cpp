@@ -2,6 +2,7 @@
 // the winner wins, the memory/throughput Pareto front, and the DeepSpeed config of the winner.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 struct PlanArgs {
   ClusterFlags cluster;
   std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
-  std::string attention = Scenario{}.attention;
+  std::string checkpointing = "true,false", attention = Scenario{}.attention;
   std::string out, deepspeed_out;
   bool json = false;
   int seq_len = 0, confirm = 8, threads = 0;
@@ -46,6 +47,19 @@ std::vector<int> int_list(const std::string& text, const std::string& flag) {
       throw flag_error(flag, e.rule());
     }
     out.push_back(probe.grad_accum);
+  }
+  return out;
+}
+
+// --activation-checkpointing true,false: each item by the scenario schema's rule.
+std::vector<bool> checkpointing_list(const std::string& text) {
+  const std::string flag = "--activation-checkpointing";
+  std::vector<bool> out;
+  for (const auto& item : sweep::split_list(text, flag)) {
+    Scenario probe;
+    sweep::apply_flag(probe, flag, item);
+    if (std::find(out.begin(), out.end(), probe.activation_checkpointing) == out.end())
+      out.push_back(probe.activation_checkpointing);
   }
   return out;
 }
@@ -94,6 +108,7 @@ void run_plan_command(const PlanArgs& a) {
   q.micro_batches = int_list(a.micro_batches, "--micro-batches");
   q.qwz_bits = bits_list(a.qwz_bits, "--qwz-bits");
   q.qgz_bits = bits_list(a.qgz_bits, "--qgz-bits");
+  q.checkpointing = checkpointing_list(a.checkpointing);
   q.confirm_top = a.confirm;
   q.threads = a.threads;
   Topology topo = load_from(a.cluster);
@@ -116,6 +131,12 @@ void run_plan_command(const PlanArgs& a) {
                    "the bit width (it runs INT8 / INT4)\n",
                    w.scenario.quant_bits_weights, w.scenario.quant_bits_grads);
     write_file_atomic(a.deepspeed_out, plan::deepspeed_config(w, shape).dump(2) + "\n");
+    // Not a key of DeepSpeed's ZeRO config: the training script turns it on or off.
+    std::fprintf(stderr,
+                 "zerosim plan: note: #1 runs with activation checkpointing %s (Hugging Face "
+                 "Trainer: --gradient_checkpointing %s)\n",
+                 w.scenario.activation_checkpointing ? "on" : "off",
+                 w.scenario.activation_checkpointing ? "true" : "false");
     std::fprintf(stderr, "zerosim plan: wrote the DeepSpeed config of #1 to %s\n",
                  a.deepspeed_out.c_str());
   }
@@ -132,6 +153,8 @@ void register_plan(CLI::App& app) {
   add_scenario_option(cmd, scenario_param("--profile"), a->profile);
   add_scenario_option(cmd, scenario_param("--seq-len"), a->seq_len);
   add_scenario_option(cmd, scenario_param("--attention"), a->attention);
+  cmd->add_option("--activation-checkpointing", a->checkpointing,
+                  "activation checkpointing settings to search (default: true,false)");
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
       ->check(CLI::Range(1LL, 1LL << 40));

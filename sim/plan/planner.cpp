@@ -27,6 +27,8 @@ std::string strategy_string(bool qwz, bool hpz, bool qgz) {
 
 bool fits(const StepResult& r) { return r.memory.fits; }
 
+const char* checkpointing_word(bool on) { return on ? "on" : "off"; }
+
 // Strict weak order: confirmed first, higher throughput, fewer techniques, less memory.
 bool better(const Candidate& a, const Candidate& b) {
   if (a.confirmed != b.confirmed) return a.confirmed;
@@ -63,6 +65,7 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
                                             std::vector<std::string>* notes) {
   const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
   if (q.micro_batches.empty()) throw flag_error("--micro-batches", "empty list");
+  if (q.checkpointing.empty()) throw flag_error("--activation-checkpointing", "empty list");
   if (q.global_batch < 0) throw flag_error("--global-batch", "must be positive");
   std::vector<int> hpz_sizes;
   for (int k = 2; k <= shape.gpus_per_node; ++k)
@@ -90,21 +93,23 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
       if (hpz && ks.empty()) continue;
       for (int k : ks)
         for (int wb : qwz ? q.qwz_bits : std::vector<int>{8})
-          for (int gb : qgz ? q.qgz_bits : std::vector<int>{4}) {
-            Candidate c;
-            c.scenario = q.base;
-            c.scenario.strategy = strategy_string(qwz, hpz, qgz);
-            c.scenario.deepspeed.clear();
-            c.scenario.hpz_partition = k;
-            c.scenario.quant_bits_weights = wb;
-            c.scenario.quant_bits_grads = gb;
-            c.scenario.tokens_per_gpu = m * shape.seq_len;
-            c.scenario.seq_len = shape.seq_len;
-            c.scenario.grad_accum = ga;
-            c.micro_batch = m;
-            c.techniques = qwz + hpz + qgz;
-            out.push_back(std::move(c));
-          }
+          for (int gb : qgz ? q.qgz_bits : std::vector<int>{4})
+            for (const bool ckpt : q.checkpointing) {
+              Candidate c;
+              c.scenario = q.base;
+              c.scenario.strategy = strategy_string(qwz, hpz, qgz);
+              c.scenario.deepspeed.clear();
+              c.scenario.hpz_partition = k;
+              c.scenario.quant_bits_weights = wb;
+              c.scenario.quant_bits_grads = gb;
+              c.scenario.tokens_per_gpu = m * shape.seq_len;
+              c.scenario.seq_len = shape.seq_len;
+              c.scenario.grad_accum = ga;
+              c.scenario.activation_checkpointing = ckpt;
+              c.micro_batch = m;
+              c.techniques = qwz + hpz + qgz;
+              out.push_back(std::move(c));
+            }
     }
   }
   if (out.empty())
@@ -212,6 +217,10 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
   if (w.micro_batch != r.micro_batch || w.scenario.grad_accum != r.scenario.grad_accum)
     o += fmt::format(" (micro-batch {} x {} vs {} x {})", w.micro_batch, w.scenario.grad_accum,
                      r.micro_batch, r.scenario.grad_accum);
+  if (w.scenario.activation_checkpointing != r.scenario.activation_checkpointing)
+    o += fmt::format(" (activation checkpointing {} vs {})",
+                     checkpointing_word(w.scenario.activation_checkpointing),
+                     checkpointing_word(r.scenario.activation_checkpointing));
   o += "\n";
   struct Part {
     const char* name;
@@ -269,6 +278,7 @@ json plan_document(const PlanResult& plan) {
                      {"description", describe(c)},
                      {"micro_batch", c.micro_batch},
                      {"grad_accum", c.scenario.grad_accum},
+                     {"activation_checkpointing", c.scenario.activation_checkpointing},
                      {"tier", c.confirmed ? "flow" : "analytic"},
                      {"scenario", sweep::scenario_to_json(c.scenario)},
                      {"result", to_json(c.result)}});
@@ -299,14 +309,16 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
     return o;
   }
   // TFLOPs/GPU is Megatron-LM's formula (the ZeRO++ paper's); MFU the architecture's model FLOPs.
-  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10} {:>6} {:>12} {:>12} {:>8}\n", "rank",
-                   "configuration", "micro", "accum", "step", "TFLOPs/GPU", "MFU", "tokens/s",
-                   "peak mem", "tier");
+  // ckpt: activation checkpointing, searched on and off.
+  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10} {:>6} {:>12} {:>12} {:>8}\n",
+                   "rank", "configuration", "micro", "accum", "ckpt", "step", "TFLOPs/GPU", "MFU",
+                   "tokens/s", "peak mem", "tier");
   for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
     const auto& c = plan.ranked[i];
     o += fmt::format(
-        "{:>4}  {:<44} {:>5} {:>5} {:>12} {:>10.1f} {:>5.1f}% {:>12.0f} {:>12} {:>8}\n", i + 1,
-        describe(c), c.micro_batch, c.scenario.grad_accum, format_time(c.step_time_s()),
+        "{:>4}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10.1f} {:>5.1f}% {:>12.0f} {:>12} {:>8}\n",
+        i + 1, describe(c), c.micro_batch, c.scenario.grad_accum,
+        checkpointing_word(c.scenario.activation_checkpointing), format_time(c.step_time_s()),
         c.result.tflops_per_gpu, 100 * c.result.mfu, c.tokens_per_s(), format_bytes(c.peak_bytes()),
         c.confirmed ? "flow" : "analytic");
   }
@@ -315,9 +327,10 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
        "faster):\n";
   for (auto i : plan.pareto) {
     const auto& c = plan.ranked[i];
-    o += fmt::format("  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}\n", i + 1,
-                     format_bytes(c.peak_bytes()), c.tokens_per_s(), describe(c), c.micro_batch,
-                     c.scenario.grad_accum);
+    o += fmt::format(
+        "  #{:<4} {:>12}  {:>12.0f} tokens/s  {}, micro-batch {} x {}, checkpointing {}\n", i + 1,
+        format_bytes(c.peak_bytes()), c.tokens_per_s(), describe(c), c.micro_batch,
+        c.scenario.grad_accum, checkpointing_word(c.scenario.activation_checkpointing));
   }
   return o;
 }

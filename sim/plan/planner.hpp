@@ -1,8 +1,8 @@
 // The planner: for a cluster, a model and (optionally) a global batch, enumerate strategies (ZeRO-3
-// and every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches and gradient
-// accumulation; simulate all of them on the cheap analytic tier, drop what does not fit in GPU
-// memory, confirm the best on the flow tier, and rank by throughput (tokens/s). Ties go to the
-// simpler configuration.
+// and every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches, gradient
+// accumulation and activation checkpointing on and off; simulate all of them on the cheap analytic
+// tier, drop what does not fit in GPU memory, confirm the best on the flow tier, and rank by
+// throughput (tokens/s). Ties go to the simpler configuration.
 #pragma once
 #include <optional>
 #include <string>
@@ -21,7 +21,10 @@ struct PlanRequest {
   std::vector<int> qwz_bits = {
       8};  // INT4 weights are not searched by default (convergence unmodelled)
   std::vector<int> qgz_bits = {4};  // simulate() models qgZ with INT4 gradients (the paper)
-  int confirm_top = 8;              // candidates re-simulated on the flow tier
+  // Activation checkpointing: off saves the recompute (about a third of the layers' compute) and
+  // costs every layer's activations; both are searched.
+  std::vector<bool> checkpointing = {true, false};
+  int confirm_top = 8;  // candidates re-simulated on the flow tier
   int threads = 0;
 };
 

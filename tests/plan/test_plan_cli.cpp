@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/strategy.hpp"
@@ -64,6 +65,8 @@ TEST_CASE("plan: bad input exits 2 without output files") {
            {"--nodes 24 --global-batch 100 --out " + js, "--global-batch"},
            {"--nodes 24 --micro-batches '' --out " + js, "--micro-batches: empty item"},
            {"--nodes 24 --qgz-bits 3 --out " + js, "--qgz-bits"},
+           {"--nodes 24 --activation-checkpointing maybe --out " + js,
+            "--activation-checkpointing: 'maybe' is not true or false"},
            {"--nodes 24 --attention sdpa --out " + js, "--attention"},
            {"--nodes 24 --out " + (d / "missing" / "p.json").string(),
             "output folder does not exist"},
@@ -109,6 +112,10 @@ TEST_CASE("plan: --json prints the plan document; the DeepSpeed config has the s
     REQUIRE_MESSAGE(r.rc == 0, r.out);
     auto plan = zerosim::json::parse(r.out);
     CHECK(plan["kind"] == "plan");
+    std::set<bool> checkpointing;  // searched on and off, both fit
+    for (const auto& c : plan["candidates"])
+      checkpointing.insert(c["activation_checkpointing"].get<bool>());
+    CHECK(checkpointing == std::set<bool>{false, true});
     CHECK(plan["candidates"][0]["result"]["scenario"]["strategy"]["dtype"] == dtype);
     REQUIRE(run(args + "--emit-deepspeed " + ds).rc == 0);
     auto config = zerosim::load_json_file(ds);
