@@ -3,6 +3,7 @@
 // b.json`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -22,6 +23,7 @@ namespace {
 
 struct ReportArgs {
   std::string input, format, out, train_tokens;
+  double gpu_hour_price = 0;
 };
 
 std::string infer_format(const std::string& out) {
@@ -44,13 +46,16 @@ void run_report(const ReportArgs& a) {
                                  a.out));
   const double train_tokens =
       a.train_tokens.empty() ? 0 : report::parse_token_count(a.train_tokens, "--train-tokens");
+  if (a.gpu_hour_price > 0 && !(train_tokens > 0))
+    throw flag_error("--gpu-hour-price", "prices the time to train: give --train-tokens too");
   if (train_tokens > 0 && format == "csv")
     throw flag_error("--train-tokens", "adds a section to html and md reports, not to csv");
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
-  std::string text = format == "html" ? report::render_html(results, source, train_tokens)
-                     : format == "md" ? report::render_markdown(results, source, train_tokens)
-                                      : report::render_csv(results);
+  std::string text =
+      format == "html" ? report::render_html(results, source, {train_tokens, a.gpu_hour_price})
+      : format == "md" ? report::render_markdown(results, source, {train_tokens, a.gpu_hour_price})
+                       : report::render_csv(results);
   if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
@@ -62,14 +67,17 @@ void run_report(const ReportArgs& a) {
 
 struct CompareArgs {
   std::string a, b, out;
-  std::vector<std::string> ignore;
+  std::vector<std::string> by;
 };
 
 void run_compare(const CompareArgs& c) {
   check_output_paths({{"a", c.a}, {"b", c.b}}, {{"--out", c.out}});
   auto ra = report::load_results(c.a);
   auto rb = report::load_results(c.b);
-  std::string text = report::render_compare(report::compare_results(ra, rb, c.ignore), c.a, c.b);
+  // Flag spelling (nics-per-node) or the scenario key (nics_per_node).
+  std::vector<std::string> keys = c.by;
+  for (std::string& k : keys) std::replace(k.begin(), k.end(), '-', '_');
+  std::string text = report::render_compare(report::compare_results(ra, rb, keys), c.a, c.b);
   if (c.out.empty() || c.out == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
@@ -90,6 +98,9 @@ void register_report(CLI::App& app) {
   rep->add_option("--train-tokens", args->train_tokens,
                   "add the time to train this many tokens (e.g. 300B, 2T): days and GPU-hours "
                   "per result (html and md)");
+  rep->add_option("--gpu-hour-price", args->gpu_hour_price,
+                  "price of one GPU-hour (any currency) to cost the time to train (default: none)")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
   rep->callback([args] { run_report(*args); });
 
   auto cargs = std::make_shared<CompareArgs>();
@@ -98,9 +109,10 @@ void register_report(CLI::App& app) {
   cmp->add_option("a", cargs->a, "first results JSON (A)")->required();
   cmp->add_option("b", cargs->b, "second results JSON (B)")->required();
   cmp->add_option("--out", cargs->out, "write the table to a file instead of stdout");
-  cmp->add_option("--ignore", cargs->ignore,
-                  "scenario keys not matched on, e.g. tier,profile (default: none; when nothing "
-                  "matches, the keys each file holds constant but the two set differently)")
+  cmp->add_option("--by", cargs->by,
+                  "pair scenarios that differ only in these scenario keys, e.g. tier or "
+                  "nics-per-node,nic-gbps (default: identical scenarios; when none match, the keys "
+                  "each file holds constant but the two set differently)")
       ->delimiter(',');
   cmp->callback([cargs] { run_compare(*cargs); });
 }

@@ -16,22 +16,22 @@ namespace zerosim::report {
 namespace {
 
 // A result's scenario without the ignored keys, as matching text.
-std::string match_key(const ResultView& r, const std::vector<std::string>& ignore) {
-  if (ignore.empty()) return r.identity;
+std::string match_key(const ResultView& r, const std::vector<std::string>& by) {
+  if (by.empty()) return r.identity;
   json sc = json::parse(r.identity);
-  for (const std::string& k : ignore) sc.erase(k);
+  for (const std::string& k : by) sc.erase(k);
   return sc.dump();
 }
 
 std::vector<CompareRow> match(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
-                              const std::vector<std::string>& ignore) {
+                              const std::vector<std::string>& by) {
   std::map<std::string, const ResultView*> in_b;
-  for (const auto& r : b) in_b.emplace(match_key(r, ignore), &r);  // first occurrence wins
+  for (const auto& r : b) in_b.emplace(match_key(r, by), &r);  // first occurrence wins
   std::map<std::string, bool> used;
   std::vector<CompareRow> rows;
   for (const auto& r : a) {
     CompareRow row{r.label(), &r, nullptr};
-    const std::string key = match_key(r, ignore);
+    const std::string key = match_key(r, by);
     auto it = in_b.find(key);
     if (it != in_b.end() && !used[key]) {
       row.b = it->second;
@@ -40,7 +40,7 @@ std::vector<CompareRow> match(const std::vector<ResultView>& a, const std::vecto
     rows.push_back(row);
   }
   for (const auto& r : b) {
-    const std::string key = match_key(r, ignore);
+    const std::string key = match_key(r, by);
     if (!used[key]) {
       rows.push_back({r.label(), nullptr, &r});
       used[key] = true;
@@ -66,23 +66,23 @@ json constant_value(const std::vector<ResultView>& rs, const std::string& k) {
 }  // namespace
 
 Comparison compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
-                           const std::vector<std::string>& ignore) {
+                           const std::vector<std::string>& by) {
   if (!a.empty()) {
     const json keys = json::parse(a.front().identity);
-    for (const std::string& k : ignore)
+    for (const std::string& k : by)
       if (!keys.contains(k)) {
         std::vector<std::string> known;
         for (const auto& [name, unused] : keys.items()) known.push_back(name);
-        throw flag_error("--ignore", fmt::format("'{}' is not a scenario key (known: {})", k,
-                                                 fmt::join(known, ", ")));
+        throw flag_error("--by", fmt::format("'{}' is not a scenario key (known: {})", k,
+                                             fmt::join(known, ", ")));
       }
   }
   Comparison c;
-  c.ignored = ignore;
-  c.rows = match(a, b, ignore);
+  c.ignored = by;
+  c.rows = match(a, b, by);
   const bool none =
       std::none_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.a && r.b; });
-  if (!ignore.empty() || !none || a.empty() || b.empty()) return c;
+  if (!by.empty() || !none || a.empty() || b.empty()) return c;
   // Nothing matched: leave out the keys each file holds constant but the two set differently.
   std::vector<std::string> found;
   std::string what;
@@ -113,7 +113,7 @@ std::string render_compare(const Comparison& c, const std::string& name_a,
         "constant and the two set differently ({}).\n\n",
         c.found);
   else if (!c.ignored.empty())
-    o += fmt::format("Matched leaving out: {}.\n\n", fmt::join(c.ignored, ", "));
+    o += fmt::format("Paired across: {}.\n\n", fmt::join(c.ignored, ", "));
   o += "| scenario | step A | step B | step delta | TFLOPs A | TFLOPs B | TFLOPs delta |\n";
   o += "|---|---:|---:|---:|---:|---:|---:|\n";
   int only_a = 0, only_b = 0;

@@ -1,6 +1,6 @@
 // Diff of two result files: scenarios matched by their scenario object (ResultView::identity), per
 // scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios
-// listed. Matching can leave out scenario keys (`compare --ignore tier`); when nothing matches and
+// listed. Matching can leave out scenario keys (`compare --by tier`); when nothing matches and
 // the files differ in keys that are constant within each (the flow and the analytic tier of one
 // sweep, two profiles), those keys are left out and the comparison says so.
 #pragma once
@@ -29,9 +29,9 @@ struct Comparison {
   std::string found;  // empty unless keys were found: what differed
 };
 
-// `ignore`: scenario keys (top level of the result's "scenario") not matched on.
+// `by`: scenario keys (top level of the result's "scenario") not matched on.
 Comparison compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
-                           const std::vector<std::string>& ignore = {});
+                           const std::vector<std::string>& by = {});
 // A Markdown table (readable in a terminal too).
 std::string render_compare(const Comparison& c, const std::string& name_a,
                            const std::string& name_b);

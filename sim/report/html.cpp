@@ -214,7 +214,7 @@ std::string results_table(const std::vector<ResultView>& results) {
 }  // namespace
 
 std::string render_html(const std::vector<ResultView>& results, const std::string& source,
-                        double train_tokens) {
+                        const TrainingBudget& budget) {
   auto groups = make_groups(results);
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -281,7 +281,7 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
        "(waiting on dependencies).</p>\n";
   for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
   o += "<h2>Memory per GPU</h2>\n<figure>" + memory_chart(groups) + "</figure>\n";
-  if (train_tokens > 0) o += training_time_html(results, train_tokens);
+  if (budget.tokens > 0) o += training_time_html(results, budget);
   o += "<h2>All results</h2>\n" + results_table(results);
   std::string warn;
   for (const auto& r : results)

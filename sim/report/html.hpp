@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "sim/report/result_view.hpp"
+#include "sim/report/training_time.hpp"
 
 namespace zerosim::report {
 
-// train_tokens > 0 adds a time-to-train section (training_time.hpp) for that budget.
+// budget.tokens > 0 adds a time-to-train section (training_time.hpp).
 std::string render_html(const std::vector<ResultView>& results, const std::string& source,
-                        double train_tokens = 0);
+                        const TrainingBudget& budget = {});
 
 }  // namespace zerosim::report

@@ -211,7 +211,7 @@ std::string scaling_markdown(const std::vector<ResultView>& results) {
 }  // namespace
 
 std::string render_markdown(const std::vector<ResultView>& results, const std::string& source,
-                            double train_tokens) {
+                            const TrainingBudget& budget) {
   std::string out = "# zerosim report\n\n";
   out += fmt::format(
       "Source: `{}` ({} scenario{}). Throughput is Megatron-LM model TFLOPs per GPU "
@@ -256,7 +256,7 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
     out += "\n";
   }
   out += scaling_markdown(results);
-  if (train_tokens > 0) out += training_time_markdown(results, train_tokens);
+  if (budget.tokens > 0) out += training_time_markdown(results, budget);
   std::string warn;
   for (const auto& r : results)
     for (const auto& w : r.warnings) warn += "- " + md_cell(r.label()) + ": " + md_cell(w) + "\n";

@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "sim/report/result_view.hpp"
+#include "sim/report/training_time.hpp"
 
 namespace zerosim::report {
 
 std::string render_csv(const std::vector<ResultView>& results);
-// train_tokens > 0 adds a time-to-train section (training_time.hpp) for that budget.
+// budget.tokens > 0 adds a time-to-train section (training_time.hpp).
 std::string render_markdown(const std::vector<ResultView>& results, const std::string& source,
-                            double train_tokens = 0);
+                            const TrainingBudget& budget = {});
 
 // One CSV field: quoted when it holds a comma, quote or newline; a leading = + - @ is prefixed with
 // ' so spreadsheets do not evaluate it as a formula.

@@ -69,25 +69,39 @@ std::string intro(double tokens) {
 
 }  // namespace
 
-std::string training_time_markdown(const std::vector<ResultView>& results, double tokens) {
-  std::string out = "## Time to train\n\n" + intro(tokens) + "\n\n";
-  out += "| scenario | tokens/s | days | GPU-hours |\n|---|---:|---:|---:|\n";
+std::string training_time_markdown(const std::vector<ResultView>& results,
+                                   const TrainingBudget& budget) {
+  const bool priced = budget.gpu_hour_price > 0;
+  std::string out = "## Time to train\n\n" + intro(budget.tokens) + "\n\n";
+  out += priced ? fmt::format(
+                      "| scenario | tokens/s | days | GPU-hours | cost at {:g} per GPU-hour |\n"
+                      "|---|---:|---:|---:|---:|\n",
+                      budget.gpu_hour_price)
+                : "| scenario | tokens/s | days | GPU-hours |\n|---|---:|---:|---:|\n";
   for (const ResultView& r : results) {
-    const TrainingTime t = training_time(r, tokens);
-    out += fmt::format("| {} | {:.0f} | {:.1f} | {:.0f} |\n", md_cell(r.label()), r.tokens_per_s,
+    const TrainingTime t = training_time(r, budget.tokens);
+    out += fmt::format("| {} | {:.0f} | {:.1f} | {:.0f} |", md_cell(r.label()), r.tokens_per_s,
                        t.days, t.gpu_hours);
+    out += priced ? fmt::format(" {:.0f} |\n", t.gpu_hours * budget.gpu_hour_price) : "\n";
   }
   return out + "\n";
 }
 
-std::string training_time_html(const std::vector<ResultView>& results, double tokens) {
-  std::string out = "<h2>Time to train</h2>\n<p class=\"note\">" + html_escape(intro(tokens)) +
+std::string training_time_html(const std::vector<ResultView>& results,
+                               const TrainingBudget& budget) {
+  const bool priced = budget.gpu_hour_price > 0;
+  std::string out = "<h2>Time to train</h2>\n<p class=\"note\">" +
+                    html_escape(intro(budget.tokens)) +
                     "</p>\n<table><thead><tr><th>scenario</th><th>tokens/s</th><th>days</th>"
-                    "<th>GPU-hours</th></tr></thead><tbody>\n";
+                    "<th>GPU-hours</th>";
+  if (priced) out += fmt::format("<th>cost at {:g} per GPU-hour</th>", budget.gpu_hour_price);
+  out += "</tr></thead><tbody>\n";
   for (const ResultView& r : results) {
-    const TrainingTime t = training_time(r, tokens);
-    out += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{:.1f}</td><td>{:.0f}</td></tr>\n",
+    const TrainingTime t = training_time(r, budget.tokens);
+    out += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{:.1f}</td><td>{:.0f}</td>",
                        html_escape(r.label()), r.tokens_per_s, t.days, t.gpu_hours);
+    if (priced) out += fmt::format("<td>{:.0f}</td>", t.gpu_hours * budget.gpu_hour_price);
+    out += "</tr>\n";
   }
   return out + "</tbody></table>\n";
 }

@@ -14,6 +14,12 @@ namespace zerosim::report {
 // 2e12. InputError naming `flag` unless positive, finite and at most 1e16.
 double parse_token_count(std::string_view text, const std::string& flag);
 
+// What a report prices: a token budget and, optionally, the price of one GPU-hour.
+struct TrainingBudget {
+  double tokens = 0;          // 0: no time-to-train section
+  double gpu_hour_price = 0;  // 0: no cost column
+};
+
 struct TrainingTime {
   double days = 0, gpu_hours = 0;
 };
@@ -21,8 +27,11 @@ TrainingTime training_time(const ResultView& r, double tokens);
 
 // "300B" style: the budget as a short decimal string.
 std::string format_token_count(double tokens);
-// Markdown and HTML sections: per result, days and GPU-hours for the budget.
-std::string training_time_markdown(const std::vector<ResultView>& results, double tokens);
-std::string training_time_html(const std::vector<ResultView>& results, double tokens);
+// Markdown and HTML sections: per result, days and GPU-hours for the budget (and the cost when it
+// has a price).
+std::string training_time_markdown(const std::vector<ResultView>& results,
+                                   const TrainingBudget& budget);
+std::string training_time_html(const std::vector<ResultView>& results,
+                               const TrainingBudget& budget);
 
 }  // namespace zerosim::report

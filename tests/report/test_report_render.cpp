@@ -163,7 +163,7 @@ TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
   CHECK(text.find("39 matched, 1 only in A, 0 only in B") != std::string::npos);
 }
 
-TEST_CASE("compare matches across what each file holds constant, or what --ignore names") {
+TEST_CASE("compare matches across what each file holds constant, or what --by names") {
   auto a = read_results(testing::fake_paper_sweep(), "a.json");
   json docb = testing::fake_paper_sweep();
   for (auto& r : docb["results"]) r["scenario"]["tier"] = "analytic";
@@ -183,7 +183,7 @@ TEST_CASE("compare matches across what each file holds constant, or what --ignor
   const Comparison named = compare_results(a, b, {"tier"});
   CHECK(named.found.empty());
   CHECK(named.rows.size() == 40u);
-  CHECK(render_compare(named, "a", "b").find("Matched leaving out: tier.") != std::string::npos);
+  CHECK(render_compare(named, "a", "b").find("Paired across: tier.") != std::string::npos);
   // A file against itself matches every scenario.
   const Comparison self = compare_results(a, a);
   CHECK(self.ignored.empty());
