@@ -15,47 +15,61 @@ namespace zerosim::report {
 
 namespace {
 
-// A result's scenario without the ignored keys, as matching text.
-std::string match_key(const ResultView& r, const std::vector<std::string>& by) {
-  if (by.empty()) return r.identity;
-  json sc = json::parse(r.identity);
-  for (const std::string& k : by) sc.erase(k);
-  return sc.dump();
+// Each result's scenario object, parsed once.
+std::vector<json> scenarios_of(const std::vector<ResultView>& rs) {
+  std::vector<json> out;
+  out.reserve(rs.size());
+  for (const ResultView& r : rs) out.push_back(json::parse(r.identity));
+  return out;
 }
 
-std::vector<CompareRow> match(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
+// Each scenario without the keys in `by`, as matching text.
+std::vector<std::string> match_keys(const std::vector<json>& scenarios,
+                                    const std::vector<std::string>& by) {
+  std::vector<std::string> out;
+  out.reserve(scenarios.size());
+  for (json sc : scenarios) {
+    for (const std::string& k : by) sc.erase(k);
+    out.push_back(sc.dump());
+  }
+  return out;
+}
+
+std::vector<CompareRow> match(const std::vector<ResultView>& a, const std::vector<json>& sa,
+                              const std::vector<ResultView>& b, const std::vector<json>& sb,
                               const std::vector<std::string>& by) {
+  const std::vector<std::string> ka = match_keys(sa, by), kb = match_keys(sb, by);
   std::map<std::string, const ResultView*> in_b;
-  for (const auto& r : b) in_b.emplace(match_key(r, by), &r);  // first occurrence wins
+  for (std::size_t i = 0; i < b.size(); ++i) in_b.emplace(kb[i], &b[i]);  // first one wins
   std::map<std::string, bool> used;
   std::vector<CompareRow> rows;
-  for (const auto& r : a) {
-    CompareRow row{r.label(), &r, nullptr};
-    const std::string key = match_key(r, by);
-    auto it = in_b.find(key);
-    if (it != in_b.end() && !used[key]) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CompareRow row{a[i].label(), &a[i], nullptr};
+    auto it = in_b.find(ka[i]);
+    if (it != in_b.end() && !used[ka[i]]) {
       row.b = it->second;
-      used[key] = true;
+      used[ka[i]] = true;
     }
     rows.push_back(row);
   }
-  for (const auto& r : b) {
-    const std::string key = match_key(r, by);
-    if (!used[key]) {
-      rows.push_back({r.label(), nullptr, &r});
-      used[key] = true;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (!used[kb[i]]) {
+      rows.push_back({b[i].label(), nullptr, &b[i]});
+      used[kb[i]] = true;
     }
-  }
   return rows;
 }
 
-// The value of scenario key k if every result of rs has the same one, else null.
-json constant_value(const std::vector<ResultView>& rs, const std::string& k) {
+bool any_pair(const std::vector<CompareRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.a && r.b; });
+}
+
+// The value of scenario key k if every scenario has the same one, else null.
+json constant_value(const std::vector<json>& scenarios, const std::string& k) {
   json value;
-  for (const ResultView& r : rs) {
-    const json sc = json::parse(r.identity);
-    const json v = sc.contains(k) ? sc.at(k) : json();
-    if (&r == &rs.front())
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const json v = scenarios[i].contains(k) ? scenarios[i].at(k) : json();
+    if (i == 0)
       value = v;
     else if (v != value)
       return json();
@@ -67,38 +81,33 @@ json constant_value(const std::vector<ResultView>& rs, const std::string& k) {
 
 Comparison compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
                            const std::vector<std::string>& by) {
-  if (!a.empty()) {
-    const json keys = json::parse(a.front().identity);
+  const std::vector<json> sa = scenarios_of(a), sb = scenarios_of(b);
+  if (!sa.empty())
     for (const std::string& k : by)
-      if (!keys.contains(k)) {
+      if (!sa.front().contains(k)) {
         std::vector<std::string> known;
-        for (const auto& [name, unused] : keys.items()) known.push_back(name);
+        for (const auto& [name, unused] : sa.front().items()) known.push_back(name);
         throw flag_error("--by", fmt::format("'{}' is not a scenario key (known: {})", k,
                                              fmt::join(known, ", ")));
       }
-  }
   Comparison c;
-  c.ignored = by;
-  c.rows = match(a, b, by);
-  const bool none =
-      std::none_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) { return r.a && r.b; });
-  if (!by.empty() || !none || a.empty() || b.empty()) return c;
+  c.across = by;
+  c.rows = match(a, sa, b, sb, by);
+  if (!by.empty() || any_pair(c.rows) || a.empty() || b.empty()) return c;
   // Nothing matched: leave out the keys each file holds constant but the two set differently.
   std::vector<std::string> found;
   std::string what;
-  const json first = json::parse(a.front().identity);
-  for (const auto& [k, unused] : first.items()) {
-    const json va = constant_value(a, k), vb = constant_value(b, k);
+  for (const auto& [k, unused] : sa.front().items()) {
+    const json va = constant_value(sa, k), vb = constant_value(sb, k);
     if (va.is_null() || vb.is_null() || va == vb) continue;
     found.push_back(k);
     what += fmt::format("{}{}: {} vs {}", what.empty() ? "" : "; ", k, va.dump(), vb.dump());
   }
   if (found.empty()) return c;
-  std::vector<CompareRow> rows = match(a, b, found);
-  if (std::none_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.a && r.b; }))
-    return c;
+  std::vector<CompareRow> rows = match(a, sa, b, sb, found);
+  if (!any_pair(rows)) return c;
   c.rows = std::move(rows);
-  c.ignored = std::move(found);
+  c.across = std::move(found);
   c.found = std::move(what);
   return c;
 }
@@ -112,8 +121,8 @@ std::string render_compare(const Comparison& c, const std::string& name_a,
         "No scenario is in both files as it is; matched leaving out what each file holds "
         "constant and the two set differently ({}).\n\n",
         c.found);
-  else if (!c.ignored.empty())
-    o += fmt::format("Paired across: {}.\n\n", fmt::join(c.ignored, ", "));
+  else if (!c.across.empty())
+    o += fmt::format("Paired across: {}.\n\n", fmt::join(c.across, ", "));
   o += "| scenario | step A | step B | step delta | TFLOPs A | TFLOPs B | TFLOPs delta |\n";
   o += "|---|---:|---:|---:|---:|---:|---:|\n";
   int only_a = 0, only_b = 0;

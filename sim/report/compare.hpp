@@ -25,7 +25,7 @@ struct Comparison {
   std::vector<CompareRow> rows;  // in the order of file a, then scenarios only in b
   // Top-level scenario keys left out of matching: those asked for, or those found (with their
   // values in a and b, e.g. "tier: flow vs analytic").
-  std::vector<std::string> ignored;
+  std::vector<std::string> across;
   std::string found;  // empty unless keys were found: what differed
 };
 

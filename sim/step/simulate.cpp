@@ -469,15 +469,14 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   result.warnings = warnings_of(sc, r, *step.low, mem);
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model));
   result.memory = std::move(mem);
-  if (!trace_path.empty()) {
-    json meta = to_json(result);
-    if (extended)
-      meta["trace_note"] = fmt::format(
-          "micro-steps 0 and 1 and the optimizer are drawn; micro-steps 2..{} repeat micro-step 1 "
-          "exactly (every stream is drained at the end of each backward)",
-          G - 1);
-    write_chrome_trace(trace_path, step.low->program, step.run, meta);
-  }
+  if (!trace_path.empty())
+    write_chrome_trace(
+        trace_path, step.low->program, step.run, to_json(result),
+        extended ? fmt::format("micro-steps 0 and 1 and the optimizer are drawn; micro-steps "
+                               "2..{} repeat micro-step 1 exactly (every stream is drained at "
+                               "the end of each backward)",
+                               G - 1)
+                 : "");
   return result;
 }
 

@@ -2,7 +2,8 @@
 
 namespace zerosim {
 
-json chrome_trace(const StepProgram& program, const RunResult& run, const json& result) {
+json chrome_trace(const StepProgram& program, const RunResult& run, const json& result,
+                  const std::string& note) {
   json events = json::array();
   events.push_back({{"name", "process_name"},
                     {"ph", "M"},
@@ -38,13 +39,13 @@ json chrome_trace(const StepProgram& program, const RunResult& run, const json& 
   }
   json other = {{"step_time_s", result.value("step_time_s", 0.0)},
                 {"scenario", result.value("scenario", json::object())}};
-  if (result.contains("trace_note")) other["note"] = result["trace_note"];
+  if (!note.empty()) other["note"] = note;
   return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", other}};
 }
 
 void write_chrome_trace(const std::string& path, const StepProgram& program, const RunResult& run,
-                        const json& result) {
-  write_file_atomic(path, chrome_trace(program, run, result).dump());
+                        const json& result, const std::string& note) {
+  write_file_atomic(path, chrome_trace(program, run, result, note).dump());
 }
 
 }  // namespace zerosim

@@ -152,7 +152,7 @@ TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
   auto b = read_results(docb, "b.json");
   const Comparison cmp = compare_results(a, b);
   const auto& rows = cmp.rows;
-  CHECK(cmp.ignored.empty());
+  CHECK(cmp.across.empty());
   REQUIRE(rows.size() == 40u);
   CHECK(rows[0].step_delta_pct() == doctest::Approx(10.0).epsilon(1e-9));
   CHECK(rows[0].tflops_delta_pct() == doctest::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
@@ -172,7 +172,7 @@ TEST_CASE("compare matches across what each file holds constant, or what --by na
   REQUIRE(a.front().identity.find("\"tier\":\"flow\"") != std::string::npos);
   // Nothing matches as it is; tier is constant in each file and differs: matched without it.
   const Comparison found = compare_results(a, b);
-  CHECK(found.ignored == std::vector<std::string>{"tier"});
+  CHECK(found.across == std::vector<std::string>{"tier"});
   CHECK(found.found == "tier: \"flow\" vs \"analytic\"");
   REQUIRE(found.rows.size() == 40u);
   CHECK(found.rows[0].step_delta_pct() == doctest::Approx(100.0));
@@ -186,7 +186,7 @@ TEST_CASE("compare matches across what each file holds constant, or what --by na
   CHECK(render_compare(named, "a", "b").find("Paired across: tier.") != std::string::npos);
   // A file against itself matches every scenario.
   const Comparison self = compare_results(a, a);
-  CHECK(self.ignored.empty());
+  CHECK(self.across.empty());
   CHECK(std::all_of(self.rows.begin(), self.rows.end(),
                     [](const CompareRow& r) { return r.a && r.b; }));
   CHECK_THROWS_AS(compare_results(a, b, {"no_such_key"}), InputError);

@@ -1,14 +1,16 @@
 // Gradient accumulation (sim/step/accumulation.hpp): a step of G >= 3 micro-steps extended from
 // runs of one and two equals the step with every micro-step lowered (ReferenceModes
 // extend_accumulation = false) to rounding, part by part, on both tiers and with hpZ (whose first
-// micro-step differs); the work done does not grow with G.
+// micro-step differs); the work done does not grow with G; a trace says what it leaves out.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
+#include "sim/core/json_io.hpp"
 #include "sim/step/accumulation.hpp"
 #include "sim/step/simulate.hpp"
+#include "tests/support/files.hpp"
 
 using namespace zerosim;
 
@@ -111,4 +113,15 @@ TEST_CASE("the work of a step does not grow with its accumulation count") {
               "step_time_s");
   CHECK(big.comm.collectives ==
         one.comm.collectives + 99999 * (two.comm.collectives - one.comm.collectives));
+}
+
+TEST_CASE("the trace of an extended step says which micro-steps it draws") {
+  const auto dir = temp_dir("accumulation-trace");
+  const std::string path = (dir / "t.json").string();
+  simulate(scenario("zeropp", "analytic", 5), path);
+  const json five = parse_json_text(slurp(path), path);
+  CHECK(five["otherData"]["note"].get<std::string>().find("micro-steps 2..4 repeat") !=
+        std::string::npos);
+  simulate(scenario("zeropp", "analytic", 2), path);
+  CHECK_FALSE(parse_json_text(slurp(path), path)["otherData"].contains("note"));
 }
