@@ -7,8 +7,8 @@
 // Loads are proportional to op.bytes, so one per-byte plan per op shape (kind, algorithm, groups)
 // serves every size (analytic_shortcuts.hpp; the rail all-to-all is computed without flows), and
 // networks on identical fabrics share those plans (analytic_plan_cache.hpp).
-// With ZEROSIM_ANALYTIC_FULL=1 in the environment (or full = true) every distinct op is lowered
-// with its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
+// With full = true (NetworkOptions::analytic_shortcuts = false) every distinct op is lowered with
+// its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
 #pragma once
 #include <cstdint>
 #include <functional>

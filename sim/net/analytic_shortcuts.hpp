@@ -61,7 +61,7 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
                                              const CostProfile& profile,
                                              const std::vector<double>& capacity);
 
-// Shortcut if one applies, else the plain computation. ZEROSIM_ANALYTIC_FULL=1 in the environment
+// Shortcut if one applies, else the plain computation. NetworkOptions::analytic_shortcuts = false
 // makes AnalyticNetwork skip all of this (see analytic_network.hpp).
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity);

@@ -1,4 +1,4 @@
-// Exact symmetry reduction of the max-min fair flow problem (issue 8): an equitable partition of
+// Exact symmetry reduction of the max-min fair flow problem: an equitable partition of
 // links and flows. Links are split into classes with equal capacity; the flows of a phase into
 // classes with equal bytes and weight, such that
 //   (1) every flow of class A crosses the same number k(A, B) of links of each link class B, and

@@ -53,7 +53,7 @@ class FlowNetwork : public NetworkModel {
   const FairShare& solver() const { return solver_; }
   // false: no plan cache and no merging of identical flows (the reference for tests).
   void set_shortcuts(bool on) { shortcuts_ = on; }
-  // false: no symmetry reduction (also ZEROSIM_NO_SYMMETRY=1). Call before the first start.
+  // false: no symmetry reduction (NetworkOptions::flow_symmetry). Call before the first start.
   void set_symmetry(bool on) { symmetry_ = on; }
   bool symmetry() const { return shortcuts_ && symmetry_; }
   // false: no folding (tests' reference). Call before the first start.

@@ -108,13 +108,21 @@ class GroupListCache {
   GroupList get(Layout what, int gpus, int per_node, int k, Build build) {
     const Key key{what, gpus, per_node, k};
     if (const auto it = lists_.find(key); it != lists_.end()) return it->second;
-    if (lists_.size() >= 32) lists_.clear();  // a 32768-GPU list is a few hundred KiB
+    // Bounded by the ranks held (a list holds each rank once), not by the number of lists: a
+    // sweep over many cluster sizes needs four small lists per size.
+    if (held_ranks_ + static_cast<std::size_t>(gpus) > kMaxHeldRanks) {
+      lists_.clear();
+      held_ranks_ = 0;
+    }
+    held_ranks_ += static_cast<std::size_t>(gpus);
     return lists_.emplace(key, GroupList(build())).first->second;
   }
 
  private:
+  static constexpr std::size_t kMaxHeldRanks = std::size_t{1} << 20;  // 4 MiB of rank ids
   using Key = std::tuple<Layout, int, int, int>;
   std::map<Key, GroupList> lists_;
+  std::size_t held_ranks_ = 0;
 };
 
 // Of `topo` only the rank layout is read (GPU count, GPUs per node, node count: the group lists

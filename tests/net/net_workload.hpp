@@ -57,7 +57,7 @@ inline std::pair<StepResult, StepResult> step_with_and_without(const ReferenceMo
   return {std::move(full), simulate(s)};
 }
 
-// The same, checking that both step times agree within 1e-9 relative (issue 8's bar for every
+// The same, checking that both step times agree within 1e-9 relative (the bar for every
 // shortcut); returns {reference, fast} for further checks.
 inline std::pair<StepResult, StepResult> same_step_time(const ReferenceModes& reference,
                                                         const StepCase& c) {

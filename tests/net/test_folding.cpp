@@ -1,6 +1,6 @@
 // Folding (folding.hpp): on clusters with a block rotation, running only block 0's flows on the
 // block-0 images of their links must give the same completion times as the unfolded flow tier
-// (within 1e-9 relative, as every shortcut of issue 8), collective by collective with overlapping
+// (within 1e-9 relative, as every shortcut), collective by collective with overlapping
 // collectives and for whole ZeRO-3 / ZeRO++ steps; rotation_invariant accepts exactly the group
 // lists the rotation maps onto themselves; an op that breaks the symmetry turns folding off.
 #include <doctest/doctest.h>
