@@ -38,7 +38,16 @@ std::string palette(std::size_t k) {
   // Colorblind-friendly (Okabe-Ito + Tableau extras).
   static const char* colors[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
                                  "#D55E00", "#F0E442", "#000000", "#8c564b", "#7f7f7f"};
-  return colors[k % 10];
+  if (k < std::size(colors)) return colors[k];
+  // Then hues a golden angle apart, at one saturation and lightness (HSL 0.55, 0.45).
+  const double hue = std::fmod(137.508 * static_cast<double>(k), 360.0) / 60.0;
+  const double chroma = (1 - std::fabs(2 * 0.45 - 1)) * 0.55, m = 0.45 - chroma / 2;
+  const double x = chroma * (1 - std::fabs(std::fmod(hue, 2.0) - 1));
+  const double rgb[6][3] = {{chroma, x, 0}, {x, chroma, 0}, {0, chroma, x},
+                            {0, x, chroma}, {x, 0, chroma}, {chroma, 0, x}};
+  const double* c = rgb[static_cast<int>(hue) % 6];
+  const auto byte = [m](double v) { return static_cast<int>(std::lround(255 * (v + m))); };
+  return fmt::format("#{:02X}{:02X}{:02X}", byte(c[0]), byte(c[1]), byte(c[2]));
 }
 
 namespace {
@@ -50,9 +59,37 @@ struct Frame {
   std::vector<double> ticks;
 };
 
+// Approximate widths of a character at the legend's (11 px) and the category labels' (10 px) sizes.
+constexpr double kLegendChar = 6.2, kCategoryChar = 5.6;
+
+// The legend's room right of the plot: 190 px, more for long series names.
+double legend_room(const ChartSpec& spec) {
+  std::size_t longest = 0;
+  for (const Series& s : spec.series) longest = std::max(longest, s.name.size());
+  return std::max(190.0, 40 + kLegendChar * static_cast<double>(longest));
+}
+
+// The spec, widened where its legend or its category labels would not fit: each category gets the
+// width of its longest label line.
+ChartSpec fitted(const ChartSpec& spec) {
+  ChartSpec out = spec;
+  std::size_t longest = 0;
+  for (const std::string& c : spec.categories)
+    for (std::size_t start = 0; start <= c.size();) {
+      const std::size_t nl = std::min(c.find('\n', start), c.size());
+      longest = std::max(longest, nl - start);
+      start = nl + 1;
+    }
+  const double band = kCategoryChar * static_cast<double>(longest) + 8;
+  const double plot = band * static_cast<double>(spec.categories.size());
+  out.width = std::max(spec.width, static_cast<int>(std::ceil(72 + legend_room(spec) + plot)));
+  return out;
+}
+
 // A "nice" axis: ticks at 1, 2 or 5 x 10^k covering [0, max].
 Frame make_frame(const ChartSpec& spec, double data_max) {
   Frame f;
+  f.right = legend_room(spec);
   f.w = spec.width - f.left - f.right;
   f.h = spec.height - f.top - f.bottom;
   if (!(data_max > 0) || !std::isfinite(data_max)) data_max = 1;
@@ -76,13 +113,18 @@ std::string fmt_tick(double v) {
 }
 
 std::string open_svg(const ChartSpec& spec, const Frame& f) {
+  // A title wider than the chart is set smaller: a bold sans-serif character is about 0.6 em wide.
+  const double title_size =
+      std::min(14.0, (spec.width - 16) /
+                         (0.6 * static_cast<double>(std::max<std::size_t>(1, spec.title.size()))));
   std::string o = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"{2}\">\n"
       "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"14\" "
+      "<text x=\"{3}\" y=\"24\" text-anchor=\"middle\" font-size=\"{4:g}\" "
       "font-weight=\"bold\">{2}</text>\n",
-      spec.width, spec.height, html_escape(spec.title), spec.width / 2);
+      spec.width, spec.height, html_escape(spec.title), spec.width / 2,
+      std::floor(title_size * 10) / 10);
   // y grid, ticks and label
   for (double t : f.ticks) {
     double y = f.top + f.h - t / f.y_max * f.h;
@@ -163,7 +205,8 @@ double finite_or_zero(double v) { return std::isfinite(v) ? v : 0; }
 
 }  // namespace
 
-std::string bar_chart(const ChartSpec& spec) {
+std::string bar_chart(const ChartSpec& unfitted) {
+  const ChartSpec spec = fitted(unfitted);
   double max = 0;
   for (std::size_t i = 0; i < spec.categories.size(); ++i) {
     double stack = 0;
@@ -205,7 +248,8 @@ std::string bar_chart(const ChartSpec& spec) {
   return o;
 }
 
-std::string line_chart(const ChartSpec& spec) {
+std::string line_chart(const ChartSpec& unfitted) {
+  const ChartSpec spec = fitted(unfitted);
   double max = 0;
   for (const auto& s : spec.series)
     for (double v : s.values) max = std::max(max, finite_or_zero(v));

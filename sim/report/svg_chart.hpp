@@ -32,10 +32,11 @@ struct ChartSpec {
   int width = 760, height = 380;
 };
 
+// Charts wider than spec.width where the legend or the category labels need the room.
 std::string bar_chart(const ChartSpec& spec);
 std::string line_chart(const ChartSpec& spec);
 
-// A distinct color for series k (fixed palette, repeats after 10).
+// A distinct color for series k: a fixed palette of 10, then hues a golden angle apart.
 std::string palette(std::size_t k);
 
 }  // namespace zerosim::report
