@@ -19,52 +19,40 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-struct Group {
-  std::string title;
-  std::string short_title;  // for legends: model and tokens per GPU
-  std::vector<const ResultView*> rows;
-};
-
-std::vector<Group> make_groups(const std::vector<ResultView>& results) {
-  std::vector<Group> groups;
-  std::map<std::string, std::size_t> index;
-  for (const auto& r : results) {
-    auto key = group_key(r);
-    auto it = index.find(key);
-    if (it == index.end()) {
-      it = index.emplace(key, groups.size()).first;
-      std::string short_title =
-          r.model + (r.tokens_per_gpu > 0 ? fmt::format(", {} tok/GPU", r.tokens_per_gpu) : "");
-      if (r.grad_accum > 1) short_title += fmt::format(", ga {}", r.grad_accum);
-      groups.push_back({group_title(r), short_title, {}});
-    }
-    groups[it->second].rows.push_back(&r);
+// Legend names of experiment groups: the model and whatever else tells the groups apart (nodes,
+// tokens per GPU, fabric, ...), so no two groups share a name unless they share every field shown.
+std::vector<std::string> legend_names(const std::vector<AxisGroup>& groups) {
+  using Piece = std::string (*)(const ResultView&);
+  static const Piece pieces[] = {
+      [](const ResultView& r) { return r.cluster; },
+      [](const ResultView& r) {
+        return fmt::format("{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
+      },
+      [](const ResultView& r) { return fmt::format("{} {:g}:1", r.fabric, r.oversubscription); },
+      [](const ResultView& r) { return fmt::format("{} tok/GPU", r.tokens_per_gpu); },
+      [](const ResultView& r) { return fmt::format("seq {}", r.seq_len); },
+      [](const ResultView& r) { return fmt::format("ga {}", r.grad_accum); },
+      [](const ResultView& r) { return r.tier; },
+      [](const ResultView& r) { return std::string(r.checkpointing ? "ckpt" : "no ckpt"); },
+      [](const ResultView& r) { return r.attention + " attn"; },
+      [](const ResultView& r) { return "profile " + r.profile; }};
+  std::vector<std::string> names;
+  names.reserve(groups.size());
+  for (const AxisGroup& g : groups) names.push_back(g.rows.front()->model);
+  for (Piece piece : pieces) {
+    std::set<std::string> values;
+    for (const AxisGroup& g : groups) values.insert(piece(*g.rows.front()));
+    if (values.size() < 2) continue;
+    for (std::size_t k = 0; k < groups.size(); ++k)
+      names[k] += ", " + piece(*groups[k].rows.front());
   }
-  return groups;
+  return names;
 }
 
-// Network bandwidth categories of a set of rows, ascending; 0 stands for "the preset's".
-std::vector<double> bandwidths(const std::vector<const ResultView*>& rows) {
-  std::set<double> bw;
-  for (auto* r : rows) bw.insert(r->network_gbps_per_node());
-  return {bw.begin(), bw.end()};
-}
-
-std::string bw_label(double gbps) { return gbps > 0 ? fmt::format("{:g}", gbps) : "preset"; }
-
-// The row of `like`'s strategy and variant at bandwidth bw.
-const ResultView* find(const std::vector<const ResultView*>& rows, double bw,
-                       const ResultView* like) {
-  for (auto* r : rows)
-    if (r->network_gbps_per_node() == bw && r->strategy_key() == like->strategy_key()) return r;
-  return nullptr;
-}
-
-// The default-variant row of a strategy at bandwidth bw (the speedup chart's ZeRO-3 and ZeRO++).
-const ResultView* find_plain(const std::vector<const ResultView*>& rows, double bw,
-                             const std::string& strategy) {
-  for (auto* r : rows)
-    if (r->network_gbps_per_node() == bw && r->strategy == strategy && r->variant.empty()) return r;
+// The default-variant row of a strategy at axis value x (the speedup chart's ZeRO-3 and ZeRO++).
+const ResultView* find_plain(const AxisGroup& g, double x, const std::string& strategy) {
+  for (const ResultView* r : g.rows)
+    if (r->x_value(g.axis) == x && r->strategy == strategy && r->variant.empty()) return r;
   return nullptr;
 }
 
@@ -79,42 +67,30 @@ std::string short_strategy(const ResultView& r) {
   return d + v;
 }
 
-std::string throughput_chart(const Group& g) {
-  ChartSpec c;
-  c.title = "Throughput: " + g.title;
-  c.x_label = "Network bandwidth per node (Gbps)";
-  c.y_label = "Throughput (TFLOPs per GPU)";
-  auto bws = bandwidths(g.rows);
-  for (double bw : bws) c.categories.push_back(bw_label(bw));
-  for (const ResultView* s : distinct_strategies(g.rows)) {
-    Series ser{s->strategy_name(), strategy_color(s->strategy), {}};
-    for (double bw : bws) {
-      auto* r = find(g.rows, bw, s);
-      ser.values.push_back(r ? r->tflops_per_gpu : kNaN);
-    }
-    c.series.push_back(std::move(ser));
-  }
-  return bar_chart(c);
-}
-
-// One line per group holding both ZeRO-3 and ZeRO++; empty string if no group does.
-std::string speedup_chart(const std::vector<Group>& groups) {
+// Over the groups' axis (the groups of one choose_axes axis), one line per group holding both
+// ZeRO-3 and ZeRO++; empty string if no group does.
+std::string speedup_chart(const std::vector<AxisGroup>& groups) {
+  if (groups.empty()) return "";
+  const XAxis axis = groups.front().axis;
   ChartSpec c;
   c.title = "Speedup of ZeRO++ over ZeRO-3";
-  c.x_label = "Network bandwidth per node (Gbps)";
+  c.title += versus(axis);
+  c.x_label = axis_label(axis);
   c.y_label = "Speedup (x, TFLOPs ratio)";
-  std::set<double> all_bw;
+  std::set<double> all_x;
   for (const auto& g : groups)
-    for (double bw : bandwidths(g.rows))
-      if (find_plain(g.rows, bw, "zero3") && find_plain(g.rows, bw, "zeropp")) all_bw.insert(bw);
-  if (all_bw.empty()) return "";
-  for (double bw : all_bw) c.categories.push_back(bw_label(bw));
+    for (double x : g.xs)
+      if (find_plain(g, x, "zero3") && find_plain(g, x, "zeropp")) all_x.insert(x);
+  if (all_x.empty()) return "";
+  for (double x : all_x) c.categories.push_back(x_category(axis, x));
+  const std::vector<std::string> names = legend_names(groups);
   std::size_t k = 0;
-  for (const auto& g : groups) {
-    Series s{g.short_title, palette(k), {}};
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const AxisGroup& g = groups[i];
+    Series s{names[i], palette(k), {}};
     bool any = false;
-    for (double bw : all_bw) {
-      auto *a = find_plain(g.rows, bw, "zero3"), *b = find_plain(g.rows, bw, "zeropp");
+    for (double x : all_x) {
+      const ResultView *a = find_plain(g, x, "zero3"), *b = find_plain(g, x, "zeropp");
       bool ok = a && b && a->tflops_per_gpu > 0;
       s.values.push_back(ok ? b->tflops_per_gpu / a->tflops_per_gpu : kNaN);
       any |= ok;
@@ -128,7 +104,7 @@ std::string speedup_chart(const std::vector<Group>& groups) {
   return line_chart(c);
 }
 
-std::string breakdown_chart(const Group& g) {
+std::string breakdown_chart(const AxisGroup& g) {
   ChartSpec c;
   c.title = "Step time: " + g.title;
   c.x_label = "Strategy and network bandwidth per node (Gbps)";
@@ -139,11 +115,11 @@ std::string breakdown_chart(const Group& g) {
   const char* colors[] = {"#4C72B0", "#8FAADC", "#55A868", "#64B5CD", "#DD8452",
                           "#937860", "#DA8BC3", "#8C8C8C", "#C44E52", "#B0B0B0"};
   std::vector<Series> ser;
-  for (double bw : bandwidths(g.rows))
+  for (double bw : g.xs)
     for (const ResultView* s : distinct_strategies(g.rows)) {
-      auto* r = find(g.rows, bw, s);
+      const ResultView* r = row_at(g, *s, bw);
       if (!r) continue;
-      c.categories.push_back(short_strategy(*r) + "\n" + bw_label(bw));
+      c.categories.push_back(short_strategy(*r) + "\n" + x_category(XAxis::bandwidth, bw));
       const auto parts = r->step_attribution();
       if (ser.empty())
         for (std::size_t k = 0; k < parts.size(); ++k)
@@ -159,7 +135,7 @@ std::string breakdown_chart(const Group& g) {
   return bar_chart(c);
 }
 
-std::string memory_chart(const std::vector<Group>& groups) {
+std::string memory_chart(const std::vector<AxisGroup>& groups) {
   ChartSpec c;
   c.title = "Peak memory per GPU against capacity";
   c.x_label = "Strategy";
@@ -169,9 +145,10 @@ std::string memory_chart(const std::vector<Group>& groups) {
   auto strats = distinct_strategies(all);
   for (const ResultView* s : strats) c.categories.push_back(s->strategy_name());
   std::set<double> capacities;
-  std::size_t k = 0;
-  for (const auto& g : groups) {
-    Series ser{g.short_title, palette(k++), {}};
+  const std::vector<std::string> names = legend_names(groups);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const AxisGroup& g = groups[k];
+    Series ser{names[k], palette(k), {}};
     for (const ResultView* s : strats) {
       double peak = kNaN;  // the largest over bandwidths (memory rarely depends on the network)
       for (auto* r : g.rows)
@@ -215,7 +192,7 @@ std::string results_table(const std::vector<ResultView>& results) {
 
 std::string render_html(const std::vector<ResultView>& results, const std::string& source,
                         const TrainingBudget& budget) {
-  auto groups = make_groups(results);
+  const std::vector<AxisGroup> groups = axis_groups(results, XAxis::bandwidth);
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>zerosim report</title>\n<style>\n"
@@ -246,33 +223,39 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
   for (const auto& g : groups) {
     o += "<h3>" + html_escape(g.title) + "</h3>\n<ul>\n";
     for (const auto& [bw, rec] : recommendations(g.rows))
-      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", bw_label(bw),
+      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", x_category(XAxis::bandwidth, bw),
                        html_escape(rec.sentence()));
     o += "</ul>\n";
   }
 
-  // A group with one bandwidth that is part of a scaling series is drawn by the scaling charts
-  // (one bar per group would say nothing a line over GPUs does not).
-  const std::vector<ScalingGroup> scaling = scaling_groups(results);
-  std::set<std::string> scaled;
-  for (const ScalingGroup& sg : scaling) scaled.insert(scaling_key(*sg.rows.front()));
-  std::string by_bandwidth;
-  for (const auto& g : groups)
-    if (bandwidths(g.rows).size() > 1 || !scaled.count(scaling_key(*g.rows.front())))
-      by_bandwidth += "<figure>" + throughput_chart(g) + "</figure>\n";
-  if (!by_bandwidth.empty()) o += "<h2>Throughput vs network bandwidth</h2>\n" + by_bandwidth;
-  if (!scaling.empty()) {
+  // Each result's throughput along the axis that varies (scaling.hpp: choose_axes).
+  const ChosenAxes axes = choose_axes(results);
+  const auto figures = [](const std::vector<AxisGroup>& along) {
+    std::string out;
+    for (const AxisGroup& g : along) out += "<figure>" + throughput_chart(g) + "</figure>\n";
+    return out;
+  };
+  if (!axes.bandwidth.empty())
+    o += "<h2>Throughput vs network bandwidth</h2>\n" + figures(axes.bandwidth);
+  if (!axes.gpus.empty()) {
     o += "<h2>Scaling with cluster size</h2>\n<p class=\"note\">Whole-cluster throughput and "
          "scaling efficiency (tokens/s per GPU relative to the same strategy on the smallest "
          "cluster of the series; 1 = linear) of results that differ only in their node "
          "count.</p>\n";
-    for (const ScalingGroup& sg : scaling)
-      o += "<figure>" + scaling_throughput_chart(sg) + "</figure>\n<figure>" +
-           scaling_efficiency_chart(sg) + "</figure>\n";
+    for (const AxisGroup& g : axes.gpus)
+      o += "<figure>" + throughput_chart(g) + "</figure>\n<figure>" + scaling_efficiency_chart(g) +
+           "</figure>\n";
   }
-  std::string speedup = speedup_chart(groups);
-  if (!speedup.empty())
-    o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n<figure>" + speedup + "</figure>\n";
+  if (!axes.tokens_per_gpu.empty())
+    o += "<h2>Throughput vs tokens per GPU</h2>\n<p class=\"note\">Results that differ only in "
+         "their tokens per GPU (the batch each GPU processes per step).</p>\n" +
+         figures(axes.tokens_per_gpu);
+  std::string speedups;
+  for (const auto* along : {&axes.bandwidth, &axes.gpus, &axes.tokens_per_gpu}) {
+    const std::string chart = speedup_chart(*along);
+    if (!chart.empty()) speedups += "<figure>" + chart + "</figure>\n";
+  }
+  if (!speedups.empty()) o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n" + speedups;
   o += "<h2>Where the step time goes</h2>\n<p class=\"note\">What the compute stream does or waits "
        "on, "
        "adding up to the step time: compute, ZeRO-3's parameter fetch, exposed communication (not "

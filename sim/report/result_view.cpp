@@ -91,17 +91,38 @@ std::string ResultView::strategy_name() const {
                          : strategy_display(strategy) + " (" + variant + ")";
 }
 
+double ResultView::x_value(XAxis x) const {
+  switch (x) {
+    case XAxis::bandwidth:
+      return network_gbps_per_node();
+    case XAxis::gpus:
+      return gpus;
+    case XAxis::tokens_per_gpu:
+      return static_cast<double>(tokens_per_gpu);
+  }
+  return 0;
+}
+
+std::string experiment_details(const ResultView& r, XAxis x) {
+  std::string out;
+  if (r.fabric == "fat-tree" || r.oversubscription != 1)
+    out += fmt::format(", {} {:g}:1", r.fabric, r.oversubscription);
+  if (r.tokens_per_gpu > 0 && x != XAxis::tokens_per_gpu)
+    out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
+  if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
+  if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
+  if (!r.checkpointing) out += ", no activation checkpointing";
+  if (!r.attention.empty()) out += ", " + r.attention + " attention";
+  if (!r.profile.empty() && r.profile != r.cluster) out += ", profile " + r.profile;
+  return out;
+}
+
 std::string ResultView::label() const {
   std::string out = model.empty() ? "?" : model;
   if (nodes > 0) out += fmt::format(", {} node{}", nodes, nodes == 1 ? "" : "s");
   if (nics_per_node > 0 && nic_gbps > 0)
     out += fmt::format(", {}x{:g} Gbps", nics_per_node, nic_gbps);
-  out += ", " + strategy_name();
-  if (!checkpointing) out += ", no checkpointing";
-  if (tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", tokens_per_gpu);
-  if (grad_accum > 1) out += fmt::format(", ga {}", grad_accum);
-  if (!tier.empty() && tier != "flow") out += ", " + tier;
-  return out;
+  return out + ", " + strategy_name() + experiment_details(*this);
 }
 
 std::string format_utilization(double fraction) {
@@ -132,6 +153,7 @@ ResultView view_of(const StepResult& r) {
   v.strategy = sc.strategy.name();
   v.variant = variant_of(sc.strategy, sc.gpus_per_node);
   v.checkpointing = sc.activation_checkpointing;
+  v.attention = sc.attention;
   v.tier = sc.tier;
   v.profile = sc.profile_name;
   v.nodes = sc.nodes;

@@ -13,6 +13,11 @@
 
 namespace zerosim::report {
 
+// The axes a report draws results along: network bandwidth per node (bar charts), GPUs and tokens
+// per GPU (line charts). Results that differ only in their strategy and one axis' value are drawn
+// in one chart over that axis.
+enum class XAxis { bandwidth, gpus, tokens_per_gpu };
+
 struct ResultView {
   // scenario
   std::string cluster, model, strategy, tier, profile, fabric;
@@ -36,6 +41,7 @@ struct ResultView {
   // their defaults ("qwZ INT4, hpZ k=8"); empty for the defaults.
   std::string variant;
   bool checkpointing = true;  // activation checkpointing
+  std::string attention;      // flash | eager, as the simulator resolved it
 
   // The strategy with its variant: what rows of one experiment are told apart by.
   std::string strategy_key() const {
@@ -45,6 +51,8 @@ struct ResultView {
   std::string strategy_name() const;
 
   double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
+  // The row's value on an axis: Gbps per node, GPUs or tokens per GPU.
+  double x_value(XAxis x) const;
   // Critical-path attribution of the step: what the compute stream does or waits on, by part
   // (compute, recompute, optimizer, parameter fetch, exposed communication by kind, exposed
   // kernels, idle). The parts add up to the step time.
@@ -68,8 +76,15 @@ struct ResultView {
     return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s +
            exposed_all_reduce_s;
   }
-  std::string label() const;  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tok/GPU"
+  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tokens/GPU, eager attention": every scenario
+  // field a report groups by, so results that differ carry different labels.
+  std::string label() const;
 };
+
+// What an experiment's title adds after model, cluster, size and network: the fabric when not a
+// plain rail, tokens per GPU (unless they are the x axis), accumulation, a non-flow tier,
+// checkpointing when off and the attention (", 2048 tokens/GPU, analytic tier, flash attention").
+std::string experiment_details(const ResultView& r, XAxis x = XAxis::bandwidth);
 
 ResultView view_of(const StepResult& r);
 std::vector<ResultView> views_of(const std::vector<StepResult>& results);

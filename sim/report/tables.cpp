@@ -77,29 +77,26 @@ std::string md_cell(const std::string& text) {
   return out;
 }
 
-std::string group_key(const ResultView& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.cluster,
-                     r.nodes, r.fabric, r.oversubscription, r.model, r.tokens_per_gpu, r.seq_len,
-                     r.grad_accum, r.tier, r.profile, r.checkpointing);
+std::string experiment_key(const ResultView& r, XAxis x) {
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                                r.cluster, r.fabric, r.oversubscription, r.model, r.seq_len,
+                                r.grad_accum, r.tier, r.profile, r.checkpointing, r.attention);
+  if (x != XAxis::gpus) key += fmt::format("\x1fnodes {}", r.nodes);
+  if (x != XAxis::bandwidth) key += fmt::format("\x1fnet {}x{}", r.nics_per_node, r.nic_gbps);
+  if (x != XAxis::tokens_per_gpu) key += fmt::format("\x1ftokens {}", r.tokens_per_gpu);
+  return key;
 }
 
-std::string experiment_details(const ResultView& r) {
-  std::string out;
-  if (r.fabric == "fat-tree" || r.oversubscription != 1)
-    out += fmt::format(", {} {:g}:1", r.fabric, r.oversubscription);
-  if (r.tokens_per_gpu > 0) out += fmt::format(", {} tokens/GPU", r.tokens_per_gpu);
-  if (r.grad_accum > 1) out += fmt::format(", grad-accum {}", r.grad_accum);
-  if (!r.tier.empty() && r.tier != "flow") out += ", " + r.tier + " tier";
-  if (!r.checkpointing) out += ", no activation checkpointing";
-  return out;
-}
-
-std::string group_title(const ResultView& r) {
+std::string experiment_title(const ResultView& r, XAxis x) {
   std::string out = r.model.empty() ? "?" : r.model;
   if (!r.cluster.empty()) out += " on " + r.cluster;
-  if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
-  if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
-  return out + experiment_details(r);
+  if (x != XAxis::gpus) {
+    if (r.nodes > 0) out += fmt::format(" x{} node{}", r.nodes, r.nodes == 1 ? "" : "s");
+    if (r.gpus > 0) out += fmt::format(" ({} GPUs)", r.gpus);
+  }
+  const double bw = r.network_gbps_per_node();
+  if (x != XAxis::bandwidth && bw > 0) out += fmt::format(", {:g} Gbps per node", bw);
+  return out + experiment_details(r, x);
 }
 
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r) {
@@ -156,7 +153,7 @@ std::vector<std::pair<double, Recommendation>> recommendations(
 std::string render_csv(const std::vector<ResultView>& results) {
   std::string out =
       "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,"
-      "model,strategy,variant,activation_checkpointing,"
+      "model,strategy,variant,activation_checkpointing,attention,"
       "tokens_per_gpu,seq_len,"
       "grad_accum,tier,step_time_s,tflops_per_gpu,mfu,hfu,tokens_per_s,compute_s,recompute_s,"
       "optimizer_s,"
@@ -168,15 +165,16 @@ std::string render_csv(const std::vector<ResultView>& results) {
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
     out += fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-        "{},{},{},{},{}\n",
+        "{},{},{},{},{},{}\n",
         csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps,
         r.network_gbps_per_node(), csv_field(r.fabric), r.oversubscription, csv_field(r.model),
         csv_field(r.strategy), csv_field(r.variant), r.checkpointing ? "true" : "false",
-        r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s,
-        r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s, r.compute_s,
-        r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s, r.exposed_all_gather_s,
-        r.exposed_reduce_scatter_s, r.exposed_all_to_all_s, r.inter_node_bytes, r.intra_node_bytes,
-        r.peak_bytes_per_gpu, r.capacity_bytes, r.fits ? "true" : "false", csv_field(warnings));
+        csv_field(r.attention), r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier),
+        r.step_time_s, r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s,
+        r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
+        r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
+        r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
+        r.fits ? "true" : "false", csv_field(warnings));
   }
   return out;
 }
@@ -185,20 +183,20 @@ namespace {
 
 // Per scaling group (scaling.hpp): tokens/s, per GPU, and the scaling efficiency by GPU count.
 std::string scaling_markdown(const std::vector<ResultView>& results) {
-  const std::vector<ScalingGroup> groups = scaling_groups(results);
+  const std::vector<AxisGroup> groups = scaling_groups(results);
   if (groups.empty()) return "";
   std::string out =
       "## Scaling with cluster size\n\nScaling efficiency: tokens/s per GPU relative to the same "
       "strategy on the smallest cluster of the series (1.00 = linear).\n\n";
-  for (const ScalingGroup& g : groups) {
+  for (const AxisGroup& g : groups) {
     out += "### " + md_cell(g.title) + "\n\n";
     out += "| GPUs | strategy | tokens/s | tokens/s per GPU | scaling efficiency | fits |\n";
     out += "|---:|---|---:|---:|---:|---|\n";
-    for (int n : g.gpus)
+    for (double n : g.xs)
       for (const ResultView* r : g.rows) {
         if (r->gpus != n) continue;
         const double eff = scaling_efficiency(g, *r);
-        out += fmt::format("| {} | {} | {:.0f} | {:.1f} | {} | {} |\n", n,
+        out += fmt::format("| {:g} | {} | {:.0f} | {:.1f} | {} | {} |\n", n,
                            md_cell(r->strategy_name()), r->tokens_per_s, r->tokens_per_s / n,
                            std::isnan(eff) ? "-" : fmt::format("{:.2f}", eff),
                            r->fits ? "yes" : "**no**");
@@ -220,16 +218,9 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
       "FLOPs executed (recompute included) over the peak.\n\n",
       md_cell(source), results.size(), results.size() == 1 ? "" : "s");
   // Groups in order of first appearance (input order is deterministic).
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const ResultView*>> groups;
-  for (const auto& r : results) {
-    auto key = group_key(r);
-    if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back(&r);
-  }
-  for (const auto& key : order) {
-    const auto& rows = groups[key];
-    out += "## " + md_cell(group_title(*rows.front())) + "\n\n";
+  for (const AxisGroup& g : axis_groups(results, XAxis::bandwidth)) {
+    const std::vector<const ResultView*>& rows = g.rows;
+    out += "## " + md_cell(g.title) + "\n\n";
     for (const auto& [bw, rec] : recommendations(rows))
       out += fmt::format("- {}: {}\n",
                          bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",

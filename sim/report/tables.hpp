@@ -21,12 +21,17 @@ std::string csv_field(const std::string& text);
 // Markdown table cell: | and \ escaped, HTML specials as entities, newlines as spaces.
 std::string md_cell(const std::string& text);
 
-// Key of the experiment group a result belongs to: everything except bandwidth and strategy.
-std::string group_key(const ResultView& r);
-// What an experiment's title adds after model, cluster and size: the fabric when not a plain rail,
-// tokens per GPU, accumulation and a non-flow tier (", 2048 tokens/GPU, analytic tier").
-std::string experiment_details(const ResultView& r);
-std::string group_title(const ResultView& r);
+// Key of the results drawn together along axis x: every scenario field but the strategy, its
+// variant and x's (bandwidth: the NICs and their speed; GPUs: the node count).
+std::string experiment_key(const ResultView& r, XAxis x);
+// Title of those results: model, cluster, size and network unless x is one of them, and
+// experiment_details ("gpt-18b on dgx2-v100 x24 nodes (384 GPUs), 2048 tokens/GPU").
+std::string experiment_title(const ResultView& r, XAxis x);
+// The experiment group a result belongs to: its results differ only in strategy and bandwidth.
+inline std::string group_key(const ResultView& r) { return experiment_key(r, XAxis::bandwidth); }
+inline std::string group_title(const ResultView& r) {
+  return experiment_title(r, XAxis::bandwidth);
+}
 // The ZeRO-3 result of the same group and bandwidth, or nullptr.
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r);
 

@@ -114,7 +114,12 @@ TEST_CASE("runs of one strategy with other bits, hpZ groups or checkpointing are
   CHECK(v.strategy_name() == "ZeRO++ (" + v.variant + ")");
   CHECK(v.strategy_key() != plain.strategy_key());
   CHECK(group_key(v) != group_key(plain));  // checkpointing is part of the experiment
-  CHECK(v.label().find("no checkpointing") != std::string::npos);
+  CHECK(v.label().find("no activation checkpointing") != std::string::npos);
+  r.scenario.attention = r.scenario.attention == "flash" ? "eager" : "flash";
+  const ResultView other_attention = view_of(r);
+  CHECK(group_key(other_attention) != group_key(v));  // so is the attention
+  CHECK(other_attention.label() != v.label());
+  CHECK(render_csv({other_attention}) != render_csv({v}));
   const std::vector<const ResultView*> both = {&v, &plain, &v};
   CHECK(distinct_strategies(both).size() == 2u);
 }
