@@ -1,10 +1,13 @@
 // The HTML report renders in headless Chromium with every chart non-empty: each chart is
 // screenshotted on its own page and the PNG must show the chart's data colors (exact fills of its
-// bars/markers) over a non-trivial number of pixels, plus many distinct colors overall. Skipped,
-// visibly, without Chromium or libpng.
+// bars/markers) over a non-trivial number of pixels, plus many distinct colors overall. So do the
+// sections of real sweeps' reports: the scaling charts of a nodes sweep, the chart of a
+// tokens-per-GPU sweep and the time-to-train table (a line of text per scenario). Skipped, visibly
+// (exit code 77), without Chromium or libpng.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include <set>
 
 #include "../sweep/fake_results.hpp"
+#include "real_sweeps.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/sweep/run_sweep.hpp"
@@ -59,36 +63,70 @@ bool screenshot(const fs::path& html_path, const fs::path& png_path, int width, 
   return rc == 0 && fs::exists(png_path) && fs::file_size(png_path) > 0;
 }
 
-std::string paper_like_html() {
-  return report::render_html(report::read_results(testing::fake_paper_sweep(), "f.json"),
-                             "fixture.json");
-}
-
-}  // namespace
-
-TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium") {
+void require_chromium() {
   if (::access(kChromium, X_OK) != 0)
     zerosim::testing::skip_executable(std::string(kChromium) +
                                       " not found (install Debian's chromium)");
 #ifndef ZEROSIM_HAVE_PNG
   zerosim::testing::skip_executable(
       "built without libpng (install libpng-dev), cannot decode screenshots");
-#else
-  fs::path dir = fs::temp_directory_path() / ("zerosim_chromium_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string html = paper_like_html();
-  std::regex fill_re("class=\"data\"[^>]*?(?:fill|stroke)=\"#([0-9A-Fa-f]{6})\"");
+#endif
+}
+
+#ifdef ZEROSIM_HAVE_PNG
+// A scratch directory for pages and screenshots, removed at the end of its scope.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string& name)
+      : path(fs::temp_directory_path() /
+             ("zerosim_chromium_" + name + "_" + std::to_string(::getpid()))) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// Screenshots `body` on a page of its own (with the report's <head>, so its styles apply) and
+// returns its pixels; fails the test when Chromium gives no image.
+std::vector<std::uint32_t> render(const fs::path& dir, const std::string& name,
+                                  const std::string& head, const std::string& body, int width,
+                                  int height) {
+  const fs::path page = dir / (name + ".html");
+  std::ofstream(page) << head << "<body style=\"margin:8px\">" << body << "</body></html>";
+  const fs::path png = dir / (name + ".png");
+  REQUIRE(screenshot(page, png, width, height));
+  int pw = 0, ph = 0;
+  std::vector<std::uint32_t> px = read_png(png.string(), pw, ph);
+  REQUIRE(!px.empty());
+  CHECK(pw == width);
+  CHECK(ph == height);
+  return px;
+}
+
+// Screenshots each chart of `html` whose title starts with one of `titles` (all when empty) and
+// checks that it shows its data: the exact colors of its bars and markers over a visible number
+// of pixels, and many distinct colors overall. Returns the number of charts checked.
+std::size_t check_charts(const std::string& html, const fs::path& dir,
+                         const std::vector<std::string>& titles = {}) {
+  static const std::regex fill_re("class=\"data\"[^>]*?(?:fill|stroke)=\"#([0-9A-Fa-f]{6})\"");
   const std::sregex_iterator end;
   std::size_t n = 0;
   // Each <svg>...</svg> chart by string search: libstdc++'s regex recurses once per character
   // of a lazy match, which overflows the stack on a whole chart (found under ASan).
   for (std::size_t pos = html.find("<svg"); pos != std::string::npos;
-       pos = html.find("<svg", pos), ++n) {
+       pos = html.find("<svg", pos)) {
     const std::size_t stop = html.find("</svg>", pos);
     REQUIRE(stop != std::string::npos);
-    std::string svg = html.substr(pos, stop + 6 - pos);
+    const std::string svg = html.substr(pos, stop + 6 - pos);
     pos = stop + 6;
-    CAPTURE(n);
+    const std::size_t label = svg.find("aria-label=\"") + 12;
+    const std::string title = svg.substr(label, svg.find('"', label) - label);
+    if (!titles.empty() &&
+        std::none_of(titles.begin(), titles.end(),
+                     [&title](const std::string& t) { return title.starts_with(t); }))
+      continue;
+    CAPTURE(title);
     // The colors the chart's data marks are drawn with.
     std::set<std::uint32_t> data_colors;
     for (std::sregex_iterator f(svg.begin(), svg.end(), fill_re); f != end; ++f) {
@@ -100,16 +138,9 @@ TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium
     REQUIRE(!data_colors.empty());
     std::smatch wm;
     REQUIRE(std::regex_search(svg, wm, std::regex("width=\"(\\d+)\" height=\"(\\d+)\"")));
-    int w = std::stoi(wm[1].str()) + 40, h = std::stoi(wm[2].str()) + 40;
-    fs::path page = dir / ("chart" + std::to_string(n) + ".html");
-    std::ofstream(page) << "<!DOCTYPE html><html><body style=\"margin:8px\">" << svg
-                        << "</body></html>";
-    fs::path png = dir / ("chart" + std::to_string(n) + ".png");
-    REQUIRE(screenshot(page, png, w, h));
-    int pw = 0, ph = 0;
-    auto px = read_png(png.string(), pw, ph);
-    REQUIRE(!px.empty());
-    CHECK(pw == w);
+    const std::vector<std::uint32_t> px =
+        render(dir, "chart" + std::to_string(n), "<!DOCTYPE html><html>", svg,
+               std::stoi(wm[1].str()) + 40, std::stoi(wm[2].str()) + 40);
     std::map<std::uint32_t, std::size_t> hist;
     for (auto p : px) ++hist[p];
     CHECK(hist.size() >= 20u);  // text anti-aliasing, axes, grid and several fills
@@ -117,8 +148,66 @@ TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium
       CAPTURE(c);
       CHECK(hist[c] >= 20u);  // every data color is visibly drawn
     }
+    ++n;
   }
-  CHECK(n == 6u);
-  fs::remove_all(dir);
+  return n;
+}
+
+// Lines of text in a screenshot: runs of pixel rows holding dark (text) pixels.
+std::size_t text_lines(const std::vector<std::uint32_t>& px, int width) {
+  std::size_t lines = 0;
+  bool in_line = false;
+  for (std::size_t row = 0; row * static_cast<std::size_t>(width) < px.size(); ++row) {
+    bool dark = false;
+    for (int x = 0; x < width && !dark; ++x) {
+      const std::uint32_t p =
+          px[row * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)];
+      dark = (p & 0xFF) < 100 && ((p >> 8) & 0xFF) < 100 && ((p >> 16) & 0xFF) < 100;
+    }
+    lines += dark && !in_line;
+    in_line = dark;
+  }
+  return lines;
+}
+#endif
+
+std::string paper_like_html() {
+  return report::render_html(report::read_results(testing::fake_paper_sweep(), "f.json"),
+                             "fixture.json");
+}
+
+}  // namespace
+
+TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium") {
+  require_chromium();
+#ifdef ZEROSIM_HAVE_PNG
+  const ScratchDir dir("report");
+  CHECK(check_charts(paper_like_html(), dir.path) == 6u);
+#endif
+}
+
+TEST_CASE("the scaling, tokens-per-GPU and time-to-train sections render in headless Chromium") {
+  require_chromium();
+#ifdef ZEROSIM_HAVE_PNG
+  const ScratchDir dir("sections");
+  const report::TrainingBudget budget{300e9, 2.5};
+  const std::vector<report::ResultView> nodes = testing::nodes_sweep();
+  const std::string scaling = report::render_html(nodes, "nodes.json", budget);
+  REQUIRE(scaling.find("<h2>Scaling with cluster size</h2>") != std::string::npos);
+  CHECK(check_charts(scaling, dir.path, {"Throughput vs GPUs", "Scaling efficiency"}) == 2u);
+  const std::string tokens = report::render_html(testing::tokens_sweep(), "tokens.json");
+  REQUIRE(tokens.find("<h2>Throughput vs tokens per GPU</h2>") != std::string::npos);
+  CHECK(check_charts(tokens, dir.path, {"Throughput vs tokens per GPU"}) == 1u);
+  // The time-to-train table, in the report's styles: a line of text per scenario at least (the
+  // heading, the note and the header add more).
+  const std::size_t from = scaling.find("<h2>Time to train</h2>");
+  REQUIRE(from != std::string::npos);
+  const std::size_t to = scaling.find("</table>", from);
+  REQUIRE(to != std::string::npos);
+  const std::string head = scaling.substr(0, scaling.find("<body>"));
+  const int width = 1200, height = 200 + 24 * static_cast<int>(nodes.size());
+  const std::vector<std::uint32_t> px =
+      render(dir.path, "time-to-train", head, scaling.substr(from, to + 8 - from), width, height);
+  CHECK(text_lines(px, width) >= nodes.size() + 3);
 #endif
 }
