@@ -76,14 +76,15 @@ struct ResultView {
     return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s +
            exposed_all_reduce_s;
   }
-  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tokens/GPU, eager attention": every scenario
-  // field a report groups by, so results that differ carry different labels.
+  // Model, nodes, network, strategy and experiment_details: "gpt-18b, 24 nodes, 4x100 Gbps,
+  // ZeRO++, 2048 tokens/GPU, eager attention".
   std::string label() const;
 };
 
 // What an experiment's title adds after model, cluster, size and network: the fabric when not a
 // plain rail, tokens per GPU (unless they are the x axis), accumulation, a non-flow tier,
-// checkpointing when off and the attention (", 2048 tokens/GPU, analytic tier, flash attention").
+// checkpointing when off, the attention and a profile other than the cluster's (", 2048
+// tokens/GPU, analytic tier, flash attention").
 std::string experiment_details(const ResultView& r, XAxis x = XAxis::bandwidth);
 
 ResultView view_of(const StepResult& r);
