@@ -115,29 +115,31 @@ ChosenAxes choose_axes(const std::vector<ResultView>& results) {
   return out;
 }
 
-std::string axis_label(XAxis x) {
+namespace {
+
+// An axis' title and what a chart title says of it.
+struct AxisText {
+  const char* label;
+  const char* versus;
+};
+
+AxisText axis_text(XAxis x) {
   switch (x) {
     case XAxis::bandwidth:
-      return "Network bandwidth per node (Gbps)";
+      return {"Network bandwidth per node (Gbps)", ""};
     case XAxis::gpus:
-      return "GPUs";
+      return {"GPUs", " vs GPUs"};
     case XAxis::tokens_per_gpu:
-      return "Tokens per GPU";
+      return {"Tokens per GPU", " vs tokens per GPU"};
   }
-  return "";
+  return {"", ""};
 }
 
-std::string versus(XAxis x) {
-  switch (x) {
-    case XAxis::bandwidth:
-      return "";
-    case XAxis::gpus:
-      return " vs GPUs";
-    case XAxis::tokens_per_gpu:
-      return " vs tokens per GPU";
-  }
-  return "";
-}
+}  // namespace
+
+std::string axis_label(XAxis x) { return axis_text(x).label; }
+
+std::string versus(XAxis x) { return axis_text(x).versus; }
 
 std::string throughput_chart(const AxisGroup& g) {
   // Whole-cluster tokens/s over GPUs (what grows with them); TFLOPs per GPU over the other axes.
