@@ -46,8 +46,18 @@ void print_summary(const StepResult& r) {
                                   sc.attention, sc.activation_checkpointing ? "on" : "off")
                           .c_str());
   // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
-  // are DeepSpeed's own defaults for stage 3.
+  // are DeepSpeed's own defaults. Stages 1 and 2 gather the updated parameters in buckets; HSDP
+  // names its shard group.
   const Strategy& st = sc.strategy;
+  if (st.stage < 3)
+    std::printf("%s\n", fmt::format("  ZeRO stage {}: allgather_bucket_size {:g}", st.stage,
+                                    static_cast<double>(st.allgather_bucket_elems))
+                            .c_str());
+  if (st.hsdp)
+    std::printf("%s\n", fmt::format("  HSDP: ZeRO-3 within groups of {} GPUs, replicated across "
+                                    "the groups (mics_shard_size {})",
+                                    st.shard_size, st.shard_size)
+                            .c_str());
   std::printf("%s\n",
               fmt::format("  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
                           "stage3_max_live_parameters {:g}, overlap_comm {} ({})",

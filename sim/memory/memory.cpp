@@ -20,7 +20,8 @@ double MemoryEstimate::component(const std::string& name) const {
 MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const ModelShape& m = *in.model;
   const Strategy& s = *in.strategy;
-  const double W = in.world;
+  // Model states are sharded over S ranks: the world, or the HSDP group.
+  const double S = s.shard_ranks(in.world);
   const double psi =
       static_cast<double>(in.modules ? in.modules->total_params(m) : total_param_count(m));
   const auto shared =
@@ -44,11 +45,12 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
 
   MemoryEstimate e;
   e.components = {
-      {"params_fp16", 2 * psi / W},
-      {"grads_fp16", 2 * psi / W},
-      {"optimizer_fp32", 12 * psi / W},  // master weights, Adam momentum and variance
+      // Stages 1 and 2 keep the whole FP16 model; stage 1 its whole gradient too.
+      {"params_fp16", s.stage < 3 ? 2 * psi : 2 * psi / S},
+      {"grads_fp16", s.stage == 1 ? 2 * psi : 2 * psi / S},
+      {"optimizer_fp32", 12 * psi / S},  // master weights, Adam momentum and variance
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
-      {"gathered_params", live * 2 * max_gather},
+      {"gathered_params", s.stage < 3 ? 0 : live * 2 * max_gather},
       {"grad_buckets", 2 * max_bucket},
       // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
       // bucket.

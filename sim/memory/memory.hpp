@@ -1,9 +1,10 @@
-// Memory model: bytes per GPU of one ZeRO-3 / ZeRO++ step, by component, against the GPU's
-// capacity. Model states follow DeepSpeed stage 3 with mixed-precision Adam: 2 (FP16 params) + 2
-// (FP16 grads) + 12 (FP32 master, momentum, variance) bytes per parameter, divided over the W
-// data-parallel ranks; hpZ adds the secondary FP16 copy 2·Ψ/k; the rest is transient (gathered
-// modules in flight, buckets, quantization buffers, activations) plus the framework's reserved
-// bytes.
+// Memory model: bytes per GPU of one ZeRO step, by component, against the GPU's capacity. Model
+// states follow DeepSpeed with mixed-precision Adam: 2 (FP16 params) + 2 (FP16 grads) + 12 (FP32
+// master, momentum, variance) bytes per parameter; stage 3 divides all three over the W
+// data-parallel ranks (HSDP over its group of S), stage 2 the gradients and optimizer states,
+// stage 1 the optimizer states only; hpZ adds the secondary FP16 copy 2·Ψ/k; the rest is transient
+// (gathered modules in flight under stage 3, buckets, quantization buffers, activations) plus the
+// framework's reserved bytes.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,7 +22,7 @@ namespace zerosim {
 
 struct MemoryInputs {
   const ModelShape* model = nullptr;
-  const Strategy* strategy = nullptr;  // hpz_size already resolved (> 0 when hpz)
+  const Strategy* strategy = nullptr;  // hpz_size and shard_size resolved (> 0 when used)
   int world = 1;
   int gpus_per_node = 1;
   std::int64_t tokens = 0;  // per GPU per micro-step

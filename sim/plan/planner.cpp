@@ -111,6 +111,25 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
               out.push_back(std::move(c));
             }
     }
+    // ZeRO stages 1 and 2, and HSDP sharded within each node (on more than one node; on one it is
+    // ZeRO-3).
+    for (const char* other : {"zero1", "zero2", "hsdp"}) {
+      if (other == std::string("hsdp") && !multi_node) continue;
+      for (const bool ckpt : q.checkpointing) {
+        Candidate c;
+        c.scenario = q.base;
+        c.scenario.strategy = other;
+        c.scenario.deepspeed.clear();
+        c.scenario.hpz_partition = 0;
+        c.scenario.hsdp_size = 0;
+        c.scenario.tokens_per_gpu = m * shape.seq_len;
+        c.scenario.seq_len = shape.seq_len;
+        c.scenario.grad_accum = ga;
+        c.scenario.activation_checkpointing = ckpt;
+        c.micro_batch = m;
+        out.push_back(std::move(c));
+      }
+    }
   }
   if (out.empty())
     throw flag_error(
@@ -197,6 +216,9 @@ std::string describe(const Candidate& c) {
         fmt::format("hpZ {}", s.hpz_partition > 0 ? std::to_string(s.hpz_partition) : "node"));
   if (qwz) knobs.push_back(fmt::format("qwZ INT{}", s.quant_bits_weights));
   if (qgz) knobs.push_back(fmt::format("qgZ INT{}", s.quant_bits_grads));
+  if (s.strategy == "hsdp")
+    knobs.push_back(
+        fmt::format("shard group {}", s.hsdp_size > 0 ? std::to_string(s.hsdp_size) : "node"));
   std::string out = name;
   if (!knobs.empty()) {
     out += " (";
@@ -256,18 +278,24 @@ json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   bool qgz = all || s.strategy.find("qgz") != std::string::npos;
   int k = hpz ? (s.hpz_partition > 0 ? s.hpz_partition : shape.gpus_per_node) : 1;
   long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
+  json zero = {{"stage", s.strategy == "zero1"   ? 1
+                         : s.strategy == "zero2" ? 2
+                                                 : 3},
+               {"overlap_comm", true},
+               {"reduce_scatter", true},
+               {"contiguous_gradients", true}};
+  if (s.strategy == "hsdp")
+    zero["mics_shard_size"] = s.hsdp_size > 0 ? s.hsdp_size : shape.gpus_per_node;
+  else if (s.strategy != "zero1" && s.strategy != "zero2") {
+    zero["zero_quantized_weights"] = qwz;
+    zero["zero_hpz_partition_size"] = k;
+    zero["zero_quantized_gradients"] = qgz;
+  }
   return json{{"train_batch_size", world * c.micro_batch * s.grad_accum},
               {"train_micro_batch_size_per_gpu", c.micro_batch},
               {"gradient_accumulation_steps", s.grad_accum},
               {c.result.scenario.strategy.dtype, {{"enabled", true}}},  // what was simulated
-              {"zero_optimization",
-               {{"stage", 3},
-                {"overlap_comm", true},
-                {"reduce_scatter", true},
-                {"contiguous_gradients", true},
-                {"zero_quantized_weights", qwz},
-                {"zero_hpz_partition_size", k},
-                {"zero_quantized_gradients", qgz}}}};
+              {"zero_optimization", std::move(zero)}};
 }
 
 json plan_document(const PlanResult& plan) {

@@ -45,9 +45,29 @@ Techniques parse_techniques(const std::string& s) {
   return t;
 }
 
+// The strategies beside stage 3 and its ZeRO++ components: name, display name, sort rank (stages 1
+// and 2 before ZeRO-3, HSDP after ZeRO++) and chart color (outside the palette's ten, which
+// the stage-3 variants and unknown strategies use).
+struct OtherStrategy {
+  const char* name;
+  const char* display;
+  int rank;
+  const char* color;
+};
+constexpr OtherStrategy kOtherStrategies[] = {{"zero1", "ZeRO-1", -2, "#17BECF"},
+                                              {"zero2", "ZeRO-2", -1, "#BCBD22"},
+                                              {"hsdp", "HSDP", 8, "#9467BD"}};
+
+const OtherStrategy* other_strategy(const std::string& s) {
+  for (const auto& o : kOtherStrategies)
+    if (s == o.name) return &o;
+  return nullptr;
+}
+
 }  // namespace
 
 std::string strategy_display(const std::string& strategy) {
+  if (const OtherStrategy* o = other_strategy(strategy)) return o->display;
   Techniques t = parse_techniques(strategy);
   if (!t.known) return strategy;
   if (t.qwz && t.hpz && t.qgz) return "ZeRO++";
@@ -59,6 +79,7 @@ std::string strategy_display(const std::string& strategy) {
 }
 
 int strategy_rank(const std::string& strategy) {
+  if (const OtherStrategy* o = other_strategy(strategy)) return o->rank;
   Techniques t = parse_techniques(strategy);
   if (!t.known) return 100;
   int count = t.qwz + t.hpz + t.qgz;
@@ -82,6 +103,7 @@ std::vector<const ResultView*> distinct_strategies(const std::vector<const Resul
 }
 
 std::string strategy_color(const std::string& strategy) {
+  if (const OtherStrategy* o = other_strategy(strategy)) return o->color;
   const int rank = strategy_rank(strategy);
   return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
 }
@@ -139,6 +161,8 @@ std::string variant_of(const Strategy& st, int gpus_per_node) {
   if (st.hpz && st.hpz_size > 0 && st.hpz_size != gpus_per_node)
     add(fmt::format("hpZ k={}", st.hpz_size));
   if (st.qgz && st.qgz_chunks > 1) add(fmt::format("qgZ {} chunks", st.qgz_chunks));
+  if (st.hsdp && st.shard_size > 0 && st.shard_size != gpus_per_node)
+    add(fmt::format("S={}", st.shard_size));
   return v;
 }
 

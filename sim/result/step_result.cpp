@@ -55,12 +55,22 @@ Strategy read_strategy(const JsonReader& r) {
   r.require_object({"name", "qwz", "hpz", "qgz", "hpz_size", "weight_bits", "grad_bits",
                     "quant_block_elems", "qgz_chunks", "overlap_comm", "reduce_bucket_elems",
                     "prefetch_bucket_elems", "max_live_params", "grad_comm_bytes", "dtype",
-                    "source"});
+                    "source", "shard_size"});
   Strategy s;
   s.qwz = r.at("qwz").get_bool();
   s.hpz = r.at("hpz").get_bool();
   s.qgz = r.at("qgz").get_bool();
-  if (r.at("name").get_string() != s.name())
+  // The stage and HSDP are named, not flagged: zero1, zero2, hsdp (with its shard_size).
+  const std::string name = r.at("name").get_string();
+  if (name == "zero1" || name == "zero2") s.stage = name == "zero1" ? 1 : 2;
+  if (name == "hsdp") {
+    s.hsdp = true;
+    if (!r.has("shard_size")) r.fail("missing required key 'shard_size' (strategy hsdp)");
+    s.shard_size = r.at("shard_size").get_int32_at_least(1);
+  } else if (r.has("shard_size")) {
+    r.at("shard_size").fail("only the hsdp strategy has a shard size");
+  }
+  if (name != s.name())
     r.at("name").fail(fmt::format("must be '{}', the name of the qwz/hpz/qgz flags", s.name()));
   s.hpz_size = r.at("hpz_size").get_int32_at_least(0);
   s.weight_bits = r.at("weight_bits").get_int32_at_least(1);

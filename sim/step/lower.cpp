@@ -154,21 +154,19 @@ class Builder {
     N_ = topo.gpus_per_node();
     world_ =
         layout_groups(GroupListCache::Layout::World, W_, N_, 0, [&] { return world_group(topo); });
-    if (st_.hpz) {
-      const int k = st_.hpz_size;
-      if (k <= N_) {
-        hpz_groups_ = layout_groups(GroupListCache::Layout::IntraNode, W_, N_, k,
-                                    [&] { return intra_node_groups(topo, k); });
-      } else {
-        hpz_groups_ = layout_groups(GroupListCache::Layout::Blocks, W_, N_, k, [&] {
-          GroupList::Groups g;
-          for (int start = 0; start < W_; start += k) {
-            g.emplace_back();
-            for (int r = start; r < start + k; ++r) g.back().push_back(r);
-          }
-          return g;
-        });
-      }
+    if (st_.hpz) hpz_groups_ = block_groups(topo, st_.hpz_size);
+    // The ranks one parameter is sharded over: the world, or HSDP's groups of S consecutive ranks
+    // and the replicas (one rank of each group) that all-reduce the gradient shards.
+    shard_ = world_;
+    S_ = st_.shard_ranks(W_);
+    if (S_ != W_) {
+      shard_ = block_groups(topo, S_);
+      shard_algo_ = S_ <= N_ ? Algorithm::IntraNode : Algorithm::Ring;
+      replicas_ = layout_groups(GroupListCache::Layout::Strided, W_, N_, S_, [&] {
+        GroupList::Groups g(static_cast<std::size_t>(S_));
+        for (int r = 0; r < W_; ++r) g[static_cast<std::size_t>(r % S_)].push_back(r);
+        return g;
+      });
     }
     out_.qgz_active = st_.qgz && topo.node_count() > 1;
     if (out_.qgz_active) {
@@ -207,14 +205,25 @@ class Builder {
       boundary = forward(mu, boundary);
       boundary = backward(mu, boundary);
     }
+    const std::int64_t params =
+        module_cache_ ? module_cache_->total_params(s_.model) : total_param_count(s_.model);
+    const auto psi = static_cast<double>(params);
+    // HSDP: the replicas all-reduce their gradient shards (Psi / S elements) at the boundary.
+    if (!replicas_.empty()) {
+      wait(kReduce, boundary);
+      collective(kReduce, CollKind::AllReduce, Algorithm::Ring, replicas_,
+                 st_.grad_comm_bytes * psi / S_, Category::AllReduce, CommPhase::GradientReduction,
+                 prefix(piece({"replicas"})), ".ar");
+      boundary = event();
+      record(kReduce, boundary);
+      wait(kCompute, boundary);
+    }
     // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
     // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-    const double shard = static_cast<double>(module_cache_ ? module_cache_->total_params(s_.model)
-                                                           : total_param_count(s_.model)) /
-                         W_;
-    out_.optimizer_bytes = 28 * shard;
+    out_.optimizer_bytes = 28 * (psi / S_);
     compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
             prefix(piece({"optimizer"})), "");
+    if (st_.stage < 3) gather_updated_params(params);
   }
 
  private:
@@ -222,6 +231,36 @@ class Builder {
   template <class Build>
   GroupList layout_groups(GroupListCache::Layout what, int gpus, int per_node, int k, Build build) {
     return group_cache_ ? group_cache_->get(what, gpus, per_node, k, build) : GroupList(build());
+  }
+  // Groups of k consecutive ranks: within each node (k <= GPUs per node) or spanning nodes.
+  GroupList block_groups(const Topology& topo, int k) {
+    if (k <= N_)
+      return layout_groups(GroupListCache::Layout::IntraNode, W_, N_, k,
+                           [&] { return intra_node_groups(topo, k); });
+    return layout_groups(GroupListCache::Layout::Blocks, W_, N_, k, [&] {
+      GroupList::Groups g;
+      for (int start = 0; start < W_; start += k) {
+        g.emplace_back();
+        for (int r = start; r < start + k; ++r) g.back().push_back(r);
+      }
+      return g;
+    });
+  }
+  // Stages 1 and 2: after the optimizer each rank's updated 16-bit shard is all-gathered, in
+  // buckets of allgather_bucket_size elements; the step ends when the parameters are whole again.
+  void gather_updated_params(std::int64_t psi) {
+    const int opt_done = event();
+    record(kCompute, opt_done);
+    wait(kGather, opt_done);
+    const std::int64_t bucket = std::max<std::int64_t>(1, st_.allgather_bucket_elems);
+    int no = 0;
+    for (std::int64_t left = psi; left > 0; left -= bucket, ++no)
+      collective(kGather, CollKind::AllGather, Algorithm::Ring, world_,
+                 2 * static_cast<double>(std::min(left, bucket)), Category::AllGather,
+                 CommPhase::ParameterGather, prefix(piece({"params.bucket", Digits(no)})), ".ag");
+    const int done = event();
+    record(kGather, done);
+    wait(kCompute, done);
   }
   int event() { return prog_.event_count++; }
   // Label pieces, prefixes and labels, or -1 each when the step is lowered without labels.
@@ -298,7 +337,7 @@ class Builder {
   // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
   void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
-    const int group = secondary ? st_.hpz_size : W_;
+    const int group = secondary ? st_.hpz_size : S_;
     const double wire = gathered_bytes(m.gather_elems, st_);
     if (st_.qwz) {
       const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
@@ -309,7 +348,7 @@ class Builder {
                  st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
                  Category::AllGather, phase, tag, ".ag.hpz");
     else
-      collective(kGather, CollKind::AllGather, Algorithm::Ring, world_, wire, Category::AllGather,
+      collective(kGather, CollKind::AllGather, shard_algo_, shard_, wire, Category::AllGather,
                  phase, tag, ".ag");
     if (st_.qwz) {
       const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
@@ -324,6 +363,11 @@ class Builder {
   void pass(const std::vector<int>& order, bool secondary, int boundary, int phase_piece,
             CommPhase comm_phase, Run run) {
     const std::size_t M = order.size();
+    if (st_.stage < 3) {  // parameters replicated: nothing to gather or fetch
+      for (const int i : order)
+        run(i, prefix(phase_piece, name_piece_[static_cast<std::size_t>(i)]));
+      return;
+    }
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
     // Only events something waits on are recorded: module j's start when the gather of module
@@ -388,7 +432,8 @@ class Builder {
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".bwd."});
-    std::size_t next_bucket = 0;
+    // Stage 1 keeps whole gradients and reduces them only in the boundary micro-step's backward.
+    std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
@@ -426,7 +471,7 @@ class Builder {
     const int pre = prefix(bucket_piece);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
-      collective(stream, CollKind::ReduceScatter, Algorithm::Ring, world_, st_.grad_comm_bytes * n,
+      collective(stream, CollKind::ReduceScatter, shard_algo_, shard_, st_.grad_comm_bytes * n,
                  Category::ReduceScatter, CommPhase::GradientReduction, pre,
                  out_.qgz_active ? ".rs.fallback" : ".rs");
     }
@@ -465,7 +510,8 @@ class Builder {
   GroupListCache* group_cache_;
   LoweredStep& out_;
   StepProgram& prog_;
-  GroupList world_, hpz_groups_, node_groups_, rails_;
+  GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
+  Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
   // Collective classes by what a cost depends on (StepProgram::collective_class).
   struct ClassKey {
     const GroupList::Groups* groups;
@@ -495,7 +541,7 @@ class Builder {
   std::vector<int> name_piece_, chunk_pieces_;
   std::vector<int> timed_;  // per stream: timed ops pushed so far
   ModuleTimes times_;
-  int W_ = 1, N_ = 1;
+  int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over
 };
 
 }  // namespace

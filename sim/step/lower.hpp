@@ -68,7 +68,13 @@ double gathered_bytes(std::int64_t elems, const Strategy& s);
 double quantized_grad_bytes(double elems, const Strategy& s);
 
 // Where a collective belongs in the step (the result's comm.by_phase).
-enum class CommPhase : std::uint8_t { BackwardGather, ForwardGather, GradientReduction };
+// ParameterGather: stages 1 and 2 all-gather the updated parameters after the optimizer.
+enum class CommPhase : std::uint8_t {
+  BackwardGather,
+  ForwardGather,
+  GradientReduction,
+  ParameterGather
+};
 
 struct LoweredStep {
   StepProgram program;
@@ -103,7 +109,8 @@ struct LoweredStep {
 // count, GPUs per node and the block size of the intra-node and hpZ lists (0 for the others).
 class GroupListCache {
  public:
-  enum class Layout : char { World, IntraNode, Rails, Blocks };
+  // Strided: groups of the ranks at the same position in consecutive blocks of k (HSDP replicas).
+  enum class Layout : char { World, IntraNode, Rails, Blocks, Strided };
   template <class Build>
   GroupList get(Layout what, int gpus, int per_node, int k, Build build) {
     const Key key{what, gpus, per_node, k};

@@ -51,13 +51,17 @@ std::vector<ScenarioParam> make_table() {
       {"--nic-gbps", "nic_gbps", &S::nic_gbps, 1e-3, 1e6, none,
        "line rate per NIC in Gbit/s (builder presets only)", "the preset's"},
       {"--strategy", "strategy", &S::strategy, 0, 0, none,
-       "zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz | ..."},
+       "zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz "
+       "| ..."},
       {"--deepspeed", "deepspeed", &S::deepspeed, 0, 0, none,
        "DeepSpeed config JSON (replaces --strategy; its micro-batch and accumulation replace the "
        "flags)",
        "none"},
       {"--hpz-size", "hpz_partition", &S::hpz_partition, 1, kCountMax, none,
        "hpZ secondary partition size k", "GPUs per node"},
+      {"--hsdp-size", "hsdp_size", &S::hsdp_size, 1, kCountMax, none,
+       "HSDP shard group size S (ZeRO-3 within S consecutive ranks, replicated across groups)",
+       "GPUs per node"},
       {"--qwz-bits", "quant_bits_weights", &S::quant_bits_weights, 1, kCountMax, none,
        "qwZ weight quantization bits (8 or 4)"},
       {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,

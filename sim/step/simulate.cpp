@@ -27,7 +27,7 @@ namespace {
 
 // Names of CommPhase values, in its order.
 constexpr const char* kPhases[] = {"backward_all_gather", "forward_all_gather",
-                                   "gradient_reduction"};
+                                   "gradient_reduction", "parameter_all_gather"};
 
 struct Bytes {
   double inter = 0, intra = 0;
@@ -162,6 +162,40 @@ struct Resolved {
   bool raised_tokens = false;       // the default tokens per GPU raised to one sequence
 };
 
+// A group of ranks a strategy sizes: hpZ's secondary partition, HSDP's shard group.
+struct GroupSize {
+  int flag_value;      // 0: not given
+  const char* flag;    // "--hpz-size"
+  const char* needs;   // the rule when the flag is given without the strategy having the group
+  const char* what;    // "hpZ group size"
+  const char* config;  // the DeepSpeed config's key
+};
+
+// `size` from the flag when given, else the strategy's (a DeepSpeed config's), GPUs per node when
+// neither; with the group `on`, it must divide the world and divide, or be a multiple of, the GPUs
+// per node (ranks are node-contiguous). Errors name the flag, or the config's key.
+void resolve_group_size(int& size, bool on, const GroupSize& g, const std::string& deepspeed,
+                        const Topology& topo) {
+  if (g.flag_value > 0) {
+    if (!on) throw flag_error(g.flag, g.needs);
+    size = g.flag_value;
+  }
+  if (!on) return;
+  const int W = topo.gpu_count(), N = topo.gpus_per_node();
+  const std::string file = deepspeed.empty() ? "<command line>" : deepspeed;
+  const std::string where = deepspeed.empty() ? g.flag : g.config;
+  if (size == 0) size = N;
+  if (W % size != 0)
+    throw InputError(file, where,
+                     fmt::format("{} {} must divide the world size {} ({} nodes x {} GPUs)", g.what,
+                                 size, W, topo.node_count(), N));
+  if (N % size != 0 && size % N != 0)
+    throw InputError(file, where,
+                     fmt::format("{} {} must divide, or be a multiple of, the {} GPUs per node "
+                                 "(ranks are node-contiguous)",
+                                 g.what, size, N));
+}
+
 // The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
 void resolve_strategy(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
@@ -171,31 +205,17 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   Strategy& st = setup.strategy;
   // Flags name no training dtype: BF16 where the GPU has it (Ampere on), else FP16, as users run.
   if (sc.deepspeed.empty()) st.dtype = r.prof->nccl.arch != GpuArch::Volta ? "bf16" : "fp16";
-  const int W = topo.gpu_count(), N = topo.gpus_per_node();
   // What a config left "auto", filled as Hugging Face's Trainer does; said in the warnings.
   r.filled = resolve_auto(st, setup.model.hidden, r.prof->nccl.arch != GpuArch::Volta);
-  const std::string hpz_where =
-      sc.deepspeed.empty() ? "--hpz-size" : "/zero_optimization/zero_hpz_partition_size";
-  const std::string hpz_file = sc.deepspeed.empty() ? "<command line>" : sc.deepspeed;
-  if (sc.hpz_partition > 0) {
-    if (!st.hpz)
-      throw flag_error("--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)");
-    st.hpz_size = sc.hpz_partition;
-  }
-  if (st.hpz) {
-    if (st.hpz_size == 0) st.hpz_size = N;
-    if (W % st.hpz_size != 0)
-      throw InputError(
-          hpz_file, hpz_where,
-          fmt::format("hpZ group size {} must divide the world size {} ({} nodes x {} GPUs)",
-                      st.hpz_size, W, topo.node_count(), N));
-    if (N % st.hpz_size != 0 && st.hpz_size % N != 0)
-      throw InputError(
-          hpz_file, hpz_where,
-          fmt::format("hpZ group size {} must divide, or be a multiple of, the {} GPUs per "
-                      "node (ranks are node-contiguous)",
-                      st.hpz_size, N));
-  }
+  resolve_group_size(
+      st.hpz_size, st.hpz,
+      {sc.hpz_partition, "--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)",
+       "hpZ group size", "/zero_optimization/zero_hpz_partition_size"},
+      sc.deepspeed, topo);
+  resolve_group_size(st.shard_size, st.hsdp,
+                     {sc.hsdp_size, "--hsdp-size", "needs --strategy hsdp", "HSDP shard group size",
+                      "/zero_optimization/mics_shard_size"},
+                     sc.deepspeed, topo);
   if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
     throw flag_error("--qwz-bits",
                      fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));

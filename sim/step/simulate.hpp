@@ -20,9 +20,10 @@ struct Scenario {
   std::string fabric;
   double oversubscription = 0;
   std::string model = "gpt-18b";    // preset, workload file or HF config.json
-  std::string strategy = "zeropp";  // zero3 | zeropp | zero3+qwz+hpz+qgz ...
+  std::string strategy = "zeropp";  // zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz+hpz+qgz ...
   std::string deepspeed;       // ds_config.json (overrides strategy, micro-batch, accumulation)
   int hpz_partition = 0;       // 0: GPUs per node when hpz is on
+  int hsdp_size = 0;           // HSDP shard group size; 0: GPUs per node when the strategy is hsdp
   int quant_bits_weights = 8;  // qwZ bits
   int quant_bits_grads = 4;    // qgZ bits
   int qgz_chunks = 1;          // > 1: pipeline qgZ's two all-to-all hops over this many chunks

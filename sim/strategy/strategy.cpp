@@ -10,6 +10,9 @@
 namespace zerosim {
 
 std::string Strategy::name() const {
+  if (stage == 1) return "zero1";
+  if (stage == 2) return "zero2";
+  if (hsdp) return "hsdp";
   if (qwz && hpz && qgz) return "zeropp";
   std::string n = "zero3";
   if (qwz) n += "+qwz";
@@ -24,6 +27,14 @@ Strategy parse_strategy(const std::string& text, const std::string& flag) {
     s.qwz = s.hpz = s.qgz = true;
     return s;
   }
+  if (text == "zero1" || text == "zero2") {
+    s.stage = text == "zero1" ? 1 : 2;
+    return s;
+  }
+  if (text == "hsdp") {
+    s.hsdp = true;
+    return s;
+  }
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (true) {
@@ -33,8 +44,8 @@ Strategy parse_strategy(const std::string& text, const std::string& flag) {
     start = plus + 1;
   }
   if (parts[0] != "zero3")
-    throw flag_error(flag, fmt::format("strategy '{}' must start with zero3 (or be zeropp); "
-                                       "e.g. zero3, zeropp, zero3+qwz+hpz",
+    throw flag_error(flag, fmt::format("strategy '{}' must start with zero3 (or be zeropp, zero1, "
+                                       "zero2 or hsdp); e.g. zero3, zeropp, zero3+qwz+hpz",
                                        text));
   for (std::size_t i = 1; i < parts.size(); ++i) {
     bool* bit = parts[i] == "qwz"   ? &s.qwz
@@ -130,7 +141,8 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
        // the same settings under DeepSpeed's field names (without "stage3_")
        "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
        "param_persistence_threshold", "gather_16bit_weights_on_model_save",
-       "stage3_gather_fp16_weights_on_model_save", "offload_optimizer", "offload_param"});
+       "stage3_gather_fp16_weights_on_model_save", "offload_optimizer", "offload_param",
+       "mics_shard_size", "mics_hierarchical_params_gather"});
   const auto stage = z.at("stage").get_int();
   s.qwz = z.bool_or("zero_quantized_weights", false);
   s.qgz = z.bool_or("zero_quantized_gradients", false);
@@ -138,14 +150,34 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
       z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int32_at_least(1) : 1;
   s.hpz = hpz > 1;
   s.hpz_size = s.hpz ? static_cast<int>(hpz) : 0;
+  // MiCS (hybrid sharding): stage 3 within groups of mics_shard_size ranks; -1 is DeepSpeed's
+  // "off".
+  const auto mics = z.has("mics_shard_size") ? z.at("mics_shard_size").get_int() : std::int64_t{-1};
   if (stage != 3) {
-    const char* zpp = s.qwz   ? "zero_quantized_weights"
-                      : s.qgz ? "zero_quantized_gradients"
-                      : s.hpz ? "zero_hpz_partition_size"
-                              : nullptr;
-    if (zpp) z.at("stage").fail(fmt::format("is {}, but {} (ZeRO++) needs stage 3", stage, zpp));
-    z.at("stage").fail(fmt::format("is {}; only ZeRO stage 3 is modelled", stage));
+    const char* zpp = s.qwz        ? "zero_quantized_weights"
+                      : s.qgz      ? "zero_quantized_gradients"
+                      : s.hpz      ? "zero_hpz_partition_size"
+                      : mics != -1 ? "mics_shard_size"
+                                   : nullptr;
+    if (zpp)
+      z.at("stage").fail(fmt::format("is {}, but {} ({}) needs stage 3", stage, zpp,
+                                     zpp[0] == 'm' ? "MiCS" : "ZeRO++"));
+    if (stage != 1 && stage != 2)
+      z.at("stage").fail(fmt::format("is {}; ZeRO stages 1, 2 and 3 are modelled", stage));
+    s.stage = static_cast<int>(stage);
   }
+  if (mics != -1) {
+    auto m = z.at("mics_shard_size");
+    if (mics < 1) m.fail("must be -1 (off) or at least 1");
+    if (s.qwz || s.hpz || s.qgz) m.fail("MiCS together with ZeRO++ components is not modelled");
+    s.hsdp = true;
+    s.shard_size = m.get_int32_at_least(1);
+  }
+  if (z.has("mics_hierarchical_params_gather") &&
+      z.at("mics_hierarchical_params_gather").get_bool())
+    z.at("mics_hierarchical_params_gather").fail("true is not modelled; use false");
+  if (z.has("allgather_bucket_size"))
+    s.allgather_bucket_elems = z.at("allgather_bucket_size").get_int_at_least(1);
   for (const char* off : {"offload_optimizer", "offload_param"}) {
     if (!z.has(off)) continue;
     auto o = z.at(off);
@@ -232,6 +264,7 @@ Strategy load_deepspeed(const std::string& path) {
 json to_json(const Strategy& s) {
   json j = json::object();
   j.emplace("name", s.name());
+  if (s.hsdp) j.emplace("shard_size", s.shard_size);
   j.emplace("qwz", s.qwz);
   j.emplace("hpz", s.hpz);
   j.emplace("qgz", s.qgz);

@@ -1,7 +1,8 @@
-// Strategy: ZeRO-3 and the ZeRO++ components (qwZ, hpZ, qgZ), each switchable, plus the DeepSpeed
-// stage-3 knobs that shape the step (overlap, bucket sizes, prefetch, micro-batch, accumulation).
-// From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly read: unknown zero_optimization
-// keys and ZeRO++ keys outside stage 3 are InputError).
+// Strategy: ZeRO stages 1, 2 and 3, hybrid sharding (HSDP: stage 3 within groups of shard_size
+// ranks, replicated across the groups), and the ZeRO++ components (qwZ, hpZ, qgZ) of stage 3, each
+// switchable, plus the DeepSpeed knobs that shape the step (overlap, bucket sizes, prefetch,
+// micro-batch, accumulation). From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly
+// read: unknown zero_optimization keys and ZeRO++ keys outside stage 3 are InputError).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,9 +13,13 @@
 namespace zerosim {
 
 struct Strategy {
-  bool qwz = false;  // INT8 block-quantized weight all-gather
-  bool hpz = false;  // secondary intra-node weight partition
-  bool qgz = false;  // INT4 two-hop all-to-all gradient reduction
+  // 1: optimizer states partitioned; 2: gradients too; 3: parameters too (gathered per module).
+  int stage = 3;
+  bool hsdp = false;   // stage 3 within groups of shard_size consecutive ranks (DeepSpeed's MiCS)
+  int shard_size = 0;  // HSDP group size S; 0 = GPUs per node (resolved against the cluster)
+  bool qwz = false;    // INT8 block-quantized weight all-gather
+  bool hpz = false;    // secondary intra-node weight partition
+  bool qgz = false;    // INT4 two-hop all-to-all gradient reduction
   int hpz_size = 0;  // secondary partition size k; 0 = GPUs per node (resolved against the cluster)
   int weight_bits = 8;
   int grad_bits = 4;
@@ -28,6 +33,9 @@ struct Strategy {
   std::int64_t reduce_bucket_elems = 500'000'000;
   std::int64_t prefetch_bucket_elems = 50'000'000;
   std::int64_t max_live_params = 1'000'000'000;
+  // Stages 1 and 2: the updated 16-bit parameters are all-gathered in buckets of this many
+  // elements.
+  std::int64_t allgather_bucket_elems = 500'000'000;
   int grad_comm_bytes = 2;  // bytes per gradient element of the reduce-scatter
                             // (communication_data_type; default: the training dtype)
 
@@ -40,10 +48,14 @@ struct Strategy {
   std::string source = "--strategy";
 
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
-  std::string name() const;  // canonical: "zero3", "zeropp", "zero3+qwz+hpz", ...
+  // Canonical: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", ...
+  std::string name() const;
+  // Ranks one parameter shard is spread over: the world (stages 1-3) or the HSDP group.
+  int shard_ranks(int world) const { return hsdp ? shard_size : world; }
 };
 
-// "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components in any order, each once).
+// "zero1" | "zero2" | "hsdp" | "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components
+// in any order, each once).
 Strategy parse_strategy(const std::string& text, const std::string& flag = "--strategy");
 // A DeepSpeed JSON config (the whole file).
 Strategy parse_deepspeed(const json& j, const std::string& file);

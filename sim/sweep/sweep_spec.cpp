@@ -67,7 +67,7 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
     // A DeepSpeed config fixes the strategy and the batch shape; a second source would be
     // ambiguous.
     for (const char* other :
-         {"--strategy", "--grad-accum", "--hpz-size", "--qwz-bits", "--qgz-bits"})
+         {"--strategy", "--grad-accum", "--hpz-size", "--hsdp-size", "--qwz-bits", "--qgz-bits"})
       if (seen.count(other))
         throw flag_error(
             other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");

@@ -165,7 +165,8 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
-  CHECK(given.size() + 1 == scenario_params().size());  // all but --deepspeed (replaces --strategy)
+  // All but --deepspeed (replaces --strategy) and --hsdp-size (HSDP has no hpZ: run below).
+  CHECK(given.size() + 2 == scenario_params().size());
   const CliRun sim = run("simulate " + args + " --json");
   CHECK_MESSAGE(sim.rc == 0, sim.out);
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);
@@ -176,4 +177,8 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
       run("simulate --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic "
           "--deepspeed " ZEROSIM_SOURCE_DIR "/workloads/deepspeed/zeropp-paper-zero3-qwz.json");
   CHECK_MESSAGE(ds.rc == 0, ds.out);
+  const CliRun hsdp =
+      run("simulate --cluster dgx-h100 --nodes 2 --model gpt-18b --tier analytic --strategy hsdp "
+          "--hsdp-size 4");
+  CHECK_MESSAGE(hsdp.rc == 0, hsdp.out);
 }

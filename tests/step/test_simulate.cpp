@@ -10,6 +10,7 @@
 #include "sim/workload/transformer.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
+#include "tests/support/paper_scenario.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
@@ -17,13 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Scenario paper(const std::string& strategy, int tokens = 1024) {
-  Scenario s;
-  s.cluster = "dgx2-v100";
-  s.nodes = 24;
-  s.model = "gpt-18b";
-  s.strategy = strategy;
-  s.tokens_per_gpu = tokens;
-  return s;
+  return paper_scenario(strategy, tokens);
 }
 
 double phase_bytes(const StepResult& r, const std::string& phase, const std::string& tier) {

@@ -6,6 +6,7 @@
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -29,7 +30,7 @@ TEST_CASE("bad strategy strings name the component") {
     CHECK(e.path() == "--strategy");
     CHECK(std::string(e.what()).find("unknown strategy component 'fast'") != std::string::npos);
   }
-  CHECK_THROWS_AS(parse_strategy("zero2"), InputError);
+  CHECK_THROWS_AS(parse_strategy("zero4"), InputError);
   CHECK_THROWS_AS(parse_strategy("zero3+qwz+qwz"), InputError);
   CHECK_THROWS_AS(parse_strategy("zero3+"), InputError);
 }
@@ -96,8 +97,8 @@ TEST_CASE("DeepSpeed config errors") {
 }
 
 TEST_CASE(
-    "published DeepSpeed configs: stage 3 loads with \"auto\" filled, the rest is refused "
-    "clearly") {
+    "published DeepSpeed configs: stages 1, 2 and 3 load with \"auto\" filled, offloading is "
+    "refused clearly") {
   const std::string dir = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/published/";
   // Axolotl's and Accelerate's stage-3 configs: "auto" batch, buckets and dtype, max_live 0.
   for (const char* f :
@@ -127,11 +128,62 @@ TEST_CASE(
             .find("/zero_optimization/offload_optimizer/device") != std::string::npos);
   CHECK(error_of("axolotl-zero3_bf16_cpuoffload_params.json")
             .find("/zero_optimization/offload_param/device") != std::string::npos);
-  for (const char* f :
-       {"axolotl-zero1.json", "axolotl-zero2.json", "accelerate-zero_stage1_config.json"}) {
+  // Stages 1 and 2 load; their optimizer offload to the CPU is refused like stage 3's.
+  CHECK(load_deepspeed(dir + "axolotl-zero1.json").stage == 1);
+  CHECK(load_deepspeed(dir + "axolotl-zero1.json").name() == "zero1");
+  const Strategy a1 = load_deepspeed(dir + "accelerate-zero_stage1_config.json");
+  CHECK(a1.stage == 1);
+  CHECK(a1.allgather_bucket_elems == 200'000'000);
+  CHECK(a1.reduce_bucket_elems == Strategy::kAuto);
+  const Strategy a2 = load_deepspeed(dir + "accelerate-zero_stage2_config.json");
+  CHECK(a2.stage == 2);
+  CHECK(a2.name() == "zero2");
+  CHECK(a2.dtype == "fp16");
+  for (const char* f : {"axolotl-zero2.json", "transformers-tests-ds_config_zero2.json",
+                        "accelerate-zero_stage2_offload_config.json"}) {
     CAPTURE(f);
-    CHECK(error_of(f).find("only ZeRO stage 3 is modelled") != std::string::npos);
+    CHECK(error_of(f).find("/zero_optimization/offload_optimizer/device") != std::string::npos);
   }
+}
+
+TEST_CASE("zero1, zero2 and hsdp by name and from a DeepSpeed config's stage and mics_shard_size") {
+  CHECK(parse_strategy("zero1").stage == 1);
+  CHECK(parse_strategy("zero2").stage == 2);
+  CHECK(parse_strategy("zero2").name() == "zero2");
+  CHECK(parse_strategy("hsdp").hsdp);
+  CHECK(parse_strategy("hsdp").stage == 3);
+  CHECK(parse_strategy("hsdp").name() == "hsdp");
+  CHECK(parse_strategy("zero3").name() == "zero3");
+  CHECK(parse_strategy("zero3").shard_ranks(64) == 64);
+  Strategy h = parse_strategy("hsdp");
+  h.shard_size = 8;
+  CHECK(h.shard_ranks(64) == 8);
+  expect_input_error([] { parse_strategy("zero4"); }, "<command line>", "--strategy",
+                     "zero1, zero2 or hsdp");
+  expect_input_error([] { parse_strategy("zero2+qwz"); }, "<command line>", "--strategy",
+                     "must start with zero3");
+  auto ds = [](const char* zero) {
+    return parse_deepspeed(
+        parse_json_text(
+            std::string(R"({"bf16": {"enabled": true}, "zero_optimization": )") + zero + "}",
+            "ds.json"),
+        "ds.json");
+  };
+  const Strategy m = ds(R"({"stage": 3, "mics_shard_size": 8})");
+  CHECK(m.hsdp);
+  CHECK(m.shard_size == 8);
+  CHECK(m.name() == "hsdp");
+  CHECK_FALSE(ds(R"({"stage": 3, "mics_shard_size": -1})").hsdp);  // DeepSpeed's "off"
+  CHECK(ds(R"({"stage": 2, "allgather_bucket_size": 2e8})").allgather_bucket_elems == 200'000'000);
+  expect_input_error([&] { ds(R"({"stage": 2, "mics_shard_size": 8})"); }, "ds.json",
+                     "/zero_optimization/stage", "mics_shard_size (MiCS) needs stage 3");
+  expect_input_error([&] { ds(R"({"stage": 3, "mics_shard_size": 0})"); }, "ds.json",
+                     "/zero_optimization/mics_shard_size", "-1 (off) or at least 1");
+  expect_input_error([&] { ds(R"({"stage": 0})"); }, "ds.json", "/zero_optimization/stage",
+                     "ZeRO stages 1, 2 and 3 are modelled");
+  expect_input_error(
+      [&] { ds(R"({"stage": 3, "mics_shard_size": 8, "zero_quantized_weights": true})"); },
+      "ds.json", "/zero_optimization/mics_shard_size", "ZeRO++");
 }
 
 TEST_CASE("\"auto\" is filled as Hugging Face's Trainer fills it") {

@@ -13,7 +13,7 @@
 namespace zerosim::testing {
 
 // step = compute + exposed comm, comm shrinking with network bandwidth and with each ZeRO++
-// technique.
+// technique; ZeRO-1, ZeRO-2 and HSDP communicate as ZeRO-3 here and hold more model states.
 inline StepResult fake_result(const Scenario& s) {
   const bool all = s.strategy == "zeropp";
   const bool qwz = all || s.strategy.find("qwz") != std::string::npos;
@@ -33,6 +33,10 @@ inline StepResult fake_result(const Scenario& s) {
   const double gpus = 16.0 * nodes;
   const double peak = 10e9 +
                       (hpz ? 2.25e9 * 16 / (s.hpz_partition > 0 ? s.hpz_partition : 16) : 0) +
+                      (s.strategy == "zero1"   ? 9e9
+                       : s.strategy == "zero2" ? 4.5e9
+                       : s.strategy == "hsdp"  ? 2.25e9
+                                               : 0) +
                       (s.activation_checkpointing ? 2e6 : 3e6) * s.tokens_per_gpu;
   StepResult r;
   ScenarioEcho& e = r.scenario;
