@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
@@ -60,6 +61,18 @@ TEST_CASE("strategy names and order") {
   CHECK(strategy_rank("zero3") < strategy_rank("zero3+qgz"));
   CHECK(strategy_rank("zero3+qgz") < strategy_rank("zero3+qwz+hpz"));
   CHECK(strategy_rank("zero3+hpz+qgz") < strategy_rank("zeropp"));
+  // Stages 1 and 2 before ZeRO-3, HSDP after ZeRO++, each with a color of its own.
+  CHECK(strategy_display("zero1") == "ZeRO-1");
+  CHECK(strategy_display("zero2") == "ZeRO-2");
+  CHECK(strategy_display("hsdp") == "HSDP");
+  CHECK(strategy_rank("zero1") < strategy_rank("zero2"));
+  CHECK(strategy_rank("zero2") < strategy_rank("zero3"));
+  CHECK(strategy_rank("zeropp") < strategy_rank("hsdp"));
+  CHECK(strategy_rank("hsdp") < strategy_rank("fsdp"));  // unknown ones last
+  std::set<std::string> colors;
+  for (const char* s : {"zero1", "zero2", "hsdp", "zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz",
+                        "zero3+qwz+hpz", "zero3+qwz+qgz", "zero3+hpz+qgz", "zeropp", "fsdp"})
+    CHECK(colors.insert(strategy_color(s)).second);
 }
 
 TEST_CASE("CSV: header plus one row per result, metrics round-trip") {

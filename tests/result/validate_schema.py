@@ -38,6 +38,12 @@ for name in ("mixtral-8x7b-v0.1", "deepseek-v2-lite"):
                           "--tier", "analytic", "--json"],
                          check=True, capture_output=True, text=True, cwd=root).stdout
     docs[f"simulate {name}"] = json.loads(out)
+# ZeRO stages 1 and 2 (the parameter_all_gather phase) and HSDP (strategy.shard_size).
+for strategy in ("zero1", "zero2", "hsdp"):
+    out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b",
+                          "--strategy", strategy, "--tier", "analytic", "--json"],
+                         check=True, capture_output=True, text=True, cwd=root).stdout
+    docs[f"simulate {strategy}"] = json.loads(out)
 
 failed = 0
 for name, doc in docs.items():
