@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "sim/core/error.hpp"
 
@@ -52,16 +54,15 @@ void apply_flag(Scenario& s, const std::string& flag, const std::string& v) {
   apply_scenario_param(s, *p, v);
 }
 
-std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes) {
+ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
+    : base_(std::move(base)) {
   const auto& order = sweep_flags();
-  std::vector<const Axis*> sorted;
   std::set<std::string> seen;
   for (const auto& a : axes) {
     if (std::find(order.begin(), order.end(), a.flag) == order.end())
       throw flag_error(a.flag, "not a sweepable flag");
     if (!seen.insert(a.flag).second) throw flag_error(a.flag, "given more than once");
     if (a.values.empty()) throw flag_error(a.flag, "empty list");
-    sorted.push_back(&a);
   }
   if (seen.count("--deepspeed")) {
     // A DeepSpeed config fixes the strategy and the batch shape; a second source would be
@@ -72,39 +73,61 @@ std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes
         throw flag_error(
             other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");
   }
-  std::sort(sorted.begin(), sorted.end(), [&](const Axis* a, const Axis* b) {
-    return std::find(order.begin(), order.end(), a->flag) <
-           std::find(order.begin(), order.end(), b->flag);
-  });
+  for (const auto& flag : order)
+    for (const auto& a : axes)
+      if (a.flag == flag) axes_.push_back(a);
   // Validate every value once up front so a bad item fails before any scenario runs.
-  for (const Axis* a : sorted)
-    for (const auto& v : a->values) {
-      Scenario probe = base;
-      apply_flag(probe, a->flag, v);
+  for (const Axis& a : axes_)
+    for (const auto& v : a.values) {
+      Scenario probe = base_;
+      apply_flag(probe, a.flag, v);
     }
-  std::size_t total = 1;
-  for (const Axis* a : sorted) {
-    if (total > kMaxSweepScenarios / a->values.size())
-      throw flag_error(a->flag,
-                       fmt::format("the sweep exceeds {} scenarios (every result is held until "
-                                   "the documents are written, about 40 KB each); split its axes "
-                                   "over several sweeps",
+  for (const Axis& a : axes_) {
+    if (size_ > kMaxSweepScenarios / a.values.size())
+      throw flag_error(a.flag,
+                       fmt::format("the sweep exceeds {} scenarios (report and compare read its "
+                                   "document whole, about 20 KB of memory per result); split its "
+                                   "axes over several sweeps",
                                    kMaxSweepScenarios));
-    total *= a->values.size();
+    size_ *= a.values.size();
   }
+}
+
+std::vector<std::size_t> ScenarioSpace::digits(std::size_t index) const {
+  if (index >= size_) throw std::out_of_range("sweep scenario index out of range");
+  std::vector<std::size_t> d(axes_.size(), 0);
+  for (std::size_t k = axes_.size(); k-- > 0;) {  // the last axis is the least significant digit
+    d[k] = index % axes_[k].values.size();
+    index /= axes_[k].values.size();
+  }
+  return d;
+}
+
+std::size_t ScenarioSpace::index_of(const std::vector<std::size_t>& digits) const {
+  if (digits.size() != axes_.size())
+    throw std::invalid_argument("one value index per sweep axis expected");
+  std::size_t index = 0;
+  for (std::size_t k = 0; k < axes_.size(); ++k) {
+    if (digits[k] >= axes_[k].values.size())
+      throw std::out_of_range("sweep value index out of range");
+    index = index * axes_[k].values.size() + digits[k];
+  }
+  return index;
+}
+
+Scenario ScenarioSpace::at(std::size_t index) const {
+  const std::vector<std::size_t> d = digits(index);
+  Scenario s = base_;
+  for (std::size_t k = 0; k < axes_.size(); ++k)
+    apply_flag(s, axes_[k].flag, axes_[k].values[d[k]]);
+  return s;
+}
+
+std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes) {
+  const ScenarioSpace space(base, axes);
   std::vector<Scenario> out;
-  out.reserve(total);
-  std::vector<std::size_t> digit(sorted.size(), 0);  // mixed-radix counter, last axis fastest
-  for (std::size_t n = 0; n < total; ++n) {
-    Scenario s = base;
-    for (std::size_t k = 0; k < sorted.size(); ++k)
-      apply_flag(s, sorted[k]->flag, sorted[k]->values[digit[k]]);
-    out.push_back(std::move(s));
-    for (std::size_t k = sorted.size(); k-- > 0;) {
-      if (++digit[k] < sorted[k]->values.size()) break;
-      digit[k] = 0;
-    }
-  }
+  out.reserve(space.size());
+  for (std::size_t i = 0; i < space.size(); ++i) out.push_back(space.at(i));
   return out;
 }
 

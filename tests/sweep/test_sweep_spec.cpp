@@ -1,5 +1,11 @@
-// Sweep expansion: cartesian product in a fixed order, list parsing and contradictory/empty inputs.
+// Sweep expansion: cartesian product in a fixed order, decoded lazily from the index (the same
+// sequence as the full expansion), list parsing and contradictory/empty inputs.
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -65,7 +71,7 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
 }
 
 TEST_CASE("bad values, repeated and contradictory flags are InputErrors naming the flag") {
-  auto fails_on = [](std::vector<Axis> axes, const std::string& flag) {
+  auto fails_on = [](const std::vector<Axis>& axes, const std::string& flag) {
     try {
       expand(Scenario{}, axes);
     } catch (const InputError& e) {
@@ -90,4 +96,110 @@ TEST_CASE("scenario_to_json distinguishes scenarios that differ in any swept fie
   for (std::size_t i = 0; i < s.size(); ++i)
     for (std::size_t j = i + 1; j < s.size(); ++j)
       CHECK(scenario_to_json(s[i]) != scenario_to_json(s[j]));
+}
+
+namespace {
+
+// The expansion as a list: a mixed-radix counter over the axes in sweep_flags() order, the last
+// axis fastest, each scenario built by applying every axis's current value to the base.
+std::vector<Scenario> reference_expansion(const Scenario& base, std::vector<Axis> axes) {
+  const auto& order = sweep_flags();
+  std::sort(axes.begin(), axes.end(), [&](const Axis& a, const Axis& b) {
+    return std::find(order.begin(), order.end(), a.flag) <
+           std::find(order.begin(), order.end(), b.flag);
+  });
+  std::size_t total = 1;
+  for (const Axis& a : axes) total *= a.values.size();
+  std::vector<Scenario> out;
+  std::vector<std::size_t> digit(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    Scenario s = base;
+    for (std::size_t k = 0; k < axes.size(); ++k)
+      apply_flag(s, axes[k].flag, axes[k].values[digit[k]]);
+    out.push_back(std::move(s));
+    for (std::size_t k = axes.size(); k-- > 0;) {
+      if (++digit[k] < axes[k].values.size()) break;
+      digit[k] = 0;
+    }
+  }
+  return out;
+}
+
+const std::vector<std::vector<Axis>>& specs() {
+  static const std::vector<std::vector<Axis>> all = {
+      {},
+      {{"--nodes", {"1", "24", "3"}}},
+      {{"--strategy", {"zero3", "zeropp"}},
+       {"--nic-gbps", {"100", "200", "400"}},
+       {"--tokens-per-gpu", {"1024", "2048"}}},
+      {{"--tier", {"analytic", "flow"}},
+       {"--nodes", {"1", "2", "3", "4", "5"}},
+       {"--model", {"gpt-18b"}},
+       {"--nics-per-node", {"1", "2", "4", "8"}},
+       {"--seq-len", {"512", "1024", "2048"}},
+       {"--grad-accum", {"1", "7"}}},
+      {{"--qgz-chunks", {"1", "2", "3", "4", "5", "6", "7"}},
+       {"--cluster", {"dgx2-v100", "dgx-h100"}}},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("the lazy scenario space yields exactly the full expansion, index by index") {
+  Scenario base;
+  base.model = "gpt-49b";
+  for (const auto& axes : specs()) {
+    const auto expected = reference_expansion(base, axes);
+    const ScenarioSpace space(base, axes);
+    REQUIRE(space.size() == expected.size());
+    for (std::size_t i = 0; i < space.size(); ++i)
+      CHECK(scenario_to_json(space.at(i)) == scenario_to_json(expected[i]));
+    const auto listed = expand(base, axes);
+    REQUIRE(listed.size() == expected.size());
+    for (std::size_t i = 0; i < listed.size(); ++i)
+      CHECK(scenario_to_json(listed[i]) == scenario_to_json(expected[i]));
+    CHECK_THROWS_AS(space.at(space.size()), std::out_of_range);
+  }
+}
+
+TEST_CASE("scenario indices and their per-axis digits round-trip") {
+  for (const auto& axes : specs()) {
+    const ScenarioSpace space(Scenario{}, axes);
+    std::vector<std::size_t> previous;
+    for (std::size_t i = 0; i < space.size(); ++i) {
+      const auto d = space.digits(i);
+      REQUIRE(d.size() == space.axes().size());
+      for (std::size_t k = 0; k < d.size(); ++k) CHECK(d[k] < space.axes()[k].values.size());
+      CHECK(space.index_of(d) == i);
+      if (i > 0) CHECK(previous < d);  // lexicographic: the last axis varies fastest
+      previous = d;
+    }
+  }
+  const ScenarioSpace space(Scenario{}, specs()[2]);
+  CHECK_THROWS_AS(space.index_of({0, 0}), std::invalid_argument);
+  CHECK_THROWS_AS(space.index_of({0, 3, 0}), std::out_of_range);
+  CHECK_THROWS_AS(space.digits(space.size()), std::out_of_range);
+}
+
+TEST_CASE("a sweep at the size limit is decoded without being expanded") {
+  // 10 x 10 x 10 x 10 x 10 = 100000 scenarios, the limit: the space holds its axes only.
+  std::vector<Axis> axes;
+  for (const char* flag :
+       {"--nodes", "--nic-gbps", "--tokens-per-gpu", "--grad-accum", "--seq-len"}) {
+    Axis a{flag, {}};
+    for (int v = 1; v <= 10; ++v) a.values.push_back(std::to_string(v * 512));
+    axes.push_back(a);
+  }
+  const ScenarioSpace space(Scenario{}, axes);
+  REQUIRE(space.size() == kMaxSweepScenarios);
+  const Scenario last = space.at(space.size() - 1);
+  CHECK(last.nodes == 5120);
+  CHECK(last.seq_len == 5120);
+  // Scenario 1 differs from scenario 0 in the fastest axis only.
+  Scenario second = space.at(0);
+  apply_flag(second, space.axes().back().flag, space.axes().back().values[1]);
+  CHECK(scenario_to_json(space.at(1)) == scenario_to_json(second));
+  axes.push_back({"--strategy", {"zero3", "zeropp"}});
+  CHECK_THROWS_AS(ScenarioSpace(Scenario{}, axes), InputError);
 }
