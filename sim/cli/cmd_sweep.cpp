@@ -1,14 +1,22 @@
 // `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on
 // a thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV
-// atomically.
+// atomically. Scenarios are decoded from their index as they start and results are written from
+// the partial file in scenario order, so memory does not grow with the number of scenarios.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
@@ -56,6 +64,32 @@ void progress_bar(std::size_t done, std::size_t total) {
   std::fflush(stderr);
 }
 
+// A scratch partial file for a sweep without --out (its results are written from it in order),
+// removed when the command ends.
+class ScratchFile {
+ public:
+  ScratchFile() {
+    const char* t = std::getenv("TMPDIR");
+    std::string pattern = std::string(t && *t ? t : "/tmp") + "/zerosim-sweep-XXXXXX";
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0)
+      throw OutputError(
+          pattern, fmt::format("cannot create the sweep's scratch file: {}", std::strerror(errno)));
+    ::close(fd);
+    path_ = pattern;
+  }
+  ~ScratchFile() {
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 void run_sweep_command(SweepArgs& a) {
   std::vector<sweep::Axis> axes;
   json axes_json = json::object();
@@ -63,10 +97,9 @@ void run_sweep_command(SweepArgs& a) {
     if (a.options.at(flag)->count() == 0) continue;
     axes.push_back({flag, sweep::split_list(a.lists.at(flag), flag)});
   }
-  auto scenarios = sweep::expand(Scenario{}, axes);
-  for (const auto& flag : sweep::sweep_flags())
-    for (const auto& ax : axes)
-      if (ax.flag == flag) axes_json[flag.substr(2)] = ax.values;
+  const sweep::ScenarioSpace space(Scenario{}, axes);
+  const sweep::ScenarioAt scenario_at = [&space](std::size_t i) { return space.at(i); };
+  for (const auto& ax : space.axes()) axes_json[ax.flag.substr(2)] = ax.values;
   if (a.threads < 0) throw flag_error("--threads", "must be at least 1 (or 0 for all cores)");
   if (a.resume && a.out.empty())
     throw flag_error("--resume", "needs --out (the partial file is OUT.partial)");
@@ -84,20 +117,36 @@ void run_sweep_command(SweepArgs& a) {
 
   sweep::MpiSession session;
   const sweep::World& world = session.world();
+  const std::size_t total = space.size();
   sweep::RunOptions opt;
   opt.threads = sweep::resolve_threads(a.threads, world.local_size);
+  // Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
+  // --out. The documents are written from it in scenario order, one result in memory at a time.
+  std::optional<ScratchFile> scratch;
   if (!a.out.empty()) {
     opt.partial_path =
         world.size > 1 ? fmt::format("{}.partial.r{}", a.out, world.rank) : a.out + ".partial";
     if (a.resume) opt.resume_from = sweep::partial_files_for(a.out);
+  } else {
+    opt.partial_path = scratch.emplace().path();
   }
   if (world.rank == 0 && ::isatty(STDERR_FILENO)) opt.progress = progress_bar;
 
   sweep::RankOutcome mine;
   opt.invalid = &mine.invalid;  // a bad combination is listed; the valid scenarios still run
+  // Where each result's line starts in the partial file (0: none); under MPI the results travel
+  // to rank 0 instead.
+  std::vector<std::uint64_t> line_offset(world.size > 1 ? 0 : total, 0);
+  if (world.size > 1) mine.results.resize(total);
   try {
-    mine.results = sweep::run_scenarios(scenarios, sweep::indices_for_rank(scenarios.size(), world),
-                                        sweep::simulate_runner(), opt);
+    sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(total, world),
+                         sweep::simulate_runner(), opt,
+                         [&](std::size_t i, StepResult&& r, std::uint64_t offset) {
+                           if (world.size > 1)
+                             mine.results[i] = std::move(r);
+                           else
+                             line_offset[i] = offset;
+                         });
   } catch (const InputError& e) {
     if (!world.mpi) throw;
     mine = {{}, {}, 2, e.what(), e.file(), e.path(), e.rule()};
@@ -105,47 +154,71 @@ void run_sweep_command(SweepArgs& a) {
     if (!world.mpi) throw;
     mine = {{}, {}, 1, e.what(), "", "", ""};
   }
-  auto all = sweep::gather_outcomes(mine, scenarios.size(), world);
+  sweep::RankOutcome all =
+      world.size > 1 ? sweep::gather_outcomes(mine, total, world) : std::move(mine);
   if (world.rank != 0) return;  // rank 0 reports and writes
   if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
   if (all.error_code != 0) throw std::runtime_error(all.error_message);
 
-  std::vector<StepResult> results;
-  results.reserve(scenarios.size());
-  std::size_t next_invalid = 0;
-  for (std::size_t i = 0; i < all.results.size(); ++i) {
-    if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
-      ++next_invalid;
-      continue;
-    }
-    if (!all.results[i])
-      throw std::runtime_error("internal: a sweep result is missing after the gather");
-    results.push_back(std::move(*all.results[i]));
-  }
+  const std::size_t written = total - all.invalid.size();
   for (const auto& v : all.invalid)
     std::fprintf(stderr, "zerosim sweep: scenario #%zu (%s) not run: %s\n", v.index,
-                 sweep::scenario_label(scenarios[v.index]).c_str(), v.message.c_str());
+                 sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
   const auto invalid_error = [&] {
     return InputError(
         "<command line>", fmt::format("sweep scenario #{}", all.invalid.front().index),
         fmt::format("{} of {} scenarios are bad input and were not run (each listed above{}); the "
                     "first: {}",
-                    all.invalid.size(), scenarios.size(),
-                    a.out.empty() || results.empty() ? "" : ", and under \"invalid\" in " + a.out,
+                    all.invalid.size(), total,
+                    a.out.empty() || written == 0 ? "" : ", and under \"invalid\" in " + a.out,
                     all.invalid.front().message));
   };
-  if (results.empty()) throw invalid_error();  // nothing to write
-  json doc = sweep::sweep_document(axes_json, results, scenarios, all.invalid);
-  require_finite_result(doc, "the sweep's results");
-  std::string text = doc.dump(1) + "\n";
-  if (!a.csv.empty()) write_file_atomic(a.csv, report::render_csv(report::views_of(results)));
-  if (!a.out.empty()) write_file_atomic(a.out, text);
-  if (a.out.empty() && a.csv.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
+  if (written == 0) throw invalid_error();  // nothing to write
+
+  // The documents, written result by result in scenario order.
+  std::ifstream partial;
+  if (world.size == 1) partial.open(opt.partial_path, std::ios::binary);
+  const auto result_json = [&](std::size_t i) -> json {
+    if (world.size > 1) {
+      if (!all.results[i])
+        throw std::runtime_error("internal: a sweep result is missing after the gather");
+      return to_json(*std::exchange(all.results[i], std::nullopt));
+    }
+    if (line_offset[i] == 0) throw std::runtime_error("internal: a sweep result is missing");
+    return sweep::partial_result_at(partial, line_offset[i]);
+  };
+  std::optional<AtomicFile> out_file, csv_file;
+  if (!a.csv.empty()) csv_file.emplace(a.csv);
+  if (!a.out.empty()) out_file.emplace(a.out);
+  const auto write_doc = [&](std::string_view text) {
+    if (out_file)
+      out_file->write(text);
+    else if (!csv_file)
+      std::fwrite(text.data(), 1, text.size(), stdout);
+  };
+  sweep::SweepDocumentStream doc(axes_json, all.invalid, scenario_at, write_doc);
+  if (csv_file) csv_file->write(report::csv_header());
+  std::size_t next_invalid = 0;
+  for (std::size_t i = 0; i < total; ++i) {
+    if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
+      ++next_invalid;
+      continue;
+    }
+    const json result = result_json(i);
+    require_finite_result(result, "the sweep's results");
+    doc.add(result);
+    if (csv_file)
+      csv_file->write(report::csv_row(
+          report::view_of(step_result_from_json(JsonReader(result, opt.partial_path)))));
+  }
+  doc.finish();
+  if (csv_file) csv_file->commit();
+  if (out_file) out_file->commit();
   if (!a.out.empty()) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);
   }
-  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", results.size(),
+  std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", written,
                a.out.empty() ? "" : ", JSON ", a.out.c_str(), a.csv.empty() ? "" : ", CSV ",
                a.csv.c_str());
   if (!all.invalid.empty()) throw invalid_error();

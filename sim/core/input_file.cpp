@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -57,19 +58,16 @@ std::optional<std::string> read_all(int fd, std::size_t size, std::string& why) 
   }
 }
 
-}  // namespace
-
-std::optional<std::string> read_regular_file(const std::string& path, std::string& why,
-                                             struct stat* st_out) {
+// Opens `path` for reading if it is a regular file of at most kMaxInputFileBytes (blocking reads
+// from then on); otherwise -1 and the rule it broke in `why`. `st` receives fstat's view.
+int open_regular_file(const std::string& path, std::string& why, struct stat& st) {
   // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one; fstat
   // then refuses it before any read. Regular files ignore the flag.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     why = open_error(errno);
-    return std::nullopt;
+    return -1;
   }
-  struct stat st {};
-  std::optional<std::string> text;
   if (::fstat(fd, &st) != 0) {
     why = fmt::format("file cannot be examined: {}", std::strerror(errno));
   } else if (!S_ISREG(st.st_mode)) {
@@ -80,11 +78,68 @@ std::optional<std::string> read_regular_file(const std::string& path, std::strin
   } else {
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    text = read_all(fd, static_cast<std::size_t>(st.st_size), why);
+    return fd;
   }
   ::close(fd);
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> read_regular_file(const std::string& path, std::string& why,
+                                             struct stat* st_out) {
+  struct stat st {};
+  std::optional<std::string> text;
+  const int fd = open_regular_file(path, why, st);
+  if (fd >= 0) {
+    text = read_all(fd, static_cast<std::size_t>(st.st_size), why);
+    ::close(fd);
+  }
   if (st_out) *st_out = st;
   return text;
+}
+
+void for_each_input_line(const std::string& path,
+                         const std::function<void(std::string_view line, bool last)>& fn) {
+  std::string why;
+  struct stat st {};
+  const int fd = open_regular_file(path, why, st);
+  if (fd < 0) throw InputError(path, "", why);
+  std::string buffer;
+  std::size_t start = 0;   // of the next line in buffer
+  std::int64_t total = 0;  // bytes read
+  bool eof = false;
+  std::array<char, 1 << 16> chunk{};
+  try {
+    for (;;) {
+      const std::size_t nl = buffer.find('\n', start);
+      // A line is delivered once what follows it is known: more bytes, or the end of the file.
+      if (nl != std::string::npos && (nl + 1 < buffer.size() || eof)) {
+        fn(std::string_view(buffer).substr(start, nl - start), eof && nl + 1 == buffer.size());
+        start = nl + 1;
+        continue;
+      }
+      if (eof) {
+        if (start < buffer.size()) fn(std::string_view(buffer).substr(start), true);
+        break;
+      }
+      buffer.erase(0, start);
+      start = 0;
+      const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0)
+        throw InputError(path, "",
+                         fmt::format("reading the file failed: {}", std::strerror(errno)));
+      total += n;
+      if (total > kMaxInputFileBytes) throw InputError(path, "", too_large());
+      if (n == 0) eof = true;
+      buffer.append(chunk.data(), static_cast<std::size_t>(n));
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
 }
 
 std::string read_input_file(const std::string& path) {

@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace zerosim {
 
@@ -22,5 +24,11 @@ std::optional<std::string> read_regular_file(const std::string& path, std::strin
 
 // read_regular_file, throwing InputError(path, "", rule) on failure.
 std::string read_input_file(const std::string& path);
+
+// Calls fn(line, last) for each line of the file (without its newline), holding one line in
+// memory: the same checks as read_input_file, and `last` true for the line after which the file
+// ends. A line may be cut where the file ends (no newline).
+void for_each_input_line(const std::string& path,
+                         const std::function<void(std::string_view line, bool last)>& fn);
 
 }  // namespace zerosim

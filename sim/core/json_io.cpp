@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -169,7 +170,7 @@ int fsync_retry(int fd) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::string_view content) {
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   std::error_code ec;
   // A symlink at the path is written through: its target is replaced, the link stays.
   fs::path target(path);
@@ -181,44 +182,82 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   if (!fs::is_directory(dir, ec)) throw InputError(path, "", "output folder does not exist");
   if (fs::is_directory(target, ec))
     throw InputError(path, "", "output path is a folder, not a file");
-  std::string tmp =
-      (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
+  target_ = target.string();
+  dir_ = dir.string();
+  tmp_ = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
     const int err = errno;
     const std::string why = fmt::format("cannot create the output file: {}", std::strerror(err));
     // A full disk or a failing device is not the user's input: exit 1, not 2.
     if (err == ENOSPC || err == EDQUOT || err == EIO) throw OutputError(path, why);
     throw InputError(path, "", why);
   }
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+}
+
+void AtomicFile::fail(int err) {
+  ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+  throw OutputError(path_, fmt::format("writing the output failed: {}", std::strerror(err)));
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  if (fd_ < 0) throw std::logic_error("AtomicFile written after commit or failure");
+  buffer_.append(bytes);
+  if (buffer_.size() < kBufferBytes) return;
+  errno = 0;
+  if (!write_all(fd_, buffer_)) fail(errno != 0 ? errno : EIO);
+  buffer_.clear();
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) throw std::logic_error("AtomicFile committed twice or after a failure");
   // fsync before rename: after a crash or power loss the name points at complete data or at the
   // old file, never at an empty one (rename alone orders nothing on ext4/xfs with delayed alloc).
-  int err = 0;
   errno = 0;
-  if (!write_all(fd, content) || fsync_retry(fd) != 0) err = errno != 0 ? errno : EIO;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) {
-    fs::remove(tmp, ec);
-    throw OutputError(path, fmt::format("writing the output failed: {}", std::strerror(err)));
+  if (!write_all(fd_, buffer_) || fsync_retry(fd_) != 0) fail(errno != 0 ? errno : EIO);
+  buffer_.clear();
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+    throw OutputError(path_, fmt::format("writing the output failed: {}", std::strerror(err)));
   }
-  fs::rename(tmp, target, ec);
+  std::error_code ec;
+  fs::rename(tmp_, target_, ec);
   if (ec) {
     const std::string why = "cannot move the finished file into place: " + ec.message();
-    fs::remove(tmp, ec);
-    throw OutputError(path, why);
+    fs::remove(tmp_, ec);
+    throw OutputError(path_, why);
   }
   // The rename itself is durable only once the folder's entry is synced. Filesystems that cannot
   // sync a directory (EINVAL, e.g. some FUSE/network mounts) have no stronger guarantee to give.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     int rc = fsync_retry(dfd);
-    err = errno;
+    const int err = errno;
     ::close(dfd);
     if (rc != 0 && err != EINVAL && err != EROFS)
-      throw OutputError(path, fmt::format("the file is in place but its folder could not be synced "
-                                          "to disk: {}",
-                                          std::strerror(err)));
+      throw OutputError(path_, fmt::format("the file is in place but its folder could not be "
+                                           "synced to disk: {}",
+                                           std::strerror(err)));
   }
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  AtomicFile file(path);
+  file.write(content);
+  file.commit();
 }
 
 std::string resolve_data_file(const std::string& dir, const std::string& name,

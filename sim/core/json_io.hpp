@@ -63,6 +63,26 @@ class JsonReader {
 // error) an OutputError with the OS error. No partial file is left behind.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+// A file written atomically in pieces, with write_file_atomic's guarantees and errors: the
+// constructor checks the path and creates the temporary file, write() appends (buffered),
+// commit() syncs it and renames it into place. Destroyed without commit(), the temporary file is
+// removed and `path` is untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(std::string_view bytes);
+  void commit();
+
+ private:
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  [[noreturn]] void fail(int err);  // removes the temporary file, throws OutputError
+  std::string path_, target_, dir_, tmp_, buffer_;
+  int fd_ = -1;
+};
+
 // Resolves a shipped data file: `dir` is "topologies", "workloads" or "calibrate/profiles";
 // `name` is a preset name ("dgx-h100") or a path. Returns the path of an existing file or throws
 // InputError listing the presets available. `files`: a readable file is found in this cache (no

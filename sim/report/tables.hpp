@@ -11,6 +11,9 @@
 namespace zerosim::report {
 
 std::string render_csv(const std::vector<ResultView>& results);
+// render_csv's parts, for writing one row at a time: the header line and one result's line.
+std::string csv_header();
+std::string csv_row(const ResultView& r);
 // budget.tokens > 0 adds a time-to-train section (training_time.hpp).
 std::string render_markdown(const std::vector<ResultView>& results, const std::string& source,
                             const TrainingBudget& budget = {});

@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "sim/core/error.hpp"
@@ -21,20 +22,19 @@ namespace zerosim::sweep {
 
 namespace fs = std::filesystem;
 
-std::vector<std::pair<std::size_t, StepResult>> read_partial(
-    const std::string& path, const std::vector<Scenario>& scenarios) {
-  std::istringstream in(read_input_file(path));  // a regular file, never a FIFO
-  std::vector<std::pair<std::size_t, StepResult>> out;
-  std::string line;
+void for_each_partial_result(const std::string& path, std::size_t total,
+                             const ScenarioAt& scenario_at,
+                             const std::function<void(std::size_t, StepResult&&)>& visit) {
+  // A regular file, never a FIFO, read one line at a time.
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  for_each_input_line(path, [&](std::string_view line, bool last) {
     ++line_no;
-    if (line.empty()) continue;
+    if (line.empty()) return;
     json entry;
     try {
       entry = json::parse(line);
     } catch (const json::exception&) {  // syntax error or a number out of range (1e400)
-      if (in.peek() == std::char_traits<char>::eof()) break;  // last line cut by an interrupt
+      if (last) return;                 // last line cut by an interrupt
       throw InputError(path, fmt::format("line {}", line_no),
                        "malformed JSON line in the middle of the file");
     }
@@ -42,19 +42,36 @@ std::vector<std::pair<std::size_t, StepResult>> read_partial(
       if (!entry.is_object() || entry.value("kind", json()) != "sweep-partial")
         throw InputError(path, "line 1",
                          "not a zerosim sweep partial file (kind must be 'sweep-partial')");
-      continue;
+      return;
     }
     JsonReader r(entry, path, fmt::format("line {}", line_no));
     r.require_object({"index", "scenario", "result"});
     auto index = static_cast<std::size_t>(r.at("index").get_int_at_least(0));
-    if (index >= scenarios.size() || r.at("scenario").value() != scenario_to_json(scenarios[index]))
+    if (index >= total || r.at("scenario").value() != scenario_to_json(scenario_at(index)))
       throw InputError(
           path, fmt::format("line {}/scenario", line_no),
           "this partial file was written by a different sweep (scenario does not match the "
           "command's scenario at that index); remove it or run without --resume");
-    out.emplace_back(index, step_result_from_json(r.at("result")));
-  }
+    visit(index, step_result_from_json(r.at("result")));
+  });
+}
+
+std::vector<std::pair<std::size_t, StepResult>> read_partial(
+    const std::string& path, const std::vector<Scenario>& scenarios) {
+  std::vector<std::pair<std::size_t, StepResult>> out;
+  for_each_partial_result(
+      path, scenarios.size(), [&](std::size_t i) { return scenarios[i]; },
+      [&](std::size_t i, StepResult&& r) { out.emplace_back(i, std::move(r)); });
   return out;
+}
+
+json partial_result_at(std::ifstream& partial, std::uint64_t line_offset) {
+  partial.clear();
+  partial.seekg(static_cast<std::streamoff>(line_offset));
+  std::string line;
+  if (!std::getline(partial, line))
+    throw std::runtime_error("the sweep's partial file lost a result it had written");
+  return json::parse(line).at("result");
 }
 
 std::vector<std::string> partial_files_for(const std::string& out) {
@@ -77,63 +94,131 @@ int resolve_threads(int requested, int local_ranks) {
   return std::max(1, std::max(1, hw) / std::max(1, local_ranks));
 }
 
-json sweep_document(const json& axes, const std::vector<StepResult>& results,
-                    const std::vector<Scenario>& scenarios,
-                    const std::vector<InvalidScenario>& invalid) {
+namespace {
+
+json invalid_list(const std::vector<InvalidScenario>& invalid, const ScenarioAt& scenario_at) {
+  json bad = json::array();
+  for (const InvalidScenario& v : invalid)
+    bad.push_back({{"index", v.index},
+                   {"scenario", scenario_to_json(scenario_at(v.index))},
+                   {"error", v.message}});
+  return bad;
+}
+
+json document_head(const json& axes) {
   json doc;
   doc["schema_version"] = kResultSchemaVersion;
   doc["kind"] = "sweep";
   doc["axes"] = axes;
+  return doc;
+}
+
+// `text` with every line indented by `depth` spaces.
+std::string indented(const std::string& text, std::size_t depth) {
+  const std::string pad(depth, ' ');
+  std::string out = pad;
+  out.reserve(text.size() + text.size() / 16);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+// One line of a partial file: json{{"index", i}, {"result", result}, {"scenario", ...}}.dump()
+// (keys in that order), assembled from the parts' texts.
+std::string partial_line(std::size_t index, const json& result, const Scenario& scenario) {
+  return fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", index, result.dump(),
+                     scenario_to_json(scenario).dump());
+}
+
+}  // namespace
+
+json sweep_document(const json& axes, const std::vector<StepResult>& results,
+                    const std::vector<Scenario>& scenarios,
+                    const std::vector<InvalidScenario>& invalid) {
+  json doc = document_head(axes);
   json& list = doc["results"] = json::array();
   auto& array = list.get_ref<json::array_t&>();
   array.reserve(results.size());
   for (const StepResult& r : results) array.push_back(to_json(r));
-  if (!invalid.empty()) {
-    json& bad = doc["invalid"] = json::array();
-    for (const InvalidScenario& v : invalid)
-      bad.push_back({{"index", v.index},
-                     {"scenario", scenario_to_json(scenarios.at(v.index))},
-                     {"error", v.message}});
-  }
+  if (!invalid.empty())
+    doc["invalid"] = invalid_list(invalid, [&](std::size_t i) { return scenarios.at(i); });
   return doc;
 }
 
-std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
-                                                     const std::vector<std::size_t>& indices,
-                                                     const ScenarioRunner& runner,
-                                                     const RunOptions& options) {
-  std::vector<std::optional<StepResult>> results(scenarios.size());
-  std::vector<char> wanted(scenarios.size(), 0);
+SweepDocumentStream::SweepDocumentStream(const json& axes,
+                                         const std::vector<InvalidScenario>& invalid,
+                                         const ScenarioAt& scenario_at,
+                                         std::function<void(std::string_view)> write)
+    : write_(std::move(write)) {
+  json doc = document_head(axes);
+  if (!invalid.empty()) doc["invalid"] = invalid_list(invalid, scenario_at);
+  doc["results"] = json::array();
+  // Keys are written sorted: the empty list's text splits the document into what comes before the
+  // results and what comes after. A key inside a string value has its quotes escaped, so the last
+  // unescaped match is the list's own.
+  const std::string text = doc.dump(1);
+  const std::string key = "\"results\": [";
+  const std::size_t at = text.rfind(key + "]");
+  if (at == std::string::npos) throw std::logic_error("sweep document without its results list");
+  write_(std::string_view(text).substr(0, at + key.size()));
+  tail_ = text.substr(at + key.size()) + "\n";
+}
+
+void SweepDocumentStream::add(const json& result) {
+  // A list member sits at depth 2 of the document (indent 1 per level).
+  write_(any_ ? ",\n" : "\n");
+  write_(indented(result.dump(1), 2));
+  any_ = true;
+}
+
+void SweepDocumentStream::finish() {
+  if (any_) write_("\n ");
+  write_(tail_);
+}
+
+void run_scenarios(std::size_t total, const ScenarioAt& scenario_at,
+                   const std::vector<std::size_t>& indices, const ScenarioRunner& runner,
+                   const RunOptions& options, const ResultSink& sink) {
+  std::vector<char> pending(total, 0);  // 1: wanted and not resumed
   for (auto i : indices) {
-    if (i >= scenarios.size()) throw std::out_of_range("sweep index out of range");
-    wanted[i] = 1;
+    if (i >= total) throw std::out_of_range("sweep index out of range");
+    pending[i] = 1;
+  }
+
+  // Resumed results are copied into the fresh partial file so it stays complete on its own. The
+  // copy replaces the old file atomically (a kill at any moment leaves one complete partial file),
+  // and new results are then appended to it one line at a time.
+  std::optional<AtomicFile> fresh;
+  std::uint64_t written = 0;  // bytes of the partial file
+  const auto emit = [&](std::string_view text) {
+    if (fresh) fresh->write(text);
+    written += text.size();
+  };
+  if (!options.partial_path.empty()) {
+    fresh.emplace(options.partial_path);
+    emit(json{{"kind", "sweep-partial"}, {"schema_version", kResultSchemaVersion}, {"total", total}}
+             .dump() +
+         '\n');
   }
   for (const auto& file : options.resume_from)
-    for (auto& [i, r] : read_partial(file, scenarios))
-      if (wanted[i]) results[i] = std::move(r);
-
+    for_each_partial_result(file, total, scenario_at, [&](std::size_t i, StepResult&& r) {
+      if (!pending[i]) return;
+      pending[i] = 0;
+      const std::uint64_t offset = written;
+      if (fresh) emit(partial_line(i, to_json(r), scenario_at(i)));
+      sink(i, std::move(r), fresh ? offset : 0);
+    });
   std::vector<std::size_t> todo;
   for (auto i : indices)
-    if (!results[i]) todo.push_back(i);
+    if (pending[i]) todo.push_back(i);
+  pending = {};
 
   std::ofstream partial;
-  if (!options.partial_path.empty()) {
-    // Resumed results are copied into the fresh partial file so it stays complete on its own. The
-    // copy replaces the old file atomically (a kill at any moment leaves one complete partial
-    // file), and new results are then appended to it one line at a time.
-    std::string head = json{{"kind", "sweep-partial"},
-                            {"schema_version", kResultSchemaVersion},
-                            {"total", scenarios.size()}}
-                           .dump() +
-                       '\n';
-    for (auto i : indices)
-      if (results[i])
-        head += json{{"index", i},
-                     {"scenario", scenario_to_json(scenarios[i])},
-                     {"result", to_json(*results[i])}}
-                    .dump() +
-                '\n';
-    write_file_atomic(options.partial_path, head);
+  if (fresh) {
+    fresh->commit();
+    fresh.reset();
     partial.open(options.partial_path, std::ios::binary | std::ios::app);
     if (!partial)
       throw InputError(options.partial_path, "", "partial results file is not writable");
@@ -143,7 +228,9 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::size_t done = indices.size() - todo.size();
-  std::vector<std::exception_ptr> errors(scenarios.size());
+  // The lowest failing index and its error.
+  std::size_t error_index = total;
+  std::exception_ptr error;
   if (options.progress) options.progress(done, indices.size());
 
   auto worker = [&] {
@@ -153,23 +240,26 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
       if (k >= todo.size()) return;
       std::size_t i = todo[k];
       try {
-        StepResult r = runner(scenarios[i], context);
-        // The line json{{"index", i}, {"result", r}, {"scenario", ...}}.dump() would write (keys in
-        // that order), assembled from the parts' texts outside the lock.
+        const Scenario scenario = scenario_at(i);
+        StepResult r = runner(scenario, context);
+        // The line is assembled outside the lock.
         std::string line;
         if (partial.is_open()) {
           const json result = to_json(r);
           // The partial file never holds a number --resume would refuse (JSON null).
-          require_finite_result(result, "the result of " + scenario_label(scenarios[i]));
-          line = fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", i, result.dump(),
-                             scenario_to_json(scenarios[i]).dump());
+          require_finite_result(result, "the result of " + scenario_label(scenario));
+          line = partial_line(i, result, scenario);
         }
         std::lock_guard lock(mu);
+        const std::uint64_t offset = written;
         if (partial.is_open()) {
           partial << line;
           partial.flush();
+          if (!partial)
+            throw OutputError(options.partial_path, "writing the partial results file failed");
+          written += line.size();
         }
-        results[i] = std::move(r);
+        sink(i, std::move(r), offset);
         ++done;
         if (options.progress) options.progress(done, indices.size());
       } catch (const InputError& e) {
@@ -178,13 +268,17 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
           options.invalid->push_back({i, e.what()});
           ++done;
           if (options.progress) options.progress(done, indices.size());
-        } else {
-          errors[i] = std::current_exception();
+        } else if (i < error_index) {
+          error_index = i;
+          error = std::current_exception();
           stop = true;
         }
       } catch (...) {
         std::lock_guard lock(mu);
-        errors[i] = std::current_exception();
+        if (i < error_index) {
+          error_index = i;
+          error = std::current_exception();
+        }
         stop = true;
       }
     }
@@ -200,17 +294,28 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
     std::sort(options.invalid->begin(), options.invalid->end(),
               [](const InvalidScenario& a, const InvalidScenario& b) { return a.index < b.index; });
 
-  for (std::size_t i = 0; i < errors.size(); ++i) {
-    if (!errors[i]) continue;
-    std::string where = fmt::format("sweep scenario #{} ({})", i, scenario_label(scenarios[i]));
-    try {
-      std::rethrow_exception(errors[i]);
-    } catch (const InputError& e) {
-      throw InputError(e.file(), e.path(), e.rule() + " [in " + where + "]");
-    } catch (const std::exception& e) {
-      throw std::runtime_error(std::string(e.what()) + " [in " + where + "]");
-    }
+  if (!error) return;
+  std::string where =
+      fmt::format("sweep scenario #{} ({})", error_index, scenario_label(scenario_at(error_index)));
+  try {
+    std::rethrow_exception(error);
+  } catch (const InputError& e) {
+    throw InputError(e.file(), e.path(), e.rule() + " [in " + where + "]");
+  } catch (const OutputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " [in " + where + "]");
   }
+}
+
+std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
+                                                     const std::vector<std::size_t>& indices,
+                                                     const ScenarioRunner& runner,
+                                                     const RunOptions& options) {
+  std::vector<std::optional<StepResult>> results(scenarios.size());
+  run_scenarios(
+      scenarios.size(), [&](std::size_t i) { return scenarios[i]; }, indices, runner, options,
+      [&](std::size_t i, StepResult&& r, std::uint64_t) { results[i] = std::move(r); });
   return results;
 }
 

@@ -1,9 +1,13 @@
-// Running a list of scenarios on a pool of threads. Results are placed by scenario index, so the
-// output does not depend on the number of threads or on which thread finished first. Each finished
-// result is appended to a partial file (JSON lines) so an interrupted sweep keeps its work and
-// --resume reuses it.
+// Running scenarios on a pool of threads. Scenarios are taken by index from a ScenarioAt (decoded
+// when a worker starts one), and results are identified by index, so the output does not depend on
+// the number of threads or on which thread finished first. Each finished result is appended to a
+// partial file (JSON lines) so an interrupted sweep keeps its work and --resume reuses it; the
+// partial file also serves as the store the sweep document is written from, in scenario order, one
+// result at a time (SweepDocumentStream).
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,21 +38,44 @@ struct RunOptions {
   std::vector<InvalidScenario>* invalid = nullptr;
 };
 
-// Runs scenarios[i] for each i in `indices` (all when empty is not meant: pass them explicitly).
-// Returns one entry per scenario: the result for the indices that ran (or were resumed), nullopt
-// elsewhere. If a scenario throws (an InputError only without options.invalid), no new scenario
-// starts, the finished ones stay in the partial file, and the error of the lowest failing index is
-// rethrown (an InputError keeps its type, with the scenario named).
+// Scenario `index` of a sweep (a ScenarioSpace decoding it, or an element of a list).
+using ScenarioAt = std::function<Scenario(std::size_t index)>;
+
+// Receives each result as it becomes available, under the runner's lock: resumed results first,
+// then new ones in completion order. `line_offset` is where the result's line starts in the
+// partial file (with RunOptions::partial_path; 0 otherwise).
+using ResultSink =
+    std::function<void(std::size_t index, StepResult&& result, std::uint64_t line_offset)>;
+
+// Runs scenario_at(i) for each i in `indices` (each < total), handing every result to `sink`.
+// Only the scenarios the workers are running are materialised. If a scenario throws (an
+// InputError only without options.invalid), no new scenario starts, the finished ones stay in the
+// partial file, and the error of the lowest failing index is rethrown (an InputError keeps its
+// type, with the scenario named).
+void run_scenarios(std::size_t total, const ScenarioAt& scenario_at,
+                   const std::vector<std::size_t>& indices, const ScenarioRunner& runner,
+                   const RunOptions& options, const ResultSink& sink);
+
+// run_scenarios over a list, keeping the results: one entry per scenario, the result for the
+// indices that ran (or were resumed), nullopt elsewhere.
 std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
                                                      const std::vector<std::size_t>& indices,
                                                      const ScenarioRunner& runner,
                                                      const RunOptions& options);
 
-// Reads the results of a partial file that match `scenarios` (same scenario at the same index).
-// A truncated last line (the process was killed mid-write) is ignored; a scenario mismatch or a
-// result that does not follow docs/result-schema.json is an InputError.
+// Calls visit(index, result) for each result of a partial file that matches the sweep (index <
+// total, the same scenario as scenario_at(index)). A truncated last line (the process was killed
+// mid-write) is ignored; a scenario mismatch or a result that does not follow
+// docs/result-schema.json is an InputError.
+void for_each_partial_result(const std::string& path, std::size_t total,
+                             const ScenarioAt& scenario_at,
+                             const std::function<void(std::size_t, StepResult&&)>& visit);
+// The matching results of a partial file, in file order.
 std::vector<std::pair<std::size_t, StepResult>> read_partial(
     const std::string& path, const std::vector<Scenario>& scenarios);
+
+// The "result" object of the partial-file line at `line_offset` (as a ResultSink received it).
+json partial_result_at(std::ifstream& partial, std::uint64_t line_offset);
 
 // Partial files that belong to output `out`: out.partial and, under MPI, out.partial.r<rank>.
 std::vector<std::string> partial_files_for(const std::string& out);
@@ -59,6 +86,22 @@ std::vector<std::string> partial_files_for(const std::string& out);
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios = {},
                     const std::vector<InvalidScenario>& invalid = {});
+
+// sweep_document(...).dump(1) + "\n", written in pieces through `write` with one result in memory
+// at a time: the head (axes, invalid, kind) on construction, each result by add() in order, the
+// tail by finish().
+class SweepDocumentStream {
+ public:
+  SweepDocumentStream(const json& axes, const std::vector<InvalidScenario>& invalid,
+                      const ScenarioAt& scenario_at, std::function<void(std::string_view)> write);
+  void add(const json& result);
+  void finish();
+
+ private:
+  std::function<void(std::string_view)> write_;
+  std::string tail_;  // after the results' opening bracket
+  bool any_ = false;
+};
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at
 // least 1.

@@ -1,13 +1,18 @@
 // Input files: a FIFO, a directory or a missing file given as any input is refused at once (never
 // blocks waiting for a writer) with an InputError naming the file and the rule; a regular file is
-// read whole. Covers read_input_file, FileCache::bytes and every loader built on them.
+// read whole, or line by line (for_each_input_line). Covers read_input_file, FileCache::bytes and
+// every loader built on them.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "calibrate/fit/measurements.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
@@ -79,4 +84,32 @@ TEST_CASE("every loader refuses a FIFO without blocking, naming the file") {
   check(input_error_of([&] { calib::load_nccl_tests(fifo, {}); }));
   calib::Measurements m;
   check(input_error_of([&] { calib::load_measurements(fifo, m); }));
+}
+
+TEST_CASE("for_each_input_line: the lines getline gives, the last one marked, any size") {
+  ScratchDir dir("input_lines");
+  const std::string file = (dir.path / "p.jsonl").string();
+  const std::string long_line(200000, 'z');  // longer than one read
+  std::string long_cut = "x\n";
+  long_cut.append(long_line).append("\n").append(long_line);
+  std::string long_ended = long_line;
+  long_ended.append("\n").append(long_line).append("\n");
+  for (const std::string& text :
+       {std::string(), std::string("a"), std::string("a\n"), std::string("a\nb"),
+        std::string("a\n\nb\n"), std::string("\n\n"), long_cut, long_ended}) {
+    spit(file, text);
+    std::vector<std::pair<std::string, bool>> got, want;
+    for_each_input_line(
+        file, [&](std::string_view line, bool last) { got.emplace_back(std::string(line), last); });
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+      want.emplace_back(line, in.peek() == std::char_traits<char>::eof());
+    CHECK(got == want);
+  }
+  const std::string fifo = (dir.path / "fifo.jsonl").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string msg =
+      input_error_of([&] { for_each_input_line(fifo, [](std::string_view, bool) {}); });
+  CHECK(msg.find("not a regular file (a FIFO)") != std::string::npos);
 }

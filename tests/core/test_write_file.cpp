@@ -62,7 +62,7 @@ TEST_CASE("a failed write is an OutputError with the path and the OS error; the 
   std::string what;
   bool output_error = false;
   try {
-    write_file_atomic(out.string(), std::string(64 * 1024, 'x'));
+    write_file_atomic(out.string(), std::string(std::size_t{64} * 1024, 'x'));
   } catch (const OutputError& e) {
     output_error = true;
     what = e.what();
@@ -79,4 +79,30 @@ TEST_CASE("a failed write is an OutputError with the path and the OS error; the 
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(d.path)) ++files;
   CHECK(files == 1);  // no temporary left behind
+}
+
+TEST_CASE("AtomicFile: pieces appear together at commit; without commit nothing changes") {
+  ScratchDir d("write_pieces");
+  const fs::path out = d.path / "s.json";
+  std::ofstream(out) << "old";
+  std::string expected;
+  {
+    AtomicFile f(out.string());
+    for (int i = 0; i < 3000; ++i) {  // past the write buffer: several writes to the file
+      const std::string piece = std::to_string(i) + std::string(1000, 'y') + "\n";
+      f.write(piece);
+      expected += piece;
+    }
+    CHECK(slurp(out) == "old");  // nothing visible before commit
+    f.commit();
+  }
+  CHECK(slurp(out) == expected);
+  {
+    AtomicFile abandoned(out.string());
+    abandoned.write("never");
+  }  // destroyed without commit: the temporary file goes, the file stays
+  CHECK(slurp(out) == expected);
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d.path)) ++files;
+  CHECK(files == 1);
 }

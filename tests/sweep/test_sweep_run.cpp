@@ -2,9 +2,13 @@
 // and resume, error propagation (lowest failing index, InputError kept).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string_view>
 
 #include "fake_results.hpp"
 #include "sim/core/error.hpp"
@@ -34,6 +38,7 @@ std::vector<std::size_t> all_indices(std::size_t n) {
 
 std::string dump_all(const std::vector<std::optional<StepResult>>& r) {
   std::vector<StepResult> v;
+  v.reserve(r.size());
   for (const auto& x : r) v.push_back(*x);
   return sweep_document(json::object(), v).dump();
 }
@@ -168,6 +173,82 @@ TEST_CASE("with an invalid list, bad-input scenarios are listed by index and the
   CHECK(one_thread.front().message == "<command line>: --nics-per-node: two is bad");
   for (std::size_t k = 1; k < one_thread.size(); ++k)
     CHECK(one_thread[k - 1].index < one_thread[k].index);
+}
+
+TEST_CASE("a lazy sweep materialises only the scenarios being run") {
+  // 20000 scenarios decoded on demand: at most one per worker thread exists at any moment.
+  std::vector<Axis> axes = {{"--nodes", {}}, {"--tokens-per-gpu", {}}};
+  for (int v = 1; v <= 200; ++v) axes[0].values.push_back(std::to_string(v));
+  for (int v = 1; v <= 100; ++v) axes[1].values.push_back(std::to_string(v * 64));
+  const ScenarioSpace space(Scenario{}, axes);
+  REQUIRE(space.size() == 20000u);
+  std::mutex mu;
+  std::size_t decoded = 0, finished = 0, peak = 0;
+  const ScenarioAt counting = [&](std::size_t i) {
+    std::lock_guard lock(mu);
+    ++decoded;
+    peak = std::max(peak, decoded - finished);
+    return space.at(i);
+  };
+  std::vector<char> seen(space.size(), 0);
+  RunOptions opt;
+  opt.threads = 4;
+  run_scenarios(space.size(), counting, all_indices(space.size()), testing::fake_runner, opt,
+                [&](std::size_t i, StepResult&& r, std::uint64_t) {
+                  std::lock_guard lock(mu);  // the counters are shared with the decoder
+                  ++finished;
+                  CHECK(r.scenario.nodes == space.at(i).nodes);
+                  seen[i] = 1;
+                });
+  CHECK(decoded == space.size());
+  CHECK(finished == space.size());
+  CHECK(peak >= 1u);
+  CHECK(peak <= 4u);
+  CHECK(std::count(seen.begin(), seen.end(), 1) == 20000);
+}
+
+TEST_CASE("results read back from the partial file by offset give the same sweep document") {
+  auto s = grid();
+  fs::path dir = temp_dir();
+  std::string partial = (dir / "lazy.json.partial").string();
+  RunOptions opt;
+  opt.threads = 3;
+  opt.partial_path = partial;
+  std::vector<std::uint64_t> offset(s.size(), 0);
+  run_scenarios(
+      s.size(), [&](std::size_t i) { return s[i]; }, all_indices(s.size()), testing::fake_runner,
+      opt, [&](std::size_t i, StepResult&&, std::uint64_t at) { offset[i] = at; });
+  std::ifstream in(partial, std::ios::binary);
+  std::vector<StepResult> expected;
+  expected.reserve(s.size());
+  for (const auto& sc : s) expected.push_back(testing::fake_result(sc));
+  const json axes = {{"nodes", {"1", "24"}}};
+  // Scenarios 3 and 7 listed as invalid: the document leaves their results out.
+  const std::vector<InvalidScenario> invalid = {{3, "x: y: bad"}, {7, "x: y: worse"}};
+  std::vector<StepResult> kept;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (i != 3 && i != 7) kept.push_back(expected[i]);
+  for (const auto& bad : {std::vector<InvalidScenario>{}, invalid}) {
+    std::string text;
+    SweepDocumentStream doc(
+        axes, bad, [&](std::size_t i) { return s[i]; },
+        [&](std::string_view piece) { text += piece; });
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (!bad.empty() && (i == 3 || i == 7)) continue;
+      REQUIRE(offset[i] > 0u);
+      doc.add(partial_result_at(in, offset[i]));
+    }
+    doc.finish();
+    CHECK(text == sweep_document(axes, bad.empty() ? expected : kept, s, bad).dump(1) + "\n");
+  }
+  // No results at all: the empty list, as sweep_document writes it.
+  std::string empty;
+  SweepDocumentStream none(
+      axes, {}, [&](std::size_t i) { return s[i]; },
+      [&](std::string_view piece) { empty += piece; });
+  none.finish();
+  CHECK(empty == sweep_document(axes, {}).dump(1) + "\n");
+  fs::remove_all(dir);
 }
 
 TEST_CASE("resolve_threads") {
