@@ -61,7 +61,7 @@ for bin in "$build"/fuzz/fuzz_*; do
     [ -f "$f" ] && cp "$f" "$work/seed-$(echo "$f" | tr '/' '_')"
   done
   dict=()
-  case "$t" in strategy|flags) ;; *) dict=(-dict=fuzz/json.dict) ;; esac
+  case "$t" in strategy|flags) ;; cli) dict=(-dict=fuzz/cli.dict) ;; *) dict=(-dict=fuzz/json.dict) ;; esac
   status=0
   if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
     "$bin" -timeout=20 -rss_limit_mb=2048 fuzz/regressions/"$t"/* >"$art/replay.log" 2>&1 || status=$?

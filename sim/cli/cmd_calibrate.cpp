@@ -54,6 +54,7 @@ void run_fit(const FitArgs& a) {
                                   data_input("--cluster", "topologies", a.cluster)};
   for (const auto& f : a.files) inputs.push_back({"MEAS", f});
   check_output_paths(inputs, {{"--out", a.out}});
+  begin_work();
   calib::Measurements m;
   for (const auto& f : a.files) calib::load_measurements(f, m);
   CostProfile base;
@@ -127,6 +128,7 @@ void run_import(const ImportArgs& a) {
   for (const auto& f : a.logs) inputs.push_back({"LOG", f});
   check_output_paths(inputs, {{"--out", a.out}});
   if (!a.op.empty()) parse_coll_kind(a.op, "--op");  // throws InputError naming --op
+  begin_work();
   calib::NcclTestsOptions opt{a.op, a.ranks, a.nodes, a.in_place};
   std::vector<calib::CollectiveRecord> records;
   json logs = json::array();

@@ -161,6 +161,7 @@ void run(const CollectiveOptions& o) {
                       data_input("--profile", "calibrate/profiles", o.profile)},
                      {{"--out", o.out}});
   const std::vector<std::uint64_t> sizes = sizes_of(o);
+  begin_work();
   const Topology topo = load_from(o.cluster);
   const std::vector<int> members = ranks_of(o, topo);
   const int ranks = static_cast<int>(members.size());

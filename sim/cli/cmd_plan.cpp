@@ -111,6 +111,7 @@ void run_plan_command(const PlanArgs& a) {
   q.checkpointing = checkpointing_list(a.checkpointing);
   q.confirm_top = a.confirm;
   q.threads = a.threads;
+  begin_work();
   Topology topo = load_from(a.cluster);
   plan::ClusterShape shape{topo.node_count(), topo.gpus_per_node(),
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};

@@ -50,6 +50,7 @@ void run_report(const ReportArgs& a) {
     throw flag_error("--gpu-hour-price", "prices the time to train: give --train-tokens too");
   if (train_tokens > 0 && format == "csv")
     throw flag_error("--train-tokens", "adds a section to html and md reports, not to csv");
+  begin_work();
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
   std::string text =
@@ -72,6 +73,7 @@ struct CompareArgs {
 
 void run_compare(const CompareArgs& c) {
   check_output_paths({{"a", c.a}, {"b", c.b}}, {{"--out", c.out}});
+  begin_work();
   auto ra = report::load_results(c.a);
   auto rb = report::load_results(c.b);
   // Flag spelling (nics-per-node) or the scenario key (nics_per_node).

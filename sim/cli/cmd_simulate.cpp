@@ -122,6 +122,7 @@ void register_simulate(CLI::App& app) {
                         data_input("--profile", "calibrate/profiles", sc.profile),
                         {"--deepspeed", sc.deepspeed}},
                        {{"--out", flags->out}, {"--trace", flags->trace}});
+    begin_work();
     const StepResult r = simulate(sc, flags->trace);
     const json doc = to_json(r);
     require_finite_result(doc, "the result");

@@ -114,6 +114,7 @@ void run_sweep_command(SweepArgs& a) {
       if (ax.flag == "--deepspeed") inputs.push_back({ax.flag, v});
     }
   check_output_paths(inputs, {{"--out", a.out}, {"--csv", a.csv}});
+  begin_work();
 
   sweep::MpiSession session;
   const sweep::World& world = session.world();

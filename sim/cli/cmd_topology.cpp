@@ -25,6 +25,7 @@ void register_topology(CLI::App& app) {
   sub->callback([args] {
     check_output_paths({data_input("--cluster", "topologies", args->cluster.cluster)},
                        {{"--dot", args->dot}});
+    begin_work();
     Topology t = load_from(args->cluster);
     std::fputs(t.summary().c_str(), stdout);
     if (!args->dot.empty()) {

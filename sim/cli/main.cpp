@@ -59,13 +59,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", version_report,
                        "print the version, the data folder and its presets, and exit");
-  zerosim::cli::register_simulate(app);
-  zerosim::cli::register_collective(app);
-  zerosim::cli::register_sweep(app);
-  zerosim::cli::register_plan(app);
-  zerosim::cli::register_report(app);
-  zerosim::cli::register_topology(app);
-  zerosim::cli::register_calibrate(app);
+  zerosim::cli::register_commands(app);
   try {
     // Every argument may end up in a JSON result, which must be valid UTF-8.
     for (int i = 1; i < argc; ++i) zerosim::require_utf8(argv[i], "argument " + std::to_string(i));
