@@ -109,7 +109,7 @@ def markdown(rows, vols):
            "- At IB: 4, b is 0.26 s (ZeRO-3) and 0.13-0.14 s (ZeRO++) per billion parameters, of which"
            " 3 M and 1.25 M across nodes at 0.86 of line rate are 0.14 and 0.06: each strategy spends a"
            " further 0.12 and 0.08 s per billion parameters that the network speed does not change.",
-           "- R at IB: 4 is 83-88 TFLOPs for the large models, every added token's compute exposed; at"
+           "- R at IB: 4 is 82-88 TFLOPs for the large models, every added token's compute exposed; at"
            " IB: 1 it is 110-139, part of the added compute hidden behind the longer communication.",
            "- gpt-18b differs: its ZeRO-3 implies 2.2-2.5 M and its ZeRO++ about 0.1 M across nodes,"
            " less than the 0.75 M its ZeRO++ must send at least. Its runs hid communication that the"
