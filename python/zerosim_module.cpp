@@ -40,7 +40,7 @@ bool is_list(const py::handle& v) {
   return py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v);
 }
 
-// The keyword arguments as sweep axes (a scalar is a one-value axis), validated by expand().
+// The keyword arguments as sweep axes (a scalar is a one-value axis), validated as a sweep's.
 std::vector<Scenario> scenarios_of(const py::kwargs& kwargs, bool allow_lists) {
   std::vector<sweep::Axis> axes;
   for (const auto& [k, v] : kwargs) {
@@ -55,7 +55,14 @@ std::vector<Scenario> scenarios_of(const py::kwargs& kwargs, bool allow_lists) {
     }
     axes.push_back(std::move(axis));
   }
-  return sweep::expand(Scenario{}, axes);
+  if (allow_lists) return sweep::expand(Scenario{}, axes);
+  // One scenario with every value applied, as `zerosim simulate` reads its flags (a value its
+  // strategy cannot use is an error there, not ignored as in a sweep).
+  const sweep::ScenarioSpace checked(Scenario{}, axes);
+  Scenario scenario;
+  for (const sweep::Axis& axis : checked.axes())
+    sweep::apply_flag(scenario, axis.flag, axis.values.front());
+  return {scenario};
 }
 
 // One flat row of a result: the scenario's axes and the metrics, for a DataFrame.

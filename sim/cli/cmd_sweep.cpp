@@ -3,6 +3,7 @@
 // atomically. Scenarios are decoded from their index as they start and results are written from
 // the partial file in scenario order, so memory does not grow with the number of scenarios.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,6 +120,15 @@ void run_sweep_command(SweepArgs& a) {
   sweep::MpiSession session;
   const sweep::World& world = session.world();
   const std::size_t total = space.size();
+  // Scenarios that differ only on axes their strategy ignores run once (ScenarioSpace::runs).
+  const std::vector<std::size_t> running = space.running_indices();
+  const std::vector<sweep::IgnoredAxes> ignored = space.ignored();
+  if (world.rank == 0)
+    for (const auto& g : ignored)
+      std::fprintf(stderr, "zerosim sweep: %s does not read %s; %zu %s\n", g.strategy.c_str(),
+                   fmt::format("{}", fmt::join(g.flags, ", ")).c_str(), g.not_run,
+                   g.not_run == 1 ? "scenario that would repeat its results is not run"
+                                  : "scenarios that would repeat its results are not run");
   sweep::RunOptions opt;
   opt.threads = sweep::resolve_threads(a.threads, world.local_size);
   // Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
@@ -140,7 +150,7 @@ void run_sweep_command(SweepArgs& a) {
   std::vector<std::uint64_t> line_offset(world.size > 1 ? 0 : total, 0);
   if (world.size > 1) mine.results.resize(total);
   try {
-    sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(total, world),
+    sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(running, world),
                          sweep::simulate_runner(), opt,
                          [&](std::size_t i, StepResult&& r, std::uint64_t offset) {
                            if (world.size > 1)
@@ -161,7 +171,7 @@ void run_sweep_command(SweepArgs& a) {
   if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
   if (all.error_code != 0) throw std::runtime_error(all.error_message);
 
-  const std::size_t written = total - all.invalid.size();
+  const std::size_t written = running.size() - all.invalid.size();
   for (const auto& v : all.invalid)
     std::fprintf(stderr, "zerosim sweep: scenario #%zu (%s) not run: %s\n", v.index,
                  sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
@@ -170,7 +180,7 @@ void run_sweep_command(SweepArgs& a) {
         "<command line>", fmt::format("sweep scenario #{}", all.invalid.front().index),
         fmt::format("{} of {} scenarios are bad input and were not run (each listed above{}); the "
                     "first: {}",
-                    all.invalid.size(), total,
+                    all.invalid.size(), running.size(),
                     a.out.empty() || written == 0 ? "" : ", and under \"invalid\" in " + a.out,
                     all.invalid.front().message));
   };
@@ -197,10 +207,11 @@ void run_sweep_command(SweepArgs& a) {
     else if (!csv_file)
       std::fwrite(text.data(), 1, text.size(), stdout);
   };
-  sweep::SweepDocumentStream doc(axes_json, all.invalid, scenario_at, write_doc);
+  sweep::SweepDocumentStream doc(axes_json, all.invalid, scenario_at, write_doc,
+                                 sweep::ignored_axes_json(ignored));
   if (csv_file) csv_file->write(report::csv_header());
   std::size_t next_invalid = 0;
-  for (std::size_t i = 0; i < total; ++i) {
+  for (const std::size_t i : running) {
     if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
       ++next_invalid;
       continue;

@@ -58,16 +58,19 @@ std::vector<ScenarioParam> make_table() {
        "flags)",
        "none"},
       {"--hpz-size", "hpz_partition", &S::hpz_partition, 1, kCountMax, none,
-       "hpZ secondary partition size k", "GPUs per node"},
+       "hpZ secondary partition size k", "GPUs per node", false,
+       [](const Strategy& s) { return s.hpz; }},
       {"--hsdp-size", "hsdp_size", &S::hsdp_size, 1, kCountMax, none,
        "HSDP shard group size S (ZeRO-3 within S consecutive ranks, replicated across groups)",
-       "GPUs per node"},
+       "GPUs per node", false, [](const Strategy& s) { return s.hsdp; }},
       {"--qwz-bits", "quant_bits_weights", &S::quant_bits_weights, 1, kCountMax, none,
-       "qwZ weight quantization bits (8 or 4)"},
+       "qwZ weight quantization bits (8 or 4)", "", false, [](const Strategy& s) { return s.qwz; }},
       {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,
-       "qgZ gradient quantization bits (the kernels do 4)"},
+       "qgZ gradient quantization bits (the kernels do 4)", "", false,
+       [](const Strategy& s) { return s.qgz; }},
       {"--qgz-chunks", "qgz_chunks", &S::qgz_chunks, 1, kQgzChunksMax, none,
-       "pipeline qgZ's two hops over this many chunks (1 = off)"},
+       "pipeline qgZ's two hops over this many chunks (1 = off)", "", false,
+       [](const Strategy& s) { return s.qgz; }},
       {"--profile", "profile", &S::profile, 0, 0, none, "cost profile name or file",
        "matches the GPU"},
       {"--tier", "tier", &S::tier, 0, 0, tiers, "network model"},
@@ -155,6 +158,10 @@ const ScenarioParam* find_scenario_param(std::string_view flag) {
   for (const auto& p : scenario_params())
     if (p.flag == flag) return &p;
   return nullptr;
+}
+
+bool scenario_param_applies(const ScenarioParam& p, const Strategy& strategy) {
+  return p.applies == nullptr || p.applies(strategy);
 }
 
 std::string scenario_param_rule(const ScenarioParam& p, const std::string& value) {

@@ -12,6 +12,7 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/step/simulate.hpp"
+#include "sim/strategy/strategy.hpp"
 
 namespace zerosim {
 
@@ -26,12 +27,18 @@ struct ScenarioParam {
   std::string help;
   std::string default_note = {};  // the help's "(default: ...)"; empty: Scenario{}'s value
   bool required = false;          // `zerosim simulate` requires it (no default shown)
+  // Null: every strategy reads the parameter. Otherwise the strategies that do (qwZ bits mean
+  // nothing without qwZ): a sweep runs an axis a strategy ignores once for it.
+  bool (*applies)(const Strategy&) = nullptr;
 };
 
 // The table, in sweep expansion order (outermost axis first).
 const std::vector<ScenarioParam>& scenario_params();
 // The entry of `flag`, or nullptr.
 const ScenarioParam* find_scenario_param(std::string_view flag);
+
+// Whether `strategy` reads p's parameter (p.applies).
+bool scenario_param_applies(const ScenarioParam& p, const Strategy& strategy);
 
 // The rule a textual value breaks ("must be between 1 and 1048576, not '0'"), or "" if it is valid.
 std::string scenario_param_rule(const ScenarioParam& p, const std::string& value);

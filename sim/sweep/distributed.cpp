@@ -63,11 +63,12 @@ MpiSession::~MpiSession() {
 #endif
 }
 
-std::vector<std::size_t> indices_for_rank(std::size_t total, const World& world) {
+std::vector<std::size_t> indices_for_rank(const std::vector<std::size_t>& indices,
+                                          const World& world) {
   std::vector<std::size_t> out;
-  for (std::size_t i = static_cast<std::size_t>(world.rank); i < total;
-       i += static_cast<std::size_t>(world.size))
-    out.push_back(i);
+  for (std::size_t k = static_cast<std::size_t>(world.rank); k < indices.size();
+       k += static_cast<std::size_t>(world.size))
+    out.push_back(indices[k]);
   return out;
 }
 

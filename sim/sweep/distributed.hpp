@@ -1,5 +1,5 @@
-// Splitting a sweep across MPI ranks (OpenMPI's mpirun). Rank r runs the scenarios with index %
-// size == r; rank 0 gathers every result back into index order, so the output equals a
+// Splitting a sweep across MPI ranks (OpenMPI's mpirun). Rank r runs every size-th scenario from
+// the r-th; rank 0 gathers every result back into index order, so the output equals a
 // single-process run. Without MPI at build time, or when not launched by mpirun, the world is one
 // rank and nothing is sent.
 #pragma once
@@ -35,8 +35,9 @@ class MpiSession {
   World world_;
 };
 
-// Indices this rank runs: i % size == rank.
-std::vector<std::size_t> indices_for_rank(std::size_t total, const World& world);
+// The indices of `indices` (the sweep's, in order) this rank runs: the k-th when k % size == rank.
+std::vector<std::size_t> indices_for_rank(const std::vector<std::size_t>& indices,
+                                          const World& world);
 
 // Outcome of one rank: its results, or the error that stopped it (exit code 2 for bad input, 1
 // otherwise).

@@ -105,11 +105,12 @@ json invalid_list(const std::vector<InvalidScenario>& invalid, const ScenarioAt&
   return bad;
 }
 
-json document_head(const json& axes) {
+json document_head(const json& axes, const json& ignored_axes) {
   json doc;
   doc["schema_version"] = kResultSchemaVersion;
   doc["kind"] = "sweep";
   doc["axes"] = axes;
+  if (!ignored_axes.empty()) doc["ignored_axes"] = ignored_axes;
   return doc;
 }
 
@@ -134,10 +135,18 @@ std::string partial_line(std::size_t index, const json& result, const Scenario& 
 
 }  // namespace
 
+json ignored_axes_json(const std::vector<IgnoredAxes>& ignored) {
+  json list = json::array();
+  for (const IgnoredAxes& g : ignored)
+    list.push_back(
+        {{"strategy", g.strategy}, {"flags", g.flags}, {"scenarios_not_run", g.not_run}});
+  return list;
+}
+
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios,
-                    const std::vector<InvalidScenario>& invalid) {
-  json doc = document_head(axes);
+                    const std::vector<InvalidScenario>& invalid, const json& ignored_axes) {
+  json doc = document_head(axes, ignored_axes);
   json& list = doc["results"] = json::array();
   auto& array = list.get_ref<json::array_t&>();
   array.reserve(results.size());
@@ -150,9 +159,10 @@ json sweep_document(const json& axes, const std::vector<StepResult>& results,
 SweepDocumentStream::SweepDocumentStream(const json& axes,
                                          const std::vector<InvalidScenario>& invalid,
                                          const ScenarioAt& scenario_at,
-                                         std::function<void(std::string_view)> write)
+                                         std::function<void(std::string_view)> write,
+                                         const json& ignored_axes)
     : write_(std::move(write)) {
-  json doc = document_head(axes);
+  json doc = document_head(axes, ignored_axes);
   if (!invalid.empty()) doc["invalid"] = invalid_list(invalid, scenario_at);
   doc["results"] = json::array();
   // Keys are written sorted: the empty list's text splits the document into what comes before the

@@ -16,6 +16,7 @@
 #include "sim/core/json_io.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/sweep/runner.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 namespace zerosim::sweep {
 
@@ -82,10 +83,15 @@ std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]},
 // and, when some scenarios were bad input, invalid: [{index, scenario, error}] (index into the
-// expanded scenarios).
+// expanded scenarios); when strategies ignored some axes, ignored_axes: [{strategy, flags,
+// scenarios_not_run}] (ignored_axes_json).
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios = {},
-                    const std::vector<InvalidScenario>& invalid = {});
+                    const std::vector<InvalidScenario>& invalid = {},
+                    const json& ignored_axes = json::array());
+
+// ScenarioSpace::ignored() as the document's ignored_axes list.
+json ignored_axes_json(const std::vector<IgnoredAxes>& ignored);
 
 // sweep_document(...).dump(1) + "\n", written in pieces through `write` with one result in memory
 // at a time: the head (axes, invalid, kind) on construction, each result by add() in order, the
@@ -93,7 +99,8 @@ json sweep_document(const json& axes, const std::vector<StepResult>& results,
 class SweepDocumentStream {
  public:
   SweepDocumentStream(const json& axes, const std::vector<InvalidScenario>& invalid,
-                      const ScenarioAt& scenario_at, std::function<void(std::string_view)> write);
+                      const ScenarioAt& scenario_at, std::function<void(std::string_view)> write,
+                      const json& ignored_axes = json::array());
   void add(const json& result);
   void finish();
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
+#include "sim/strategy/strategy.hpp"
 
 namespace zerosim::sweep {
 
@@ -27,6 +28,24 @@ std::string trim(std::string_view s) {
   if (b == std::string_view::npos) return "";
   auto e = s.find_last_not_of(" \t");
   return std::string(s.substr(b, e - b + 1));
+}
+
+// Bit k set: `scenario`'s strategy ignores axes[k]. A strategy that does not load (a bad name or
+// config) ignores nothing: the scenario fails with its own error when it runs.
+std::uint64_t ignored_axes_of(const Scenario& scenario, const std::vector<Axis>& axes) {
+  if (axes.size() > 64) throw std::logic_error("more sweep axes than mask bits");
+  Strategy strategy;
+  try {
+    strategy = scenario.deepspeed.empty() ? parse_strategy(scenario.strategy)
+                                          : load_deepspeed(scenario.deepspeed);
+  } catch (const InputError&) {
+    return 0;
+  }
+  std::uint64_t mask = 0;
+  for (std::size_t k = 0; k < axes.size(); ++k)
+    if (!scenario_param_applies(*find_scenario_param(axes[k].flag), strategy))
+      mask |= std::uint64_t{1} << k;
+  return mask;
 }
 
 }  // namespace
@@ -82,6 +101,18 @@ ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
       Scenario probe = base_;
       apply_flag(probe, a.flag, v);
     }
+  strategy_axis_ = axes_.size();
+  for (std::size_t k = 0; k < axes_.size(); ++k)
+    if (axes_[k].flag == "--strategy" || axes_[k].flag == "--deepspeed") strategy_axis_ = k;
+  if (strategy_axis_ == axes_.size()) {
+    ignored_.push_back(ignored_axes_of(base_, axes_));
+  } else {
+    for (const std::string& v : axes_[strategy_axis_].values) {
+      Scenario s = base_;
+      apply_flag(s, axes_[strategy_axis_].flag, v);
+      ignored_.push_back(ignored_axes_of(s, axes_));
+    }
+  }
   for (const Axis& a : axes_) {
     if (size_ > kMaxSweepScenarios / a.values.size())
       throw flag_error(a.flag,
@@ -115,19 +146,63 @@ std::size_t ScenarioSpace::index_of(const std::vector<std::size_t>& digits) cons
   return index;
 }
 
+std::uint64_t ScenarioSpace::ignored_mask(const std::vector<std::size_t>& d) const {
+  return ignored_[strategy_axis_ < axes_.size() ? d[strategy_axis_] : 0];
+}
+
 Scenario ScenarioSpace::at(std::size_t index) const {
   const std::vector<std::size_t> d = digits(index);
+  const std::uint64_t ignored = ignored_mask(d);
   Scenario s = base_;
   for (std::size_t k = 0; k < axes_.size(); ++k)
-    apply_flag(s, axes_[k].flag, axes_[k].values[d[k]]);
+    if (!(ignored >> k & 1)) apply_flag(s, axes_[k].flag, axes_[k].values[d[k]]);
   return s;
+}
+
+bool ScenarioSpace::runs(std::size_t index) const {
+  const std::vector<std::size_t> d = digits(index);
+  const std::uint64_t ignored = ignored_mask(d);
+  for (std::size_t k = 0; k < axes_.size(); ++k)
+    if ((ignored >> k & 1) && d[k] != 0) return false;
+  return true;
+}
+
+std::vector<std::size_t> ScenarioSpace::running_indices() const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < size_; ++i)
+    if (runs(i)) out.push_back(i);
+  return out;
+}
+
+std::vector<IgnoredAxes> ScenarioSpace::ignored() const {
+  std::vector<IgnoredAxes> out;
+  const bool axis = strategy_axis_ < axes_.size();
+  for (std::size_t v = 0; v < ignored_.size(); ++v) {
+    // Of the size / (strategy values) scenarios with this strategy, 1 in (product of the ignored
+    // axes' sizes) runs.
+    IgnoredAxes entry;
+    std::size_t product = 1;
+    for (std::size_t k = 0; k < axes_.size(); ++k)
+      if (ignored_[v] >> k & 1) {
+        entry.flags.push_back(axes_[k].flag);
+        product *= axes_[k].values.size();
+      }
+    if (product == 1) continue;
+    Scenario s = base_;
+    if (axis) apply_flag(s, axes_[strategy_axis_].flag, axes_[strategy_axis_].values[v]);
+    entry.strategy = s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed;
+    const std::size_t with_strategy = size_ / (axis ? axes_[strategy_axis_].values.size() : 1);
+    entry.not_run = with_strategy - with_strategy / product;
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 std::vector<Scenario> expand(const Scenario& base, const std::vector<Axis>& axes) {
   const ScenarioSpace space(base, axes);
   std::vector<Scenario> out;
-  out.reserve(space.size());
-  for (std::size_t i = 0; i < space.size(); ++i) out.push_back(space.at(i));
+  for (std::size_t i = 0; i < space.size(); ++i)
+    if (space.runs(i)) out.push_back(space.at(i));
   return out;
 }
 

@@ -164,3 +164,26 @@ TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   CHECK(bad.out.find("different sweep") != std::string::npos);
   fs::remove_all(d);
 }
+
+TEST_CASE("a strategy that ignores a swept axis runs once, and the sweep says so") {
+  fs::path d = temp_dir("sweep_ignored");
+  const std::string out = (d / "s.json").string();
+  CliRun r = run(
+      "sweep --cluster dgx2-v100 --nodes 2 --model gpt-18b --tier analytic --tokens-per-gpu 1024 "
+      "--strategy zero3,zeropp --qwz-bits 4,8 --out " +
+      out);
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  CHECK_MESSAGE(r.out.find("zero3 does not read --qwz-bits; 1 scenario that would repeat its "
+                           "results is not run") != std::string::npos,
+                r.out);
+  auto doc = zerosim::load_json_file(out);
+  REQUIRE(doc["results"].size() == 3u);  // ZeRO-3 once, ZeRO++ with INT4 and INT8 weights
+  CHECK(doc["results"][0]["scenario"]["strategy"]["name"] == "zero3");
+  CHECK(doc["results"][1]["scenario"]["strategy"]["weight_bits"] == 4);
+  CHECK(doc["results"][2]["scenario"]["strategy"]["weight_bits"] == 8);
+  REQUIRE(doc["ignored_axes"].size() == 1u);
+  CHECK(doc["ignored_axes"][0]["strategy"] == "zero3");
+  CHECK(doc["ignored_axes"][0]["flags"] == zerosim::json::array({"--qwz-bits"}));
+  CHECK(doc["ignored_axes"][0]["scenarios_not_run"] == 1);
+  fs::remove_all(d);
+}

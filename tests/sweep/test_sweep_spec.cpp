@@ -1,8 +1,10 @@
 // Sweep expansion: cartesian product in a fixed order, decoded lazily from the index (the same
-// sequence as the full expansion), list parsing and contradictory/empty inputs.
+// sequence as the full expansion), axes a strategy ignores run once, list parsing and
+// contradictory/empty inputs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -202,4 +204,68 @@ TEST_CASE("a sweep at the size limit is decoded without being expanded") {
   CHECK(scenario_to_json(space.at(1)) == scenario_to_json(second));
   axes.push_back({"--strategy", {"zero3", "zeropp"}});
   CHECK_THROWS_AS(ScenarioSpace(Scenario{}, axes), InputError);
+}
+
+TEST_CASE("an axis a strategy ignores runs once for it: exactly the distinct scenarios run") {
+  // Every strategy-specific axis against strategies that read some of them and not others.
+  const std::vector<Axis> axes = {
+      {"--nodes", {"1", "2"}},         {"--strategy", {"zero3", "zeropp", "hsdp", "zero3+qgz"}},
+      {"--hpz-size", {"2", "4", "8"}}, {"--hsdp-size", {"4", "8"}},
+      {"--qwz-bits", {"4", "8"}},      {"--qgz-chunks", {"1", "2"}}};
+  const ScenarioSpace space(Scenario{}, axes);
+  REQUIRE(space.size() == 2u * 4u * 3u * 2u * 2u * 2u);
+  // An index runs iff its scenario differs from every lower-indexed one; the ones skipped repeat a
+  // running one.
+  std::vector<json> seen;
+  std::map<std::string, std::size_t> skipped;  // by strategy
+  for (std::size_t i = 0; i < space.size(); ++i) {
+    const json s = scenario_to_json(space.at(i));
+    const bool repeat = std::find(seen.begin(), seen.end(), s) != seen.end();
+    CHECK_MESSAGE(space.runs(i) == !repeat, "index " << i << ": " << s.dump());
+    if (repeat)
+      ++skipped[space.at(i).strategy];
+    else
+      seen.push_back(s);
+  }
+  // zero3 reads none of the four axes (24 combinations, 1 runs), ZeRO++ reads hpZ, qwZ and qgZ
+  // (hsdp-size's 2 values collapse), HSDP its group size only, zero3+qgz the chunks only.
+  CHECK(seen.size() == 2u * (1 + 12 + 2 + 2));
+  CHECK(space.running_indices().size() == seen.size());
+  CHECK(expand(Scenario{}, axes).size() == seen.size());
+  const std::vector<IgnoredAxes> ignored = space.ignored();
+  REQUIRE(ignored.size() == 4u);
+  CHECK(ignored[0].strategy == "zero3");
+  CHECK(ignored[0].flags ==
+        std::vector<std::string>{"--hpz-size", "--hsdp-size", "--qwz-bits", "--qgz-chunks"});
+  CHECK(ignored[1].strategy == "zeropp");
+  CHECK(ignored[1].flags == std::vector<std::string>{"--hsdp-size"});
+  CHECK(ignored[2].flags == std::vector<std::string>{"--hpz-size", "--qwz-bits", "--qgz-chunks"});
+  CHECK(ignored[3].flags == std::vector<std::string>{"--hpz-size", "--hsdp-size", "--qwz-bits"});
+  for (const IgnoredAxes& g : ignored) CHECK(g.not_run == skipped[g.strategy]);
+  // The scenario that runs keeps the base's value on an ignored axis: ZeRO-3 with --hpz-size is
+  // not the error `simulate --strategy zero3 --hpz-size 2` is.
+  const Scenario z3 = space.at(0);
+  CHECK(z3.strategy == "zero3");
+  CHECK(z3.hpz_partition == Scenario{}.hpz_partition);
+  CHECK(z3.quant_bits_weights == Scenario{}.quant_bits_weights);
+  const Scenario pp = space.at(space.index_of({0, 1, 2, 1, 0, 1}));
+  CHECK(pp.hpz_partition == 8);
+  CHECK(pp.hsdp_size == Scenario{}.hsdp_size);
+  CHECK(pp.quant_bits_weights == 4);
+  CHECK(pp.qgz_chunks == 2);
+}
+
+TEST_CASE("a sweep whose strategies read every axis runs all of it") {
+  const ScenarioSpace space(Scenario{}, {{"--strategy", {"zeropp", "zero3+qwz+hpz+qgz"}},
+                                         {"--qwz-bits", {"4", "8"}},
+                                         {"--hpz-size", {"4", "8"}}});
+  CHECK(space.running_indices().size() == space.size());
+  CHECK(space.ignored().empty());
+  // Without a strategy axis, the base's strategy decides.
+  Scenario base;
+  base.strategy = "zero3";
+  const ScenarioSpace fixed(base, {{"--qwz-bits", {"4", "8"}}, {"--nodes", {"1", "2"}}});
+  CHECK(fixed.running_indices() == std::vector<std::size_t>{0, 2});  // --nodes is outermost
+  REQUIRE(fixed.ignored().size() == 1u);
+  CHECK(fixed.ignored()[0].not_run == 2u);
 }
