@@ -93,6 +93,25 @@ void print_summary(const StepResult& r) {
   std::printf("  memory per GPU %s of %s (%s)\n", format_bytes(r.memory.peak_bytes).c_str(),
               format_bytes(r.memory.capacity_bytes).c_str(),
               r.memory.fits ? "fits" : "DOES NOT FIT");
+  if (r.has_offload) {
+    const OffloadResult& o = r.offload;
+    std::printf("%s\n",
+                fmt::format("  offload (optimizer {}, parameters {}): PCIe copies {}, NVMe {}, "
+                            "CPU Adam {}, exposed {}",
+                            to_string(st.offload_optimizer), to_string(st.offload_param),
+                            format_time(b.offload_copy_s), format_time(b.nvme_io_s),
+                            format_time(b.host_optimizer_s), format_time(b.exposed_offload_s))
+                    .c_str());
+    std::printf(
+        "%s\n",
+        fmt::format("  offload per GPU per step: host->GPU {}, GPU->host {}, NVMe read {}, "
+                    "write {}; host memory per node {} of {}",
+                    format_bytes(o.h2d_bytes_per_gpu), format_bytes(o.d2h_bytes_per_gpu),
+                    format_bytes(o.nvme_read_bytes_per_gpu),
+                    format_bytes(o.nvme_write_bytes_per_gpu), format_bytes(o.host_bytes_per_node),
+                    format_bytes(o.host_capacity_bytes_per_node))
+            .c_str());
+  }
   for (const auto& w : r.warnings) std::printf("  warning: %s\n", w.c_str());
 }
 

@@ -46,9 +46,13 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   MemoryEstimate e;
   e.components = {
       // Stages 1 and 2 keep the whole FP16 model; stage 1 its whole gradient too.
-      {"params_fp16", s.stage < 3 ? 2 * psi : 2 * psi / S},
+      // Offloaded (ZeRO-Offload): the parameter partition in host memory or on NVMe.
+      {"params_fp16", s.stage < 3                              ? 2 * psi
+                      : s.offload_param != OffloadDevice::None ? 0
+                                                               : 2 * psi / S},
       {"grads_fp16", s.stage == 1 ? 2 * psi : 2 * psi / S},
-      {"optimizer_fp32", 12 * psi / S},  // master weights, Adam momentum and variance
+      // Master weights, Adam momentum and variance; offloaded: off the GPU.
+      {"optimizer_fp32", s.offload_optimizer != OffloadDevice::None ? 0 : 12 * psi / S},
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
       {"gathered_params", s.stage < 3 ? 0 : live * 2 * max_gather},
       {"grad_buckets", 2 * max_bucket},
@@ -75,6 +79,16 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
         sorted[2].first, format_bytes(sorted[2].second));
   }
   return e;
+}
+
+OffloadFootprint offload_footprint(const Strategy& s, double psi, int world) {
+  const double part = psi / s.shard_ranks(world);
+  OffloadFootprint f;
+  if (s.offload_optimizer == OffloadDevice::Cpu) f.host_bytes += 16 * part;
+  if (s.offload_optimizer == OffloadDevice::Nvme) f.nvme_bytes += 12 * part;
+  if (s.offload_param == OffloadDevice::Cpu) f.host_bytes += 2 * part;
+  if (s.offload_param == OffloadDevice::Nvme) f.nvme_bytes += 2 * part;
+  return f;
 }
 
 json to_json(const MemoryEstimate& m) {

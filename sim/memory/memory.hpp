@@ -50,6 +50,16 @@ struct MemoryEstimate {
 };
 
 MemoryEstimate estimate_memory(const MemoryInputs& in);
+
+// What ZeRO-Offload keeps off one rank's GPU, bytes per rank (psi parameters over S shard ranks).
+// offload_optimizer cpu: the FP32 master weights and Adam moments (12 psi / S) and the FP32
+// gradient partition CPU Adam reads (4 psi / S, DeepSpeed's pinned host gradient buffer) in host
+// memory; nvme: the 12 psi / S on the drives (the host's swap buffers are not counted).
+// offload_param cpu: the 16-bit partition (2 psi / S) in host memory; nvme: on the drives.
+struct OffloadFootprint {
+  double host_bytes = 0, nvme_bytes = 0;
+};
+OffloadFootprint offload_footprint(const Strategy& s, double psi, int world);
 json to_json(const MemoryEstimate& m);
 
 }  // namespace zerosim

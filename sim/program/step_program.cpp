@@ -23,6 +23,12 @@ const char* to_string(Category c) {
       return "param_fetch";
     case Category::QuantKernel:
       return "quant_kernel";
+    case Category::OffloadCopy:
+      return "offload_copy";
+    case Category::NvmeIo:
+      return "nvme_io";
+    case Category::HostOptimizer:
+      return "host_optimizer";
     case Category::AllGather:
       return "all_gather";
     case Category::ReduceScatter:

@@ -30,6 +30,9 @@ enum class Category {
   ReduceScatter,
   AllToAll,
   AllReduce,
+  OffloadCopy,    // ZeRO-Offload: host <-> GPU copies over PCIe
+  NvmeIo,         // ZeRO-Infinity: reads and writes of the node's NVMe drives
+  HostOptimizer,  // ZeRO-Offload: CPU Adam on the host
   Other
 };
 const char* to_string(Category c);

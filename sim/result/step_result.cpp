@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <iterator>
 #include <utility>
 
 namespace zerosim {
@@ -55,7 +58,7 @@ Strategy read_strategy(const JsonReader& r) {
   r.require_object({"name", "qwz", "hpz", "qgz", "hpz_size", "weight_bits", "grad_bits",
                     "quant_block_elems", "qgz_chunks", "overlap_comm", "reduce_bucket_elems",
                     "prefetch_bucket_elems", "max_live_params", "grad_comm_bytes", "dtype",
-                    "source", "shard_size"});
+                    "source", "shard_size", "offload_optimizer", "offload_param"});
   Strategy s;
   s.qwz = r.at("qwz").get_bool();
   s.hpz = r.at("hpz").get_bool();
@@ -84,6 +87,14 @@ Strategy read_strategy(const JsonReader& r) {
   s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
   s.dtype = r.at("dtype").get_string();
   s.source = r.at("source").get_string();
+  for (const bool param : {false, true}) {
+    const char* key = param ? "offload_param" : "offload_optimizer";
+    if (!r.has(key)) continue;
+    const std::string d = r.at(key).get_string();
+    if (d != "cpu" && d != "nvme") r.at(key).fail("must be cpu or nvme (absent: none)");
+    (param ? s.offload_param : s.offload_optimizer) =
+        d == "cpu" ? OffloadDevice::Cpu : OffloadDevice::Nvme;
+  }
   return s;
 }
 
@@ -177,13 +188,24 @@ json breakdown_json(const StepTimeBreakdown& b) {
   put(j, "exposed_comm_s", std::move(exposed));
   put(j, "exposed_kernels_s", b.exposed_kernels_s);
   put(j, "idle_s", b.idle_s);
+  if (b.offloads()) {
+    put(j, "offload_copy_s", b.offload_copy_s);
+    put(j, "nvme_io_s", b.nvme_io_s);
+    put(j, "host_optimizer_s", b.host_optimizer_s);
+    put(j, "exposed_offload_s", b.exposed_offload_s);
+  }
   return j;
 }
 
 StepTimeBreakdown read_breakdown(const JsonReader& r) {
   r.require_object({"compute_s", "recompute_s", "optimizer_s", "param_fetch_s", "quant_kernels_s",
-                    "other_kernels_s", "exposed_comm_s", "exposed_kernels_s", "idle_s"});
+                    "other_kernels_s", "exposed_comm_s", "exposed_kernels_s", "idle_s",
+                    "offload_copy_s", "nvme_io_s", "host_optimizer_s", "exposed_offload_s"});
   StepTimeBreakdown b;
+  const char* offload[] = {"offload_copy_s", "nvme_io_s", "host_optimizer_s", "exposed_offload_s"};
+  double* to[] = {&b.offload_copy_s, &b.nvme_io_s, &b.host_optimizer_s, &b.exposed_offload_s};
+  for (std::size_t i = 0; i < 4; ++i)
+    if (r.has(offload[i])) *to[i] = r.at(offload[i]).get_nonnegative();
   b.compute_s = r.at("compute_s").get_nonnegative();
   b.recompute_s = r.at("recompute_s").get_nonnegative();
   b.optimizer_s = r.at("optimizer_s").get_nonnegative();
@@ -267,6 +289,49 @@ MemoryEstimate read_memory(const JsonReader& r) {
   return m;
 }
 
+constexpr const char* kOffloadKeys[] = {"h2d_bytes_per_gpu",
+                                        "d2h_bytes_per_gpu",
+                                        "nvme_read_bytes_per_gpu",
+                                        "nvme_write_bytes_per_gpu",
+                                        "pcie_Bps",
+                                        "host_adam_params_per_s",
+                                        "nvme_Bps_per_node",
+                                        "host_bytes_per_node",
+                                        "host_capacity_bytes_per_node",
+                                        "nvme_bytes_per_node"};
+
+std::array<double*, 10> offload_fields(OffloadResult& o) {
+  return {&o.h2d_bytes_per_gpu,
+          &o.d2h_bytes_per_gpu,
+          &o.nvme_read_bytes_per_gpu,
+          &o.nvme_write_bytes_per_gpu,
+          &o.pcie_Bps,
+          &o.host_adam_params_per_s,
+          &o.nvme_Bps_per_node,
+          &o.host_bytes_per_node,
+          &o.host_capacity_bytes_per_node,
+          &o.nvme_bytes_per_node};
+}
+
+json offload_json(OffloadResult o) {
+  json j = json::object();
+  const auto f = offload_fields(o);
+  for (std::size_t i = 0; i < f.size(); ++i) put(j, kOffloadKeys[i], *f[i]);
+  return j;
+}
+
+OffloadResult read_offload(const JsonReader& r) {
+  if (!r.value().is_object()) r.fail("must be an object");
+  for (const auto& item : r.value().items())
+    if (std::find_if(std::begin(kOffloadKeys), std::end(kOffloadKeys),
+                     [&](const char* k) { return item.key() == k; }) == std::end(kOffloadKeys))
+      r.at(item.key()).fail("unknown key");
+  OffloadResult o;
+  const auto f = offload_fields(o);
+  for (std::size_t i = 0; i < f.size(); ++i) *f[i] = r.at(kOffloadKeys[i]).get_nonnegative();
+  return o;
+}
+
 bool same_memory(const MemoryEstimate& a, const MemoryEstimate& b) {
   return a.peak_bytes == b.peak_bytes && a.capacity_bytes == b.capacity_bytes && a.fits == b.fits &&
          std::map<std::string, double>(a.components.begin(), a.components.end()) ==
@@ -284,7 +349,8 @@ bool StepResult::operator==(const StepResult& o) const {
          mfu_flops_per_step == o.mfu_flops_per_step &&
          peak_tflops_per_gpu == o.peak_tflops_per_gpu && mfu == o.mfu && hfu == o.hfu &&
          breakdown == o.breakdown && comm == o.comm && same_memory(memory, o.memory) &&
-         warnings == o.warnings && engine_events == o.engine_events;
+         warnings == o.warnings && engine_events == o.engine_events &&
+         has_offload == o.has_offload && offload == o.offload;
 }
 
 json to_json(const StepResult& r) {
@@ -308,6 +374,7 @@ json to_json(const StepResult& r) {
   put(j, "memory", to_json(r.memory));
   put(j, "warnings", r.warnings);
   put(j, "engine", std::move(engine));
+  if (r.has_offload) put(j, "offload", offload_json(r.offload));
   return j;
 }
 
@@ -315,7 +382,7 @@ StepResult step_result_from_json(const JsonReader& r) {
   r.require_object({"schema_version", "scenario", "step_time_s", "tflops_per_gpu", "tokens_per_s",
                     "model_flops_per_step", "counted_flops_per_step", "counted_tflops_per_gpu",
                     "mfu_flops_per_step", "peak_tflops_per_gpu", "mfu", "hfu", "breakdown", "comm",
-                    "memory", "warnings", "engine"});
+                    "memory", "warnings", "engine", "offload"});
   StepResult s;
   // Compared as read, before any narrowing: 2^32 + 1 is not version 1.
   const JsonReader version = r.at("schema_version");
@@ -342,6 +409,8 @@ StepResult step_result_from_json(const JsonReader& r) {
   const JsonReader e = r.at("engine");
   e.require_object({"events"});
   s.engine_events = get_count(e.at("events"));
+  s.has_offload = r.has("offload");
+  if (s.has_offload) s.offload = read_offload(r.at("offload"));
   return s;
 }
 

@@ -58,7 +58,26 @@ struct StepTimeBreakdown {
   ExposedComm exposed_comm;
   double exposed_kernels_s = 0;
   double idle_s = 0;
+  // ZeRO-Offload (all 0 without it, and then not written): busy time of the PCIe copies, the NVMe
+  // reads and writes and CPU Adam, and the time compute waits on them with no collective in
+  // flight (a part of the step like exposed_kernels_s).
+  double offload_copy_s = 0, nvme_io_s = 0, host_optimizer_s = 0, exposed_offload_s = 0;
+  bool offloads() const {
+    return offload_copy_s > 0 || nvme_io_s > 0 || host_optimizer_s > 0 || exposed_offload_s > 0;
+  }
   bool operator==(const StepTimeBreakdown&) const = default;
+};
+
+// ZeRO-Offload's traffic and footprint (present when the strategy offloads): bytes one GPU moves
+// per step, the rates they were priced at, and what the node holds off its GPUs.
+struct OffloadResult {
+  double h2d_bytes_per_gpu = 0, d2h_bytes_per_gpu = 0;  // over PCIe
+  double nvme_read_bytes_per_gpu = 0, nvme_write_bytes_per_gpu = 0;
+  double pcie_Bps = 0;                // per GPU per direction (x16 rate x copy efficiency)
+  double host_adam_params_per_s = 0;  // per node
+  double nvme_Bps_per_node = 0;       // per direction
+  double host_bytes_per_node = 0, host_capacity_bytes_per_node = 0, nvme_bytes_per_node = 0;
+  bool operator==(const OffloadResult&) const = default;
 };
 
 // Payload bytes, op count and busy time of one collective kind or one phase.
@@ -100,6 +119,8 @@ struct StepResult {
   MemoryEstimate memory;  // components in name order after a JSON round trip
   std::vector<std::string> warnings;
   std::uint64_t engine_events = 0;
+  bool has_offload = false;  // the strategy offloads: `offload` is written
+  OffloadResult offload;
 
   bool operator==(const StepResult&) const;
 };

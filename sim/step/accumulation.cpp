@@ -42,6 +42,10 @@ StepTimeBreakdown extend_accumulation(const StepTimeBreakdown& one, const StepTi
   b.exposed_comm.total_s = x(e1.total_s, e2.total_s);
   b.exposed_kernels_s = x(one.exposed_kernels_s, two.exposed_kernels_s);
   b.idle_s = x(one.idle_s, two.idle_s);
+  b.offload_copy_s = x(one.offload_copy_s, two.offload_copy_s);
+  b.nvme_io_s = x(one.nvme_io_s, two.nvme_io_s);
+  b.host_optimizer_s = x(one.host_optimizer_s, two.host_optimizer_s);
+  b.exposed_offload_s = x(one.exposed_offload_s, two.exposed_offload_s);
   return b;
 }
 

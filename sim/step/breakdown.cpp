@@ -26,6 +26,10 @@ constexpr bool is_comm(Category c) {
          c == Category::AllReduce;
 }
 
+constexpr bool is_offload(Category c) {
+  return c == Category::OffloadCopy || c == Category::NvmeIo || c == Category::HostOptimizer;
+}
+
 constexpr int kCats = static_cast<int>(Category::Other) + 1;
 
 struct Span {
@@ -90,7 +94,7 @@ class GapSums {
     account(z);
     // Spans that reach past z stay active into the next gap; they are re-entered from the cursor.
     active_.fill(0);
-    comm_kinds_ = others_ = 0;
+    comm_kinds_ = offload_ = others_ = 0;
   }
 
   std::array<double, kCats> exposed{};
@@ -115,6 +119,8 @@ class GapSums {
           exposed_seen[static_cast<std::size_t>(c)] = true;
         }
       b_.exposed_comm_total_s += dt;
+    } else if (offload_ > 0) {
+      b_.exposed_offload_s += dt;
     } else if (others_ > 0) {
       b_.exposed_kernels_s += dt;
     } else {
@@ -126,14 +132,15 @@ class GapSums {
     const bool was = a > 0;
     a += delta;
     if (was == (a > 0)) return;
-    (is_comm(static_cast<Category>(cat)) ? comm_kinds_ : others_) += a > 0 ? 1 : -1;
+    const auto c = static_cast<Category>(cat);
+    (is_comm(c) ? comm_kinds_ : is_offload(c) ? offload_ : others_) += a > 0 ? 1 : -1;
   }
 
   StepBreakdown& b_;
   std::vector<Head> heads_;
   std::vector<std::size_t> live_;  // lanes with a boundary left in the gap, in lane order
   std::array<int, kCats> active_{};
-  int comm_kinds_ = 0, others_ = 0;
+  int comm_kinds_ = 0, offload_ = 0, others_ = 0;
   double prev_ = 0;
 };
 

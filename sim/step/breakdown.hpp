@@ -17,7 +17,10 @@ struct StepBreakdown {
   std::map<std::string, double> exposed_comm_s;  // by collective kind ("all_gather", ...)
   double exposed_comm_total_s = 0;
   double exposed_kernels_s =
-      0;                      // compute idle, no collective in flight, a kernel running elsewhere
+      0;  // compute idle, no collective in flight, a kernel running elsewhere
+  // Compute idle, no collective in flight, ZeRO-Offload work running (PCIe copies, NVMe I/O, CPU
+  // Adam): before kernels, so a step without offload has none.
+  double exposed_offload_s = 0;
   double compute_idle_s = 0;  // compute idle and nothing else running either
 };
 

@@ -148,6 +148,15 @@ class Builder {
         prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
     if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
+    // ZeRO-Offload's work on streams of its own, only when something is offloaded (a program
+    // without offload is unchanged): PCIe copies each way, CPU Adam, NVMe reads and writes.
+    if (st_.offloads()) {
+      h2d_ = add_stream("offload.h2d");
+      d2h_ = add_stream("offload.d2h");
+      if (st_.offload_optimizer != OffloadDevice::None) host_ = add_stream("host");
+      if (st_.offload_optimizer == OffloadDevice::Nvme || st_.offload_param == OffloadDevice::Nvme)
+        nvme_ = add_stream("offload.nvme");
+    }
     timed_.assign(prog_.streams.size(), 0);
     out_.collective_slots.resize(prog_.streams.size());
     W_ = topo.gpu_count();
@@ -218,11 +227,29 @@ class Builder {
       record(kReduce, boundary);
       wait(kCompute, boundary);
     }
-    // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B), FP16
-    // gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-    out_.optimizer_bytes = 28 * (psi / S_);
-    compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
-            prefix(piece({"optimizer"})), "");
+    if (st_.offload_optimizer != OffloadDevice::None) {
+      host_optimizer(psi / S_);
+    } else {
+      // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B),
+      // FP16 gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
+      out_.optimizer_bytes = 28 * (psi / S_);
+      compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
+              prefix(piece({"optimizer"})), "");
+      if (st_.offload_param != OffloadDevice::None) {
+        // The updated 16-bit partition goes back to where the parameters live.
+        const int pre = prefix(piece({"optimizer"}));
+        const int done = event();
+        record(kCompute, done);
+        wait(d2h_, done);
+        pcie(d2h_, 2 * psi / S_, pre, ".params.d2h");
+        if (st_.offload_param == OffloadDevice::Nvme) {
+          after(d2h_, nvme_);
+          nvme(nvme_, false, 2 * psi / S_, pre, ".params.nvme_write");
+          join(nvme_);
+        }
+        join(d2h_);
+      }
+    }
     if (st_.stage < 3) gather_updated_params(params);
   }
 
@@ -263,6 +290,59 @@ class Builder {
     wait(kCompute, done);
   }
   int event() { return prog_.event_count++; }
+  int add_stream(const char* name) {
+    prog_.streams.push_back({name, {}});
+    return static_cast<int>(prog_.streams.size()) - 1;
+  }
+  // `to` starts its next op after everything issued on `from` so far.
+  void after(int from, int to) {
+    const int ev = event();
+    record(from, ev);
+    wait(to, ev);
+  }
+  // The compute stream waits for everything issued on `stream` so far.
+  void join(int stream) { after(stream, kCompute); }
+  // A copy of `bytes` over this GPU's PCIe link (h2d_ or d2h_ stream), counted per direction.
+  void pcie(int stream, double bytes, int pre, const char* suffix) {
+    if (bytes <= 0) return;
+    (stream == h2d_ ? out_.offload_bytes.h2d : out_.offload_bytes.d2h) += bytes;
+    compute(stream, Category::OffloadCopy, bytes / s_.offload.pcie_Bps, pre, suffix);
+  }
+  // A read or write of `bytes` on the node's NVMe drives, at this rank's share of their rate.
+  void nvme(int stream, bool read, double bytes, int pre, const char* suffix) {
+    if (bytes <= 0) return;
+    (read ? out_.offload_bytes.nvme_read : out_.offload_bytes.nvme_write) += bytes;
+    compute(stream, Category::NvmeIo, bytes / s_.offload.nvme_Bps, pre, suffix);
+  }
+  // ZeRO-Offload's optimizer step on the rank's partition of `part` parameters, after the last
+  // backward (the gradient partitions are on the host already, copied bucket by bucket): CPU Adam
+  // (with NVMe: the FP32 master weights and Adam moments, 12 bytes per parameter, read from the
+  // drives before and written back after), then the updated 16-bit partition to where the
+  // parameters live: the GPU (2 bytes per parameter over PCIe), the host (offload_param cpu: Adam
+  // wrote it in place) or the drives (offload_param nvme).
+  void host_optimizer(double part) {
+    const int pre = prefix(piece({"optimizer"}));
+    const bool on_nvme = st_.offload_optimizer == OffloadDevice::Nvme;
+    if (on_nvme) {
+      after(kCompute, nvme_);
+      nvme(nvme_, true, 12 * part, pre, ".states.nvme_read");
+      after(nvme_, host_);
+    } else {
+      after(kCompute, host_);
+    }
+    compute(host_, Category::HostOptimizer, part / s_.offload.host_adam_pps, pre, ".cpu_adam");
+    if (on_nvme || st_.offload_param == OffloadDevice::Nvme) after(host_, nvme_);
+    if (on_nvme) nvme(nvme_, false, 12 * part, pre, ".states.nvme_write");
+    if (st_.offload_param == OffloadDevice::None) {
+      after(host_, h2d_);
+      pcie(h2d_, 2 * part, pre, ".params.h2d");
+      join(h2d_);
+    } else if (st_.offload_param == OffloadDevice::Nvme) {
+      nvme(nvme_, false, 2 * part, pre, ".params.nvme_write");
+    }
+    join(host_);
+    if (nvme_ >= 0) join(nvme_);
+  }
   // Label pieces, prefixes and labels, or -1 each when the step is lowered without labels.
   int piece(std::initializer_list<std::string_view> parts) {
     return s_.labels ? prog_.add_piece(parts) : -1;
@@ -339,6 +419,19 @@ class Builder {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
     const double wire = gathered_bytes(m.gather_elems, st_);
+    if (st_.offload_param != OffloadDevice::None) {
+      // The rank's 16-bit shard lives on the host (or the drives): copied to the GPU first.
+      const double shard = 2 * n / group;
+      int from = kGather;
+      if (st_.offload_param == OffloadDevice::Nvme) {
+        after(kGather, nvme_);
+        nvme(nvme_, true, shard, tag, ".nvme_read");
+        from = nvme_;
+      }
+      after(from, h2d_);
+      pcie(h2d_, shard, tag, ".h2d");
+      after(h2d_, kGather);
+    }
     if (st_.qwz) {
       const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
       kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag, ".quant");
@@ -448,13 +541,23 @@ class Builder {
           wait(reduce_stream, ready);
         }
         any = true;
-        reduce_bucket(reduce_stream, out_.buckets[next_bucket], mu, bucket_no++);
+        reduce_bucket(reduce_stream, out_.buckets[next_bucket], mu, bucket_no);
+        if (st_.offload_optimizer != OffloadDevice::None) {
+          // The rank's reduced 16-bit gradient partition of the bucket goes to the host, where
+          // CPU Adam will read it (DeepSpeed copies per bucket, accumulating on the host).
+          after(reduce_stream, d2h_);
+          pcie(d2h_, 2 * static_cast<double>(out_.buckets[next_bucket].elems()) / S_,
+               bucket_prefix(mu, bucket_no), ".grads.d2h");
+        }
+        ++bucket_no;
         ++next_bucket;
       }
     });
     // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
-    for (int stream : {kReduce, kReduceInter}) {
-      if (stream >= static_cast<int>(prog_.streams.size())) continue;
+    // With optimizer offload, the gradient copies to the host too.
+    for (const int stream : {static_cast<int>(kReduce), static_cast<int>(kReduceInter), d2h_}) {
+      if (stream < 0 || (stream == kReduceInter && !(st_.qgz && st_.qgz_chunks > 1))) continue;
+      if (stream == d2h_ && st_.offload_optimizer == OffloadDevice::None) continue;
       const int ev = event();
       record(stream, ev);
       wait(kCompute, ev);
@@ -464,6 +567,10 @@ class Builder {
     return done;
   }
 
+  int bucket_prefix(int mu, int no) {
+    Digits mu_d(mu), no_d(no);
+    return prefix(piece({"mb", mu_d, ".bucket", no_d}));
+  }
   // Bucket `no` of micro-step mu; its ops are labelled "mb<mu>.bucket<no>[.chunk<c>]...".
   void reduce_bucket(int stream, const GradBucket& b, int mu, int no) {
     Digits mu_d(mu), no_d(no);
@@ -542,6 +649,7 @@ class Builder {
   std::vector<int> timed_;  // per stream: timed ops pushed so far
   ModuleTimes times_;
   int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over
+  int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
 };
 
 }  // namespace

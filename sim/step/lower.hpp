@@ -28,6 +28,31 @@
 
 namespace zerosim {
 
+// ZeRO-Offload's rates, per rank (resolved from the cluster's node type by simulate()). All 0 when
+// nothing is offloaded.
+struct OffloadRates {
+  double pcie_Bps = 0;       // host <-> GPU copies, per direction: PCIe x16 x kPcieCopyEfficiency
+  double host_adam_pps = 0;  // CPU Adam, parameters per second: kHostAdamParamsPerS / GPUs per node
+  double nvme_Bps = 0;       // node's drives x kNvmeDriveGBps / GPUs per node, per direction
+  bool operator==(const OffloadRates&) const = default;
+};
+
+// Pinned host <-> device copies reach about 0.8 of the PCIe x16 payload rate (assumed, from
+// CUDA's bandwidthTest as commonly reported: 12-13 GB/s on gen3 x16 of 15.75, 24-26 GB/s on
+// A100's gen4 of 31.5, 50-55 GB/s on H100's gen5 of 63; about 0.76-0.87). The copies of one GPU
+// are priced on its own x16 link: upstream links a PCIe switch shares between GPUs and NICs are
+// not modelled, so this is the fastest a copy can be.
+inline constexpr double kPcieCopyEfficiency = 0.8;
+// DeepSpeed's CPU Adam (DeepSpeedCPUAdam, AVX-512 + OpenMP over the node's cores), parameters
+// updated per second per node. Evidence: ZeRO-Offload (Ren et al., USENIX ATC 2021, table 3)
+// measures 1.11 s for 1B parameters on a DGX-2's two 24-core Xeon Platinum 8168 (about 0.9e9
+// parameters/s; PyTorch's CPU Adam 7.03 s, 6.3x slower), 10.9 s for 10B: linear in the
+// parameters. With about 30 bytes per parameter read and written (FP32 master, momentum,
+// variance, FP32 gradient, FP16 parameter) that is about 27 GB/s of host memory traffic. Newer
+// hosts (DGX H100's 2x 56-core Xeon 8480C) have 2-3x the cores and memory bandwidth and should be
+// faster by up to that: the figure is the measured one, a floor for them, not a fit.
+inline constexpr double kHostAdamParamsPerS = 0.9e9;
+
 struct StepSetup {
   ModelShape model;
   Strategy strategy;        // hpz_size resolved
@@ -37,7 +62,8 @@ struct StepSetup {
   bool checkpointing = true;
   AttentionImpl attention = AttentionImpl::Eager;  // resolved from the scenario's --attention
   int prefetch_depth = 1;
-  bool labels = true;  // op names for traces; false: every label -1 (traces would say "op")
+  bool labels = true;    // op names for traces; false: every label -1 (traces would say "op")
+  OffloadRates offload;  // the strategy's offload_optimizer / offload_param devices' rates
 };
 
 // Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in
@@ -90,7 +116,14 @@ struct LoweredStep {
   };
   std::vector<std::vector<CollectiveSlot>> collective_slots;
   bool qgz_active = false;
-  double optimizer_bytes = 0;
+  double optimizer_bytes = 0;  // read and written by the GPU optimizer (0 when offloaded)
+  // Bytes one rank moves per step for ZeRO-Offload: host -> GPU and GPU -> host over PCIe, and
+  // from / to the node's NVMe drives.
+  struct OffloadBytes {
+    double h2d = 0, d2h = 0, nvme_read = 0, nvme_write = 0;
+    bool operator==(const OffloadBytes&) const = default;
+  };
+  OffloadBytes offload_bytes;
   // The ops whose durations depend on the tokens per micro-step: module compute ops (forward,
   // recompute, backward) on the compute stream, by op index. Everything else (collective and
   // kernel sizes, buckets, the optimizer) follows from parameter counts.

@@ -51,7 +51,7 @@ std::shared_ptr<const LoweredStep> LoweringCache::get(const StepSetup& setup, co
   constexpr std::size_t kEntries = 16, kMaxOps = std::size_t{1} << 19;
   Key key{setup.grad_accum,  setup.prefetch_depth, setup.seq,        setup.checkpointing,
           setup.attention,   setup.labels,         topo.gpu_count(), topo.gpus_per_node(),
-          topo.node_count(), setup.strategy,       setup.model};
+          topo.node_count(), setup.strategy,       setup.model,      setup.offload};
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
     if (!(it->key == key) || !same_profile(it->profile, profile)) continue;
     lru_.splice(lru_.begin(), lru_, it);

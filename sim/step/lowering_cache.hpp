@@ -40,6 +40,7 @@ class LoweringCache {
     int gpus, gpus_per_node, nodes;
     Strategy strategy;
     ModelShape model;
+    OffloadRates offload;
     bool operator==(const Key&) const = default;
   };
   struct Entry {

@@ -20,6 +20,7 @@
 #include "sim/step/lower.hpp"
 #include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
+#include "sim/topology/node_types.hpp"
 
 namespace zerosim {
 
@@ -138,6 +139,10 @@ StepTimeBreakdown time_breakdown(const StepBreakdown& bd) {
   b.exposed_comm.total_s = bd.exposed_comm_total_s;
   b.exposed_kernels_s = bd.exposed_kernels_s;
   b.idle_s = bd.compute_idle_s;
+  b.offload_copy_s = busy("offload_copy");
+  b.nvme_io_s = busy("nvme_io");
+  b.host_optimizer_s = busy("host_optimizer");
+  b.exposed_offload_s = bd.exposed_offload_s;
   return b;
 }
 
@@ -149,6 +154,7 @@ Strategy echoed_strategy(Strategy s) {
   s.grad_accum = defaults.grad_accum;
   s.train_batch_size = defaults.train_batch_size;
   s.auto_dtypes = defaults.auto_dtypes;
+  s.offload_pageable = defaults.offload_pageable;
   return s;
 }
 
@@ -196,6 +202,35 @@ void resolve_group_size(int& size, bool on, const GroupSize& g, const std::strin
                                  g.what, size, N));
 }
 
+// The DeepSpeed config key that turns on the offload named `param` (for messages).
+const char* offload_key(const Strategy& st) {
+  return st.offload_optimizer != OffloadDevice::None ? "/zero_optimization/offload_optimizer/device"
+                                                     : "/zero_optimization/offload_param/device";
+}
+
+// ZeRO-Offload's rates from the cluster's node type (sim/topology/node_types.hpp): its PCIe
+// generation, host memory and NVMe drives. A cluster of no known node type cannot offload.
+void resolve_offload(const Scenario& sc, Resolved& r) {
+  const Strategy& st = r.setup.strategy;
+  if (!st.offloads()) return;
+  const Topology& topo = *r.topo;
+  const NodeTypeSpec* nt = find_node_type(topo.node_type());
+  if (!nt)
+    throw InputError(sc.deepspeed, offload_key(st),
+                     fmt::format("offloading needs the node's PCIe rate and host memory, known for "
+                                 "the builder node types only; the cluster's node type is '{}'",
+                                 topo.node_type()));
+  const double N = topo.gpus_per_node();
+  OffloadRates& o = r.setup.offload;
+  o.pcie_Bps = nt->pcie_GBps * 1e9 * kPcieCopyEfficiency;
+  o.host_adam_pps = kHostAdamParamsPerS / N;
+  o.nvme_Bps = nt->nvme_drives * kNvmeDriveGBps * 1e9 / N;
+  if (o.nvme_Bps <= 0 &&
+      (st.offload_optimizer == OffloadDevice::Nvme || st.offload_param == OffloadDevice::Nvme))
+    throw InputError(sc.deepspeed, offload_key(st),
+                     fmt::format("\"nvme\": node type {} has no NVMe drives", nt->name));
+}
+
 // The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
 void resolve_strategy(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
@@ -226,6 +261,7 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   st.grad_bits = sc.quant_bits_grads;
   if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
   st.qgz_chunks = sc.qgz_chunks;
+  resolve_offload(sc, r);
 }
 
 // --attention: flash or eager as asked; auto is FlashAttention where both the GPU (Ampere and
@@ -343,6 +379,15 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
         "batch: {} tokens per GPU (the default) is less than one sequence of {}; a micro-batch of "
         "one sequence is simulated",
         Scenario::kDefaultTokensPerGpu, setup.seq));
+  if (st.offload_pageable)
+    warnings.push_back(
+        "offload: pin_memory is false (DeepSpeed's default) in an offload block; its host <-> GPU "
+        "copies are priced at the pinned rate, pageable ones are slower");
+  if (st.offload_optimizer != OffloadDevice::None)
+    warnings.push_back(fmt::format(
+        "offload: CPU Adam at {:.2g} parameters/s per node, ZeRO-Offload's measurement on a DGX-2 "
+        "host (newer hosts may be up to 2-3x faster)",
+        kHostAdamParamsPerS));
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
@@ -422,6 +467,37 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
 }
 
+// ZeRO-Offload's bytes (of the lowered step), rates and footprint; a node whose host memory cannot
+// hold what is offloaded to it is refused, naming the config key.
+OffloadResult offload_result(const Scenario& sc, const Resolved& r, const LoweredStep& low,
+                             std::int64_t params) {
+  const Strategy& st = r.setup.strategy;
+  const NodeTypeSpec& nt = *find_node_type(r.topo->node_type());  // resolve_offload checked it
+  const double N = r.topo->gpus_per_node();
+  OffloadResult o;
+  o.h2d_bytes_per_gpu = low.offload_bytes.h2d;
+  o.d2h_bytes_per_gpu = low.offload_bytes.d2h;
+  o.nvme_read_bytes_per_gpu = low.offload_bytes.nvme_read;
+  o.nvme_write_bytes_per_gpu = low.offload_bytes.nvme_write;
+  o.pcie_Bps = r.setup.offload.pcie_Bps;
+  o.host_adam_params_per_s = kHostAdamParamsPerS;
+  o.nvme_Bps_per_node = r.setup.offload.nvme_Bps * N;
+  const OffloadFootprint f =
+      offload_footprint(st, static_cast<double>(params), r.topo->gpu_count());
+  o.host_bytes_per_node = f.host_bytes * N;
+  o.nvme_bytes_per_node = f.nvme_bytes * N;
+  o.host_capacity_bytes_per_node = nt.host_memory_GiB * 1024.0 * 1024 * 1024;
+  if (o.host_bytes_per_node > o.host_capacity_bytes_per_node)
+    throw InputError(
+        sc.deepspeed, offload_key(st),
+        fmt::format("the offloaded states need {} of host memory per node ({} per GPU x {} "
+                    "GPUs), more than the {} of a {} node",
+                    format_bytes(o.host_bytes_per_node), format_bytes(f.host_bytes),
+                    r.topo->gpus_per_node(), format_bytes(o.host_capacity_bytes_per_node),
+                    nt.name));
+  return o;
+}
+
 // One lowered step run on the scenario's network tier: what the result's time, breakdown and
 // communication come from. The lowering and the run stay for a trace.
 struct StepRun {
@@ -465,12 +541,14 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   const int G = r.setup.grad_accum;
   StepResult result;
   StepRun step;
+  LoweredStep::OffloadBytes one_bytes;  // of micro-step 0 alone, when extended
   const bool extended = G >= kExtendedAccumulationFrom && context.modes().extend_accumulation;
   if (extended) {
     // Micro-steps 1..G-1 are alike: run one and two, extend (sim/step/accumulation.hpp).
     StepSetup setup = r.setup;
     setup.grad_accum = 1;
     const StepRun one = run_step(sc, setup, r, context);
+    one_bytes = one.low->offload_bytes;
     setup.grad_accum = 2;
     step = run_step(sc, setup, r, context);
     add_throughput(result, r, *step.low,
@@ -486,6 +564,20 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
     result.engine_events = step.run.events;
   }
   MemoryEstimate mem = memory_of(r, *step.low, context.modules());
+  if (r.setup.strategy.offloads()) {
+    result.has_offload = true;
+    result.offload =
+        offload_result(sc, r, *step.low, context.modules().total_params(r.setup.model));
+    if (extended) {  // bytes of G micro-steps from those of 1 and 2
+      const LoweredStep::OffloadBytes& b1 = one_bytes;
+      OffloadResult& o = result.offload;
+      o.h2d_bytes_per_gpu = extend_accumulation(b1.h2d, o.h2d_bytes_per_gpu, G);
+      o.d2h_bytes_per_gpu = extend_accumulation(b1.d2h, o.d2h_bytes_per_gpu, G);
+      o.nvme_read_bytes_per_gpu = extend_accumulation(b1.nvme_read, o.nvme_read_bytes_per_gpu, G);
+      o.nvme_write_bytes_per_gpu =
+          extend_accumulation(b1.nvme_write, o.nvme_write_bytes_per_gpu, G);
+    }
+  }
   result.warnings = warnings_of(sc, r, *step.low, mem);
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model));
   result.memory = std::move(mem);

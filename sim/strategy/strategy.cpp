@@ -96,7 +96,82 @@ const char* alias_key(const JsonReader& z, const char* prefixed, const char* pla
   return z.has(plain) ? plain : prefixed;
 }
 
+// offload_optimizer and offload_param (DeepSpeed's DeepSpeedZeroOffloadOptimizerConfig and
+// DeepSpeedZeroOffloadParamConfig, their keys only). Every key is read: those that change the
+// modelled step set it, the others are checked for their type; settings that would change it in
+// ways not modelled are refused naming the key.
+void read_offload(const JsonReader& z, Strategy& s) {
+  for (const bool param : {false, true}) {
+    const char* block = param ? "offload_param" : "offload_optimizer";
+    if (!z.has(block)) continue;
+    auto o = z.at(block);
+    if (!o.value().is_object()) o.fail("must be an object");
+    if (param)
+      o.require_object(
+          {"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory"});
+    else
+      o.require_object({"device", "nvme_path", "buffer_count", "pin_memory", "pipeline_read",
+                        "pipeline_write", "fast_init", "ratio"});
+    const std::string dev = o.string_or("device", "none");
+    OffloadDevice d = OffloadDevice::None;
+    if (dev == "cpu")
+      d = OffloadDevice::Cpu;
+    else if (dev == "nvme")
+      d = OffloadDevice::Nvme;
+    else if (dev != "none")
+      o.at("device").fail(fmt::format("'{}' is not one of none, cpu, nvme", dev));
+    // Tuning of the NVMe swapper and of initialisation: no effect on the modelled step's time.
+    if (o.has("buffer_count")) o.at("buffer_count").get_int_at_least(1);
+    if (o.has("buffer_size")) o.at("buffer_size").get_int_at_least(1);
+    if (o.has("max_in_cpu")) o.at("max_in_cpu").get_int_at_least(0);
+    if (o.has("fast_init")) o.at("fast_init").get_bool();
+    const bool pinned = o.bool_or("pin_memory", false);  // DeepSpeed's default: false
+    if (o.has("nvme_path")) {
+      auto p = o.at("nvme_path");
+      if (!p.value().is_null() && p.get_string().empty()) p.fail("must be a path (or null)");
+    }
+    // ZeRO-Infinity's pipelined swapping (overlapping NVMe reads/writes with CPU Adam) is not
+    // modelled: the step swaps, updates, then swaps back.
+    for (const char* k : {"pipeline_read", "pipeline_write"})
+      if (o.has(k) && o.at(k).get_bool())
+        o.at(k).fail(
+            "true (NVMe swaps overlapped with the CPU optimizer) is not modelled; use false");
+    if (o.has("ratio")) {
+      auto r = o.at("ratio");
+      const double v = r.get_number();
+      if (v < 0 || v > 1) r.fail("must be in [0, 1]");
+      if (v != 1 && d != OffloadDevice::None)
+        r.fail(
+            fmt::format("{} (ZeRO-Offload++ partial offload: part of the optimizer on the GPU) "
+                        "is not modelled; use 1",
+                        v));
+    }
+    if (d == OffloadDevice::None) continue;
+    if (d == OffloadDevice::Nvme && (!o.has("nvme_path") || o.at("nvme_path").value().is_null()))
+      o.at("device").fail("\"nvme\" needs nvme_path (DeepSpeed requires it)");
+    if (param && z.at("stage").get_int() != 3)
+      o.at("device").fail(
+          fmt::format("'{}': offload_param needs stage 3 (DeepSpeed offloads "
+                      "parameters only where they are partitioned)",
+                      dev));
+    (param ? s.offload_param : s.offload_optimizer) = d;
+    s.offload_pageable = s.offload_pageable || !pinned;
+  }
+}
+
 }  // namespace
+
+const char* to_string(OffloadDevice d) {
+  switch (d) {
+    case OffloadDevice::Cpu:
+      return "cpu";
+    case OffloadDevice::Nvme:
+      return "nvme";
+    case OffloadDevice::None:
+      break;
+  }
+  return "none";
+}
 
 Strategy parse_deepspeed(const json& j, const std::string& file) {
   JsonReader r(j, file);
@@ -178,17 +253,18 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
     z.at("mics_hierarchical_params_gather").fail("true is not modelled; use false");
   if (z.has("allgather_bucket_size"))
     s.allgather_bucket_elems = z.at("allgather_bucket_size").get_int_at_least(1);
-  for (const char* off : {"offload_optimizer", "offload_param"}) {
-    if (!z.has(off)) continue;
-    auto o = z.at(off);
-    if (!o.value().is_object()) o.fail("must be an object");
-    o.require_object({"device", "pin_memory", "nvme_path", "buffer_count", "buffer_size",
-                      "max_in_cpu", "pipeline_read", "pipeline_write", "fast_init", "ratio"});
-    const std::string dev = o.string_or("device", "none");
-    if (dev != "none")
-      o.at("device").fail(
-          fmt::format("'{}': offloading to CPU or NVMe is not modelled (\"none\" is)", dev));
-  }
+  read_offload(z, s);
+  if (s.offloads() && s.hsdp)
+    z.at(s.offload_param != OffloadDevice::None ? "offload_param" : "offload_optimizer")
+        .at("device")
+        .fail("offloading together with MiCS (mics_shard_size) is not modelled");
+  if (s.offload_param != OffloadDevice::None && s.hpz)
+    z.at("offload_param")
+        .at("device")
+        .fail(
+            "offloading parameters together with hpZ (zero_hpz_partition_size: a secondary "
+            "partition "
+            "on the GPU) is not modelled");
   if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
     z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
   s.overlap_comm = z.bool_or("overlap_comm", true);
@@ -280,6 +356,11 @@ json to_json(const Strategy& s) {
   j.emplace("grad_comm_bytes", s.grad_comm_bytes);
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);
+  // Only when offloading: results without it keep their bytes.
+  if (s.offload_optimizer != OffloadDevice::None)
+    j.emplace("offload_optimizer", to_string(s.offload_optimizer));
+  if (s.offload_param != OffloadDevice::None)
+    j.emplace("offload_param", to_string(s.offload_param));
   return j;
 }
 

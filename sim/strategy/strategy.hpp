@@ -12,6 +12,12 @@
 
 namespace zerosim {
 
+// Where DeepSpeed keeps a state it offloads (zero_optimization.offload_optimizer / offload_param
+// "device"): on the GPU (none), in host memory (cpu, ZeRO-Offload) or on the node's NVMe drives
+// (nvme, ZeRO-Infinity).
+enum class OffloadDevice : std::uint8_t { None, Cpu, Nvme };
+const char* to_string(OffloadDevice d);
+
 struct Strategy {
   // 1: optimizer states partitioned; 2: gradients too; 3: parameters too (gathered per module).
   int stage = 3;
@@ -46,12 +52,23 @@ struct Strategy {
   std::string dtype = "fp16";         // "fp16" | "bf16" | "auto" (resolve_auto: by GPU generation)
   int auto_dtypes = 0;                // with "auto": bit 0 fp16, bit 1 bf16 may be chosen
   std::string source = "--strategy";
+  // ZeRO-Offload / ZeRO-Infinity (DeepSpeed config only). offload_optimizer: the FP32 master
+  // weights and Adam moments of the rank's partition live off the GPU and CPU Adam updates them
+  // (stages 1-3); offload_param: the 16-bit parameter partition lives off the GPU (stage 3).
+  OffloadDevice offload_optimizer = OffloadDevice::None;
+  OffloadDevice offload_param = OffloadDevice::None;
+  // pin_memory of the blocks offloading something: false (DeepSpeed's default) is said in the
+  // result's warnings (pageable copies are priced as pinned ones). Not echoed in results.
+  bool offload_pageable = false;
 
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
   // Canonical: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", ...
   std::string name() const;
   // Ranks one parameter shard is spread over: the world (stages 1-3) or the HSDP group.
   int shard_ranks(int world) const { return hsdp ? shard_size : world; }
+  bool offloads() const {
+    return offload_optimizer != OffloadDevice::None || offload_param != OffloadDevice::None;
+  }
 };
 
 // "zero1" | "zero2" | "hsdp" | "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components

@@ -14,7 +14,18 @@ struct NodeTypeSpec {
   double pcie_GBps;         // GPU <-> NIC over the server's PCIe switches, per direction
   int max_nics;             // compute-fabric adapters per server
   double default_nic_gbps;  // line rate per adapter
+  // Host (CPU) memory per server, GiB: where ZeRO-Offload keeps what it moves off the GPUs.
+  double host_memory_GiB;
+  int nvme_drives;  // internal NVMe data drives per server (ZeRO-Infinity's swap space)
 };
+
+// NVMe data drive sequential rate per direction, GB/s (assumed typical, not measured here): the
+// U.2 data-centre drives of these servers are specified at about 2-3.5 GB/s (PCIe gen3, e.g.
+// Micron 9300: 3.5 GB/s read and write) to 3.5-7 GB/s read and 2-4 GB/s write (gen4, e.g. Samsung
+// PM1733: 7.0 read, 3.8 write); 3 GB/s is a sustained figure both directions reach. Consistent with
+// ZeRO-Infinity (Rajbhandari et al. 2021, sec. 6/8), which reports about 25 GB/s of aggregate NVMe
+// read per DGX-2 node (8 drives: about 3.1 GB/s each).
+constexpr double kNvmeDriveGBps = 3.0;
 
 // Nominal per-hop latencies (assumed): an NVSwitch traversal is a few hundred ns, a PCIe switch
 // crossing plus NIC DMA setup about 0.5 us, an InfiniBand switch hop plus cable about 0.5 us.
@@ -35,19 +46,23 @@ inline constexpr NodeTypeSpec kNodeTypes[] = {
     // bidirectional"
     // per GPU = 6 NVLink2 links x 25 GB/s per direction = 150 GB/s per direction; 8x 100 Gb/s
     // InfiniBand EDR / 100GigE (Mellanox ConnectX-5) for the compute fabric; PCIe gen3 switch tree.
-    {"dgx2-v100", "V100-SXM3-32GB", 16, 150.0, kPcieGen3GBps, 8, 100.0},
+    // Host: 1.5 TB DDR4 (24x 64 GB); storage: 30 TB, 8x 3.84 TB NVMe.
+    {"dgx2-v100", "V100-SXM3-32GB", 16, 150.0, kPcieGen3GBps, 8, 100.0, 1536.0, 8},
     // NVIDIA DGX A100 datasheet: 8x A100 80 GB (SXM4), 6 NVSwitches, 600 GB/s bidirectional per GPU
     // (12 NVLink3 links x 25 GB/s per direction = 300 GB/s); 8x single-port ConnectX-6 200 Gb/s
     // HDR;
     // PCIe gen4.
-    {"dgx-a100", "A100-SXM4-80GB", 8, 300.0, kPcieGen4GBps, 8, 200.0},
+    // DGX A100 640 GB (the 80 GB GPUs): host 2 TB DDR4; storage 30 TB, 8x 3.84 TB U.2 NVMe.
+    {"dgx-a100", "A100-SXM4-80GB", 8, 300.0, kPcieGen4GBps, 8, 200.0, 2048.0, 8},
     // NVIDIA DGX H100 datasheet: 8x H100 80 GB (SXM5), 4 NVSwitches, 900 GB/s bidirectional per GPU
     // (18 NVLink4 links x 25 GB/s per direction = 450 GB/s); 8x ConnectX-7 400 Gb/s NDR (the OSFP
     // compute ports); PCIe gen5.
-    {"dgx-h100", "H100-SXM5-80GB", 8, 450.0, kPcieGen5GBps, 8, 400.0},
+    // Host: 2 TB DDR5; storage: 30 TB, 8x 3.84 TB U.2 NVMe.
+    {"dgx-h100", "H100-SXM5-80GB", 8, 450.0, kPcieGen5GBps, 8, 400.0, 2048.0, 8},
     // NVIDIA DGX H200 datasheet: as DGX H100 (900 GB/s NVLink4 per GPU, 8x ConnectX-7 400 Gb/s,
     // PCIe gen5) with 8x H200 141 GB.
-    {"dgx-h200", "H200-SXM-141GB", 8, 450.0, kPcieGen5GBps, 8, 400.0},
+    // Host 2 TB, storage 30 TB (8x 3.84 TB U.2 NVMe), as DGX H100.
+    {"dgx-h200", "H200-SXM-141GB", 8, 450.0, kPcieGen5GBps, 8, 400.0, 2048.0, 8},
     // ALCF Polaris compute node (HPE Apollo 6500 Gen10+; ALCF "Polaris Machine Overview"):
     // 4x NVIDIA A100-SXM4-40GB (the name nccl-tests prints on Polaris), 2x HPE Slingshot-11 NICs
     // (Cassini, 200 Gb/s each), GPUs and NICs on PCIe gen4. NVLink3: the 4 GPUs are fully
@@ -55,7 +70,8 @@ inline constexpr NodeTypeSpec kNodeTypes[] = {
     // direction per GPU pair. The builder puts the GPUs on one switch vertex at 300 GB/s per GPU:
     // right for a GPU's aggregate (all-to-all, or NCCL rings spread over several channels), but
     // a single GPU pair may then get up to 300 GB/s where its direct links carry 100 GB/s.
-    {"polaris-a100", "A100-SXM4-40GB", 4, 300.0, kPcieGen4GBps, 2, 200.0},
+    // Host: 512 GB DDR4; storage: 2x 1.6 TB NVMe SSDs (ALCF Polaris overview).
+    {"polaris-a100", "A100-SXM4-40GB", 4, 300.0, kPcieGen4GBps, 2, 200.0, 512.0, 2},
 };
 
 inline const NodeTypeSpec* find_node_type(std::string_view name) {

@@ -38,6 +38,13 @@ for name in ("mixtral-8x7b-v0.1", "deepseek-v2-lite"):
                           "--tier", "analytic", "--json"],
                          check=True, capture_output=True, text=True, cwd=root).stdout
     docs[f"simulate {name}"] = json.loads(out)
+# ZeRO-Offload: the optional "offload" object, the strategy's devices and the breakdown's offload keys.
+out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b",
+                      "--deepspeed", "workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json",
+                      "--tier", "analytic", "--json"],
+                     check=True, capture_output=True, text=True, cwd=root).stdout
+docs["simulate offload"] = json.loads(out)
+assert "offload" in docs["simulate offload"] and "exposed_offload_s" in docs["simulate offload"]["breakdown"]
 # ZeRO stages 1 and 2 (the parameter_all_gather phase) and HSDP (strategy.shard_size).
 for strategy in ("zero1", "zero2", "hsdp"):
     out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b",

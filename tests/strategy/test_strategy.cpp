@@ -10,6 +10,19 @@
 
 using namespace zerosim;
 
+namespace {
+
+// A BF16 DeepSpeed config "ds.json" whose zero_optimization is `zero`.
+Strategy ds(const char* zero) {
+  return parse_deepspeed(
+      parse_json_text(
+          std::string(R"({"bf16": {"enabled": true}, "zero_optimization": )") + zero + "}",
+          "ds.json"),
+      "ds.json");
+}
+
+}  // namespace
+
 TEST_CASE("strategy strings") {
   auto z = parse_strategy("zero3");
   CHECK((!z.qwz && !z.hpz && !z.qgz));
@@ -97,8 +110,8 @@ TEST_CASE("DeepSpeed config errors") {
 }
 
 TEST_CASE(
-    "published DeepSpeed configs: stages 1, 2 and 3 load with \"auto\" filled, offloading is "
-    "refused clearly") {
+    "published DeepSpeed configs: stages 1, 2 and 3 load with \"auto\" filled, offloading "
+    "included") {
   const std::string dir = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/published/";
   // Axolotl's and Accelerate's stage-3 configs: "auto" batch, buckets and dtype, max_live 0.
   for (const char* f :
@@ -115,20 +128,33 @@ TEST_CASE(
   CHECK(load_deepspeed(dir + "axolotl-zero3_bf16.json").dtype == "bf16");
   CHECK(load_deepspeed(dir + "accelerate-zero_stage3_config.json").dtype == "fp16");
   CHECK(load_deepspeed(dir + "accelerate-zero_stage3_config.json").grad_accum == 1);
-  // Offloading to the CPU is not modelled: the device is named.
-  auto error_of = [&](const char* f) -> std::string {
-    try {
-      load_deepspeed(dir + f);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
+  // Offloading to the CPU (ZeRO-Offload): the devices of each block.
+  struct Offload {
+    const char* file;
+    OffloadDevice opt, param;
+    bool pageable;
   };
-  CHECK(error_of("transformers-tests-ds_config_zero3.json")
-            .find("/zero_optimization/offload_optimizer/device") != std::string::npos);
-  CHECK(error_of("axolotl-zero3_bf16_cpuoffload_params.json")
-            .find("/zero_optimization/offload_param/device") != std::string::npos);
-  // Stages 1 and 2 load; their optimizer offload to the CPU is refused like stage 3's.
+  constexpr auto cpu = OffloadDevice::Cpu, none = OffloadDevice::None;
+  for (const Offload& o :
+       {Offload{"transformers-tests-ds_config_zero3.json", cpu, cpu, false},
+        Offload{"axolotl-zero3_bf16_cpuoffload_all.json", cpu, cpu, false},
+        Offload{"axolotl-zero3_bf16_cpuoffload_params.json", none, cpu, false},
+        Offload{"accelerate-zero_stage3_offload_config.json", cpu, cpu, false},
+        Offload{"axolotl-zero2.json", cpu, none, true},
+        Offload{"transformers-tests-ds_config_zero2.json", cpu, none, false},
+        Offload{"accelerate-zero_stage2_offload_config.json", cpu, none, false}}) {
+    CAPTURE(o.file);
+    const Strategy s = load_deepspeed(dir + o.file);
+    CHECK(s.offload_optimizer == o.opt);
+    CHECK(s.offload_param == o.param);
+    CHECK(s.offload_pageable == o.pageable);
+    CHECK(s.offloads());
+    CHECK(to_json(s).contains("offload_optimizer") == (o.opt != none));
+    CHECK(to_json(s).value("offload_param", "none") == to_string(o.param));
+  }
+  CHECK_FALSE(load_deepspeed(dir + "axolotl-zero3.json").offloads());
+  CHECK_FALSE(to_json(load_deepspeed(dir + "axolotl-zero3.json")).contains("offload_optimizer"));
+  // Stages 1 and 2 load.
   CHECK(load_deepspeed(dir + "axolotl-zero1.json").stage == 1);
   CHECK(load_deepspeed(dir + "axolotl-zero1.json").name() == "zero1");
   const Strategy a1 = load_deepspeed(dir + "accelerate-zero_stage1_config.json");
@@ -139,11 +165,44 @@ TEST_CASE(
   CHECK(a2.stage == 2);
   CHECK(a2.name() == "zero2");
   CHECK(a2.dtype == "fp16");
-  for (const char* f : {"axolotl-zero2.json", "transformers-tests-ds_config_zero2.json",
-                        "accelerate-zero_stage2_offload_config.json"}) {
-    CAPTURE(f);
-    CHECK(error_of(f).find("/zero_optimization/offload_optimizer/device") != std::string::npos);
-  }
+  CHECK(load_deepspeed(dir + "axolotl-zero2.json").stage == 2);
+}
+
+TEST_CASE("offload blocks: every documented key read, the rest refused naming the key") {
+  const Strategy n = ds(R"({"stage": 3, "offload_optimizer": {"device": "nvme",
+      "nvme_path": "/local_nvme", "pin_memory": true, "buffer_count": 4, "fast_init": false,
+      "ratio": 1}, "offload_param": {"device": "nvme", "nvme_path": "/local_nvme",
+      "buffer_count": 5, "buffer_size": 1e8, "max_in_cpu": 1e9, "pin_memory": true}})");
+  CHECK(n.offload_optimizer == OffloadDevice::Nvme);
+  CHECK(n.offload_param == OffloadDevice::Nvme);
+  CHECK_FALSE(n.offload_pageable);
+  CHECK(ds(R"({"stage": 1, "offload_optimizer": {"device": "cpu"}})").offload_optimizer ==
+        OffloadDevice::Cpu);
+  CHECK(ds(R"({"stage": 1, "offload_optimizer": {"device": "cpu"}})").offload_pageable);
+  CHECK_FALSE(ds(R"({"stage": 3, "offload_param": {"device": "none"}})").offloads());
+  expect_input_error([] { ds(R"({"stage": 3, "offload_param": {"device": "cpu", "ratio": 1}})"); },
+                     "ds.json", "/zero_optimization/offload_param/ratio", "unknown key");
+  expect_input_error([] { ds(R"({"stage": 3, "offload_optimizer": {"device": "disk"}})"); },
+                     "ds.json", "/zero_optimization/offload_optimizer/device",
+                     "not one of none, cpu, nvme");
+  expect_input_error([] { ds(R"({"stage": 2, "offload_param": {"device": "cpu"}})"); }, "ds.json",
+                     "/zero_optimization/offload_param/device", "needs stage 3");
+  expect_input_error([] { ds(R"({"stage": 3, "offload_param": {"device": "nvme"}})"); }, "ds.json",
+                     "/zero_optimization/offload_param/device", "nvme_path");
+  expect_input_error(
+      [] { ds(R"({"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}})"); },
+      "ds.json", "/zero_optimization/offload_optimizer/ratio", "not modelled");
+  expect_input_error(
+      [] { ds(R"({"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": 1}})"); },
+      "ds.json", "/zero_optimization/offload_optimizer/pin_memory", "");
+  expect_input_error(
+      [] { ds(R"({"stage": 3, "mics_shard_size": 8, "offload_optimizer": {"device": "cpu"}})"); },
+      "ds.json", "/zero_optimization/offload_optimizer/device", "MiCS");
+  expect_input_error(
+      [] {
+        ds(R"({"stage": 3, "zero_hpz_partition_size": 8, "offload_param": {"device": "cpu"}})");
+      },
+      "ds.json", "/zero_optimization/offload_param/device", "hpZ");
 }
 
 TEST_CASE("zero1, zero2 and hsdp by name and from a DeepSpeed config's stage and mics_shard_size") {
@@ -162,27 +221,20 @@ TEST_CASE("zero1, zero2 and hsdp by name and from a DeepSpeed config's stage and
                      "zero1, zero2 or hsdp");
   expect_input_error([] { parse_strategy("zero2+qwz"); }, "<command line>", "--strategy",
                      "must start with zero3");
-  auto ds = [](const char* zero) {
-    return parse_deepspeed(
-        parse_json_text(
-            std::string(R"({"bf16": {"enabled": true}, "zero_optimization": )") + zero + "}",
-            "ds.json"),
-        "ds.json");
-  };
   const Strategy m = ds(R"({"stage": 3, "mics_shard_size": 8})");
   CHECK(m.hsdp);
   CHECK(m.shard_size == 8);
   CHECK(m.name() == "hsdp");
   CHECK_FALSE(ds(R"({"stage": 3, "mics_shard_size": -1})").hsdp);  // DeepSpeed's "off"
   CHECK(ds(R"({"stage": 2, "allgather_bucket_size": 2e8})").allgather_bucket_elems == 200'000'000);
-  expect_input_error([&] { ds(R"({"stage": 2, "mics_shard_size": 8})"); }, "ds.json",
+  expect_input_error([] { ds(R"({"stage": 2, "mics_shard_size": 8})"); }, "ds.json",
                      "/zero_optimization/stage", "mics_shard_size (MiCS) needs stage 3");
-  expect_input_error([&] { ds(R"({"stage": 3, "mics_shard_size": 0})"); }, "ds.json",
+  expect_input_error([] { ds(R"({"stage": 3, "mics_shard_size": 0})"); }, "ds.json",
                      "/zero_optimization/mics_shard_size", "-1 (off) or at least 1");
-  expect_input_error([&] { ds(R"({"stage": 0})"); }, "ds.json", "/zero_optimization/stage",
+  expect_input_error([] { ds(R"({"stage": 0})"); }, "ds.json", "/zero_optimization/stage",
                      "ZeRO stages 1, 2 and 3 are modelled");
   expect_input_error(
-      [&] { ds(R"({"stage": 3, "mics_shard_size": 8, "zero_quantized_weights": true})"); },
+      [] { ds(R"({"stage": 3, "mics_shard_size": 8, "zero_quantized_weights": true})"); },
       "ds.json", "/zero_optimization/mics_shard_size", "ZeRO++");
 }
 
