@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,7 +168,22 @@ void bind_result_types(py::module_& m) {
       .def_readonly("other_kernels_s", &StepTimeBreakdown::other_kernels_s)
       .def_readonly("exposed_comm", &StepTimeBreakdown::exposed_comm)
       .def_readonly("exposed_kernels_s", &StepTimeBreakdown::exposed_kernels_s)
-      .def_readonly("idle_s", &StepTimeBreakdown::idle_s);
+      .def_readonly("idle_s", &StepTimeBreakdown::idle_s)
+      .def_readonly("offload_copy_s", &StepTimeBreakdown::offload_copy_s)
+      .def_readonly("nvme_io_s", &StepTimeBreakdown::nvme_io_s)
+      .def_readonly("host_optimizer_s", &StepTimeBreakdown::host_optimizer_s)
+      .def_readonly("exposed_offload_s", &StepTimeBreakdown::exposed_offload_s);
+  py::class_<OffloadResult>(m, "OffloadResult")
+      .def_readonly("h2d_bytes_per_gpu", &OffloadResult::h2d_bytes_per_gpu)
+      .def_readonly("d2h_bytes_per_gpu", &OffloadResult::d2h_bytes_per_gpu)
+      .def_readonly("nvme_read_bytes_per_gpu", &OffloadResult::nvme_read_bytes_per_gpu)
+      .def_readonly("nvme_write_bytes_per_gpu", &OffloadResult::nvme_write_bytes_per_gpu)
+      .def_readonly("pcie_Bps", &OffloadResult::pcie_Bps)
+      .def_readonly("host_adam_params_per_s", &OffloadResult::host_adam_params_per_s)
+      .def_readonly("nvme_Bps_per_node", &OffloadResult::nvme_Bps_per_node)
+      .def_readonly("host_bytes_per_node", &OffloadResult::host_bytes_per_node)
+      .def_readonly("host_capacity_bytes_per_node", &OffloadResult::host_capacity_bytes_per_node)
+      .def_readonly("nvme_bytes_per_node", &OffloadResult::nvme_bytes_per_node);
   py::class_<CommTotals>(m, "CommTotals")
       .def_readonly("inter_node_bytes", &CommTotals::inter_node_bytes)
       .def_readonly("intra_node_bytes", &CommTotals::intra_node_bytes)
@@ -203,6 +219,13 @@ void bind_result_types(py::module_& m) {
       .def_readonly("memory", &StepResult::memory)
       .def_readonly("warnings", &StepResult::warnings)
       .def_readonly("engine_events", &StepResult::engine_events)
+      .def_property_readonly(
+          "offload",
+          [](const StepResult& r) -> std::optional<OffloadResult> {
+            if (!r.has_offload) return std::nullopt;
+            return r.offload;
+          },
+          "ZeRO-Offload's bytes, rates and host memory (None when nothing is offloaded)")
       .def(
           "to_json", [](const StepResult& r, int indent) { return to_json(r).dump(indent); },
           py::arg("indent") = 2, "the result document of docs/result-schema.json (--json's text)")

@@ -3,6 +3,7 @@
 `zerosim simulate --json`, a sweep's rows in a pandas DataFrame equal to single simulations, and bad
 input raising ValueError with the CLI's message. Usage: test_python_module.py ZEROSIM_CLI (PYTHONPATH
 holds the built module). Exit 77 (CTest: skipped) without pandas."""
+import pathlib
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ except ImportError:
     sys.exit(77)
 
 cli = sys.argv[1]
+root = pathlib.Path(__file__).resolve().parents[2]
 failures = []
 
 
@@ -36,6 +38,15 @@ check(abs(parts - r.step_time_s) <= 1e-9 * r.step_time_s, "breakdown adds up to 
 check(r.tokens_per_s == r.scenario.world_size * r.scenario.tokens_per_gpu / r.step_time_s,
       "tokens/s = GPUs x tokens / step")
 check(set(r.comm.by_collective) >= {"all_gather", "all_to_all"}, "ZeRO++ gathers and all-to-alls")
+check(r.offload is None and b.exposed_offload_s == 0, "nothing offloaded")
+o = zerosim.simulate(cluster="dgx-h100", nodes=2, model="llama-3-8b", tier="analytic",
+                     deepspeed=str(root / "workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json"))
+check(o.offload is not None and o.offload.h2d_bytes_per_gpu > 0 and o.breakdown.host_optimizer_s > 0,
+      "ZeRO-Offload: bytes and CPU Adam")
+ob = o.breakdown
+check(abs(ob.compute_s + ob.recompute_s + ob.optimizer_s + ob.param_fetch_s + ob.exposed_comm.total_s +
+          ob.exposed_kernels_s + ob.exposed_offload_s + ob.idle_s - o.step_time_s) <= 1e-9 * o.step_time_s,
+      "offload breakdown adds up to the step")
 
 version = subprocess.run([cli, "--version"], check=True, capture_output=True, text=True).stdout
 check(version.splitlines()[0] == "zerosim " + zerosim.__version__, "__version__ is the CLI's --version")
