@@ -82,3 +82,37 @@ TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inc
   j["step_time_s"] = 0;
   CHECK_THROWS_AS(read(j), InputError);
 }
+
+TEST_CASE("an offloading result round-trips, its offload object read strictly") {
+  Scenario s;
+  s.cluster = "dgx-h100";
+  s.nodes = 2;
+  s.model = "llama-3-8b";
+  s.deepspeed = std::string(ZEROSIM_SOURCE_DIR) +
+                "/workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json";
+  s.tier = "analytic";
+  const StepResult r = simulate(s);
+  REQUIRE(r.has_offload);
+  const json j = to_json(r);
+  CHECK(j.at("scenario").at("strategy").at("offload_param") == "cpu");
+  CHECK(j.at("breakdown").contains("host_optimizer_s"));
+  const StepResult back = read(json::parse(j.dump()));
+  CHECK(back == r);
+  CHECK(to_json(back) == j);
+  json bad = j;
+  bad["offload"]["pcie_GBps"] = 1.0;
+  expect_input_error([&] { read(bad); }, "r.json", "/offload/pcie_GBps", "unknown key");
+  bad = j;
+  bad["offload"].erase("h2d_bytes_per_gpu");
+  expect_input_error([&] { read(bad); }, "r.json", "/offload", "missing required key");
+  bad = j;
+  bad["scenario"]["strategy"]["offload_param"] = "disk";
+  expect_input_error([&] { read(bad); }, "r.json", "/scenario/strategy/offload_param",
+                     "cpu or nvme");
+  // Without offload, none of its keys is written.
+  s.deepspeed.clear();
+  const json plain = to_json(simulate(s));
+  CHECK_FALSE(plain.contains("offload"));
+  CHECK_FALSE(plain.at("breakdown").contains("exposed_offload_s"));
+  CHECK_FALSE(plain.at("scenario").at("strategy").contains("offload_optimizer"));
+}
