@@ -155,6 +155,7 @@ Strategy echoed_strategy(Strategy s) {
   s.train_batch_size = defaults.train_batch_size;
   s.auto_dtypes = defaults.auto_dtypes;
   s.offload_pageable = defaults.offload_pageable;
+  s.unmodelled_keys = defaults.unmodelled_keys;
   return s;
 }
 
@@ -383,6 +384,17 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
     warnings.push_back(
         "offload: pin_memory is false (DeepSpeed's default) in an offload block; its host <-> GPU "
         "copies are priced at the pinned rate, pageable ones are slower");
+  if (st.unmodelled_keys & Strategy::kUnmodelledReuseDistance)
+    warnings.push_back(
+        "DeepSpeed config: stage3_max_reuse_distance is read but not modelled: a checkpointed "
+        "module's weights are gathered once for its recompute and its backward, as when the "
+        "distance exceeds its layer's parameters");
+  if (st.unmodelled_keys & Strategy::kUnmodelledPersistence)
+    warnings.push_back(
+        "DeepSpeed config: stage3_param_persistence_threshold is read but not modelled: every "
+        "parameter is gathered with its module, as with a threshold of 0 (the tensors under "
+        "DeepSpeed's default threshold, biases and norms, are below 0.1% of the weights of the "
+        "shipped models)");
   if (st.offload_optimizer != OffloadDevice::None)
     warnings.push_back(fmt::format(
         "offload: CPU Adam at {:.2g} parameters/s per node, ZeRO-Offload's measurement on a DGX-2 "

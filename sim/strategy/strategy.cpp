@@ -275,11 +275,12 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
   // 0 is accepted, as DeepSpeed does: nothing may be prefetched.
   if (const char* k = alias_key(z, "stage3_max_live_parameters", "max_live_parameters"); z.has(k))
     s.max_live_params = z.at(k).get_int_at_least(0);
-  for (auto [prefixed, plain] :
-       {std::pair{"stage3_max_reuse_distance", "max_reuse_distance"},
-        {"stage3_param_persistence_threshold", "param_persistence_threshold"},
-        {"stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save"}})
-    alias_key(z, prefixed, plain);  // not modelled; given twice is still an error
+  // Read, not modelled (said in the result's warnings); saving a checkpoint is not part of a step.
+  if (z.has(alias_key(z, "stage3_max_reuse_distance", "max_reuse_distance")))
+    s.unmodelled_keys |= Strategy::kUnmodelledReuseDistance;
+  if (z.has(alias_key(z, "stage3_param_persistence_threshold", "param_persistence_threshold")))
+    s.unmodelled_keys |= Strategy::kUnmodelledPersistence;
+  alias_key(z, "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save");
   // The batch: "auto" (Hugging Face fills it from its arguments) leaves the command line's value.
   if (r.has("train_micro_batch_size_per_gpu") && !is_auto(r.at("train_micro_batch_size_per_gpu")))
     s.micro_batch_sequences = r.at("train_micro_batch_size_per_gpu").get_int32_at_least(1);

@@ -60,6 +60,10 @@ struct Strategy {
   // pin_memory of the blocks offloading something: false (DeepSpeed's default) is said in the
   // result's warnings (pageable copies are priced as pinned ones). Not echoed in results.
   bool offload_pageable = false;
+  // Stage-3 keys a config gives that the step model reads but does not model, said in the
+  // result's warnings with what is modelled instead. Not echoed in results.
+  static constexpr int kUnmodelledReuseDistance = 1, kUnmodelledPersistence = 2;
+  int unmodelled_keys = 0;
 
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
   // Canonical: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", ...

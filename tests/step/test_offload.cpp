@@ -243,6 +243,12 @@ TEST_CASE("published offload configs load unchanged and equal their hand-resolve
   for (const auto& w : simulate(a).warnings)
     said = said || w.find("pin_memory") != std::string::npos;
   CHECK(said);
+  // Its stage-3 reuse distance and persistence threshold are read and said to be not modelled.
+  a.deepspeed = kPublished + "axolotl-zero3_bf16_cpuoffload_params.json";
+  int unmodelled = 0;
+  for (const auto& w : simulate(a).warnings)
+    unmodelled += w.find("is read but not modelled") != std::string::npos;
+  CHECK(unmodelled == 2);
 }
 
 TEST_CASE("offload errors exit 2 naming the key") {

@@ -294,3 +294,18 @@ TEST_CASE("an \"auto\" dtype picks among the sections left \"auto\", BF16 where 
   CHECK(pick("false", "\"auto\"", false) == "bf16");  // only BF16 may be chosen
   CHECK(pick("true", "\"auto\"", true) == "fp16");    // explicit wins
 }
+
+TEST_CASE("stage-3 keys read but not modelled are marked for the result's warnings") {
+  CHECK(ds(R"({"stage": 3})").unmodelled_keys == 0);
+  CHECK(ds(R"({"stage": 3, "stage3_max_reuse_distance": 1e9})").unmodelled_keys ==
+        Strategy::kUnmodelledReuseDistance);
+  CHECK(ds(R"({"stage": 3, "max_reuse_distance": 0, "param_persistence_threshold": "auto"})")
+            .unmodelled_keys ==
+        (Strategy::kUnmodelledReuseDistance | Strategy::kUnmodelledPersistence));
+  CHECK(ds(R"({"stage": 3, "stage3_gather_16bit_weights_on_model_save": true})").unmodelled_keys ==
+        0);  // saving a checkpoint is not part of a step
+  // Axolotl's stage-3 config gives both.
+  const std::string dir = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/published/";
+  CHECK(load_deepspeed(dir + "axolotl-zero3.json").unmodelled_keys ==
+        (Strategy::kUnmodelledReuseDistance | Strategy::kUnmodelledPersistence));
+}
