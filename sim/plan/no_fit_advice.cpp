@@ -36,6 +36,23 @@ std::string no_fit_advice(const StepResult& closest, const std::string& descript
   const long long nodes = nodes_to_fit(closest);
   o += nodes > 0 ? fmt::format("Way forward: --nodes {} (or more) fits it.\n", nodes)
                  : std::string("Way forward: more nodes cannot make it fit.\n");
+  // ZeRO-Offload moves the FP32 optimizer states off the GPU, and (stage 3) ZeRO-Infinity's
+  // parameter offload the FP16 weight shard too, at the price of CPU Adam and PCIe copies each
+  // step.
+  const double without_optimizer = m.peak_bytes - m.component("optimizer_fp32");
+  const double without_params = without_optimizer - m.component("params_fp16");
+  if (without_optimizer <= m.capacity_bytes)
+    o += fmt::format(
+        "Or offload the optimizer states to the CPU (ZeRO-Offload: \"offload_optimizer\": "
+        "{{\"device\": \"cpu\"}} in a --deepspeed config): {} per GPU, with CPU Adam on the "
+        "host every step.\n",
+        format_bytes(without_optimizer));
+  else if (s.strategy.stage == 3 && without_params <= m.capacity_bytes)
+    o += fmt::format(
+        "Or offload the optimizer states and the parameters to the CPU (\"offload_optimizer\" "
+        "and \"offload_param\" {{\"device\": \"cpu\"}} in a --deepspeed config): {} per GPU, "
+        "with CPU Adam on the host and the weights copied in before every gather.\n",
+        format_bytes(without_params));
   // Activations are the part of the rest the user controls directly.
   const double activations = m.component("activations");
   if (activations > 0.25 * (m.peak_bytes - sharded))

@@ -18,7 +18,7 @@ double sharded_bytes(const MemoryEstimate& m);
 long long nodes_to_fit(const StepResult& r);
 
 // A few lines for the user: the closest configuration's need against the GPU's memory and the
-// ways forward (more nodes, a shorter sequence, activation checkpointing).
+// ways forward (more nodes, offloading to the CPU, a shorter sequence, activation checkpointing).
 std::string no_fit_advice(const StepResult& closest, const std::string& description);
 
 }  // namespace zerosim::plan

@@ -2,11 +2,13 @@
 // for gpt-18b uses ZeRO++ components; on a single node it does not use qgZ; the DeepSpeed config it
 // emits reads back through the project's parser; bad flags exit 2 without output files.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "sim/core/json_io.hpp"
@@ -122,5 +124,32 @@ TEST_CASE("plan: --json prints the plan document; the DeepSpeed config has the s
     CHECK(config[dtype]["enabled"] == true);
     CHECK(config.size() == 5);  // batch (3 keys), the one dtype section, zero_optimization
   }
+  fs::remove_all(d);
+}
+
+TEST_CASE("plan: the way forward names CPU offload when it would fit, with the memory it gives") {
+  // gpt-49b on one DGX-2: 46 GiB of model states per GPU, 34.5 GiB of them FP32 optimizer states.
+  fs::path d = temp_dir("plannofit_offload");
+  CliRun r =
+      run("plan --cluster dgx2-v100 --nodes 1 --model gpt-49b --micro-batches 1 --confirm 1");
+  CHECK(r.rc == 2);
+  const std::string line = "Or offload the optimizer states to the CPU";
+  const auto at = r.out.find(line);
+  REQUIRE_MESSAGE(at != std::string::npos, r.out);
+  const std::string said = r.out.substr(at, r.out.find('\n', at) - at);
+  // The closest configuration (ZeRO-3, one sequence) run with that offload needs what was said.
+  const std::string ds = (d / "ds.json").string();
+  std::ofstream(ds) << R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, )"
+                       R"("offload_optimizer": {"device": "cpu", "pin_memory": true}}})";
+  CliRun s =
+      run("simulate --cluster dgx2-v100 --nodes 1 --model gpt-49b --tokens-per-gpu 512 "
+          "--deepspeed " +
+          ds + " --json");
+  REQUIRE_MESSAGE(s.rc == 0, s.out);
+  const auto result = zerosim::json::parse(s.out);
+  CHECK(result["memory"]["fits"] == true);
+  const std::string gib = fmt::format(
+      "{:.2f} GiB per GPU", result["memory"]["peak_bytes_per_gpu"].get<double>() / (1 << 30));
+  CHECK_MESSAGE(said.find(gib) != std::string::npos, said << " vs " << gib);
   fs::remove_all(d);
 }
