@@ -147,12 +147,17 @@ class Builder {
         out_(out),
         prog_(out.program) {
     prog_.streams = {{"compute", {}}, {"allgather", {}}, {"reduce", {}}};
-    if (st_.qgz && st_.qgz_chunks > 1) prog_.streams.push_back({"reduce.inter", {}});
+    if (st_.qgz && st_.qgz_chunks > 1) {
+      prog_.streams.push_back({"reduce.inter", {}});
+      drained_.push_back(kReduceInter);
+    }
     // ZeRO-Offload's work on streams of its own, only when something is offloaded (a program
     // without offload is unchanged): PCIe copies each way, CPU Adam, NVMe reads and writes.
     if (st_.offloads()) {
       h2d_ = add_stream("offload.h2d");
       d2h_ = add_stream("offload.d2h");
+      // The gradient copies to the host end with the backward too.
+      if (st_.offload_optimizer != OffloadDevice::None) drained_.push_back(d2h_);
       if (st_.offload_optimizer != OffloadDevice::None) host_ = add_stream("host");
       if (st_.offload_optimizer == OffloadDevice::Nvme || st_.offload_param == OffloadDevice::Nvme)
         nvme_ = add_stream("offload.nvme");
@@ -541,23 +546,21 @@ class Builder {
           wait(reduce_stream, ready);
         }
         any = true;
-        reduce_bucket(reduce_stream, out_.buckets[next_bucket], mu, bucket_no);
+        const int piece_no = bucket_piece(mu, bucket_no);
+        reduce_bucket(reduce_stream, out_.buckets[next_bucket], piece_no);
         if (st_.offload_optimizer != OffloadDevice::None) {
           // The rank's reduced 16-bit gradient partition of the bucket goes to the host, where
           // CPU Adam will read it (DeepSpeed copies per bucket, accumulating on the host).
           after(reduce_stream, d2h_);
           pcie(d2h_, 2 * static_cast<double>(out_.buckets[next_bucket].elems()) / S_,
-               bucket_prefix(mu, bucket_no), ".grads.d2h");
+               prefix(piece_no), ".grads.d2h");
         }
         ++bucket_no;
         ++next_bucket;
       }
     });
     // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
-    // With optimizer offload, the gradient copies to the host too.
-    for (const int stream : {static_cast<int>(kReduce), static_cast<int>(kReduceInter), d2h_}) {
-      if (stream < 0 || (stream == kReduceInter && !(st_.qgz && st_.qgz_chunks > 1))) continue;
-      if (stream == d2h_ && st_.offload_optimizer == OffloadDevice::None) continue;
+    for (const int stream : drained_) {
       const int ev = event();
       record(stream, ev);
       wait(kCompute, ev);
@@ -567,14 +570,13 @@ class Builder {
     return done;
   }
 
-  int bucket_prefix(int mu, int no) {
+  // The label piece of bucket `no` of micro-step mu: "mb<mu>.bucket<no>".
+  int bucket_piece(int mu, int no) {
     Digits mu_d(mu), no_d(no);
-    return prefix(piece({"mb", mu_d, ".bucket", no_d}));
+    return piece({"mb", mu_d, ".bucket", no_d});
   }
-  // Bucket `no` of micro-step mu; its ops are labelled "mb<mu>.bucket<no>[.chunk<c>]...".
-  void reduce_bucket(int stream, const GradBucket& b, int mu, int no) {
-    Digits mu_d(mu), no_d(no);
-    const int bucket_piece = piece({"mb", mu_d, ".bucket", no_d});
+  // A gradient bucket's reduction; its ops are labelled "<bucket_piece>[.chunk<c>]...".
+  void reduce_bucket(int stream, const GradBucket& b, int bucket_piece) {
     const int pre = prefix(bucket_piece);
     if (b.fallback > 0 || !out_.qgz_active) {
       const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
@@ -650,6 +652,7 @@ class Builder {
   ModuleTimes times_;
   int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
+  std::vector<int> drained_ = {kReduce};             // streams the end of each backward waits for
 };
 
 }  // namespace

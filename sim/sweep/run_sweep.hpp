@@ -83,12 +83,11 @@ std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]},
 // and, when some scenarios were bad input, invalid: [{index, scenario, error}] (index into the
-// expanded scenarios); when strategies ignored some axes, ignored_axes: [{strategy, flags,
-// scenarios_not_run}] (ignored_axes_json).
+// expanded scenarios). SweepDocumentStream writes the same, plus ignored_axes: [{strategy, flags,
+// scenarios_not_run}] (ignored_axes_json) when strategies ignored some axes.
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios = {},
-                    const std::vector<InvalidScenario>& invalid = {},
-                    const json& ignored_axes = json::array());
+                    const std::vector<InvalidScenario>& invalid = {});
 
 // ScenarioSpace::ignored() as the document's ignored_axes list.
 json ignored_axes_json(const std::vector<IgnoredAxes>& ignored);
