@@ -203,6 +203,11 @@ void resolve_group_size(int& size, bool on, const GroupSize& g, const std::strin
                                  g.what, size, N));
 }
 
+// A node's host memory in bytes.
+double host_capacity_bytes(const NodeTypeSpec& nt) {
+  return nt.host_memory_GiB * 1024.0 * 1024 * 1024;
+}
+
 // The DeepSpeed config key that turns on the offload named `param` (for messages).
 const char* offload_key(const Strategy& st) {
   return st.offload_optimizer != OffloadDevice::None ? "/zero_optimization/offload_optimizer/device"
@@ -210,8 +215,9 @@ const char* offload_key(const Strategy& st) {
 }
 
 // ZeRO-Offload's rates from the cluster's node type (sim/topology/node_types.hpp): its PCIe
-// generation, host memory and NVMe drives. A cluster of no known node type cannot offload.
-void resolve_offload(const Scenario& sc, Resolved& r) {
+// generation, host memory and NVMe drives. A cluster of no known node type cannot offload, and a
+// node whose host memory cannot hold what is offloaded to it is refused before any work.
+void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
   const Strategy& st = r.setup.strategy;
   if (!st.offloads()) return;
   const Topology& topo = *r.topo;
@@ -230,6 +236,16 @@ void resolve_offload(const Scenario& sc, Resolved& r) {
       (st.offload_optimizer == OffloadDevice::Nvme || st.offload_param == OffloadDevice::Nvme))
     throw InputError(sc.deepspeed, offload_key(st),
                      fmt::format("\"nvme\": node type {} has no NVMe drives", nt->name));
+  const OffloadFootprint f = offload_footprint(st, static_cast<double>(params), topo.gpu_count());
+  const double host_bytes = f.host_bytes * N;
+  const double capacity = host_capacity_bytes(*nt);
+  if (host_bytes > capacity)
+    throw InputError(
+        sc.deepspeed, offload_key(st),
+        fmt::format("the offloaded states need {} of host memory per node ({} per GPU x {} "
+                    "GPUs), more than the {} of a {} node",
+                    format_bytes(host_bytes), format_bytes(f.host_bytes), topo.gpus_per_node(),
+                    format_bytes(capacity), nt->name));
 }
 
 // The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
@@ -262,7 +278,6 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   st.grad_bits = sc.quant_bits_grads;
   if (sc.qgz_chunks < 1) throw flag_error("--qgz-chunks", "must be at least 1");
   st.qgz_chunks = sc.qgz_chunks;
-  resolve_offload(sc, r);
 }
 
 // --attention: flash or eager as asked; auto is FlashAttention where both the GPU (Ampere and
@@ -326,6 +341,7 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files);
   r.setup.model = load_model(sc.model, &files);
   resolve_strategy(sc, r);
+  resolve_offload(sc, r, context.modules().total_params(r.setup.model));
   resolve_batch(sc, r);
   resolve_attention(sc, r);
   r.setup.checkpointing = sc.activation_checkpointing;
@@ -479,10 +495,9 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
 }
 
-// ZeRO-Offload's bytes (of the lowered step), rates and footprint; a node whose host memory cannot
-// hold what is offloaded to it is refused, naming the config key.
-OffloadResult offload_result(const Scenario& sc, const Resolved& r, const LoweredStep& low,
-                             std::int64_t params) {
+// ZeRO-Offload's bytes (of the lowered step), rates and footprint (resolve_offload checked that it
+// fits the node's host memory).
+OffloadResult offload_result(const Resolved& r, const LoweredStep& low, std::int64_t params) {
   const Strategy& st = r.setup.strategy;
   const NodeTypeSpec& nt = *find_node_type(r.topo->node_type());  // resolve_offload checked it
   const double N = r.topo->gpus_per_node();
@@ -498,15 +513,7 @@ OffloadResult offload_result(const Scenario& sc, const Resolved& r, const Lowere
       offload_footprint(st, static_cast<double>(params), r.topo->gpu_count());
   o.host_bytes_per_node = f.host_bytes * N;
   o.nvme_bytes_per_node = f.nvme_bytes * N;
-  o.host_capacity_bytes_per_node = nt.host_memory_GiB * 1024.0 * 1024 * 1024;
-  if (o.host_bytes_per_node > o.host_capacity_bytes_per_node)
-    throw InputError(
-        sc.deepspeed, offload_key(st),
-        fmt::format("the offloaded states need {} of host memory per node ({} per GPU x {} "
-                    "GPUs), more than the {} of a {} node",
-                    format_bytes(o.host_bytes_per_node), format_bytes(f.host_bytes),
-                    r.topo->gpus_per_node(), format_bytes(o.host_capacity_bytes_per_node),
-                    nt.name));
+  o.host_capacity_bytes_per_node = host_capacity_bytes(nt);
   return o;
 }
 
@@ -578,8 +585,7 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   MemoryEstimate mem = memory_of(r, *step.low, context.modules());
   if (r.setup.strategy.offloads()) {
     result.has_offload = true;
-    result.offload =
-        offload_result(sc, r, *step.low, context.modules().total_params(r.setup.model));
+    result.offload = offload_result(r, *step.low, context.modules().total_params(r.setup.model));
     if (extended) {  // bytes of G micro-steps from those of 1 and 2
       const LoweredStep::OffloadBytes& b1 = one_bytes;
       OffloadResult& o = result.offload;
