@@ -70,6 +70,14 @@ void PhaseBuilder::add(int src, int dst, double bytes) {
   flows_.push_back(Flow{src, dst, bytes});
 }
 
+void PhaseBuilder::reserve_more(std::size_t more) {
+  const std::size_t need = flows_.size() + more;
+  if (need <= flows_.capacity()) return;
+  const std::size_t room = std::max(need, 2 * flows_.capacity());
+  flows_.reserve(room);
+  index_.reserve(room);
+}
+
 Phase PhaseBuilder::take() {
   Phase p{latency_s_, std::move(flows_), true, wire_};
   flows_.clear();

@@ -36,11 +36,10 @@ class PhaseBuilder {
       : source_limit_(source_limit) {}
   int source_limit() const { return source_limit_; }
   void add(int src, int dst, double bytes);
-  // Room for `more` flows beyond those added so far (saves rehashing on 10^7-flow phases).
-  void reserve_more(std::size_t more) {
-    flows_.reserve(flows_.size() + more);
-    index_.reserve(flows_.size() + more);
-  }
+  // Room for `more` flows beyond those added so far (saves rehashing on 10^7-flow phases). Grows
+  // geometrically: callers reserve once per group, and reserving exactly would reallocate and
+  // rehash on every one of a phase's thousands of small groups.
+  void reserve_more(std::size_t more);
   void raise_latency(double s) { latency_s_ = std::max(latency_s_, s); }
   void set_wire(double w) { wire_ = w; }
   bool empty() const { return flows_.empty(); }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/collectives/nccl_model.hpp"
@@ -291,6 +292,56 @@ std::optional<RailFabric> rail_fabric(const Topology& t) {
   return f;
 }
 
+// A group's members counted per leaf, per spine key (route_dest_key mod spines) and per both;
+// leaves in order of first appearance.
+struct LeafKeyCounts {
+  std::vector<int> leaves;
+  std::vector<std::uint32_t> per_leaf, per_key, per_leaf_key;  // per_leaf_key[i * spines + k]
+};
+
+LeafKeyCounts leaf_key_counts(const std::vector<int>& g, const Topology& topo,
+                              const RailFabric& f) {
+  const auto S = static_cast<std::size_t>(f.spines);
+  LeafKeyCounts out;
+  out.per_key.assign(S, 0);
+  std::unordered_map<int, std::size_t> slot;
+  for (int d : g) {
+    const auto [it, fresh] = slot.try_emplace(f.leaf[d], out.leaves.size());
+    if (fresh) {
+      out.leaves.push_back(f.leaf[d]);
+      out.per_leaf.push_back(0);
+      out.per_leaf_key.resize(out.per_leaf_key.size() + S, 0);
+    }
+    ++out.per_leaf[it->second];
+    if (S == 0) continue;  // one leaf: no spine
+    const std::size_t k = route_dest_key(topo, d) % S;
+    ++out.per_key[k];
+    ++out.per_leaf_key[it->second * S + k];
+  }
+  return out;
+}
+
+// The first (s, d) pair of g in member order (s first, then d) with both on one leaf; {-1, -1}
+// if none: s is the first member with another on its leaf, d that leaf's first other member.
+std::pair<int, int> same_leaf_pair(const std::vector<int>& g, const RailFabric& f) {
+  std::unordered_map<int, int> on_leaf;
+  for (int m : g) ++on_leaf[f.leaf[m]];
+  for (int s : g) {
+    if (on_leaf[f.leaf[s]] < 2) continue;
+    for (int d : g)
+      if (d != s && f.leaf[d] == f.leaf[s]) return {s, d};
+  }
+  return {-1, -1};
+}
+
+// The first (s, d) pair of g in member order with s and d on different leaves; {-1, -1} if none
+// (g's first member has a partner on another leaf whenever any pair does).
+std::pair<int, int> cross_leaf_pair(const std::vector<int>& g, const RailFabric& f) {
+  for (int d : g)
+    if (f.leaf[d] != f.leaf[g.front()]) return {g.front(), d};
+  return {-1, -1};
+}
+
 // Groups of one GPU per node at one local index, no GPU in two groups.
 bool rail_groups_only(const CollectiveOp& op, const Topology& topo) {
   std::vector<char> used(static_cast<std::size_t>(topo.gpu_count()), 0);
@@ -325,37 +376,33 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     auto& c = counts[n];
     if (c.empty()) c.assign(capacity.size(), 0);
     const auto others = static_cast<std::uint32_t>(n - 1);
-    bool same_leaf = false, cross_leaf = false;
-    int same_pair[2] = {-1, -1}, cross_pair[2] = {-1, -1};
     for (int s : g) {  // every flow leaves s's GPU and NIC and enters d's NIC and GPU
       c[f.gpu_up[s]] += others;
       c[f.nic_up[s]] += others;
       c[f.nic_down[s]] += others;
       c[f.gpu_down[s]] += others;
     }
-    for (int s : g) {
-      const int ls = f.leaf[s];
-      for (int d : g) {
-        if (d == s) continue;
-        const int ld = f.leaf[d];
-        if (ld == ls) {
-          if (!same_leaf) same_pair[0] = s, same_pair[1] = d, same_leaf = true;
-          continue;
-        }
-        if (!cross_leaf) cross_pair[0] = s, cross_pair[1] = d, cross_leaf = true;
-        // The source leaf is the walk's first choice (one NIC per GPU, one leaf per NIC): the
-        // destination's D-mod-k key picks the spine.
-        const std::size_t k = route_dest_key(topo, d) % S;
-        ++c[f.up[static_cast<std::size_t>(ls) * S + k]];
-        ++c[f.down[static_cast<std::size_t>(ld) * S + k]];
+    // Spine links by counting: the source leaf is the walk's first choice (one NIC per GPU, one
+    // leaf per NIC) and the destination's D-mod-k key picks the spine, so leaf ls's uplink k
+    // carries one flow per (s in ls, d outside ls with key k), and leaf ld's downlink k one per
+    // (d in ld with key k, s outside ld): the integer counts of walking every pair, in
+    // O(n + leaves x spines) instead of O(n^2).
+    const LeafKeyCounts lk = leaf_key_counts(g, topo, f);
+    const auto members = static_cast<std::uint32_t>(n);
+    for (std::size_t i = 0; i < lk.leaves.size(); ++i) {
+      const auto leaf = static_cast<std::size_t>(lk.leaves[i]);
+      for (std::size_t k = 0; k < S; ++k) {
+        const std::uint32_t here = lk.per_leaf_key[i * S + k];
+        c[f.up[leaf * S + k]] += lk.per_leaf[i] * (lk.per_key[k] - here);
+        c[f.down[leaf * S + k]] += here * (members - lk.per_leaf[i]);
       }
     }
     plan.stats_per_byte.inter_node_bytes += static_cast<double>(n - 1);  // n (n-1) pairs x 1/n
     plan.stats_per_byte.flows += n * (n - 1);
     // Every route of one shape has the same links' latencies: one pair of each shape is enough.
     double hop = 0;
-    for (const int* p : {same_pair, cross_pair})
-      if (p[0] >= 0) hop = std::max(hop, hop_latency_s(topo, profile, p[0], p[1]));
+    for (const auto& [a, b] : {same_leaf_pair(g, f), cross_leaf_pair(g, f)})
+      if (a >= 0) hop = std::max(hop, hop_latency_s(topo, profile, a, b));
     // Rail groups hold one GPU per node: every peer is across the network.
     latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));
   }
