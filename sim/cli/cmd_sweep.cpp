@@ -91,21 +91,22 @@ class ScratchFile {
   std::string path_;
 };
 
-void run_sweep_command(SweepArgs& a) {
+// The listed flags, in the schema's order, each with its raw values.
+std::vector<sweep::Axis> listed_axes(const SweepArgs& a) {
   std::vector<sweep::Axis> axes;
-  json axes_json = json::object();
   for (const auto& flag : sweep::sweep_flags()) {
     if (a.options.at(flag)->count() == 0) continue;
     axes.push_back({flag, sweep::split_list(a.lists.at(flag), flag)});
   }
-  const sweep::ScenarioSpace space(Scenario{}, axes);
-  const sweep::ScenarioAt scenario_at = [&space](std::size_t i) { return space.at(i); };
-  for (const auto& ax : space.axes()) axes_json[ax.flag.substr(2)] = ax.values;
+  return axes;
+}
+
+// The flags the axes do not check. Fails before any work when an output cannot be written or would
+// replace an input or the other output (no half-run sweep for a typo in a path).
+void check_sweep_flags(const SweepArgs& a, const std::vector<sweep::Axis>& axes) {
   if (a.threads < 0) throw flag_error("--threads", "must be at least 1 (or 0 for all cores)");
   if (a.resume && a.out.empty())
     throw flag_error("--resume", "needs --out (the partial file is OUT.partial)");
-  // Fails before any work when an output cannot be written or would replace an input or the other
-  // output (no half-run sweep for a typo in a path).
   std::vector<FlagPath> inputs;
   for (const auto& ax : axes)
     for (const auto& v : ax.values) {
@@ -115,25 +116,23 @@ void run_sweep_command(SweepArgs& a) {
       if (ax.flag == "--deepspeed") inputs.push_back({ax.flag, v});
     }
   check_output_paths(inputs, {{"--out", a.out}, {"--csv", a.csv}});
-  begin_work();
+}
 
-  sweep::MpiSession session;
-  const sweep::World& world = session.world();
-  const std::size_t total = space.size();
-  // Scenarios that differ only on axes their strategy ignores run once (ScenarioSpace::runs).
-  const std::vector<std::size_t> running = space.running_indices();
-  const std::vector<sweep::IgnoredAxes> ignored = space.ignored();
-  if (world.rank == 0)
-    for (const auto& g : ignored)
-      std::fprintf(stderr, "zerosim sweep: %s does not read %s; %zu %s\n", g.strategy.c_str(),
-                   fmt::format("{}", fmt::join(g.flags, ", ")).c_str(), g.not_run,
-                   g.not_run == 1 ? "scenario that would repeat its results is not run"
-                                  : "scenarios that would repeat its results are not run");
+// Says which scenarios are not run because their strategy does not read an axis.
+void report_ignored(const std::vector<sweep::IgnoredAxes>& ignored) {
+  for (const auto& g : ignored)
+    std::fprintf(stderr, "zerosim sweep: %s does not read %s; %zu %s\n", g.strategy.c_str(),
+                 fmt::format("{}", fmt::join(g.flags, ", ")).c_str(), g.not_run,
+                 g.not_run == 1 ? "scenario that would repeat its results is not run"
+                                : "scenarios that would repeat its results are not run");
+}
+
+// Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
+// --out. The documents are written from it in scenario order, one result in memory at a time.
+sweep::RunOptions run_options(const SweepArgs& a, const sweep::World& world,
+                              std::optional<ScratchFile>& scratch) {
   sweep::RunOptions opt;
   opt.threads = sweep::resolve_threads(a.threads, world.local_size);
-  // Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
-  // --out. The documents are written from it in scenario order, one result in memory at a time.
-  std::optional<ScratchFile> scratch;
   if (!a.out.empty()) {
     opt.partial_path =
         world.size > 1 ? fmt::format("{}.partial.r{}", a.out, world.rank) : a.out + ".partial";
@@ -142,12 +141,25 @@ void run_sweep_command(SweepArgs& a) {
     opt.partial_path = scratch.emplace().path();
   }
   if (world.rank == 0 && ::isatty(STDERR_FILENO)) opt.progress = progress_bar;
+  return opt;
+}
 
-  sweep::RankOutcome mine;
+// What this process ran: its outcome (under MPI with the results themselves, which travel to rank
+// 0) and, in a single process, where each result's line starts in the partial file (0: none).
+struct RankRun {
+  sweep::RankOutcome outcome;
+  std::vector<std::uint64_t> line_offset;
+};
+
+// Runs this rank's share of the scenarios. Under MPI a failure is kept in the outcome, for rank 0
+// to report after the gather; alone it throws.
+RankRun run_rank_share(std::size_t total, const sweep::ScenarioAt& scenario_at,
+                       const std::vector<std::size_t>& running, const sweep::World& world,
+                       sweep::RunOptions opt) {
+  RankRun run;
+  sweep::RankOutcome& mine = run.outcome;
   opt.invalid = &mine.invalid;  // a bad combination is listed; the valid scenarios still run
-  // Where each result's line starts in the partial file (0: none); under MPI the results travel
-  // to rank 0 instead.
-  std::vector<std::uint64_t> line_offset(world.size > 1 ? 0 : total, 0);
+  run.line_offset.assign(world.size > 1 ? 0 : total, 0);
   if (world.size > 1) mine.results.resize(total);
   try {
     sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(running, world),
@@ -156,7 +168,7 @@ void run_sweep_command(SweepArgs& a) {
                            if (world.size > 1)
                              mine.results[i] = std::move(r);
                            else
-                             line_offset[i] = offset;
+                             run.line_offset[i] = offset;
                          });
   } catch (const InputError& e) {
     if (!world.mpi) throw;
@@ -165,32 +177,41 @@ void run_sweep_command(SweepArgs& a) {
     if (!world.mpi) throw;
     mine = {{}, {}, 1, e.what(), "", "", ""};
   }
-  sweep::RankOutcome all =
-      world.size > 1 ? sweep::gather_outcomes(mine, total, world) : std::move(mine);
-  if (world.rank != 0) return;  // rank 0 reports and writes
-  if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
-  if (all.error_code != 0) throw std::runtime_error(all.error_message);
+  return run;
+}
 
-  const std::size_t written = running.size() - all.invalid.size();
-  for (const auto& v : all.invalid)
-    std::fprintf(stderr, "zerosim sweep: scenario #%zu (%s) not run: %s\n", v.index,
-                 sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
-  const auto invalid_error = [&] {
-    return InputError(
-        "<command line>", fmt::format("sweep scenario #{}", all.invalid.front().index),
-        fmt::format("{} of {} scenarios are bad input and were not run (each listed above{}); the "
-                    "first: {}",
-                    all.invalid.size(), running.size(),
-                    a.out.empty() || written == 0 ? "" : ", and under \"invalid\" in " + a.out,
-                    all.invalid.front().message));
-  };
-  if (written == 0) throw invalid_error();  // nothing to write
+// The error for the scenarios that were bad input (listed on stderr as they were found).
+InputError invalid_error(const SweepArgs& a, const std::vector<sweep::InvalidScenario>& invalid,
+                         std::size_t running) {
+  const std::size_t written = running - invalid.size();
+  return InputError(
+      "<command line>", fmt::format("sweep scenario #{}", invalid.front().index),
+      fmt::format("{} of {} scenarios are bad input and were not run (each listed above{}); the "
+                  "first: {}",
+                  invalid.size(), running,
+                  a.out.empty() || written == 0 ? "" : ", and under \"invalid\" in " + a.out,
+                  invalid.front().message));
+}
 
-  // The documents, written result by result in scenario order.
+// The sweep's scenarios as the document step needs them.
+struct SweepScenarios {
+  const sweep::ScenarioSpace& space;
+  const sweep::ScenarioAt& scenario_at;
+  const std::vector<std::size_t>& running;
+  const std::vector<sweep::IgnoredAxes>& ignored;
+};
+
+// The documents, written result by result in scenario order: from the partial file, or under MPI
+// from the gathered results.
+void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOutcome& all,
+                     const std::vector<std::uint64_t>& line_offset, const std::string& partial_path,
+                     bool gathered) {
+  json axes_json = json::object();
+  for (const auto& ax : sc.space.axes()) axes_json[ax.flag.substr(2)] = ax.values;
   std::ifstream partial;
-  if (world.size == 1) partial.open(opt.partial_path, std::ios::binary);
+  if (!gathered) partial.open(partial_path, std::ios::binary);
   const auto result_json = [&](std::size_t i) -> json {
-    if (world.size > 1) {
+    if (gathered) {
       if (!all.results[i])
         throw std::runtime_error("internal: a sweep result is missing after the gather");
       return to_json(*std::exchange(all.results[i], std::nullopt));
@@ -207,11 +228,11 @@ void run_sweep_command(SweepArgs& a) {
     else if (!csv_file)
       std::fwrite(text.data(), 1, text.size(), stdout);
   };
-  sweep::SweepDocumentStream doc(axes_json, all.invalid, scenario_at, write_doc,
-                                 sweep::ignored_axes_json(ignored));
+  sweep::SweepDocumentStream doc(axes_json, all.invalid, sc.scenario_at, write_doc,
+                                 sweep::ignored_axes_json(sc.ignored));
   if (csv_file) csv_file->write(report::csv_header());
   std::size_t next_invalid = 0;
-  for (const std::size_t i : running) {
+  for (const std::size_t i : sc.running) {
     if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
       ++next_invalid;
       continue;
@@ -221,11 +242,43 @@ void run_sweep_command(SweepArgs& a) {
     doc.add(result);
     if (csv_file)
       csv_file->write(report::csv_row(
-          report::view_of(step_result_from_json(JsonReader(result, opt.partial_path)))));
+          report::view_of(step_result_from_json(JsonReader(result, partial_path)))));
   }
   doc.finish();
   if (csv_file) csv_file->commit();
   if (out_file) out_file->commit();
+}
+
+void run_sweep_command(SweepArgs& a) {
+  const std::vector<sweep::Axis> axes = listed_axes(a);
+  const sweep::ScenarioSpace space(Scenario{}, axes);
+  const sweep::ScenarioAt scenario_at = [&space](std::size_t i) { return space.at(i); };
+  check_sweep_flags(a, axes);
+  begin_work();
+
+  sweep::MpiSession session;
+  const sweep::World& world = session.world();
+  const std::size_t total = space.size();
+  // Scenarios that differ only on axes their strategy ignores run once (ScenarioSpace::runs).
+  const std::vector<std::size_t> running = space.running_indices();
+  const std::vector<sweep::IgnoredAxes> ignored = space.ignored();
+  if (world.rank == 0) report_ignored(ignored);
+  std::optional<ScratchFile> scratch;
+  const sweep::RunOptions opt = run_options(a, world, scratch);
+  RankRun run = run_rank_share(total, scenario_at, running, world, opt);
+  sweep::RankOutcome all =
+      world.size > 1 ? sweep::gather_outcomes(run.outcome, total, world) : std::move(run.outcome);
+  if (world.rank != 0) return;  // rank 0 reports and writes
+  if (all.error_code == 2) throw InputError(all.error_file, all.error_path, all.error_rule);
+  if (all.error_code != 0) throw std::runtime_error(all.error_message);
+
+  const std::size_t written = running.size() - all.invalid.size();
+  for (const auto& v : all.invalid)
+    std::fprintf(stderr, "zerosim sweep: scenario #%zu (%s) not run: %s\n", v.index,
+                 sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
+  if (written == 0) throw invalid_error(a, all.invalid, running.size());  // nothing to write
+  write_documents(a, {space, scenario_at, running, ignored}, all, run.line_offset, opt.partial_path,
+                  world.size > 1);
   if (!a.out.empty()) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);
@@ -233,7 +286,7 @@ void run_sweep_command(SweepArgs& a) {
   std::fprintf(stderr, "zerosim sweep: %zu scenarios%s%s%s%s\n", written,
                a.out.empty() ? "" : ", JSON ", a.out.c_str(), a.csv.empty() ? "" : ", CSV ",
                a.csv.c_str());
-  if (!all.invalid.empty()) throw invalid_error();
+  if (!all.invalid.empty()) throw invalid_error(a, all.invalid, running.size());
 }
 
 }  // namespace

@@ -188,23 +188,31 @@ void SweepDocumentStream::finish() {
   write_(tail_);
 }
 
-void run_scenarios(std::size_t total, const ScenarioAt& scenario_at,
-                   const std::vector<std::size_t>& indices, const ScenarioRunner& runner,
-                   const RunOptions& options, const ResultSink& sink) {
+namespace {
+
+// The partial file new results are appended to (closed: none) and its size in bytes, which is
+// where the next line starts.
+struct PartialFile {
+  std::ofstream out;
+  std::uint64_t written = 0;
+};
+
+// Resumed results are copied into the fresh partial file so it stays complete on its own. The
+// copy replaces the old file atomically (a kill at any moment leaves one complete partial file),
+// and new results are then appended to it one line at a time. Returns the indices still to run.
+std::vector<std::size_t> resume_results(std::size_t total, const ScenarioAt& scenario_at,
+                                        const std::vector<std::size_t>& indices,
+                                        const RunOptions& options, const ResultSink& sink,
+                                        PartialFile& partial) {
   std::vector<char> pending(total, 0);  // 1: wanted and not resumed
   for (auto i : indices) {
     if (i >= total) throw std::out_of_range("sweep index out of range");
     pending[i] = 1;
   }
-
-  // Resumed results are copied into the fresh partial file so it stays complete on its own. The
-  // copy replaces the old file atomically (a kill at any moment leaves one complete partial file),
-  // and new results are then appended to it one line at a time.
   std::optional<AtomicFile> fresh;
-  std::uint64_t written = 0;  // bytes of the partial file
   const auto emit = [&](std::string_view text) {
     if (fresh) fresh->write(text);
-    written += text.size();
+    partial.written += text.size();
   };
   if (!options.partial_path.empty()) {
     fresh.emplace(options.partial_path);
@@ -216,106 +224,160 @@ void run_scenarios(std::size_t total, const ScenarioAt& scenario_at,
     for_each_partial_result(file, total, scenario_at, [&](std::size_t i, StepResult&& r) {
       if (!pending[i]) return;
       pending[i] = 0;
-      const std::uint64_t offset = written;
+      const std::uint64_t offset = partial.written;
       if (fresh) emit(partial_line(i, to_json(r), scenario_at(i)));
       sink(i, std::move(r), fresh ? offset : 0);
     });
   std::vector<std::size_t> todo;
   for (auto i : indices)
     if (pending[i]) todo.push_back(i);
-  pending = {};
-
-  std::ofstream partial;
   if (fresh) {
     fresh->commit();
     fresh.reset();
-    partial.open(options.partial_path, std::ios::binary | std::ios::app);
-    if (!partial)
+    partial.out.open(options.partial_path, std::ios::binary | std::ios::app);
+    if (!partial.out)
       throw InputError(options.partial_path, "", "partial results file is not writable");
   }
+  return todo;
+}
 
-  std::mutex mu;
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::size_t done = indices.size() - todo.size();
-  // The lowest failing index and its error.
-  std::size_t error_index = total;
-  std::exception_ptr error;
-  if (options.progress) options.progress(done, indices.size());
+// The worker threads and what they share: they take the scenarios of `todo` in turn; `mu` guards
+// the partial file, the sink, the count done and the lowest failing index with its error.
+class ScenarioPool {
+ public:
+  ScenarioPool(const std::vector<std::size_t>& todo, std::size_t wanted, std::size_t total,
+               const ScenarioAt& scenario_at, const ScenarioRunner& runner,
+               const RunOptions& options, const ResultSink& sink, PartialFile& partial)
+      : todo_(todo),
+        wanted_(wanted),
+        scenario_at_(scenario_at),
+        runner_(runner),
+        options_(options),
+        sink_(sink),
+        partial_(partial),
+        done_(wanted - todo.size()),
+        error_index_(total) {}
 
-  auto worker = [&] {
-    SimContext context(options.modes);  // this thread's caches
-    while (!stop.load()) {
-      std::size_t k = next.fetch_add(1);
-      if (k >= todo.size()) return;
-      std::size_t i = todo[k];
+  // Runs every scenario of `todo` on up to options.threads threads (this one included), or until
+  // one fails with an error that stops the run.
+  void run() {
+    if (options_.progress) options_.progress(done_, wanted_);
+    int n = std::min<int>(resolve_threads(options_.threads, 1),
+                          static_cast<int>(std::max<std::size_t>(1, todo_.size())));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < n; ++t) pool.emplace_back([this] { work(); });
+    work();
+    for (auto& t : pool) t.join();
+  }
+
+  // The failure of the lowest failing scenario, with the scenario named; none: returns.
+  void rethrow_first_error() const {
+    if (!error_) return;
+    std::string where = fmt::format("sweep scenario #{} ({})", error_index_,
+                                    scenario_label(scenario_at_(error_index_)));
+    try {
+      std::rethrow_exception(error_);
+    } catch (const InputError& e) {
+      throw InputError(e.file(), e.path(), e.rule() + " [in " + where + "]");
+    } catch (const OutputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string(e.what()) + " [in " + where + "]");
+    }
+  }
+
+ private:
+  // One thread's loop: a bad-input scenario is listed (options.invalid) or stops the run, as any
+  // other failure does.
+  void work() {
+    SimContext context(options_.modes);  // this thread's caches
+    while (!stop_.load()) {
+      std::size_t k = next_.fetch_add(1);
+      if (k >= todo_.size()) return;
+      std::size_t i = todo_[k];
       try {
-        const Scenario scenario = scenario_at(i);
-        StepResult r = runner(scenario, context);
-        // The line is assembled outside the lock.
-        std::string line;
-        if (partial.is_open()) {
-          const json result = to_json(r);
-          // The partial file never holds a number --resume would refuse (JSON null).
-          require_finite_result(result, "the result of " + scenario_label(scenario));
-          line = partial_line(i, result, scenario);
-        }
-        std::lock_guard lock(mu);
-        const std::uint64_t offset = written;
-        if (partial.is_open()) {
-          partial << line;
-          partial.flush();
-          if (!partial)
-            throw OutputError(options.partial_path, "writing the partial results file failed");
-          written += line.size();
-        }
-        sink(i, std::move(r), offset);
-        ++done;
-        if (options.progress) options.progress(done, indices.size());
+        run_one(i, context);
       } catch (const InputError& e) {
-        std::lock_guard lock(mu);
-        if (options.invalid) {
-          options.invalid->push_back({i, e.what()});
-          ++done;
-          if (options.progress) options.progress(done, indices.size());
-        } else if (i < error_index) {
-          error_index = i;
-          error = std::current_exception();
-          stop = true;
+        std::lock_guard lock(mu_);
+        if (options_.invalid) {
+          options_.invalid->push_back({i, e.what()});
+          count_done();
+        } else if (i < error_index_) {
+          error_index_ = i;
+          error_ = std::current_exception();
+          stop_ = true;
         }
       } catch (...) {
-        std::lock_guard lock(mu);
-        if (i < error_index) {
-          error_index = i;
-          error = std::current_exception();
+        std::lock_guard lock(mu_);
+        if (i < error_index_) {
+          error_index_ = i;
+          error_ = std::current_exception();
         }
-        stop = true;
+        stop_ = true;
       }
     }
-  };
-  int n = std::min<int>(resolve_threads(options.threads, 1),
-                        static_cast<int>(std::max<std::size_t>(1, todo.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  }
+
+  // Scenario i: simulated, its line appended to the partial file, its result handed to the sink.
+  void run_one(std::size_t i, SimContext& context) {
+    const Scenario scenario = scenario_at_(i);
+    StepResult r = runner_(scenario, context);
+    // The line is assembled outside the lock.
+    std::string line;
+    if (partial_.out.is_open()) {
+      const json result = to_json(r);
+      // The partial file never holds a number --resume would refuse (JSON null).
+      require_finite_result(result, "the result of " + scenario_label(scenario));
+      line = partial_line(i, result, scenario);
+    }
+    std::lock_guard lock(mu_);
+    const std::uint64_t offset = partial_.written;
+    if (partial_.out.is_open()) {
+      partial_.out << line;
+      partial_.out.flush();
+      if (!partial_.out)
+        throw OutputError(options_.partial_path, "writing the partial results file failed");
+      partial_.written += line.size();
+    }
+    sink_(i, std::move(r), offset);
+    count_done();
+  }
+
+  void count_done() {  // under mu_
+    ++done_;
+    if (options_.progress) options_.progress(done_, wanted_);
+  }
+
+  const std::vector<std::size_t>& todo_;
+  const std::size_t wanted_;  // the indices asked for, resumed ones included
+  const ScenarioAt& scenario_at_;
+  const ScenarioRunner& runner_;
+  const RunOptions& options_;
+  const ResultSink& sink_;
+  PartialFile& partial_;
+  std::mutex mu_;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<bool> stop_{false};
+  std::size_t done_;
+  std::size_t error_index_;  // the lowest failing index (total: none) and its error
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+void run_scenarios(std::size_t total, const ScenarioAt& scenario_at,
+                   const std::vector<std::size_t>& indices, const ScenarioRunner& runner,
+                   const RunOptions& options, const ResultSink& sink) {
+  PartialFile partial;
+  const std::vector<std::size_t> todo =
+      resume_results(total, scenario_at, indices, options, sink, partial);
+  ScenarioPool pool(todo, indices.size(), total, scenario_at, runner, options, sink, partial);
+  pool.run();
   // Threads finish in any order; the list is by scenario.
   if (options.invalid)
     std::sort(options.invalid->begin(), options.invalid->end(),
               [](const InvalidScenario& a, const InvalidScenario& b) { return a.index < b.index; });
-
-  if (!error) return;
-  std::string where =
-      fmt::format("sweep scenario #{} ({})", error_index, scenario_label(scenario_at(error_index)));
-  try {
-    std::rethrow_exception(error);
-  } catch (const InputError& e) {
-    throw InputError(e.file(), e.path(), e.rule() + " [in " + where + "]");
-  } catch (const OutputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(e.what()) + " [in " + where + "]");
-  }
+  pool.rethrow_first_error();
 }
 
 std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>& scenarios,
