@@ -52,9 +52,15 @@ std::string known_node_types() {
   return s;
 }
 
-}  // namespace
+// A ClusterSpec with its defaults filled in (NIC count and line rate from the node type), every
+// field checked.
+struct ResolvedSpec {
+  const NodeTypeSpec* nt;
+  int nics;
+  double gbps;
+};
 
-Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where) {
+ResolvedSpec resolve_spec(const ClusterSpec& spec, const FieldLocator& where) {
   const NodeTypeSpec* nt = find_node_type(spec.node_type);
   if (!nt)
     fail(where, "node_type",
@@ -75,21 +81,13 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   if (!(std::isfinite(spec.oversubscription) && spec.oversubscription >= 1))
     fail(where, "oversubscription",
          fmt::format("must be at least 1 (got {})", spec.oversubscription));
+  return {nt, nics, gbps};
+}
 
-  const int N = spec.nodes, G = nt->gpus;
-  const double nic_Bps = gbps_to_Bps(gbps);
-  const bool rail = spec.fabric == "rail";
-  TopologyBuilder b(spec.name.empty() ? nt->name : spec.name, nt->name, nt->gpu_model, G);
-  b.set_nics(nics, nic_Bps);
-  b.set_fabric(spec.fabric, spec.oversubscription);
-
-  {
-    const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics,
-                      leaves = static_cast<std::size_t>(nics) * N;
-    b.reserve(N * per_node + leaves + kMaxSpines,
-              2 * (static_cast<std::size_t>(N) * (2 * G + nics) + leaves * kMaxSpines));
-  }
-  // Servers: GPUs, then the NVSwitch, then the NICs, server after server.
+// Servers: GPUs, then the NVSwitch, then the NICs, server after server. Returns each NIC's vertex,
+// server by server.
+std::vector<int> add_servers(TopologyBuilder& b, const NodeTypeSpec& nt, int N, int nics) {
+  const int G = nt.gpus;
   std::vector<int> nic_vertex(static_cast<std::size_t>(N) * nics);
   for (int n = 0; n < N; ++n) {
     int first_gpu = -1;
@@ -102,19 +100,30 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
       nic_vertex[static_cast<std::size_t>(n) * nics + k] =
           b.add_vertex(NodeKind::Nic, vertex_name("n", n, ".nic", k), n, k);
     for (int i = 0; i < G; ++i) {
-      b.add_link(first_gpu + i, sw, GBps_to_Bps(nt->nvlink_GBps), kNvLinkLatencyS,
-                 LinkClass::NvLink, true);
+      b.add_link(first_gpu + i, sw, GBps_to_Bps(nt.nvlink_GBps), kNvLinkLatencyS, LinkClass::NvLink,
+                 true);
       // GPU i shares NIC floor(i*K/G) with its PCIe-switch neighbours (2 GPUs per NIC on DGX-2 with
       // 8).
       int k = i * nics / G;
       b.add_link(first_gpu + i, nic_vertex[static_cast<std::size_t>(n) * nics + k],
-                 GBps_to_Bps(nt->pcie_GBps), kPcieLatencyS, LinkClass::Pcie, true);
+                 GBps_to_Bps(nt.pcie_GBps), kPcieLatencyS, LinkClass::Pcie, true);
     }
   }
+  return nic_vertex;
+}
 
-  // Leaves and the NICs they take.
-  std::vector<int> leaf_down;  // used downlinks per leaf
-  std::vector<int> leaves;
+// The leaf switches and how many downlinks of each are used.
+struct Leaves {
+  std::vector<int> vertex;
+  std::vector<int> down;
+};
+
+// Leaves and the NICs they take: rail r's leaves in turn, or one leaf for a run of servers.
+Leaves add_leaves(TopologyBuilder& b, const std::vector<int>& nic_vertex, int N, int nics,
+                  bool rail, double nic_Bps) {
+  Leaves l;
+  std::vector<int>& leaves = l.vertex;
+  std::vector<int>& leaf_down = l.down;
   if (rail) {
     const int per_rail = (N + kLeafDownPorts - 1) / kLeafDownPorts;
     leaves.reserve(static_cast<std::size_t>(nics) * per_rail);
@@ -149,9 +158,14 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
         ++leaf_down[li];
       }
   }
+  return l;
+}
 
-  // Spines, only when there is more than one leaf.
-  const int L = static_cast<int>(leaves.size());
+// Spines, only when there is more than one leaf: every leaf has one uplink to each, together
+// carrying its used downlink bandwidth divided by the oversubscription.
+std::vector<int> add_spines(TopologyBuilder& b, const Leaves& leaves, double nic_Bps,
+                            double oversubscription) {
+  const int L = static_cast<int>(leaves.vertex.size());
   std::vector<int> spines;
   if (L > 1) {
     const int S = std::min(kMaxSpines, L);
@@ -159,37 +173,64 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
     for (int s = 0; s < S; ++s)
       spines.push_back(b.add_vertex(NodeKind::SpineSwitch, vertex_name("spine", s), -1, -1));
     for (int li = 0; li < L; ++li) {
-      const double up_Bps = leaf_down[li] * nic_Bps / spec.oversubscription / S;
+      const double up_Bps = leaves.down[li] * nic_Bps / oversubscription / S;
       for (int s = 0; s < S; ++s)
-        b.add_link(leaves[li], spines[s], up_Bps, kNetworkLatencyS, LinkClass::Network, true);
+        b.add_link(leaves.vertex[li], spines[s], up_Bps, kNetworkLatencyS, LinkClass::Network,
+                   true);
     }
   }
-  Topology t = b.finish();
+  return spines;
+}
 
-  // Block rotation candidate: the servers under one leaf (per rail) and that leaf move one block
-  // on; with every leaf full, add_block_rotation confirms it (the spine choice, every link).
+// Block rotation candidate: the servers under one leaf (per rail) and that leaf move one block
+// on; with every leaf full, add_block_rotation confirms it (the spine choice, every link).
+void add_rotation_candidate(Topology& t, const std::vector<int>& leaves, std::size_t spines, int N,
+                            int G, int nics, bool rail) {
+  const int L = static_cast<int>(leaves.size());
   const int per_leaf = rail ? kLeafDownPorts : std::max(1, kLeafDownPorts / nics);
   const int per_rail = rail ? (N + kLeafDownPorts - 1) / kLeafDownPorts : L;
-  if (!spines.empty() && N % per_leaf == 0 && N / per_leaf >= 2) {
-    RotationLayout lay;
-    lay.block_gpus = per_leaf * G;
-    lay.spines = static_cast<std::uint32_t>(spines.size());
-    lay.block_of.assign(static_cast<std::size_t>(t.vertex_count()), -1);
-    lay.rep_of.resize(static_cast<std::size_t>(t.vertex_count()));
-    const int per_node = G + 1 + nics;  // vertices per server, added server by server above
-    for (int v = 0; v < t.vertex_count(); ++v) {
-      lay.rep_of[v] = v;
-      const int node = t.vertex(v).node;
-      if (node < 0) continue;
-      lay.block_of[v] = node / per_leaf;
-      lay.rep_of[v] = v - lay.block_of[v] * per_leaf * per_node;
-    }
-    for (int li = 0; li < L; ++li) {
-      lay.block_of[leaves[li]] = li % per_rail;
-      lay.rep_of[leaves[li]] = leaves[li - li % per_rail];
-    }
-    add_block_rotation(t, lay);
+  if (spines == 0 || N % per_leaf != 0 || N / per_leaf < 2) return;
+  RotationLayout lay;
+  lay.block_gpus = per_leaf * G;
+  lay.spines = static_cast<std::uint32_t>(spines);
+  lay.block_of.assign(static_cast<std::size_t>(t.vertex_count()), -1);
+  lay.rep_of.resize(static_cast<std::size_t>(t.vertex_count()));
+  const int per_node = G + 1 + nics;  // vertices per server, added server by server above
+  for (int v = 0; v < t.vertex_count(); ++v) {
+    lay.rep_of[v] = v;
+    const int node = t.vertex(v).node;
+    if (node < 0) continue;
+    lay.block_of[v] = node / per_leaf;
+    lay.rep_of[v] = v - lay.block_of[v] * per_leaf * per_node;
   }
+  for (int li = 0; li < L; ++li) {
+    lay.block_of[leaves[li]] = li % per_rail;
+    lay.rep_of[leaves[li]] = leaves[li - li % per_rail];
+  }
+  add_block_rotation(t, lay);
+}
+
+}  // namespace
+
+Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where) {
+  const auto [nt, nics, gbps] = resolve_spec(spec, where);
+  const int N = spec.nodes, G = nt->gpus;
+  const double nic_Bps = gbps_to_Bps(gbps);
+  const bool rail = spec.fabric == "rail";
+  TopologyBuilder b(spec.name.empty() ? nt->name : spec.name, nt->name, nt->gpu_model, G);
+  b.set_nics(nics, nic_Bps);
+  b.set_fabric(spec.fabric, spec.oversubscription);
+  {
+    const std::size_t per_node = static_cast<std::size_t>(G) + 1 + nics,
+                      leaves = static_cast<std::size_t>(nics) * N;
+    b.reserve(N * per_node + leaves + kMaxSpines,
+              2 * (static_cast<std::size_t>(N) * (2 * G + nics) + leaves * kMaxSpines));
+  }
+  const std::vector<int> nic_vertex = add_servers(b, *nt, N, nics);
+  const Leaves leaves = add_leaves(b, nic_vertex, N, nics, rail, nic_Bps);
+  const std::vector<int> spines = add_spines(b, leaves, nic_Bps, spec.oversubscription);
+  Topology t = b.finish();
+  add_rotation_candidate(t, leaves.vertex, spines.size(), N, G, nics, rail);
   // Everything the graph depends on (the name is not part of it). Doubles in their shortest
   // round-trip form, so distinct values give distinct keys.
   TopologyBuilder::set_builder_key(t, fmt::format("{}|{}|{}|{}|{}|{}", nt->name, N, nics, gbps,

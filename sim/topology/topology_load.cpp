@@ -3,6 +3,7 @@
 // InputErrors naming the file, the JSON path and the rule).
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -71,6 +72,164 @@ LinkClass infer_class(NodeKind a, NodeKind b) {
   return LinkClass::NvLink;
 }
 
+// The vertices of an explicit graph read so far: their indices by name and their kinds, each GPU's
+// (server, local) -> JSON index (to reject duplicates and count per server), NICs per server and
+// the number of servers.
+struct ExplicitVertices {
+  std::map<std::string, int> index;
+  std::vector<NodeKind> kinds;
+  std::map<std::pair<int, int>, std::size_t> gpu_at;
+  std::map<int, int> nics_at;
+  int servers = 0;
+};
+
+NodeKind read_vertex_kind(const JsonReader& r) {
+  auto kind_r = r.at("kind");
+  NodeKind kind;
+  if (!node_kind_from_string(kind_r.get_string(), kind))
+    kind_r.fail(
+        fmt::format("unknown kind '{}' (known: gpu, nvswitch, nic, pcie-switch, leaf, spine)",
+                    kind_r.get_string()));
+  return kind;
+}
+
+// The vertex's server: an index for a vertex inside one, -1 for a fabric switch.
+int read_vertex_node(const JsonReader& r, NodeKind kind, ExplicitVertices& v) {
+  const bool in_server = kind != NodeKind::LeafSwitch && kind != NodeKind::SpineSwitch;
+  if (in_server) {
+    auto node_r = r.at("node");
+    auto n = node_r.get_int();
+    if (n < 0 || n >= kMaxNodes)
+      node_r.fail(fmt::format("must be a server index 0..{} (got {})", kMaxNodes - 1, n));
+    v.servers = std::max(v.servers, static_cast<int>(n) + 1);
+    return static_cast<int>(n);
+  }
+  if (r.has("node") && r.at("node").get_int() != -1)
+    r.at("node").fail("fabric switches (leaf, spine) belong to no server: omit 'node' or use -1");
+  return -1;
+}
+
+// The vertex's local index: a GPU's, unique in its server, or any other vertex's optional one.
+int read_vertex_local(const JsonReader& r, NodeKind kind, int node, std::size_t i, std::int64_t gpn,
+                      ExplicitVertices& v) {
+  if (kind == NodeKind::Gpu) {
+    auto local_r = r.at("local");
+    auto l = local_r.get_int();
+    if (l < 0 || l >= gpn)
+      local_r.fail(
+          fmt::format("must be a GPU index 0..{} (gpus_per_node - 1), got {}", gpn - 1, l));
+    const int local = static_cast<int>(l);
+    if (auto [it, fresh] = v.gpu_at.emplace(std::pair{node, local}, i); !fresh)
+      local_r.fail(fmt::format("server {} already has a GPU with local index {} (at /nodes/{})",
+                               node, local, it->second));
+    return local;
+  }
+  if (r.has("local")) {
+    auto l = r.at("local").get_int();
+    if (l < -1 || l >= 65536) r.at("local").fail("must be -1 or a local index 0..65535");
+    return static_cast<int>(l);
+  }
+  return -1;
+}
+
+// Vertex i of "nodes", checked and added to the graph.
+void read_vertex(const JsonReader& r, std::size_t i, std::int64_t gpn, ExplicitVertices& v,
+                 TopologyBuilder& b) {
+  r.require_object({"name", "kind", "node", "local"});
+  auto name_r = r.at("name");
+  std::string vname = name_r.get_string();
+  if (vname.empty()) name_r.fail("must not be empty");
+  if (auto it = v.index.find(vname); it != v.index.end())
+    name_r.fail(fmt::format("duplicate vertex name '{}' (first at /nodes/{})", vname, it->second));
+  const NodeKind kind = read_vertex_kind(r);
+  const int node = read_vertex_node(r, kind, v);
+  const int local = read_vertex_local(r, kind, node, i, gpn, v);
+  if (kind == NodeKind::Nic) ++v.nics_at[node];
+  v.index.emplace(vname, static_cast<int>(i));
+  v.kinds.push_back(kind);
+  b.add_vertex(kind, vname, node, local);
+}
+
+// Every vertex of "nodes"; every server 0..servers-1 must have all gpus_per_node GPUs.
+ExplicitVertices read_vertices(const JsonReader& nodes, std::int64_t gpn, TopologyBuilder& b) {
+  const std::size_t nv = nodes.array_size();
+  if (nv == 0) nodes.fail("must list at least one vertex");
+  ExplicitVertices v;
+  for (std::size_t i = 0; i < nv; ++i) read_vertex(nodes.at(i), i, gpn, v, b);
+  for (int n = 0; n < v.servers; ++n)
+    for (int l = 0; l < gpn; ++l)
+      if (!v.gpu_at.count({n, l}))
+        nodes.fail(
+            fmt::format("server {} has no GPU with local index {}: every server 0..{} needs "
+                        "gpus_per_node = {} GPUs",
+                        n, l, v.servers - 1, gpn));
+  if (v.gpu_at.size() < 2) nodes.fail("needs at least two GPUs");
+  return v;
+}
+
+// Link r's two ends, as vertex indices: two different listed vertices.
+std::array<int, 2> read_link_ends(const JsonReader& r, const ExplicitVertices& v) {
+  std::array<int, 2> ends{};
+  const char* keys[2] = {"from", "to"};
+  for (int e = 0; e < 2; ++e) {
+    auto er = r.at(keys[e]);
+    auto it = v.index.find(er.get_string());
+    if (it == v.index.end())
+      er.fail(fmt::format("unknown node '{}' (not listed in /nodes)", er.get_string()));
+    ends[e] = it->second;
+  }
+  if (ends[0] == ends[1]) r.at("to").fail("a link must join two different vertices");
+  return ends;
+}
+
+// Every link of "links", checked and added to the graph. Returns the NIC line rate: the bandwidth
+// of the first network link with a NIC end (0: none).
+double read_links(const JsonReader& links, const ExplicitVertices& v, TopologyBuilder& b) {
+  const std::size_t nl = links.array_size();
+  double nic_Bps = 0;
+  for (std::size_t i = 0; i < nl; ++i) {
+    auto r = links.at(i);
+    r.require_object({"from", "to", "GBps", "gbps", "latency_us", "duplex", "class"});
+    const std::array<int, 2> ends = read_link_ends(r, v);
+    if (r.has("GBps") == r.has("gbps"))
+      r.fail("give the bandwidth as exactly one of 'GBps' (bytes) or 'gbps' (bits)");
+    const double bw = r.has("GBps") ? GBps_to_Bps(get_rate(r.at("GBps"), 8))
+                                    : gbps_to_Bps(get_rate(r.at("gbps"), 1));
+    auto lat_r = r.at("latency_us");
+    const double lat_s = lat_r.get_nonnegative() * 1e-6;
+    if (lat_s > kMaxLinkLatencyS)
+      lat_r.fail(fmt::format("must be at most {} us", kMaxLinkLatencyS * 1e6));
+    const NodeKind a = v.kinds[ends[0]], z = v.kinds[ends[1]];
+    LinkClass cls = infer_class(a, z);  // default: from the end kinds
+    if (r.has("class")) {
+      auto cr = r.at("class");
+      if (!link_class_from_string(cr.get_string(), cls))
+        cr.fail(
+            fmt::format("unknown link class '{}' (known: nvlink, pcie, network)", cr.get_string()));
+    }
+    const bool duplex = r.bool_or("duplex", true);  // default: full duplex, as every real link is
+    if (nic_Bps == 0 && cls == LinkClass::Network && (a == NodeKind::Nic || z == NodeKind::Nic))
+      nic_Bps = bw;
+    b.add_link(ends[0], ends[1], bw, lat_s, cls, duplex);
+  }
+  return nic_Bps;
+}
+
+// Every GPU must reach every other GPU (GPUs are endpoints, not transit).
+void check_gpus_connected(const Topology& t, const std::string& path) {
+  const auto& tg = TopologyBuilder::graph(t);
+  for (int dst = 0; dst < t.gpu_count(); ++dst) {
+    auto field = distance_field_to(tg.g, t.gpu_vertex(dst));
+    for (int src = 0; src < t.gpu_count(); ++src) {
+      if (src == dst || field[t.gpu_vertex(src)] < kInfCost) continue;
+      throw InputError(
+          path, fmt::format("/nodes/{}", t.gpu_vertex(src)),
+          fmt::format("disconnected GPU: no route from '{}' to '{}'",
+                      t.vertex(t.gpu_vertex(src)).name, t.vertex(t.gpu_vertex(dst)).name));
+    }
+  }
+}
+
 Topology read_explicit(const JsonReader& root, const std::string& path) {
   root.require_object(
       {"name", "description", "node_type", "gpu_model", "gpus_per_node", "nodes", "links"});
@@ -83,126 +242,13 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
   const auto gpn = gpn_r.get_int_at_least(1);
   if (gpn > 1024) gpn_r.fail("must be at most 1024");
   TopologyBuilder b(name, node_type, gpu_model, static_cast<int>(gpn));
-
-  auto nodes = root.at("nodes");
-  const std::size_t nv = nodes.array_size();
-  if (nv == 0) nodes.fail("must list at least one vertex");
-  std::map<std::string, int> index;
-  std::vector<NodeKind> kinds;
-  // (server, local) of each GPU -> JSON index, to reject duplicates and count per server.
-  std::map<std::pair<int, int>, std::size_t> gpu_at;
-  std::map<int, int> nics_at;
-  int servers = 0;
-  for (std::size_t i = 0; i < nv; ++i) {
-    auto r = nodes.at(i);
-    r.require_object({"name", "kind", "node", "local"});
-    auto name_r = r.at("name");
-    std::string vname = name_r.get_string();
-    if (vname.empty()) name_r.fail("must not be empty");
-    if (auto it = index.find(vname); it != index.end())
-      name_r.fail(
-          fmt::format("duplicate vertex name '{}' (first at /nodes/{})", vname, it->second));
-    auto kind_r = r.at("kind");
-    NodeKind kind;
-    if (!node_kind_from_string(kind_r.get_string(), kind))
-      kind_r.fail(
-          fmt::format("unknown kind '{}' (known: gpu, nvswitch, nic, pcie-switch, leaf, spine)",
-                      kind_r.get_string()));
-    const bool in_server = kind != NodeKind::LeafSwitch && kind != NodeKind::SpineSwitch;
-    int node = -1, local = -1;
-    if (in_server) {
-      auto node_r = r.at("node");
-      auto v = node_r.get_int();
-      if (v < 0 || v >= kMaxNodes)
-        node_r.fail(fmt::format("must be a server index 0..{} (got {})", kMaxNodes - 1, v));
-      node = static_cast<int>(v);
-      servers = std::max(servers, node + 1);
-    } else if (r.has("node") && r.at("node").get_int() != -1) {
-      r.at("node").fail("fabric switches (leaf, spine) belong to no server: omit 'node' or use -1");
-    }
-    if (kind == NodeKind::Gpu) {
-      auto local_r = r.at("local");
-      auto v = local_r.get_int();
-      if (v < 0 || v >= gpn)
-        local_r.fail(
-            fmt::format("must be a GPU index 0..{} (gpus_per_node - 1), got {}", gpn - 1, v));
-      local = static_cast<int>(v);
-      if (auto [it, fresh] = gpu_at.emplace(std::pair{node, local}, i); !fresh)
-        local_r.fail(fmt::format("server {} already has a GPU with local index {} (at /nodes/{})",
-                                 node, local, it->second));
-    } else if (r.has("local")) {
-      auto v = r.at("local").get_int();
-      if (v < -1 || v >= 65536) r.at("local").fail("must be -1 or a local index 0..65535");
-      local = static_cast<int>(v);
-    }
-    if (kind == NodeKind::Nic) ++nics_at[node];
-    index.emplace(vname, static_cast<int>(i));
-    kinds.push_back(kind);
-    b.add_vertex(kind, vname, node, local);
-  }
-  for (int n = 0; n < servers; ++n)
-    for (int l = 0; l < gpn; ++l)
-      if (!gpu_at.count({n, l}))
-        nodes.fail(
-            fmt::format("server {} has no GPU with local index {}: every server 0..{} needs "
-                        "gpus_per_node = {} GPUs",
-                        n, l, servers - 1, gpn));
-  if (gpu_at.size() < 2) nodes.fail("needs at least two GPUs");
-
-  auto links = root.at("links");
-  const std::size_t nl = links.array_size();
-  double nic_Bps = 0;
-  for (std::size_t i = 0; i < nl; ++i) {
-    auto r = links.at(i);
-    r.require_object({"from", "to", "GBps", "gbps", "latency_us", "duplex", "class"});
-    int ends[2];
-    const char* keys[2] = {"from", "to"};
-    for (int e = 0; e < 2; ++e) {
-      auto er = r.at(keys[e]);
-      auto it = index.find(er.get_string());
-      if (it == index.end())
-        er.fail(fmt::format("unknown node '{}' (not listed in /nodes)", er.get_string()));
-      ends[e] = it->second;
-    }
-    if (ends[0] == ends[1]) r.at("to").fail("a link must join two different vertices");
-    if (r.has("GBps") == r.has("gbps"))
-      r.fail("give the bandwidth as exactly one of 'GBps' (bytes) or 'gbps' (bits)");
-    const double bw = r.has("GBps") ? GBps_to_Bps(get_rate(r.at("GBps"), 8))
-                                    : gbps_to_Bps(get_rate(r.at("gbps"), 1));
-    auto lat_r = r.at("latency_us");
-    const double lat_s = lat_r.get_nonnegative() * 1e-6;
-    if (lat_s > kMaxLinkLatencyS)
-      lat_r.fail(fmt::format("must be at most {} us", kMaxLinkLatencyS * 1e6));
-    LinkClass cls = infer_class(kinds[ends[0]], kinds[ends[1]]);  // default: from the end kinds
-    if (r.has("class")) {
-      auto cr = r.at("class");
-      if (!link_class_from_string(cr.get_string(), cls))
-        cr.fail(
-            fmt::format("unknown link class '{}' (known: nvlink, pcie, network)", cr.get_string()));
-    }
-    const bool duplex = r.bool_or("duplex", true);  // default: full duplex, as every real link is
-    if (nic_Bps == 0 && cls == LinkClass::Network &&
-        (kinds[ends[0]] == NodeKind::Nic || kinds[ends[1]] == NodeKind::Nic))
-      nic_Bps = bw;
-    b.add_link(ends[0], ends[1], bw, lat_s, cls, duplex);
-  }
+  const ExplicitVertices vertices = read_vertices(root.at("nodes"), gpn, b);
+  const double nic_Bps = read_links(root.at("links"), vertices, b);
   int nics = 0;
-  for (const auto& [n, c] : nics_at) nics = std::max(nics, c);
+  for (const auto& [n, c] : vertices.nics_at) nics = std::max(nics, c);
   b.set_nics(nics, nic_Bps);
   Topology t = b.finish();
-
-  // Every GPU must reach every other GPU (GPUs are endpoints, not transit).
-  const auto& tg = TopologyBuilder::graph(t);
-  for (int dst = 0; dst < t.gpu_count(); ++dst) {
-    auto field = distance_field_to(tg.g, t.gpu_vertex(dst));
-    for (int src = 0; src < t.gpu_count(); ++src) {
-      if (src == dst || field[t.gpu_vertex(src)] < kInfCost) continue;
-      throw InputError(
-          path, fmt::format("/nodes/{}", t.gpu_vertex(src)),
-          fmt::format("disconnected GPU: no route from '{}' to '{}'",
-                      t.vertex(t.gpu_vertex(src)).name, t.vertex(t.gpu_vertex(dst)).name));
-    }
-  }
+  check_gpus_connected(t, path);
   return t;
 }
 
