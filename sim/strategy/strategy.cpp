@@ -159,6 +159,134 @@ void read_offload(const JsonReader& z, Strategy& s) {
   }
 }
 
+// The "zero_optimization" section, its keys checked: those DeepSpeed knows (read below or ignored
+// as not changing the modelled step).
+JsonReader zero_section(const JsonReader& r) {
+  if (!r.has("zero_optimization"))
+    r.fail("missing required key 'zero_optimization' (ZeRO stage 3)");
+  auto z = r.at("zero_optimization");
+  z.require_object(
+      {"stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
+       "overlap_comm", "reduce_scatter", "reduce_bucket_size", "stage3_prefetch_bucket_size",
+       "stage3_max_live_parameters", "stage3_max_reuse_distance",
+       "stage3_param_persistence_threshold", "contiguous_gradients", "sub_group_size",
+       "allgather_partitions", "allgather_bucket_size", "round_robin_gradients",
+       "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights",
+       // the same settings under DeepSpeed's field names (without "stage3_")
+       "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
+       "param_persistence_threshold", "gather_16bit_weights_on_model_save",
+       "stage3_gather_fp16_weights_on_model_save", "offload_optimizer", "offload_param",
+       "mics_shard_size", "mics_hierarchical_params_gather"});
+  return z;
+}
+
+// The stage and what partitions the model: ZeRO++'s components and MiCS, each of which needs stage
+// 3.
+void read_partitioning(const JsonReader& z, Strategy& s) {
+  const auto stage = z.at("stage").get_int();
+  s.qwz = z.bool_or("zero_quantized_weights", false);
+  s.qgz = z.bool_or("zero_quantized_gradients", false);
+  const auto hpz =
+      z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int32_at_least(1) : 1;
+  s.hpz = hpz > 1;
+  s.hpz_size = s.hpz ? static_cast<int>(hpz) : 0;
+  // MiCS (hybrid sharding): stage 3 within groups of mics_shard_size ranks; -1 is DeepSpeed's
+  // "off".
+  const auto mics = z.has("mics_shard_size") ? z.at("mics_shard_size").get_int() : std::int64_t{-1};
+  if (stage != 3) {
+    const char* zpp = s.qwz        ? "zero_quantized_weights"
+                      : s.qgz      ? "zero_quantized_gradients"
+                      : s.hpz      ? "zero_hpz_partition_size"
+                      : mics != -1 ? "mics_shard_size"
+                                   : nullptr;
+    if (zpp)
+      z.at("stage").fail(fmt::format("is {}, but {} ({}) needs stage 3", stage, zpp,
+                                     zpp[0] == 'm' ? "MiCS" : "ZeRO++"));
+    if (stage != 1 && stage != 2)
+      z.at("stage").fail(fmt::format("is {}; ZeRO stages 1, 2 and 3 are modelled", stage));
+    s.stage = static_cast<int>(stage);
+  }
+  if (mics != -1) {
+    auto m = z.at("mics_shard_size");
+    if (mics < 1) m.fail("must be -1 (off) or at least 1");
+    if (s.qwz || s.hpz || s.qgz) m.fail("MiCS together with ZeRO++ components is not modelled");
+    s.hsdp = true;
+    s.shard_size = m.get_int32_at_least(1);
+  }
+  if (z.has("mics_hierarchical_params_gather") &&
+      z.at("mics_hierarchical_params_gather").get_bool())
+    z.at("mics_hierarchical_params_gather").fail("true is not modelled; use false");
+}
+
+// The offload sections, refused together with MiCS or hpZ (combinations not modelled).
+void read_offload_checked(const JsonReader& z, Strategy& s) {
+  read_offload(z, s);
+  if (s.offloads() && s.hsdp)
+    z.at(s.offload_param != OffloadDevice::None ? "offload_param" : "offload_optimizer")
+        .at("device")
+        .fail("offloading together with MiCS (mics_shard_size) is not modelled");
+  if (s.offload_param != OffloadDevice::None && s.hpz)
+    z.at("offload_param")
+        .at("device")
+        .fail(
+            "offloading parameters together with hpZ (zero_hpz_partition_size: a secondary "
+            "partition "
+            "on the GPU) is not modelled");
+}
+
+// Gradient reduction and parameter prefetch: buckets, overlap and the keys read but not modelled.
+void read_buckets(const JsonReader& z, Strategy& s) {
+  if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
+    z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
+  s.overlap_comm = z.bool_or("overlap_comm", true);
+  if (z.has("reduce_bucket_size"))
+    s.reduce_bucket_elems = count_or_auto(z.at("reduce_bucket_size"), 1);
+  if (const char* k = alias_key(z, "stage3_prefetch_bucket_size", "prefetch_bucket_size"); z.has(k))
+    s.prefetch_bucket_elems = count_or_auto(z.at(k), 0);
+  // 0 is accepted, as DeepSpeed does: nothing may be prefetched.
+  if (const char* k = alias_key(z, "stage3_max_live_parameters", "max_live_parameters"); z.has(k))
+    s.max_live_params = z.at(k).get_int_at_least(0);
+  // Read, not modelled (said in the result's warnings); saving a checkpoint is not part of a step.
+  if (z.has(alias_key(z, "stage3_max_reuse_distance", "max_reuse_distance")))
+    s.unmodelled_keys |= Strategy::kUnmodelledReuseDistance;
+  if (z.has(alias_key(z, "stage3_param_persistence_threshold", "param_persistence_threshold")))
+    s.unmodelled_keys |= Strategy::kUnmodelledPersistence;
+  alias_key(z, "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save");
+}
+
+// The batch: "auto" (Hugging Face fills it from its arguments) leaves the command line's value.
+void read_batch(const JsonReader& r, Strategy& s) {
+  if (r.has("train_micro_batch_size_per_gpu") && !is_auto(r.at("train_micro_batch_size_per_gpu")))
+    s.micro_batch_sequences = r.at("train_micro_batch_size_per_gpu").get_int32_at_least(1);
+  if (r.has("gradient_accumulation_steps") && !is_auto(r.at("gradient_accumulation_steps")))
+    s.grad_accum = r.at("gradient_accumulation_steps").get_int32_at_least(1);
+  if (r.has("train_batch_size") && !is_auto(r.at("train_batch_size")))
+    s.train_batch_size = r.at("train_batch_size").get_int_at_least(1);
+}
+
+// The training data type (fp16 or bf16 section) and the gradients' communication type.
+void read_dtypes(const JsonReader& r, Strategy& s) {
+  const int fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
+  if (fp16 == 1 && bf16 == 1) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
+  if (fp16 == 1 || bf16 == 1)
+    s.dtype = bf16 == 1 ? "bf16" : "fp16";
+  else if (fp16 == -1 || bf16 == -1) {
+    s.dtype = "auto";  // resolve_auto picks among the sections left "auto"
+    s.auto_dtypes = (fp16 == -1 ? 1 : 0) | (bf16 == -1 ? 2 : 0);
+  } else
+    r.fail("enable fp16 or bf16 (FP32 training is not modelled)");
+  if (r.has("communication_data_type")) {
+    auto c = r.at("communication_data_type");
+    const std::string t = c.get_string();
+    if (t == "fp32")
+      s.grad_comm_bytes = 4;
+    else if (t == "fp16" || t == "bf16")
+      s.grad_comm_bytes = 2;
+    else
+      c.fail(fmt::format("'{}' is not one of fp16, bf16, fp32", t));
+  }
+}
+
 }  // namespace
 
 const char* to_string(OffloadDevice d) {
@@ -203,110 +331,14 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
                     "zero_force_ds_cpu_optimizer"});
   Strategy s;
   s.source = file;
-  if (!r.has("zero_optimization"))
-    r.fail("missing required key 'zero_optimization' (ZeRO stage 3)");
-  auto z = r.at("zero_optimization");
-  z.require_object(
-      {"stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
-       "overlap_comm", "reduce_scatter", "reduce_bucket_size", "stage3_prefetch_bucket_size",
-       "stage3_max_live_parameters", "stage3_max_reuse_distance",
-       "stage3_param_persistence_threshold", "contiguous_gradients", "sub_group_size",
-       "allgather_partitions", "allgather_bucket_size", "round_robin_gradients",
-       "stage3_gather_16bit_weights_on_model_save", "zero_quantized_nontrainable_weights",
-       // the same settings under DeepSpeed's field names (without "stage3_")
-       "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
-       "param_persistence_threshold", "gather_16bit_weights_on_model_save",
-       "stage3_gather_fp16_weights_on_model_save", "offload_optimizer", "offload_param",
-       "mics_shard_size", "mics_hierarchical_params_gather"});
-  const auto stage = z.at("stage").get_int();
-  s.qwz = z.bool_or("zero_quantized_weights", false);
-  s.qgz = z.bool_or("zero_quantized_gradients", false);
-  const auto hpz =
-      z.has("zero_hpz_partition_size") ? z.at("zero_hpz_partition_size").get_int32_at_least(1) : 1;
-  s.hpz = hpz > 1;
-  s.hpz_size = s.hpz ? static_cast<int>(hpz) : 0;
-  // MiCS (hybrid sharding): stage 3 within groups of mics_shard_size ranks; -1 is DeepSpeed's
-  // "off".
-  const auto mics = z.has("mics_shard_size") ? z.at("mics_shard_size").get_int() : std::int64_t{-1};
-  if (stage != 3) {
-    const char* zpp = s.qwz        ? "zero_quantized_weights"
-                      : s.qgz      ? "zero_quantized_gradients"
-                      : s.hpz      ? "zero_hpz_partition_size"
-                      : mics != -1 ? "mics_shard_size"
-                                   : nullptr;
-    if (zpp)
-      z.at("stage").fail(fmt::format("is {}, but {} ({}) needs stage 3", stage, zpp,
-                                     zpp[0] == 'm' ? "MiCS" : "ZeRO++"));
-    if (stage != 1 && stage != 2)
-      z.at("stage").fail(fmt::format("is {}; ZeRO stages 1, 2 and 3 are modelled", stage));
-    s.stage = static_cast<int>(stage);
-  }
-  if (mics != -1) {
-    auto m = z.at("mics_shard_size");
-    if (mics < 1) m.fail("must be -1 (off) or at least 1");
-    if (s.qwz || s.hpz || s.qgz) m.fail("MiCS together with ZeRO++ components is not modelled");
-    s.hsdp = true;
-    s.shard_size = m.get_int32_at_least(1);
-  }
-  if (z.has("mics_hierarchical_params_gather") &&
-      z.at("mics_hierarchical_params_gather").get_bool())
-    z.at("mics_hierarchical_params_gather").fail("true is not modelled; use false");
+  const JsonReader z = zero_section(r);
+  read_partitioning(z, s);
   if (z.has("allgather_bucket_size"))
     s.allgather_bucket_elems = z.at("allgather_bucket_size").get_int_at_least(1);
-  read_offload(z, s);
-  if (s.offloads() && s.hsdp)
-    z.at(s.offload_param != OffloadDevice::None ? "offload_param" : "offload_optimizer")
-        .at("device")
-        .fail("offloading together with MiCS (mics_shard_size) is not modelled");
-  if (s.offload_param != OffloadDevice::None && s.hpz)
-    z.at("offload_param")
-        .at("device")
-        .fail(
-            "offloading parameters together with hpZ (zero_hpz_partition_size: a secondary "
-            "partition "
-            "on the GPU) is not modelled");
-  if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
-    z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
-  s.overlap_comm = z.bool_or("overlap_comm", true);
-  if (z.has("reduce_bucket_size"))
-    s.reduce_bucket_elems = count_or_auto(z.at("reduce_bucket_size"), 1);
-  if (const char* k = alias_key(z, "stage3_prefetch_bucket_size", "prefetch_bucket_size"); z.has(k))
-    s.prefetch_bucket_elems = count_or_auto(z.at(k), 0);
-  // 0 is accepted, as DeepSpeed does: nothing may be prefetched.
-  if (const char* k = alias_key(z, "stage3_max_live_parameters", "max_live_parameters"); z.has(k))
-    s.max_live_params = z.at(k).get_int_at_least(0);
-  // Read, not modelled (said in the result's warnings); saving a checkpoint is not part of a step.
-  if (z.has(alias_key(z, "stage3_max_reuse_distance", "max_reuse_distance")))
-    s.unmodelled_keys |= Strategy::kUnmodelledReuseDistance;
-  if (z.has(alias_key(z, "stage3_param_persistence_threshold", "param_persistence_threshold")))
-    s.unmodelled_keys |= Strategy::kUnmodelledPersistence;
-  alias_key(z, "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save");
-  // The batch: "auto" (Hugging Face fills it from its arguments) leaves the command line's value.
-  if (r.has("train_micro_batch_size_per_gpu") && !is_auto(r.at("train_micro_batch_size_per_gpu")))
-    s.micro_batch_sequences = r.at("train_micro_batch_size_per_gpu").get_int32_at_least(1);
-  if (r.has("gradient_accumulation_steps") && !is_auto(r.at("gradient_accumulation_steps")))
-    s.grad_accum = r.at("gradient_accumulation_steps").get_int32_at_least(1);
-  if (r.has("train_batch_size") && !is_auto(r.at("train_batch_size")))
-    s.train_batch_size = r.at("train_batch_size").get_int_at_least(1);
-  const int fp16 = enabled_section(r, "fp16"), bf16 = enabled_section(r, "bf16");
-  if (fp16 == 1 && bf16 == 1) r.at("bf16").fail("fp16 and bf16 cannot both be enabled");
-  if (fp16 == 1 || bf16 == 1)
-    s.dtype = bf16 == 1 ? "bf16" : "fp16";
-  else if (fp16 == -1 || bf16 == -1) {
-    s.dtype = "auto";  // resolve_auto picks among the sections left "auto"
-    s.auto_dtypes = (fp16 == -1 ? 1 : 0) | (bf16 == -1 ? 2 : 0);
-  } else
-    r.fail("enable fp16 or bf16 (FP32 training is not modelled)");
-  if (r.has("communication_data_type")) {
-    auto c = r.at("communication_data_type");
-    const std::string t = c.get_string();
-    if (t == "fp32")
-      s.grad_comm_bytes = 4;
-    else if (t == "fp16" || t == "bf16")
-      s.grad_comm_bytes = 2;
-    else
-      c.fail(fmt::format("'{}' is not one of fp16, bf16, fp32", t));
-  }
+  read_offload_checked(z, s);
+  read_buckets(z, s);
+  read_batch(r, s);
+  read_dtypes(r, s);
   return s;
 }
 

@@ -186,6 +186,126 @@ void read_top_k(MoeShape& e, const JsonReader& r) {
     k.fail(fmt::format("must be at most the number of experts ({}; got {})", e.experts, e.top_k));
 }
 
+void gemma(ModelShape& m, const JsonReader& r, Kind kind) {
+  ArchShape& a = m.arch;
+  llama_like(m, r, true);
+  if (a.head_dim == 0) a.head_dim = 256;
+  a.activation = activation(r, given(r, "hidden_activation") ? "hidden_activation" : "hidden_act",
+                            "gelu_pytorch_tanh");
+  a.attn_bias = flag_or(r, "attention_bias", false);
+  if (kind == Kind::Gemma2) a.layer_norms = 4;  // pre and post norm around attention and MLP
+}
+
+void mixtral(ModelShape& m, const JsonReader& r) {
+  MoeShape& e = m.arch.moe;
+  llama_like(m, r, false);
+  e.experts = static_cast<int>(dim(r, "num_local_experts", kMaxExperts));
+  read_top_k(e, r);
+  e.expert_ffn = m.ffn;
+}
+
+void qwen2_moe(ModelShape& m, const JsonReader& r) {
+  MoeShape& e = m.arch.moe;
+  llama_like(m, r, false);
+  m.arch.qkv_bias = true;
+  e.experts = static_cast<int>(dim(r, "num_experts", kMaxExperts));
+  read_top_k(e, r);
+  e.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
+  e.shared_ffn = dim_or(r, "shared_expert_intermediate_size", 0, kMaxFfn);
+  e.shared_gate = e.shared_ffn > 0;
+  // Layer l is sparse when (l + 1) % decoder_sparse_step == 0 (Qwen2MoeDecoderLayer).
+  e.every = static_cast<int>(dim_or(r, "decoder_sparse_step", 1, kMaxLayers));
+  e.phase = e.every - 1;
+  read_moe_layers(e, r, m.layers);
+}
+
+void deepseek(ModelShape& m, const JsonReader& r) {
+  ArchShape& a = m.arch;
+  llama_like(m, r, false);
+  m.kv_heads = m.heads;  // MLA: every head has its own key and value, from the shared latent
+  a.attn_bias = flag_or(r, "attention_bias", false);
+  a.mla.q_lora_rank =
+      given(r, "q_lora_rank") ? static_cast<int>(dim(r, "q_lora_rank", kMaxHidden)) : 0;
+  a.mla.kv_lora_rank = static_cast<int>(dim(r, "kv_lora_rank", kMaxHidden));
+  a.mla.qk_nope_dim = static_cast<int>(dim(r, "qk_nope_head_dim", kMaxHidden));
+  a.mla.qk_rope_dim = static_cast<int>(dim(r, "qk_rope_head_dim", kMaxHidden));
+  a.mla.v_dim = static_cast<int>(dim(r, "v_head_dim", kMaxHidden));
+  if (!given(r, "n_routed_experts")) return;
+  a.moe.experts = static_cast<int>(dim(r, "n_routed_experts", kMaxExperts));
+  read_top_k(a.moe, r);
+  a.moe.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
+  a.moe.shared_ffn = count_or(r, "n_shared_experts", 0) * a.moe.expert_ffn;
+  // Layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+  a.moe.first_dense = count_or(r, "first_k_dense_replace", 0);
+  a.moe.every = static_cast<int>(dim_or(r, "moe_layer_freq", 1, kMaxLayers));
+  a.moe.router_bias = given(r, "topk_method") && r.at("topk_method").get_string() == "noaux_tc";
+}
+
+void gpt2(ModelShape& m, const JsonReader& r) {
+  m.family = "gpt2";
+  m.hidden = dim(r, key_of(r, {"n_embd", "hidden_size"}), kMaxHidden);
+  m.layers = static_cast<int>(dim(r, key_of(r, {"n_layer", "num_hidden_layers"}), kMaxLayers));
+  m.heads = r.at(key_of(r, {"n_head", "num_attention_heads"})).get_int32_at_least(1);
+  m.kv_heads = m.heads;
+  m.ffn = dim_or(r, "n_inner", 4 * m.hidden, kMaxFfn);  // null: 4h
+  m.vocab = dim(r, "vocab_size", kMaxVocab);
+  m.seq = r.at(key_of(r, {"n_positions", "max_position_embeddings"})).get_int32_at_least(1);
+  m.tied_embeddings = true;  // GPT2LMHeadModel always ties its head
+  m.dropout = any_positive(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, 0.1);
+  m.arch.activation = activation(r, "activation_function", "gelu_new");
+}
+
+void gpt_neox(ModelShape& m, const JsonReader& r) {
+  ArchShape& a = m.arch;
+  m.family = "gpt_neox";
+  m.hidden = dim(r, "hidden_size", kMaxHidden);
+  m.layers = static_cast<int>(dim(r, "num_hidden_layers", kMaxLayers));
+  m.heads = r.at("num_attention_heads").get_int32_at_least(1);
+  m.kv_heads = m.heads;
+  m.ffn = dim(r, "intermediate_size", kMaxFfn);
+  m.vocab = dim(r, "vocab_size", kMaxVocab);
+  m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
+  m.bias = flag_or(r, "attention_bias", true);  // every linear layer but the head
+  a.mlp_bias = true;
+  m.learned_positions = false;  // rotary on rotary_pct of each head
+  m.tied_embeddings = flag_or(r, "tie_word_embeddings", false);
+  m.dropout = any_positive(r,
+                           {"attention_dropout", "hidden_dropout", "attention_probs_dropout_prob",
+                            "hidden_dropout_prob"},
+                           0);
+  a.parallel_attn = flag_or(r, "use_parallel_residual", true);
+  a.activation = activation(r, "hidden_act", "gelu");
+}
+
+void falcon(ModelShape& m, const JsonReader& r) {
+  ArchShape& a = m.arch;
+  m.family = "falcon";
+  m.hidden = dim(r, "hidden_size", kMaxHidden);
+  m.layers = static_cast<int>(dim(r, key_of(r, {"num_hidden_layers", "n_layer"}), kMaxLayers));
+  m.heads = r.at(key_of(r, {"num_attention_heads", "n_head"})).get_int32_at_least(1);
+  const bool new_arch = flag_or(r, "new_decoder_architecture", false);
+  if (new_arch)
+    m.kv_heads = r.at(key_of(r, {"num_kv_heads", "n_head_kv"})).get_int32_at_least(1);
+  else
+    m.kv_heads = flag_or(r, "multi_query", true) ? 1 : m.heads;
+  m.ffn = dim_or(r, "ffn_hidden_size", 4 * m.hidden, kMaxFfn);
+  m.vocab = dim(r, "vocab_size", kMaxVocab);
+  m.seq = given(r, "max_position_embeddings")
+              ? r.at("max_position_embeddings").get_int32_at_least(1)
+              : 2048;  // the RW configs have none: Falcon was trained on 2048 tokens
+  m.bias = flag_or(r, "bias", false);
+  m.learned_positions = false;  // rotary or ALiBi, neither with parameters
+  m.tied_embeddings = flag_or(r, "tie_word_embeddings", true);
+  m.dropout = any_positive(r, {"attention_dropout", "hidden_dropout"}, 0);
+  a.parallel_attn = new_arch || flag_or(r, "parallel_attn", true);
+  // One norm shared by attention and MLP, or (new architecture) one for each.
+  a.layer_norms = new_arch ? count_or(r, "num_ln_in_parallel_attn", 2) : (a.parallel_attn ? 1 : 2);
+  if (a.layer_norms < 1 || a.layer_norms > 2)
+    r.at("num_ln_in_parallel_attn").fail("must be 1 or 2");
+  a.activation = activation(r, "activation", "gelu");
+}
+
+// The shape of one family's config: the Llama-like ones read llama_like's keys and then their own.
 void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
   ArchShape& a = m.arch;
   switch (kind) {
@@ -203,119 +323,20 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
       return;
     case Kind::Gemma:
     case Kind::Gemma2:
-      llama_like(m, r, true);
-      if (a.head_dim == 0) a.head_dim = 256;
-      a.activation =
-          activation(r, given(r, "hidden_activation") ? "hidden_activation" : "hidden_act",
-                     "gelu_pytorch_tanh");
-      a.attn_bias = flag_or(r, "attention_bias", false);
-      if (kind == Kind::Gemma2) a.layer_norms = 4;  // pre and post norm around attention and MLP
-      return;
+      return gemma(m, r, kind);
     case Kind::Mixtral:
-      llama_like(m, r, false);
-      a.moe.experts = static_cast<int>(dim(r, "num_local_experts", kMaxExperts));
-      read_top_k(a.moe, r);
-      a.moe.expert_ffn = m.ffn;
-      return;
+      return mixtral(m, r);
     case Kind::Qwen2Moe:
-      llama_like(m, r, false);
-      a.qkv_bias = true;
-      a.moe.experts = static_cast<int>(dim(r, "num_experts", kMaxExperts));
-      read_top_k(a.moe, r);
-      a.moe.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
-      a.moe.shared_ffn = dim_or(r, "shared_expert_intermediate_size", 0, kMaxFfn);
-      a.moe.shared_gate = a.moe.shared_ffn > 0;
-      // Layer l is sparse when (l + 1) % decoder_sparse_step == 0 (Qwen2MoeDecoderLayer).
-      a.moe.every = static_cast<int>(dim_or(r, "decoder_sparse_step", 1, kMaxLayers));
-      a.moe.phase = a.moe.every - 1;
-      read_moe_layers(a.moe, r, m.layers);
-      return;
+      return qwen2_moe(m, r);
     case Kind::DeepseekV2:
-    case Kind::DeepseekV3: {
-      llama_like(m, r, false);
-      m.kv_heads = m.heads;  // MLA: every head has its own key and value, from the shared latent
-      a.attn_bias = flag_or(r, "attention_bias", false);
-      a.mla.q_lora_rank =
-          given(r, "q_lora_rank") ? static_cast<int>(dim(r, "q_lora_rank", kMaxHidden)) : 0;
-      a.mla.kv_lora_rank = static_cast<int>(dim(r, "kv_lora_rank", kMaxHidden));
-      a.mla.qk_nope_dim = static_cast<int>(dim(r, "qk_nope_head_dim", kMaxHidden));
-      a.mla.qk_rope_dim = static_cast<int>(dim(r, "qk_rope_head_dim", kMaxHidden));
-      a.mla.v_dim = static_cast<int>(dim(r, "v_head_dim", kMaxHidden));
-      if (given(r, "n_routed_experts")) {
-        a.moe.experts = static_cast<int>(dim(r, "n_routed_experts", kMaxExperts));
-        read_top_k(a.moe, r);
-        a.moe.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
-        a.moe.shared_ffn = count_or(r, "n_shared_experts", 0) * a.moe.expert_ffn;
-        // Layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
-        a.moe.first_dense = count_or(r, "first_k_dense_replace", 0);
-        a.moe.every = static_cast<int>(dim_or(r, "moe_layer_freq", 1, kMaxLayers));
-        a.moe.router_bias =
-            given(r, "topk_method") && r.at("topk_method").get_string() == "noaux_tc";
-      }
-      return;
-    }
-    case Kind::Gpt2: {
-      m.family = "gpt2";
-      m.hidden = dim(r, key_of(r, {"n_embd", "hidden_size"}), kMaxHidden);
-      m.layers = static_cast<int>(dim(r, key_of(r, {"n_layer", "num_hidden_layers"}), kMaxLayers));
-      m.heads = r.at(key_of(r, {"n_head", "num_attention_heads"})).get_int32_at_least(1);
-      m.kv_heads = m.heads;
-      m.ffn = dim_or(r, "n_inner", 4 * m.hidden, kMaxFfn);  // null: 4h
-      m.vocab = dim(r, "vocab_size", kMaxVocab);
-      m.seq = r.at(key_of(r, {"n_positions", "max_position_embeddings"})).get_int32_at_least(1);
-      m.tied_embeddings = true;  // GPT2LMHeadModel always ties its head
-      m.dropout = any_positive(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, 0.1);
-      a.activation = activation(r, "activation_function", "gelu_new");
-      return;
-    }
+    case Kind::DeepseekV3:
+      return deepseek(m, r);
+    case Kind::Gpt2:
+      return gpt2(m, r);
     case Kind::GptNeox:
-      m.family = "gpt_neox";
-      m.hidden = dim(r, "hidden_size", kMaxHidden);
-      m.layers = static_cast<int>(dim(r, "num_hidden_layers", kMaxLayers));
-      m.heads = r.at("num_attention_heads").get_int32_at_least(1);
-      m.kv_heads = m.heads;
-      m.ffn = dim(r, "intermediate_size", kMaxFfn);
-      m.vocab = dim(r, "vocab_size", kMaxVocab);
-      m.seq = r.at("max_position_embeddings").get_int32_at_least(1);
-      m.bias = flag_or(r, "attention_bias", true);  // every linear layer but the head
-      a.mlp_bias = true;
-      m.learned_positions = false;  // rotary on rotary_pct of each head
-      m.tied_embeddings = flag_or(r, "tie_word_embeddings", false);
-      m.dropout = any_positive(r,
-                               {"attention_dropout", "hidden_dropout",
-                                "attention_probs_dropout_prob", "hidden_dropout_prob"},
-                               0);
-      a.parallel_attn = flag_or(r, "use_parallel_residual", true);
-      a.activation = activation(r, "hidden_act", "gelu");
-      return;
-    case Kind::Falcon: {
-      m.family = "falcon";
-      m.hidden = dim(r, "hidden_size", kMaxHidden);
-      m.layers = static_cast<int>(dim(r, key_of(r, {"num_hidden_layers", "n_layer"}), kMaxLayers));
-      m.heads = r.at(key_of(r, {"num_attention_heads", "n_head"})).get_int32_at_least(1);
-      const bool new_arch = flag_or(r, "new_decoder_architecture", false);
-      if (new_arch)
-        m.kv_heads = r.at(key_of(r, {"num_kv_heads", "n_head_kv"})).get_int32_at_least(1);
-      else
-        m.kv_heads = flag_or(r, "multi_query", true) ? 1 : m.heads;
-      m.ffn = dim_or(r, "ffn_hidden_size", 4 * m.hidden, kMaxFfn);
-      m.vocab = dim(r, "vocab_size", kMaxVocab);
-      m.seq = given(r, "max_position_embeddings")
-                  ? r.at("max_position_embeddings").get_int32_at_least(1)
-                  : 2048;  // the RW configs have none: Falcon was trained on 2048 tokens
-      m.bias = flag_or(r, "bias", false);
-      m.learned_positions = false;  // rotary or ALiBi, neither with parameters
-      m.tied_embeddings = flag_or(r, "tie_word_embeddings", true);
-      m.dropout = any_positive(r, {"attention_dropout", "hidden_dropout"}, 0);
-      a.parallel_attn = new_arch || flag_or(r, "parallel_attn", true);
-      // One norm shared by attention and MLP, or (new architecture) one for each.
-      a.layer_norms =
-          new_arch ? count_or(r, "num_ln_in_parallel_attn", 2) : (a.parallel_attn ? 1 : 2);
-      if (a.layer_norms < 1 || a.layer_norms > 2)
-        r.at("num_ln_in_parallel_attn").fail("must be 1 or 2");
-      a.activation = activation(r, "activation", "gelu");
-      return;
-    }
+      return gpt_neox(m, r);
+    case Kind::Falcon:
+      return falcon(m, r);
   }
 }
 
