@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "sim/core/error.hpp"
 #include "sim/net/network_model.hpp"
@@ -189,130 +190,222 @@ double predict_record(const CollectiveRecord& r, const std::string& cluster,
   return collective_time("analytic", record_op(r, topo), topo, profile);
 }
 
-CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
-                              const std::string& cluster) {
-  if (records.empty()) throw InputError("<measurements>", "", "no collective records to fit");
-  // Clusters and ops per record, built once.
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+// The records' clusters (one per node count) and ops, built once.
+struct RecordSetup {
   std::map<int, std::shared_ptr<const Topology>> clusters;
   std::vector<CollectiveOp> ops;
   std::vector<const Topology*> topo_of;
+};
+
+RecordSetup record_setup(const std::vector<CollectiveRecord>& records, const std::string& cluster) {
+  RecordSetup s;
   for (const CollectiveRecord& r : records) {
-    auto& t = clusters[r.nodes];
+    auto& t = s.clusters[r.nodes];
     if (!t) t = std::make_shared<const Topology>(record_cluster(r, cluster));
-    ops.push_back(record_op(r, *t));
-    topo_of.push_back(t.get());
+    s.ops.push_back(record_op(r, *t));
+    s.topo_of.push_back(t.get());
   }
+  return s;
+}
+
+// Where the Levenberg-Marquardt search stands: the point z, its predicted times t, residuals r and
+// cost c, and the damping.
+struct LmState {
+  std::vector<double> z, t, r;
+  double c = 0, lambda = 1e-2;
+};
+
+// What one iteration's damped steps did.
+enum class LmStep { None, Improved, Converged };
+
+// The least-squares problem: the records' times predicted for a point z of the unbounded space
+// (see the top of this file), and the residuals against the measured times.
+class CollectiveProblem {
+ public:
+  CollectiveProblem(const std::vector<CollectiveRecord>& records, const CostProfile& base,
+                    const RecordSetup& setup, std::vector<CollectiveParam> params)
+      : records_(records),
+        base_(base),
+        setup_(setup),
+        params_(std::move(params)),
+        P_(params_.size()),
+        N_(records.size()),
+        z0_(P_) {
+    for (std::size_t j = 0; j < P_; ++j)
+      z0_[j] = logit((params_[j].base - params_[j].lo) / (params_[j].hi - params_[j].lo));
+  }
+
+  // The search from the base values.
+  LmState start() const {
+    LmState s;
+    s.z = z0_;
+    s.t = predict(s.z);
+    s.r = residuals(s.z, s.t);
+    s.c = cost(s.r);
+    return s;
+  }
+
+  // Levenberg-Marquardt iterations from `s` until no damped step improves or the gain is below
+  // 1e-6 (counted past the limit); returns the iteration count.
+  int minimize(LmState& s) const {
+    int it = 0;
+    for (; it < kMaxIterations; ++it) {
+      const Matrix J = jacobian(s);
+      Matrix A(P_, std::vector<double>(P_, 0.0));
+      std::vector<double> g(P_, 0.0);
+      for (std::size_t i = 0; i < N_ + P_; ++i)
+        for (std::size_t a = 0; a < P_; ++a) {
+          g[a] -= J[i][a] * s.r[i];
+          for (std::size_t b = 0; b < P_; ++b) A[a][b] += J[i][a] * J[i][b];
+        }
+      const LmStep step = damped_step(A, g, s);
+      if (step == LmStep::None) break;
+      if (step == LmStep::Converged) it = kMaxIterations;
+    }
+    return it;
+  }
+
+  // The parameters at z, each marked when it ends within 1% of its range's ends.
+  std::vector<CollectiveParam> fitted(const std::vector<double>& z) const {
+    std::vector<CollectiveParam> params = params_;
+    for (std::size_t j = 0; j < P_; ++j) {
+      params[j].value = value_of(z, j);
+      const double w = params[j].hi - params[j].lo;
+      params[j].at_bound =
+          params[j].value - params[j].lo < 0.01 * w || params[j].hi - params[j].value < 0.01 * w;
+    }
+    return params;
+  }
+
+  // Sensitivity: the predictions' mean relative change for a 10% change of each parameter (the
+  // larger of up and down, each clamped to its range), at the fitted point; a parameter nothing
+  // moves is not informed by the records.
+  void set_sensitivities(const CostProfile& fitted_profile, const std::vector<double>& t,
+                         std::vector<CollectiveParam>& params) const {
+    for (std::size_t j = 0; j < P_; ++j) {
+      double worst = 0;
+      for (double f : {1.1, 0.9}) {
+        CostProfile p = fitted_profile;
+        std::vector<CollectiveParam> cur = params;
+        cur[j].value = std::clamp(cur[j].value == 0 ? 0.1 * (f - 1) * 10 : cur[j].value * f,
+                                  cur[j].lo, cur[j].hi);
+        set_collective_params(p, cur);
+        double s = 0;
+        for (std::size_t i = 0; i < N_; ++i) s += std::fabs(time_of(i, p) - t[i]) / t[i];
+        worst = std::max(worst, s / static_cast<double>(N_));
+      }
+      params[j].sensitivity = worst;
+      params[j].informed = params[j].sensitivity > 1e-6;
+    }
+  }
+
+ private:
+  double value_of(const std::vector<double>& z, std::size_t j) const {
+    return params_[j].lo + (params_[j].hi - params_[j].lo) * sigmoid(z[j]);
+  }
+
+  double time_of(std::size_t i, const CostProfile& p) const {
+    return collective_time("analytic", setup_.ops[i], *setup_.topo_of[i], p);
+  }
+
+  std::vector<double> predict(const std::vector<double>& z) const {
+    CostProfile p = base_;
+    std::vector<CollectiveParam> cur = params_;
+    for (std::size_t j = 0; j < P_; ++j) cur[j].value = value_of(z, j);
+    set_collective_params(p, cur);
+    std::vector<double> t(N_);
+    for (std::size_t i = 0; i < N_; ++i) t[i] = time_of(i, p);
+    return t;
+  }
+
+  // The relative time errors, then the weak prior's pull towards the base values.
+  std::vector<double> residuals(const std::vector<double>& zz, const std::vector<double>& t) const {
+    std::vector<double> r(N_ + P_);
+    for (std::size_t i = 0; i < N_; ++i) r[i] = (t[i] - records_[i].time_s) / records_[i].time_s;
+    for (std::size_t j = 0; j < P_; ++j) r[N_ + j] = kPrior * (zz[j] - z0_[j]);
+    return r;
+  }
+
+  static double cost(const std::vector<double>& r) {
+    double s = 0;
+    for (double x : r) s += x * x;
+    return s;
+  }
+
+  // Jacobian by forward differences.
+  Matrix jacobian(const LmState& s) const {
+    Matrix J(N_ + P_, std::vector<double>(P_, 0.0));
+    for (std::size_t j = 0; j < P_; ++j) {
+      std::vector<double> zj = s.z;
+      const double h = 1e-3;
+      zj[j] += h;
+      const std::vector<double> rj = residuals(zj, predict(zj));
+      for (std::size_t i = 0; i < N_ + P_; ++i) J[i][j] = (rj[i] - s.r[i]) / h;
+    }
+    return J;
+  }
+
+  // Up to 12 steps of growing damping on the normal equations A step = g; the first that lowers
+  // the cost is taken (and the damping lowered).
+  LmStep damped_step(const Matrix& A, const std::vector<double>& g, LmState& s) const {
+    for (int tries = 0; tries < 12; ++tries) {
+      Matrix D = A;
+      for (std::size_t a = 0; a < P_; ++a) D[a][a] += s.lambda * (A[a][a] + 1e-9);
+      const std::vector<double> step = solve(D, g);
+      std::vector<double> zn = s.z;
+      for (std::size_t a = 0; a < P_; ++a) zn[a] += std::clamp(step[a], -3.0, 3.0);
+      const std::vector<double> tn = predict(zn);
+      const std::vector<double> rn = residuals(zn, tn);
+      const double cn = cost(rn);
+      if (cn < s.c) {
+        const double gain = (s.c - cn) / s.c;
+        s.z = zn;
+        s.t = tn;
+        s.r = rn;
+        s.c = cn;
+        s.lambda = std::max(s.lambda / 3, 1e-7);
+        return gain < 1e-6 ? LmStep::Converged : LmStep::Improved;
+      }
+      s.lambda *= 4;
+    }
+    return LmStep::None;
+  }
+
+  const std::vector<CollectiveRecord>& records_;
+  const CostProfile& base_;
+  const RecordSetup& setup_;
+  const std::vector<CollectiveParam> params_;  // at their base values
+  const std::size_t P_, N_;
+  std::vector<double> z0_;  // the base values' point
+};
+
+}  // namespace
+
+CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
+                              const std::string& cluster) {
+  if (records.empty()) throw InputError("<measurements>", "", "no collective records to fit");
+  const RecordSetup setup = record_setup(records, cluster);
   // NCCL runs LL and LL128 below a few MiB: records above say nothing about their latencies, which
   // then stay at the base values rather than absorb what the larger sizes show.
   bool small = false;
   for (const CollectiveRecord& r : records) small = small || r.bytes <= kSmallRecordBytes;
-  std::vector<CollectiveParam> params = collective_params(base, small);
-  const std::size_t P = params.size(), N = records.size();
-  auto value_of = [&](const std::vector<double>& z, std::size_t j) {
-    return params[j].lo + (params[j].hi - params[j].lo) * sigmoid(z[j]);
-  };
-  auto predict = [&](const std::vector<double>& z) {
-    CostProfile p = base;
-    std::vector<CollectiveParam> cur = params;
-    for (std::size_t j = 0; j < P; ++j) cur[j].value = value_of(z, j);
-    set_collective_params(p, cur);
-    std::vector<double> t(N);
-    for (std::size_t i = 0; i < N; ++i) t[i] = collective_time("analytic", ops[i], *topo_of[i], p);
-    return t;
-  };
-  std::vector<double> z0(P), z(P);
-  for (std::size_t j = 0; j < P; ++j)
-    z0[j] = z[j] = logit((params[j].base - params[j].lo) / (params[j].hi - params[j].lo));
-  auto residuals = [&](const std::vector<double>& zz, const std::vector<double>& t) {
-    std::vector<double> r(N + P);
-    for (std::size_t i = 0; i < N; ++i) r[i] = (t[i] - records[i].time_s) / records[i].time_s;
-    for (std::size_t j = 0; j < P; ++j) r[N + j] = kPrior * (zz[j] - z0[j]);
-    return r;
-  };
-  auto cost = [](const std::vector<double>& r) {
-    double s = 0;
-    for (double x : r) s += x * x;
-    return s;
-  };
-  std::vector<double> t = predict(z);
-  std::vector<double> r = residuals(z, t);
-  double c = cost(r), lambda = 1e-2;
-  int it = 0;
-  for (; it < kMaxIterations; ++it) {
-    // Jacobian by forward differences.
-    std::vector<std::vector<double>> J(N + P, std::vector<double>(P, 0.0));
-    for (std::size_t j = 0; j < P; ++j) {
-      std::vector<double> zj = z;
-      const double h = 1e-3;
-      zj[j] += h;
-      const std::vector<double> rj = residuals(zj, predict(zj));
-      for (std::size_t i = 0; i < N + P; ++i) J[i][j] = (rj[i] - r[i]) / h;
-    }
-    std::vector<std::vector<double>> A(P, std::vector<double>(P, 0.0));
-    std::vector<double> g(P, 0.0);
-    for (std::size_t i = 0; i < N + P; ++i)
-      for (std::size_t a = 0; a < P; ++a) {
-        g[a] -= J[i][a] * r[i];
-        for (std::size_t b = 0; b < P; ++b) A[a][b] += J[i][a] * J[i][b];
-      }
-    bool improved = false;
-    for (int tries = 0; tries < 12 && !improved; ++tries) {
-      std::vector<std::vector<double>> D = A;
-      for (std::size_t a = 0; a < P; ++a) D[a][a] += lambda * (A[a][a] + 1e-9);
-      const std::vector<double> step = solve(D, g);
-      std::vector<double> zn = z;
-      for (std::size_t a = 0; a < P; ++a) zn[a] += std::clamp(step[a], -3.0, 3.0);
-      const std::vector<double> tn = predict(zn);
-      const std::vector<double> rn = residuals(zn, tn);
-      const double cn = cost(rn);
-      if (cn < c) {
-        improved = true;
-        const double gain = (c - cn) / c;
-        z = zn;
-        t = tn;
-        r = rn;
-        c = cn;
-        lambda = std::max(lambda / 3, 1e-7);
-        if (gain < 1e-6) it = kMaxIterations;  // converged
-      } else {
-        lambda *= 4;
-      }
-    }
-    if (!improved) break;
-  }
+  const CollectiveProblem problem(records, base, setup, collective_params(base, small));
+  LmState s = problem.start();
   CollectiveFit out;
-  out.iterations = it;
+  out.iterations = problem.minimize(s);
   out.profile = base;
-  for (std::size_t j = 0; j < P; ++j) {
-    params[j].value = value_of(z, j);
-    const double w = params[j].hi - params[j].lo;
-    params[j].at_bound =
-        params[j].value - params[j].lo < 0.01 * w || params[j].hi - params[j].value < 0.01 * w;
-  }
+  std::vector<CollectiveParam> params = problem.fitted(s.z);
   set_collective_params(out.profile, params);
-  out.predicted_s = t;
-  // Sensitivity: the predictions' mean relative change for a 10% change of each parameter (the
-  // larger of up and down, each clamped to its range), at the fitted point; a parameter nothing
-  // moves is not informed by the records.
-  for (std::size_t j = 0; j < P; ++j) {
-    double worst = 0;
-    for (double f : {1.1, 0.9}) {
-      CostProfile p = out.profile;
-      std::vector<CollectiveParam> cur = params;
-      cur[j].value = std::clamp(cur[j].value == 0 ? 0.1 * (f - 1) * 10 : cur[j].value * f,
-                                cur[j].lo, cur[j].hi);
-      set_collective_params(p, cur);
-      double s = 0;
-      for (std::size_t i = 0; i < N; ++i)
-        s += std::fabs(collective_time("analytic", ops[i], *topo_of[i], p) - t[i]) / t[i];
-      worst = std::max(worst, s / static_cast<double>(N));
-    }
-    params[j].sensitivity = worst;
-    params[j].informed = params[j].sensitivity > 1e-6;
-  }
+  out.predicted_s = s.t;
+  problem.set_sensitivities(out.profile, s.t, params);
   out.params = params;
+  const std::size_t N = records.size();
   for (std::size_t i = 0; i < N; ++i) {
-    const double e = std::fabs(t[i] - records[i].time_s) / records[i].time_s;
+    const double e = std::fabs(s.t[i] - records[i].time_s) / records[i].time_s;
     out.mean_abs_rel_err += e / static_cast<double>(N);
     out.worst_abs_rel_err = std::max(out.worst_abs_rel_err, e);
   }

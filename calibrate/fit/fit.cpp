@@ -78,54 +78,55 @@ LinearFit fit_relative(const std::vector<double>& x, const std::vector<double>& 
   return f;
 }
 
-FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt) {
-  if (m.collectives.empty() && m.kernels.empty() && m.gemms.empty())
-    throw InputError("<measurements>", "",
-                     "no records to fit (the measurement files hold only headers)");
-  FitResult res;
-  CostProfile& p = res.profile;
-  p = base;
-  p.name = opt.name.empty() ? base.name + "-measured" : opt.name;
-  p.status = "measured";
-  json sources = base.provenance.contains("sources") ? base.provenance["sources"] : json::object();
+namespace {
+
+// What the fit changed, for the profile's provenance: a source line per fitted parameter (the base
+// profile's for the others) and the fitted parameters' names.
+struct FitProvenance {
+  json sources;
   json fitted = json::array();
+};
 
-  // --- collectives: the NCCL model's parameters, every record simulated on the named cluster.
-  if (!m.collectives.empty()) {
-    if (opt.cluster.empty())
-      throw InputError("<command line>", "--cluster",
-                       "required: collective records are fitted by simulating each on the cluster "
-                       "they ran on (a preset such as h100-ndr-rail-10n, or a topology file)");
-    CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster);
-    const std::string name = p.name, status = p.status;
-    p = cf.profile;
-    p.name = name;
-    p.status = status;
-    for (std::size_t i = 0; i < m.collectives.size(); ++i) {
-      const CollectiveRecord& r = m.collectives[i];
-      res.points.push_back({fmt::format("{} ranks={} nodes={}", r.op, r.ranks, r.nodes), r.where,
-                            static_cast<double>(r.bytes), r.time_s, cf.predicted_s[i]});
-    }
-    for (const CollectiveParam& c : cf.params) {
-      res.summary.push_back(fmt::format(
-          "{}: {:.4g} (base {:.4g}, range {:g}..{:g}){}{}; sensitivity {:.3g}", c.key, c.value,
-          c.base, c.lo, c.hi, c.informed ? "" : ", not informed by these records",
-          c.at_bound ? ", AT A BOUND of its range" : "", c.sensitivity));
-      if (!c.informed) continue;
-      sources[c.key] = fmt::format(
-          "measured: fitted by `calibrate fit` on {} collective records (cluster {}), range "
-          "{:g}..{:g}",
-          m.collectives.size(), opt.cluster, c.lo, c.hi);
-      fitted.push_back(c.key);
-    }
-    res.summary.push_back(fmt::format(
-        "collectives: {} records on cluster {}, {} iterations; mean |error| {:.2f}%, worst {:.2f}%",
-        m.collectives.size(), opt.cluster, cf.iterations, cf.mean_abs_rel_err * 100,
-        cf.worst_abs_rel_err * 100));
-    res.collective_params = cf.params;
+// Collectives: the NCCL model's parameters, every record simulated on the named cluster.
+void fit_collective_records(const Measurements& m, const FitOptions& opt, FitResult& res,
+                            FitProvenance& prov) {
+  CostProfile& p = res.profile;
+  if (opt.cluster.empty())
+    throw InputError("<command line>", "--cluster",
+                     "required: collective records are fitted by simulating each on the cluster "
+                     "they ran on (a preset such as h100-ndr-rail-10n, or a topology file)");
+  CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster);
+  const std::string name = p.name, status = p.status;
+  p = cf.profile;
+  p.name = name;
+  p.status = status;
+  for (std::size_t i = 0; i < m.collectives.size(); ++i) {
+    const CollectiveRecord& r = m.collectives[i];
+    res.points.push_back({fmt::format("{} ranks={} nodes={}", r.op, r.ranks, r.nodes), r.where,
+                          static_cast<double>(r.bytes), r.time_s, cf.predicted_s[i]});
   }
+  for (const CollectiveParam& c : cf.params) {
+    res.summary.push_back(fmt::format(
+        "{}: {:.4g} (base {:.4g}, range {:g}..{:g}){}{}; sensitivity {:.3g}", c.key, c.value,
+        c.base, c.lo, c.hi, c.informed ? "" : ", not informed by these records",
+        c.at_bound ? ", AT A BOUND of its range" : "", c.sensitivity));
+    if (!c.informed) continue;
+    prov.sources[c.key] = fmt::format(
+        "measured: fitted by `calibrate fit` on {} collective records (cluster {}), range "
+        "{:g}..{:g}",
+        m.collectives.size(), opt.cluster, c.lo, c.hi);
+    prov.fitted.push_back(c.key);
+  }
+  res.summary.push_back(fmt::format(
+      "collectives: {} records on cluster {}, {} iterations; mean |error| {:.2f}%, worst {:.2f}%",
+      m.collectives.size(), opt.cluster, cf.iterations, cf.mean_abs_rel_err * 100,
+      cf.worst_abs_rel_err * 100));
+  res.collective_params = cf.params;
+}
 
-  // --- kernels: time = launch + bytes / throughput.
+// Kernels: time = launch + bytes / throughput, one fit per kernel name.
+void fit_kernel_records(const Measurements& m, FitResult& res, FitProvenance& prov) {
+  CostProfile& p = res.profile;
   std::map<std::string, std::vector<const KernelRecord*>> kgroups;
   for (const auto& k : m.kernels) kgroups[k.name].push_back(&k);
   for (const auto& [name, recs] : kgroups) {
@@ -150,65 +151,92 @@ FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitO
         "worst error {:.2f}%",
         name, recs.size(), kc.throughput_Bps / 1e9, kc.throughput_Bps / p.hbm_Bps,
         kc.launch_s * 1e6, f.max_rel_err * 100));
-    sources["kernels/" + name] =
+    prov.sources["kernels/" + name] =
         fmt::format("measured: {} points, fitted on relative error", recs.size());
-    fitted.push_back("kernels/" + name);
+    prov.fitted.push_back("kernels/" + name);
   }
+}
 
-  // --- GEMMs: efficiency = flops / time / peak, averaged per half decade of FLOPs (in log10
-  // FLOPs).
-  if (!m.gemms.empty()) {
-    std::map<long, std::pair<double, std::pair<double, int>>>
-        bins;  // bin -> (sum log10 f, (sum eff, count))
-    for (const auto& g : m.gemms) {
-      double eff = g.flops() / g.time_s / p.peak_flops;
-      if (eff > 1.0)
-        throw InputError(
-            g.where, "/time_s",
-            fmt::format(
-                "GEMM {}x{}x{} ran at {:.3g} of the base profile's peak ({:.4g} TFLOPS): the "
-                "peak is wrong for this GPU; pass --base with the right profile",
-                g.m, g.n, g.k, eff, p.peak_flops / 1e12));
-      double lf = std::log10(g.flops());
-      auto& b = bins[static_cast<long>(std::floor(2 * lf))];
-      b.first += lf;
-      b.second.first += eff;
-      b.second.second += 1;
-    }
-    p.gemm_efficiency.clear();
-    for (const auto& [bin, v] : bins)
-      p.gemm_efficiency.emplace_back(std::pow(10.0, v.first / v.second.second),
-                                     v.second.first / v.second.second);
-    double worst = 0;
-    for (const auto& g : m.gemms) {
-      double pred = g.flops() / (p.gemm_efficiency_at(g.flops()) * p.peak_flops);
-      PointReport pr{fmt::format("gemm {}x{}x{}", g.m, g.n, g.k), g.where, g.flops(), g.time_s,
-                     pred};
-      worst = std::max(worst, std::fabs(pr.rel_err()));
-      res.points.push_back(pr);
-    }
-    res.summary.push_back(
-        fmt::format("gemm efficiency: {} shapes -> {} curve points (half-decade bins), efficiency "
-                    "{:.3f}..{:.3f}; worst error {:.2f}%",
-                    m.gemms.size(), p.gemm_efficiency.size(), p.gemm_efficiency.front().second,
-                    p.gemm_efficiency.back().second, worst * 100));
-    sources["gemm_efficiency"] =
-        fmt::format("measured: {} GEMM shapes, averaged per half decade of FLOPs", m.gemms.size());
-    fitted.push_back("gemm_efficiency");
+// The GEMM efficiency curve: efficiency = flops / time / peak, averaged per half decade of FLOPs
+// (in log10 FLOPs). A GEMM faster than the base profile's peak is an error (the peak is wrong).
+void fit_gemm_curve(const Measurements& m, CostProfile& p) {
+  std::map<long, std::pair<double, std::pair<double, int>>>
+      bins;  // bin -> (sum log10 f, (sum eff, count))
+  for (const auto& g : m.gemms) {
+    double eff = g.flops() / g.time_s / p.peak_flops;
+    if (eff > 1.0)
+      throw InputError(
+          g.where, "/time_s",
+          fmt::format("GEMM {}x{}x{} ran at {:.3g} of the base profile's peak ({:.4g} TFLOPS): the "
+                      "peak is wrong for this GPU; pass --base with the right profile",
+                      g.m, g.n, g.k, eff, p.peak_flops / 1e12));
+    double lf = std::log10(g.flops());
+    auto& b = bins[static_cast<long>(std::floor(2 * lf))];
+    b.first += lf;
+    b.second.first += eff;
+    b.second.second += 1;
   }
+  p.gemm_efficiency.clear();
+  for (const auto& [bin, v] : bins)
+    p.gemm_efficiency.emplace_back(std::pow(10.0, v.first / v.second.second),
+                                   v.second.first / v.second.second);
+}
 
+// GEMMs: the efficiency curve, then every shape predicted with it.
+void fit_gemm_records(const Measurements& m, FitResult& res, FitProvenance& prov) {
+  CostProfile& p = res.profile;
+  fit_gemm_curve(m, p);
+  double worst = 0;
+  for (const auto& g : m.gemms) {
+    double pred = g.flops() / (p.gemm_efficiency_at(g.flops()) * p.peak_flops);
+    PointReport pr{fmt::format("gemm {}x{}x{}", g.m, g.n, g.k), g.where, g.flops(), g.time_s, pred};
+    worst = std::max(worst, std::fabs(pr.rel_err()));
+    res.points.push_back(pr);
+  }
+  res.summary.push_back(
+      fmt::format("gemm efficiency: {} shapes -> {} curve points (half-decade bins), efficiency "
+                  "{:.3f}..{:.3f}; worst error {:.2f}%",
+                  m.gemms.size(), p.gemm_efficiency.size(), p.gemm_efficiency.front().second,
+                  p.gemm_efficiency.back().second, worst * 100));
+  prov.sources["gemm_efficiency"] =
+      fmt::format("measured: {} GEMM shapes, averaged per half decade of FLOPs", m.gemms.size());
+  prov.fitted.push_back("gemm_efficiency");
+}
+
+// The measured profile's provenance: its base, what was fitted, from which files and command.
+json provenance_of(const Measurements& m, const CostProfile& base, const FitOptions& opt,
+                   const FitProvenance& fit) {
   json prov = json::object();
   prov["status"] = "measured";
   prov["base_profile"] = base.name;
   prov["base_status"] = base.status;
-  prov["fitted"] = fitted;
+  prov["fitted"] = fit.fitted;
   prov["note"] = "parameters not listed in 'fitted' keep the base profile's values and sources";
   prov["measurements"] = json::array();
   for (std::size_t i = 0; i < m.files.size(); ++i)
     prov["measurements"].push_back({{"file", m.files[i]}, {"provenance", m.provenance[i]}});
   if (!opt.command.empty()) prov["command"] = opt.command;
-  prov["sources"] = sources;
-  p.provenance = prov;
+  prov["sources"] = fit.sources;
+  return prov;
+}
+
+}  // namespace
+
+FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt) {
+  if (m.collectives.empty() && m.kernels.empty() && m.gemms.empty())
+    throw InputError("<measurements>", "",
+                     "no records to fit (the measurement files hold only headers)");
+  FitResult res;
+  CostProfile& p = res.profile;
+  p = base;
+  p.name = opt.name.empty() ? base.name + "-measured" : opt.name;
+  p.status = "measured";
+  FitProvenance prov;
+  prov.sources = base.provenance.contains("sources") ? base.provenance["sources"] : json::object();
+  if (!m.collectives.empty()) fit_collective_records(m, opt, res, prov);
+  fit_kernel_records(m, res, prov);
+  if (!m.gemms.empty()) fit_gemm_records(m, res, prov);
+  p.provenance = provenance_of(m, base, opt, prov);
   return res;
 }
 

@@ -344,6 +344,91 @@ std::string section_test(const std::string& line) {
   return tok.empty() ? "" : tok.front();
 }
 
+// A "#" line of the text: a section's start, a run's header or a Rank line (others are comments).
+void read_comment_line(Importer& imp, Pending& cur, const std::string& line,
+                       const std::vector<std::string>& tok, const std::string& where) {
+  if (std::string test = section_test(line); !test.empty()) {
+    imp.finish(std::move(cur));
+    cur = imp.open(test, where);
+    return;
+  }
+  if (tok[0] == "#" && tok.size() >= 2 && tok[1] == "nThread") {
+    if (imp.log().header.empty()) imp.log().header = trim(line);
+    if (cur.has_content()) {  // a second run without a section line: same op, new ranks
+      std::string test = cur.sec.test;
+      imp.finish(std::move(cur));
+      cur = imp.open(test, where);
+    } else if (!cur.named) {
+      cur.sec.where = where;
+    }
+    return;
+  }
+  // "#  Rank  0 Group  0 Pid  1234 on  host-a device  0 [0x07] NVIDIA H100 80GB HBM3"
+  auto on = std::find(tok.begin(), tok.end(), "on");
+  if (tok.size() >= 3 && tok[0] == "#" && tok[1] == "Rank" && is_uint(tok[2]) &&
+      tok[2].size() < 10 && on != tok.end() && on + 1 != tok.end()) {
+    std::string device;
+    auto dev = line.find(" device ");
+    auto bracket = dev == std::string::npos ? dev : line.find(']', dev);
+    if (bracket != std::string::npos) device = trim(line.substr(bracket + 1));
+    cur.add_rank(std::stoll(tok[2]), *(on + 1), device);
+  }
+}
+
+// The #wrong column: 0, N/A or an error value; a non-zero count means the run failed validation.
+void check_wrong_column(const std::string& wrong, const std::string& where) {
+  if (is_uint(wrong)) {
+    if (wrong.find_first_not_of('0') != std::string::npos)  // any non-zero count; no overflow
+      throw InputError(where, "#wrong",
+                       fmt::format("{} wrong elements: the run failed validation", wrong));
+  } else if (wrong != "N/A") {
+    double e;
+    if (!parse_double(wrong, e))
+      throw InputError(where, "#wrong",
+                       fmt::format("'{}' is not a count, N/A or an error value", wrong));
+  }
+}
+
+// A result row: size count type [redop] [root] + 8 result columns (out-of-place, then in-place;
+// opt.in_place reads the second four). Size-0 rows are counted, not recorded.
+void read_result_row(const std::vector<std::string>& tok, const std::string& where,
+                     const NcclTestsOptions& opt, Pending& cur) {
+  if (tok.size() < 11 || tok.size() > 13)
+    throw InputError(where, "row",
+                     fmt::format("result row has {} columns; expected 'size count type [redop] "
+                                 "[root] time algbw busbw #wrong time algbw busbw #wrong' (11 to "
+                                 "13)",
+                                 tok.size()));
+  std::size_t base = tok.size() - 8 + (opt.in_place ? 4 : 0);
+  static const char* names[] = {"time", "algbw", "busbw", "#wrong"};
+  double vals[3];
+  for (int c = 0; c < 3; ++c)
+    if (!parse_double(tok[base + c], vals[c]) || vals[c] < 0)
+      throw InputError(where, names[c],
+                       fmt::format("'{}' is not a non-negative number", tok[base + c]));
+  check_wrong_column(tok[base + 3], where);
+  Row row;
+  if (!parse_u64(tok[0], row.bytes))
+    throw InputError(where, "size", fmt::format("'{}' is not a byte count", tok[0]));
+  std::uint64_t count = 0;
+  if (!parse_u64(tok[1], count))
+    throw InputError(where, "count", fmt::format("'{}' is not an element count", tok[1]));
+  if (!valid_type_name(tok[2]))
+    throw InputError(where, "type", fmt::format("'{}' is not a data type name", tok[2]));
+  if (row.bytes == 0) {  // nccl-tests prints size-0 rows where a step rounds to zero
+    ++cur.zero_rows;
+    return;
+  }
+  if (!(vals[0] > 0)) throw InputError(where, "time", "time must be positive");
+  row.count = count;
+  row.type = tok[2];
+  row.time_us = vals[0];
+  row.where = where;
+  row.err_file = where;
+  row.count_path = "count";
+  cur.rows.push_back(std::move(row));
+}
+
 NcclTestsLog parse_text(const std::string& text, const std::string& file,
                         const NcclTestsOptions& opt) {
   Importer imp(file, opt);
@@ -357,32 +442,7 @@ NcclTestsLog parse_text(const std::string& text, const std::string& file,
     auto tok = tokens(line);
     if (tok.empty()) continue;
     if (tok[0].starts_with("#")) {
-      if (std::string test = section_test(line); !test.empty()) {
-        imp.finish(std::move(cur));
-        cur = imp.open(test, where);
-        continue;
-      }
-      if (tok[0] == "#" && tok.size() >= 2 && tok[1] == "nThread") {
-        if (imp.log().header.empty()) imp.log().header = trim(line);
-        if (cur.has_content()) {  // a second run without a section line: same op, new ranks
-          std::string test = cur.sec.test;
-          imp.finish(std::move(cur));
-          cur = imp.open(test, where);
-        } else if (!cur.named) {
-          cur.sec.where = where;
-        }
-        continue;
-      }
-      // "#  Rank  0 Group  0 Pid  1234 on  host-a device  0 [0x07] NVIDIA H100 80GB HBM3"
-      auto on = std::find(tok.begin(), tok.end(), "on");
-      if (tok.size() >= 3 && tok[0] == "#" && tok[1] == "Rank" && is_uint(tok[2]) &&
-          tok[2].size() < 10 && on != tok.end() && on + 1 != tok.end()) {
-        std::string device;
-        auto dev = line.find(" device ");
-        auto bracket = dev == std::string::npos ? dev : line.find(']', dev);
-        if (bracket != std::string::npos) device = trim(line.substr(bracket + 1));
-        cur.add_rank(std::stoll(tok[2]), *(on + 1), device);
-      }
+      read_comment_line(imp, cur, line, tok, where);
       continue;
     }
     if (!is_uint(tok[0])) continue;  // NCCL INFO/WARN lines and other chatter
@@ -390,51 +450,7 @@ NcclTestsLog parse_text(const std::string& text, const std::string& file,
       ++cur.skipped_rows;
       continue;
     }
-    // size count type [redop] [root] + 8 result columns.
-    if (tok.size() < 11 || tok.size() > 13)
-      throw InputError(where, "row",
-                       fmt::format("result row has {} columns; expected 'size count type [redop] "
-                                   "[root] time algbw busbw #wrong time algbw busbw #wrong' (11 to "
-                                   "13)",
-                                   tok.size()));
-    std::size_t base = tok.size() - 8 + (opt.in_place ? 4 : 0);
-    static const char* names[] = {"time", "algbw", "busbw", "#wrong"};
-    double vals[3];
-    for (int c = 0; c < 3; ++c)
-      if (!parse_double(tok[base + c], vals[c]) || vals[c] < 0)
-        throw InputError(where, names[c],
-                         fmt::format("'{}' is not a non-negative number", tok[base + c]));
-    const std::string& wrong = tok[base + 3];
-    if (is_uint(wrong)) {
-      if (wrong.find_first_not_of('0') != std::string::npos)  // any non-zero count; no overflow
-        throw InputError(where, "#wrong",
-                         fmt::format("{} wrong elements: the run failed validation", wrong));
-    } else if (wrong != "N/A") {
-      double e;
-      if (!parse_double(wrong, e))
-        throw InputError(where, "#wrong",
-                         fmt::format("'{}' is not a count, N/A or an error value", wrong));
-    }
-    Row row;
-    if (!parse_u64(tok[0], row.bytes))
-      throw InputError(where, "size", fmt::format("'{}' is not a byte count", tok[0]));
-    std::uint64_t count = 0;
-    if (!parse_u64(tok[1], count))
-      throw InputError(where, "count", fmt::format("'{}' is not an element count", tok[1]));
-    if (!valid_type_name(tok[2]))
-      throw InputError(where, "type", fmt::format("'{}' is not a data type name", tok[2]));
-    if (row.bytes == 0) {  // nccl-tests prints size-0 rows where a step rounds to zero
-      ++cur.zero_rows;
-      continue;
-    }
-    if (!(vals[0] > 0)) throw InputError(where, "time", "time must be positive");
-    row.count = count;
-    row.type = tok[2];
-    row.time_us = vals[0];
-    row.where = where;
-    row.err_file = where;
-    row.count_path = "count";
-    cur.rows.push_back(std::move(row));
+    read_result_row(tok, where, opt, cur);
   }
   imp.finish(std::move(cur));
   return imp.done();

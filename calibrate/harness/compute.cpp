@@ -129,92 +129,128 @@ void run_copy(Context& ctx) {
   CUDA_CHECK(cudaFree(dst));
 }
 
+#ifdef ZEROSIM_HAVE_CUDA_KERNELS
+namespace {
+
+namespace kc = zerosim::kernels::cuda;
+using zerosim::kernels::DType;
+using zerosim::kernels::QgzShape;
+using zerosim::kernels::QuantizedCRef;
+using zerosim::kernels::QuantizedRef;
+using zerosim::kernels::QuantParams;
+constexpr std::size_t kInputs = 8;  // dequant_reduce_quant: pieces from the 8 GPUs of a node
+constexpr std::size_t kNodes = 2;   // dequant_reduce: pieces from 2 nodes
+
+// The kernels' device buffers: FP16 input x and output y of n_max elements, and kInputs + 1
+// quantized buffers (data qd, scales qs) of n_max elements (INT8 size bounds INT4).
+struct KernelBuffers {
+  std::size_t n_max = 0;
+  void* x = nullptr;
+  void* y = nullptr;
+  std::vector<std::uint8_t*> qd;
+  std::vector<float*> qs;
+};
+
+KernelBuffers alloc_kernel_buffers(std::size_t n_max) {
+  KernelBuffers b;
+  b.n_max = n_max;
+  CUDA_CHECK(cudaMalloc(&b.x, n_max * 2));
+  CUDA_CHECK(cudaMalloc(&b.y, n_max * 2));
+  CUDA_CHECK(cudaMemset(b.x, 0x3C, n_max * 2));
+  QuantParams p8{8, false, zerosim::kernels::kDefaultBlockSize, 0};
+  std::size_t qbytes = zerosim::kernels::quantized_bytes(n_max, p8);
+  std::size_t nblocks = zerosim::kernels::num_blocks(n_max, p8) + 16;
+  b.qd.resize(kInputs + 1);
+  b.qs.resize(kInputs + 1);
+  for (std::size_t i = 0; i <= kInputs; ++i) {
+    CUDA_CHECK(cudaMalloc(&b.qd[i], qbytes));
+    CUDA_CHECK(cudaMalloc(&b.qs[i], nblocks * sizeof(float)));
+    CUDA_CHECK(cudaMemset(b.qd[i], 0x11, qbytes));
+    CUDA_CHECK(cudaMemset(b.qs[i], 0, nblocks * sizeof(float)));
+  }
+  return b;
+}
+
+void free_kernel_buffers(KernelBuffers& b) {
+  for (std::size_t i = 0; i <= kInputs; ++i) {
+    CUDA_CHECK(cudaFree(b.qd[i]));
+    CUDA_CHECK(cudaFree(b.qs[i]));
+  }
+  CUDA_CHECK(cudaFree(b.x));
+  CUDA_CHECK(cudaFree(b.y));
+}
+
+// Records one kernel timing and prints its line.
+void emit_kernel(Context& ctx, const std::string& name, std::size_t n, double bytes, double t) {
+  ctx.record({{"kind", "kernel"},
+              {"name", name},
+              {"bytes", static_cast<std::uint64_t>(bytes)},
+              {"time_s", t},
+              {"elements", n},
+              {"dtype", "fp16"}});
+  std::printf("kernel %-26s %12zu elems %12.2f us %9.1f GB/s\n", name.c_str(), n, t * 1e6,
+              bytes / t / 1e9);
+  std::fflush(stdout);
+}
+
+// Every kernel at n elements: (de)quantization at 8 and 4 bits, then qgZ's three kernels.
+void time_kernels_at(Context& ctx, cudaStream_t s, const KernelBuffers& b, std::size_t n) {
+  const QgzShape shape{kNodes, 8, 1};
+  void* x = b.x;
+  void* y = b.y;
+  const std::vector<std::uint8_t*>& qd = b.qd;
+  const std::vector<float*>& qs = b.qs;
+  for (int bits : {8, 4}) {
+    QuantParams p{bits, false, zerosim::kernels::kDefaultBlockSize, 0};
+    double q = static_cast<double>(zerosim::kernels::quantized_bytes(n, p) +
+                                   zerosim::kernels::num_blocks(n, p) * sizeof(float));
+    QuantizedRef out{qd[0], qs[0], nullptr};
+    emit_kernel(ctx, fmt::format("quantize_int{}", bits), n, 2.0 * n + q,
+                time_events(ctx, s, [&] { kc::quantize(x, DType::kF16, n, p, out, s); }));
+    QuantizedCRef in{qd[0], qs[0], nullptr};
+    emit_kernel(ctx, fmt::format("dequantize_int{}", bits), n, q + 2.0 * n,
+                time_events(ctx, s, [&] { kc::dequantize(in, n, p, y, DType::kF16, s); }));
+  }
+  QuantParams p4{4, false, zerosim::kernels::kDefaultBlockSize, 0};
+  QuantParams p4u = p4;
+  p4u.segment = zerosim::kernels::qgz_unit_elements(n, shape);
+  double q4 = static_cast<double>(zerosim::kernels::quantized_bytes(n, p4u) +
+                                  zerosim::kernels::num_blocks(n, p4u) * sizeof(float));
+  emit_kernel(ctx, "swizzle_quantize_int4", n, 2.0 * n + q4, time_events(ctx, s, [&] {
+                kc::qgz_swizzle_quantize(x, DType::kF16, n, shape, p4,
+                                         QuantizedRef{qd[0], qs[0], nullptr}, s);
+              }));
+  std::vector<QuantizedCRef> ins;
+  for (std::size_t i = 0; i < kInputs; ++i) ins.push_back({qd[i], qs[i], nullptr});
+  emit_kernel(ctx, "dequant_reduce_quant_int4", n, (kInputs + 1) * q4, time_events(ctx, s, [&] {
+                kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u,
+                                            QuantizedRef{qd[kInputs], qs[kInputs], nullptr}, s);
+              }));
+  emit_kernel(ctx, "dequant_reduce_int4", n, kNodes * q4 + 2.0 * n, time_events(ctx, s, [&] {
+                kc::dequant_reduce(ins.data(), kNodes, n, p4u, 1.0f, y, DType::kF16, s);
+              }));
+}
+
+}  // namespace
+#endif
+
 void run_kernels(Context& ctx) {
 #ifdef ZEROSIM_HAVE_CUDA_KERNELS
-  namespace kc = zerosim::kernels::cuda;
-  using zerosim::kernels::DType;
-  using zerosim::kernels::QgzShape;
-  using zerosim::kernels::QuantizedCRef;
-  using zerosim::kernels::QuantizedRef;
-  using zerosim::kernels::QuantParams;
-  constexpr std::size_t kInputs = 8;  // dequant_reduce_quant: pieces from the 8 GPUs of a node
-  constexpr std::size_t kNodes = 2;   // dequant_reduce: pieces from 2 nodes
-  const QgzShape shape{kNodes, 8, 1};
   // Elements: FP16 input bytes / 2, a multiple of 2 * W * block so every qgZ unit holds whole
   // blocks.
   const std::size_t align = 2 * 16 * zerosim::kernels::kDefaultBlockSize;
   std::size_t n_max =
       std::max(align, static_cast<std::size_t>(ctx.opt.max_bytes / 2) / align * align);
-  void* x = nullptr;
-  void* y = nullptr;
-  CUDA_CHECK(cudaMalloc(&x, n_max * 2));
-  CUDA_CHECK(cudaMalloc(&y, n_max * 2));
-  CUDA_CHECK(cudaMemset(x, 0x3C, n_max * 2));
-  // kInputs quantized buffers of n_max elements (INT8 size bounds INT4).
-  QuantParams p8{8, false, zerosim::kernels::kDefaultBlockSize, 0};
-  std::size_t qbytes = zerosim::kernels::quantized_bytes(n_max, p8);
-  std::size_t nblocks = zerosim::kernels::num_blocks(n_max, p8) + 16;
-  std::vector<std::uint8_t*> qd(kInputs + 1);
-  std::vector<float*> qs(kInputs + 1);
-  for (std::size_t i = 0; i <= kInputs; ++i) {
-    CUDA_CHECK(cudaMalloc(&qd[i], qbytes));
-    CUDA_CHECK(cudaMalloc(&qs[i], nblocks * sizeof(float)));
-    CUDA_CHECK(cudaMemset(qd[i], 0x11, qbytes));
-    CUDA_CHECK(cudaMemset(qs[i], 0, nblocks * sizeof(float)));
-  }
+  KernelBuffers buffers = alloc_kernel_buffers(n_max);
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  auto emit = [&](const std::string& name, std::size_t n, double bytes, double t) {
-    ctx.record({{"kind", "kernel"},
-                {"name", name},
-                {"bytes", static_cast<std::uint64_t>(bytes)},
-                {"time_s", t},
-                {"elements", n},
-                {"dtype", "fp16"}});
-    std::printf("kernel %-26s %12zu elems %12.2f us %9.1f GB/s\n", name.c_str(), n, t * 1e6,
-                bytes / t / 1e9);
-    std::fflush(stdout);
-  };
   for (std::uint64_t in_bytes : sweep_sizes(ctx.opt, 2 * align)) {
     std::size_t n = static_cast<std::size_t>(in_bytes / 2);
     if (n > n_max) break;
-    for (int bits : {8, 4}) {
-      QuantParams p{bits, false, zerosim::kernels::kDefaultBlockSize, 0};
-      double q = static_cast<double>(zerosim::kernels::quantized_bytes(n, p) +
-                                     zerosim::kernels::num_blocks(n, p) * sizeof(float));
-      QuantizedRef out{qd[0], qs[0], nullptr};
-      emit(fmt::format("quantize_int{}", bits), n, 2.0 * n + q,
-           time_events(ctx, s, [&] { kc::quantize(x, DType::kF16, n, p, out, s); }));
-      QuantizedCRef in{qd[0], qs[0], nullptr};
-      emit(fmt::format("dequantize_int{}", bits), n, q + 2.0 * n,
-           time_events(ctx, s, [&] { kc::dequantize(in, n, p, y, DType::kF16, s); }));
-    }
-    QuantParams p4{4, false, zerosim::kernels::kDefaultBlockSize, 0};
-    QuantParams p4u = p4;
-    p4u.segment = zerosim::kernels::qgz_unit_elements(n, shape);
-    double q4 = static_cast<double>(zerosim::kernels::quantized_bytes(n, p4u) +
-                                    zerosim::kernels::num_blocks(n, p4u) * sizeof(float));
-    emit("swizzle_quantize_int4", n, 2.0 * n + q4, time_events(ctx, s, [&] {
-           kc::qgz_swizzle_quantize(x, DType::kF16, n, shape, p4,
-                                    QuantizedRef{qd[0], qs[0], nullptr}, s);
-         }));
-    std::vector<QuantizedCRef> ins;
-    for (std::size_t i = 0; i < kInputs; ++i) ins.push_back({qd[i], qs[i], nullptr});
-    emit("dequant_reduce_quant_int4", n, (kInputs + 1) * q4, time_events(ctx, s, [&] {
-           kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u,
-                                       QuantizedRef{qd[kInputs], qs[kInputs], nullptr}, s);
-         }));
-    emit("dequant_reduce_int4", n, kNodes * q4 + 2.0 * n, time_events(ctx, s, [&] {
-           kc::dequant_reduce(ins.data(), kNodes, n, p4u, 1.0f, y, DType::kF16, s);
-         }));
+    time_kernels_at(ctx, s, buffers, n);
   }
   CUDA_CHECK(cudaStreamDestroy(s));
-  for (std::size_t i = 0; i <= kInputs; ++i) {
-    CUDA_CHECK(cudaFree(qd[i]));
-    CUDA_CHECK(cudaFree(qs[i]));
-  }
-  CUDA_CHECK(cudaFree(x));
-  CUDA_CHECK(cudaFree(y));
+  free_kernel_buffers(buffers);
 #else
   (void)ctx;
   std::printf("kernels: skipped: this zerosim-calibrate was built without zerosim_kernels_cuda\n");
