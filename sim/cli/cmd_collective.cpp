@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cli/cluster_flags.hpp"
@@ -153,6 +154,150 @@ void set_algorithm(CollectiveOp& op, const std::string& algo) {
   if (algo == "ring") op.nccl_algo = NcclAlgo::Ring;
 }
 
+// The collective to time, at the first size: its kind, algorithm, protocol and groups.
+CollectiveOp collective_op(const CollectiveOptions& o, CollKind kind,
+                           const std::vector<int>& members, std::uint64_t first_size) {
+  CollectiveOp op;
+  op.kind = kind;
+  set_algorithm(op, o.algo);
+  op.nccl_proto = parse_nccl_proto(o.proto, "--proto");
+  op.groups = groups_for(kind, members);
+  op.label = fmt::format("{}.{}ranks", to_string(kind), members.size());
+  op.bytes = static_cast<double>(first_size);
+  return op;
+}
+
+// NCCL's algorithms and protocols are options only where NCCL runs the collective.
+void check_nccl_settings(const CollectiveOptions& o, const CollectiveOp& op, Algorithm chosen) {
+  if (!is_nccl_collective(op) &&
+      (op.nccl_proto != NcclProto::Auto || (op.nccl_algo != NcclAlgo::Auto && o.algo != "ring")))
+    throw flag_error(op.nccl_proto != NcclProto::Auto ? "--proto" : "--algo",
+                     fmt::format("NCCL's algorithms and protocols apply to all_gather, "
+                                 "reduce_scatter and all_reduce run by NCCL; {} with algorithm {} "
+                                 "is a point-to-point exchange (Simple)",
+                                 to_string(op.kind), to_string(chosen)));
+}
+
+// The rows of every size, in the three formats: JSON, the table and nccl-tests' rows.
+struct CollectiveRows {
+  json rows = json::array();
+  std::string table, nccl_rows;
+  double busbw_sum = 0;
+};
+
+// Times the collective at every size (op.bytes is set to each in turn).
+CollectiveRows time_sizes(const CollectiveOptions& o, CollectiveOp& op,
+                          const std::vector<std::uint64_t>& sizes, int ranks, Algorithm chosen,
+                          const Topology& topo, const CostProfile& profile) {
+  const CollKind kind = op.kind;
+  CollectiveRows out;
+  for (std::uint64_t size : sizes) {
+    op.bytes = static_cast<double>(size);
+    const double t = collective_time(o.tier, op, topo, profile);
+    const double algbw = static_cast<double>(size) / t / kGBpsToBps;
+    const double busbw = algbw * busbw_factor(kind, ranks);
+    const std::uint64_t count = count_of(kind, size, ranks);
+    const std::optional<NcclChoice> c = nccl_choice_for(op, topo, profile);
+    const std::string algo = c ? to_string(c->algo) : to_string(chosen);
+    const std::string proto = c ? to_string(c->proto) : to_string(NcclProto::Simple);
+    out.busbw_sum += busbw;
+    out.rows.push_back({{"size_bytes", size},
+                        {"count", count},
+                        {"type", kTypeName},
+                        {"time_us", t * 1e6},
+                        {"algbw_GBps", algbw},
+                        {"busbw_GBps", busbw},
+                        {"algorithm", algo},
+                        {"protocol", proto}});
+    out.table += fmt::format("{:>14} {:>12} {:>6} {:>12.2f} {:>10.2f} {:>10.2f}  {:<8} {}\n", size,
+                             count, kTypeName, t * 1e6, algbw, busbw, algo, proto);
+    const bool reduces = kind == CollKind::AllReduce || kind == CollKind::ReduceScatter;
+    const std::string cols = fmt::format("{:>7.2f} {:>7.2f} {:>7.2f} {:>6}", t * 1e6, algbw, busbw,
+                                         kind == CollKind::AllToAll ? "N/A" : "0");
+    out.nccl_rows += fmt::format("{:>12} {:>12} {:>8} {:>7} {:>7} {} {}\n", size, count, kTypeName,
+                                 reduces ? "sum" : "none", -1, cols, cols);
+  }
+  return out;
+}
+
+// What the command prints, given the options, the cluster and the collective it timed.
+struct CollectiveRun {
+  const CollectiveOptions& o;
+  const Topology& topo;
+  const CostProfile& profile;
+  CollKind kind;
+  Algorithm chosen;
+  const std::vector<int>& members;
+  const std::vector<std::uint64_t>& sizes;
+  int nodes;
+  CollectiveRows rows;
+
+  double avg_busbw() const { return rows.busbw_sum / static_cast<double>(sizes.size()); }
+};
+
+// nccl-tests' text format: its header, a Rank line per rank, its columns and rows.
+std::string nccl_tests_text(const CollectiveRun& c) {
+  const Topology& topo = c.topo;
+  std::string out = fmt::format(
+      "# nccl-tests text format written by zerosim collective (simulated: tier {}, profile {}, "
+      "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus 1 minBytes {} maxBytes {} "
+      "step: {:g}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n"
+      "# Using devices\n",
+      c.o.tier, c.profile.name, topo.name(), perf_name(c.kind), c.sizes.front(), c.sizes.back(),
+      c.o.step_factor);
+  for (std::size_t r = 0; r < c.members.size(); ++r) {
+    const int g = c.members[r];
+    out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n", r,
+                       0, fmt::format("node{}", topo.node_of(g)), topo.local_of(g),
+                       topo.local_of(g), topo.gpu_model());
+  }
+  out +=
+      "#\n#                                                              out-of-place          "
+      "             in-place          \n#       size         count      type   redop    root   "
+      "  time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    "
+      "(elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+      "(GB/s)       \n";
+  out += c.rows.nccl_rows;
+  out += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.4f} \n#\n",
+                     c.avg_busbw());
+  return out;
+}
+
+std::string json_text(const CollectiveRun& c) {
+  const Topology& topo = c.topo;
+  json out{{"schema_version", kSchemaVersion},
+           {"command", "collective"},
+           {"cluster", topo.name()},
+           {"node_type", topo.node_type()},
+           {"nodes", topo.node_count()},
+           {"gpus_per_node", topo.gpus_per_node()},
+           {"op", to_string(c.kind)},
+           {"algorithm", to_string(c.chosen)},
+           {"ranks", static_cast<int>(c.members.size())},
+           {"rank_nodes", c.nodes},
+           {"tier", c.o.tier},
+           {"profile", c.profile.name},
+           {"rows", c.rows.rows},
+           {"avg_busbw_GBps", c.avg_busbw()}};
+  return out.dump(2) + "\n";
+}
+
+// The default table: a header line on the cluster and the collective, the columns, the rows.
+std::string table_text(const CollectiveRun& c) {
+  const Topology& topo = c.topo;
+  std::string text = fmt::format(
+      "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
+      "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
+      to_string(c.kind), to_string(c.chosen), c.members.size(), c.nodes, topo.name(),
+      topo.node_count(), topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps,
+      c.o.tier, c.profile.name, c.profile.nccl.version);
+  text += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)", "count",
+                      "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto");
+  text += c.rows.table;
+  text += fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n", c.avg_busbw());
+  return text;
+}
+
 void run(const CollectiveOptions& o) {
   const CollKind kind = parse_coll_kind(o.op, "--op");
   if (o.tier != "flow" && o.tier != "analytic")
@@ -166,111 +311,18 @@ void run(const CollectiveOptions& o) {
   const std::vector<int> members = ranks_of(o, topo);
   const int ranks = static_cast<int>(members.size());
   const CostProfile profile = select_cost_profile(o.profile, topo);
-
-  CollectiveOp op;
-  op.kind = kind;
-  set_algorithm(op, o.algo);
-  op.nccl_proto = parse_nccl_proto(o.proto, "--proto");
-  op.groups = groups_for(kind, members);
-  op.label = fmt::format("{}.{}ranks", to_string(kind), ranks);
-  op.bytes = static_cast<double>(sizes.front());
+  CollectiveOp op = collective_op(o, kind, members, sizes.front());
   const Algorithm chosen = select_algorithm(op, topo);  // validates before the sweep
-  if (!is_nccl_collective(op) &&
-      (op.nccl_proto != NcclProto::Auto || (op.nccl_algo != NcclAlgo::Auto && o.algo != "ring")))
-    throw flag_error(op.nccl_proto != NcclProto::Auto ? "--proto" : "--algo",
-                     fmt::format("NCCL's algorithms and protocols apply to all_gather, "
-                                 "reduce_scatter and all_reduce run by NCCL; {} with algorithm {} "
-                                 "is a point-to-point exchange (Simple)",
-                                 to_string(kind), to_string(chosen)));
+  check_nccl_settings(o, op, chosen);
   const int nodes = comm_shape(op, topo).nodes;
-
-  json rows = json::array();
-  std::string table, nccl_rows;
-  double busbw_sum = 0;
-  for (std::uint64_t size : sizes) {
-    op.bytes = static_cast<double>(size);
-    const double t = collective_time(o.tier, op, topo, profile);
-    const double algbw = static_cast<double>(size) / t / kGBpsToBps;
-    const double busbw = algbw * busbw_factor(kind, ranks);
-    const std::uint64_t count = count_of(kind, size, ranks);
-    const std::optional<NcclChoice> c = nccl_choice_for(op, topo, profile);
-    const std::string algo = c ? to_string(c->algo) : to_string(chosen);
-    const std::string proto = c ? to_string(c->proto) : to_string(NcclProto::Simple);
-    busbw_sum += busbw;
-    rows.push_back({{"size_bytes", size},
-                    {"count", count},
-                    {"type", kTypeName},
-                    {"time_us", t * 1e6},
-                    {"algbw_GBps", algbw},
-                    {"busbw_GBps", busbw},
-                    {"algorithm", algo},
-                    {"protocol", proto}});
-    table += fmt::format("{:>14} {:>12} {:>6} {:>12.2f} {:>10.2f} {:>10.2f}  {:<8} {}\n", size,
-                         count, kTypeName, t * 1e6, algbw, busbw, algo, proto);
-    const bool reduces = kind == CollKind::AllReduce || kind == CollKind::ReduceScatter;
-    const std::string cols = fmt::format("{:>7.2f} {:>7.2f} {:>7.2f} {:>6}", t * 1e6, algbw, busbw,
-                                         kind == CollKind::AllToAll ? "N/A" : "0");
-    nccl_rows += fmt::format("{:>12} {:>12} {:>8} {:>7} {:>7} {} {}\n", size, count, kTypeName,
-                             reduces ? "sum" : "none", -1, cols, cols);
-  }
-
-  if (o.nccl_tests) {
-    std::string out = fmt::format(
-        "# nccl-tests text format written by zerosim collective (simulated: tier {}, profile {}, "
-        "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus 1 minBytes {} maxBytes {} "
-        "step: {:g}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n"
-        "# Using devices\n",
-        o.tier, profile.name, topo.name(), perf_name(kind), sizes.front(), sizes.back(),
-        o.step_factor);
-    for (int r = 0; r < ranks; ++r) {
-      const int g = members[static_cast<std::size_t>(r)];
-      out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n",
-                         r, 0, fmt::format("node{}", topo.node_of(g)), topo.local_of(g),
-                         topo.local_of(g), topo.gpu_model());
-    }
-    out +=
-        "#\n#                                                              out-of-place          "
-        "             in-place          \n#       size         count      type   redop    root   "
-        "  time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    "
-        "(elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
-        "(GB/s)       \n";
-    out += nccl_rows;
-    out += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.4f} \n#\n",
-                       busbw_sum / static_cast<double>(sizes.size()));
-    emit(o, out);
-    return;
-  }
-
-  if (o.json) {
-    json out{{"schema_version", kSchemaVersion},
-             {"command", "collective"},
-             {"cluster", topo.name()},
-             {"node_type", topo.node_type()},
-             {"nodes", topo.node_count()},
-             {"gpus_per_node", topo.gpus_per_node()},
-             {"op", to_string(kind)},
-             {"algorithm", to_string(chosen)},
-             {"ranks", ranks},
-             {"rank_nodes", nodes},
-             {"tier", o.tier},
-             {"profile", profile.name},
-             {"rows", rows},
-             {"avg_busbw_GBps", busbw_sum / static_cast<double>(sizes.size())}};
-    emit(o, out.dump(2) + "\n");
-    return;
-  }
-  std::string text = fmt::format(
-      "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
-      "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
-      to_string(kind), to_string(chosen), ranks, nodes, topo.name(), topo.node_count(),
-      topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps, o.tier, profile.name,
-      profile.nccl.version);
-  text += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)", "count",
-                      "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto");
-  text += table;
-  text += fmt::format("# Avg bus bandwidth : {:.2f} GB/s\n",
-                      busbw_sum / static_cast<double>(sizes.size()));
-  emit(o, text);
+  CollectiveRows rows = time_sizes(o, op, sizes, ranks, chosen, topo, profile);
+  const CollectiveRun c{o, topo, profile, kind, chosen, members, sizes, nodes, std::move(rows)};
+  if (o.nccl_tests)
+    emit(o, nccl_tests_text(c));
+  else if (o.json)
+    emit(o, json_text(c));
+  else
+    emit(o, table_text(c));
 }
 
 }  // namespace

@@ -26,9 +26,8 @@ struct SimulateFlags {
   bool json = false, no_checkpointing = false;
 };
 
-// The console reporter of a StepResult.
-void print_summary(const StepResult& r) {
-  const ScenarioEcho& sc = r.scenario;
+// The scenario: cluster, batch, model.
+void print_scenario(const ScenarioEcho& sc) {
   std::printf(
       "%s\n",
       fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
@@ -45,10 +44,12 @@ void print_summary(const StepResult& r) {
                                   sc.model.name, static_cast<double>(sc.params) / 1e9, active,
                                   sc.attention, sc.activation_checkpointing ? "on" : "off")
                           .c_str());
-  // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
-  // are DeepSpeed's own defaults. Stages 1 and 2 gather the updated parameters in buckets; HSDP
-  // names its shard group.
-  const Strategy& st = sc.strategy;
+}
+
+// The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
+// are DeepSpeed's own defaults. Stages 1 and 2 gather the updated parameters in buckets; HSDP
+// names its shard group.
+void print_strategy(const Strategy& st) {
   if (st.stage < 3)
     std::printf("%s\n", fmt::format("  ZeRO stage {}: allgather_bucket_size {:g}", st.stage,
                                     static_cast<double>(st.allgather_bucket_elems))
@@ -66,6 +67,10 @@ void print_summary(const StepResult& r) {
                           static_cast<double>(st.max_live_params), st.overlap_comm,
                           st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source)
                   .c_str());
+}
+
+// The step time and the rates derived from it.
+void print_rates(const StepResult& r) {
   std::printf("  step time     %s\n", format_time(r.step_time_s).c_str());
   std::printf("  TFLOPs/GPU    %.1f (Megatron-LM formula)\n", r.tflops_per_gpu);
   std::printf(
@@ -75,6 +80,10 @@ void print_summary(const StepResult& r) {
   std::printf("  HFU           %.1f%% (FLOPs executed, recompute included: %.1f TFLOPs/GPU)\n",
               100 * r.hfu, r.counted_tflops_per_gpu);
   std::printf("  tokens/s      %.0f\n", r.tokens_per_s);
+}
+
+// Where the time goes, the bytes moved and the memory per GPU.
+void print_breakdown(const StepResult& r) {
   const StepTimeBreakdown& b = r.breakdown;
   std::printf("  compute %s, recompute %s, optimizer %s, parameter fetch %s, quant kernels %s\n",
               format_time(b.compute_s).c_str(), format_time(b.recompute_s).c_str(),
@@ -93,25 +102,37 @@ void print_summary(const StepResult& r) {
   std::printf("  memory per GPU %s of %s (%s)\n", format_bytes(r.memory.peak_bytes).c_str(),
               format_bytes(r.memory.capacity_bytes).c_str(),
               r.memory.fits ? "fits" : "DOES NOT FIT");
-  if (r.has_offload) {
-    const OffloadResult& o = r.offload;
-    std::printf("%s\n",
-                fmt::format("  offload (optimizer {}, parameters {}): PCIe copies {}, NVMe {}, "
-                            "CPU Adam {}, exposed {}",
-                            to_string(st.offload_optimizer), to_string(st.offload_param),
-                            format_time(b.offload_copy_s), format_time(b.nvme_io_s),
-                            format_time(b.host_optimizer_s), format_time(b.exposed_offload_s))
-                    .c_str());
-    std::printf(
-        "%s\n",
-        fmt::format("  offload per GPU per step: host->GPU {}, GPU->host {}, NVMe read {}, "
-                    "write {}; host memory per node {} of {}",
-                    format_bytes(o.h2d_bytes_per_gpu), format_bytes(o.d2h_bytes_per_gpu),
-                    format_bytes(o.nvme_read_bytes_per_gpu),
-                    format_bytes(o.nvme_write_bytes_per_gpu), format_bytes(o.host_bytes_per_node),
-                    format_bytes(o.host_capacity_bytes_per_node))
-            .c_str());
-  }
+}
+
+// ZeRO-Offload's times and bytes.
+void print_offload(const StepResult& r) {
+  const Strategy& st = r.scenario.strategy;
+  const StepTimeBreakdown& b = r.breakdown;
+  const OffloadResult& o = r.offload;
+  std::printf("%s\n",
+              fmt::format("  offload (optimizer {}, parameters {}): PCIe copies {}, NVMe {}, "
+                          "CPU Adam {}, exposed {}",
+                          to_string(st.offload_optimizer), to_string(st.offload_param),
+                          format_time(b.offload_copy_s), format_time(b.nvme_io_s),
+                          format_time(b.host_optimizer_s), format_time(b.exposed_offload_s))
+                  .c_str());
+  std::printf(
+      "%s\n",
+      fmt::format("  offload per GPU per step: host->GPU {}, GPU->host {}, NVMe read {}, "
+                  "write {}; host memory per node {} of {}",
+                  format_bytes(o.h2d_bytes_per_gpu), format_bytes(o.d2h_bytes_per_gpu),
+                  format_bytes(o.nvme_read_bytes_per_gpu), format_bytes(o.nvme_write_bytes_per_gpu),
+                  format_bytes(o.host_bytes_per_node), format_bytes(o.host_capacity_bytes_per_node))
+          .c_str());
+}
+
+// The console reporter of a StepResult.
+void print_summary(const StepResult& r) {
+  print_scenario(r.scenario);
+  print_strategy(r.scenario.strategy);
+  print_rates(r);
+  print_breakdown(r);
+  if (r.has_offload) print_offload(r);
   for (const auto& w : r.warnings) std::printf("  warning: %s\n", w.c_str());
 }
 

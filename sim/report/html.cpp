@@ -187,11 +187,8 @@ std::string results_table(const std::vector<ResultView>& results) {
   return o + "</tbody></table>\n";
 }
 
-}  // namespace
-
-std::string render_html(const std::vector<ResultView>& results, const std::string& source,
-                        const TrainingBudget& budget) {
-  const std::vector<AxisGroup> groups = axis_groups(results, XAxis::bandwidth);
+// The page's head and style, the title and what the report shows.
+std::string page_head(const std::string& source, std::size_t results) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>zerosim report</title>\n<style>\n"
@@ -210,10 +207,13 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
       "formula (with activation checkpointing) per GPU; network bandwidth is the sum of the NICs "
       "of one node. "
       "Simulated, not measured.</p>\n",
-      html_escape(source), results.size(), results.size() == 1 ? "" : "s");
+      html_escape(source), results, results == 1 ? "" : "s");
+  return o;
+}
 
-  // Headline: what to use, per experiment and network bandwidth (tables.hpp: recommend).
-  o += fmt::format(
+// Headline: what to use, per experiment and network bandwidth (tables.hpp: recommend).
+std::string recommendations_html(const std::vector<AxisGroup>& groups) {
+  std::string o = fmt::format(
       "<h2>Recommended configuration</h2>\n<p class=\"note\">Per experiment and network bandwidth: "
       "the fastest configuration that fits in GPU memory, or a simpler one (fewer ZeRO++ "
       "techniques) "
@@ -226,8 +226,13 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
                        html_escape(rec.sentence()));
     o += "</ul>\n";
   }
+  return o;
+}
 
-  // Each result's throughput along the axis that varies (scaling.hpp: choose_axes).
+// Each result's throughput along the axis that varies (scaling.hpp: choose_axes), and ZeRO++'s
+// speedup over ZeRO-3 along each.
+std::string throughput_html(const std::vector<ResultView>& results) {
+  std::string o;
   const ChosenAxes axes = choose_axes(results);
   const auto figures = [](const std::vector<AxisGroup>& along) {
     std::string out;
@@ -255,6 +260,12 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
     if (!chart.empty()) speedups += "<figure>" + chart + "</figure>\n";
   }
   if (!speedups.empty()) o += "<h2>Speedup of ZeRO++ over ZeRO-3</h2>\n" + speedups;
+  return o;
+}
+
+// What the compute stream does or waits on, and the memory per GPU, per experiment.
+std::string step_time_html(const std::vector<AxisGroup>& groups) {
+  std::string o;
   o += "<h2>Where the step time goes</h2>\n<p class=\"note\">What the compute stream does or waits "
        "on, "
        "adding up to the step time: compute, ZeRO-3's parameter fetch, exposed communication (not "
@@ -263,13 +274,30 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
        "(waiting on dependencies).</p>\n";
   for (const auto& g : groups) o += "<figure>" + breakdown_chart(g) + "</figure>\n";
   o += "<h2>Memory per GPU</h2>\n<figure>" + memory_chart(groups) + "</figure>\n";
-  if (budget.tokens > 0) o += training_time_html(results, budget);
-  o += "<h2>All results</h2>\n" + results_table(results);
+  return o;
+}
+
+// Every result's warnings, under its label (none: no section).
+std::string warnings_html(const std::vector<ResultView>& results) {
   std::string warn;
   for (const auto& r : results)
     for (const auto& w : r.warnings)
       warn += "<li>" + html_escape(r.label()) + ": " + html_escape(w) + "</li>\n";
-  if (!warn.empty()) o += "<h2>Warnings</h2>\n<ul>\n" + warn + "</ul>\n";
+  return warn.empty() ? "" : "<h2>Warnings</h2>\n<ul>\n" + warn + "</ul>\n";
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<ResultView>& results, const std::string& source,
+                        const TrainingBudget& budget) {
+  const std::vector<AxisGroup> groups = axis_groups(results, XAxis::bandwidth);
+  std::string o = page_head(source, results.size());
+  o += recommendations_html(groups);
+  o += throughput_html(results);
+  o += step_time_html(groups);
+  if (budget.tokens > 0) o += training_time_html(results, budget);
+  o += "<h2>All results</h2>\n" + results_table(results);
+  o += warnings_html(results);
   o += "</body></html>\n";
   return o;
 }
