@@ -104,7 +104,8 @@ py::dict row_of(const StepResult& r) {
   return d;
 }
 
-void bind_result_types(py::module_& m) {
+// The scenario a result echoes: its model and strategy.
+void bind_scenario_types(py::module_& m) {
   py::class_<ModelShape>(m, "ModelShape")
       .def_readonly("name", &ModelShape::name)
       .def_readonly("family", &ModelShape::family)
@@ -153,6 +154,10 @@ void bind_result_types(py::module_& m) {
       .def_readonly("profile_name", &ScenarioEcho::profile_name)
       .def_readonly("profile_status", &ScenarioEcho::profile_status)
       .def_readonly("tier", &ScenarioEcho::tier);
+}
+
+// Where the step's time goes: compute, exposed communication and offloading.
+void bind_time_types(py::module_& m) {
   py::class_<ExposedComm>(m, "ExposedComm")
       .def_readonly("all_gather_s", &ExposedComm::all_gather_s)
       .def_readonly("reduce_scatter_s", &ExposedComm::reduce_scatter_s)
@@ -184,6 +189,10 @@ void bind_result_types(py::module_& m) {
       .def_readonly("host_bytes_per_node", &OffloadResult::host_bytes_per_node)
       .def_readonly("host_capacity_bytes_per_node", &OffloadResult::host_capacity_bytes_per_node)
       .def_readonly("nvme_bytes_per_node", &OffloadResult::nvme_bytes_per_node);
+}
+
+// The step's communication and memory.
+void bind_comm_memory_types(py::module_& m) {
   py::class_<CommTotals>(m, "CommTotals")
       .def_readonly("inter_node_bytes", &CommTotals::inter_node_bytes)
       .def_readonly("intra_node_bytes", &CommTotals::intra_node_bytes)
@@ -201,6 +210,13 @@ void bind_result_types(py::module_& m) {
       .def_readonly("capacity_bytes", &MemoryEstimate::capacity_bytes)
       .def_readonly("fits", &MemoryEstimate::fits)
       .def_readonly("components", &MemoryEstimate::components);
+}
+
+// The types of a result's fields, registered before StepResult so that its signatures name them.
+void bind_result_types(py::module_& m) {
+  bind_scenario_types(m);
+  bind_time_types(m);
+  bind_comm_memory_types(m);
   py::class_<StepResult>(m, "StepResult")
       .def_readonly("schema_version", &StepResult::schema_version)
       .def_readonly("scenario", &StepResult::scenario)

@@ -23,6 +23,50 @@ namespace {
   throw std::logic_error("run_program: malformed program");  // not reached
 }
 
+// One cost per collective class, asked for before the schedule (a call inside its loop kept the
+// stream clock in memory). A class's members are trusted to be equal (validate_program checks
+// that; lower_step's are, test_direct_run); a malformed class list throws validate_program's
+// error (validate_program checks it first, with the same class).
+std::vector<std::pair<double, NetStats>> class_costs(const StepProgram& p,
+                                                     const CollectiveClasses& classes,
+                                                     NetworkModel& network) {
+  std::vector<std::pair<double, NetStats>> class_cost;
+  class_cost.reserve(classes.first().size());
+  for (const int f : classes.first())
+    class_cost.push_back(f >= 0 ? network.cost(p.collectives[static_cast<std::size_t>(f)])
+                                : std::pair<double, NetStats>{});
+  return class_cost;
+}
+
+// A stream the schedule left unfinished: a malformed op it did not reach is reported first, else
+// the deadlock.
+void check_all_done(const StepProgram& p, const std::vector<std::size_t>& pc) {
+  for (std::size_t s = 0; s < p.streams.size(); ++s)
+    if (pc[s] < p.streams[s].ops.size()) {
+      validate_program(p);
+      throw std::logic_error(deadlock_message(p, s, pc[s]));
+    }
+}
+
+// The lanes cut to their timed ops. A lane's ops end in order, so the step ends at the latest of
+// the lanes' last ends.
+RunResult result_of(std::vector<std::vector<OpTiming>>&& done,
+                    const std::vector<std::size_t>& timed_in, double t0, const NetStats& net) {
+  RunResult r;
+  std::size_t timed = 0;
+  double end = t0;
+  for (std::size_t s = 0; s < done.size(); ++s) done[s].resize(timed_in[s]);
+  for (const auto& lane : done) {
+    timed += lane.size();
+    if (!lane.empty()) end = std::max(end, lane.back().end);
+  }
+  r.lanes = std::move(done);
+  r.makespan_s = end - t0;
+  r.events = timed;
+  r.net = net;
+  return r;
+}
+
 }  // namespace
 
 RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& network) {
@@ -37,16 +81,8 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
   std::vector<std::size_t> timed_in(S, 0);
   for (std::size_t s = 0; s < S; ++s) done[s].resize(p.streams[s].ops.size());
   const auto C = p.collectives.size();
-  // One cost per collective class, asked for before the schedule (a call inside its loop kept the
-  // stream clock in memory). A class's members are trusted to be equal (validate_program checks
-  // that; lower_step's are, test_direct_run); a malformed class list throws validate_program's
-  // error (validate_program checks it first, with the same class).
   const CollectiveClasses classes(p);
-  std::vector<std::pair<double, NetStats>> class_cost;
-  class_cost.reserve(classes.first().size());
-  for (const int f : classes.first())
-    class_cost.push_back(f >= 0 ? network.cost(p.collectives[static_cast<std::size_t>(f)])
-                                : std::pair<double, NetStats>{});
+  const std::vector<std::pair<double, NetStats>> class_cost = class_costs(p, classes, network);
   NetStats net;  // what the collectives add, op by op in schedule order
   for (bool progress = true; progress;) {
     progress = false;
@@ -91,26 +127,9 @@ RunResult run_program_direct(const StepProgram& p, double t0, NetworkModel& netw
       clock[s] = t;
     }
   }
-  for (std::size_t s = 0; s < S; ++s)
-    if (pc[s] < p.streams[s].ops.size()) {
-      validate_program(p);  // a malformed op the schedule did not reach is reported first
-      throw std::logic_error(deadlock_message(p, s, pc[s]));
-    }
-  RunResult r;
-  std::size_t timed = 0;
-  // A lane's ops end in order, so the step ends at the latest of the lanes' last ends.
-  double end = t0;
-  for (std::size_t s = 0; s < S; ++s) done[s].resize(timed_in[s]);
-  for (const auto& lane : done) {
-    timed += lane.size();
-    if (!lane.empty()) end = std::max(end, lane.back().end);
-  }
-  r.lanes = std::move(done);
-  r.makespan_s = end - t0;
-  r.events = timed;
+  check_all_done(p, pc);
   network.account(net);
-  r.net = net;
-  return r;
+  return result_of(std::move(done), timed_in, t0, net);
 }
 
 }  // namespace zerosim
