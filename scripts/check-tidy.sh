@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy: bugprone-* and performance-*, warnings are errors) on every
-# library, CLI and Python-module source, with the compile commands of a configured build
-# (default: build/, as scripts/test.sh leaves it). CI runs it as its own step.
+# Runs clang-tidy (.clang-tidy: bugprone-*, performance-* and readability-function-size, no function
+# over 80 lines; warnings are errors) on every library, CLI and Python-module source, with the
+# compile commands of a configured build (default: build/, as scripts/test.sh leaves it). CI runs
+# it as its own step.
 # Usage: scripts/check-tidy.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
