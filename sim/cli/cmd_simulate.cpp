@@ -28,22 +28,20 @@ struct SimulateFlags {
 
 // The scenario: cluster, batch, model.
 void print_scenario(const ScenarioEcho& sc) {
-  std::printf(
-      "%s\n",
-      fmt::format("{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
-                  "x {} micro-steps, seq {}",
-                  sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size,
-                  sc.nics_per_node, sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len)
-          .c_str());
+  fmt::print(
+      "{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
+      "x {} micro-steps, seq {}\n",
+      sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size, sc.nics_per_node,
+      sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len);
   const std::string active =
       sc.model.moe() ? fmt::format(", {:.2f}B active per token",
                                    static_cast<double>(active_param_count(sc.model)) / 1e9)
                      : "";
-  std::printf("%s\n", fmt::format("  model {} ({:.2f}B params{}), {} attention, activation "
-                                  "checkpointing {}",
-                                  sc.model.name, static_cast<double>(sc.params) / 1e9, active,
-                                  sc.attention, sc.activation_checkpointing ? "on" : "off")
-                          .c_str());
+  fmt::print(
+      "  model {} ({:.2f}B params{}), {} attention, activation "
+      "checkpointing {}\n",
+      sc.model.name, static_cast<double>(sc.params) / 1e9, active, sc.attention,
+      sc.activation_checkpointing ? "on" : "off");
 }
 
 // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they
@@ -51,22 +49,19 @@ void print_scenario(const ScenarioEcho& sc) {
 // names its shard group.
 void print_strategy(const Strategy& st) {
   if (st.stage < 3)
-    std::printf("%s\n", fmt::format("  ZeRO stage {}: allgather_bucket_size {:g}", st.stage,
-                                    static_cast<double>(st.allgather_bucket_elems))
-                            .c_str());
+    fmt::print("  ZeRO stage {}: allgather_bucket_size {:g}\n", st.stage,
+               static_cast<double>(st.allgather_bucket_elems));
   if (st.hsdp)
-    std::printf("%s\n", fmt::format("  HSDP: ZeRO-3 within groups of {} GPUs, replicated across "
-                                    "the groups (mics_shard_size {})",
-                                    st.shard_size, st.shard_size)
-                            .c_str());
-  std::printf("%s\n",
-              fmt::format("  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
-                          "stage3_max_live_parameters {:g}, overlap_comm {} ({})",
-                          static_cast<double>(st.reduce_bucket_elems),
-                          static_cast<double>(st.prefetch_bucket_elems),
-                          static_cast<double>(st.max_live_params), st.overlap_comm,
-                          st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source)
-                  .c_str());
+    fmt::print(
+        "  HSDP: ZeRO-3 within groups of {} GPUs, replicated across "
+        "the groups (mics_shard_size {})\n",
+        st.shard_size, st.shard_size);
+  fmt::print(
+      "  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
+      "stage3_max_live_parameters {:g}, overlap_comm {} ({})\n",
+      static_cast<double>(st.reduce_bucket_elems), static_cast<double>(st.prefetch_bucket_elems),
+      static_cast<double>(st.max_live_params), st.overlap_comm,
+      st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source);
 }
 
 // The step time and the rates derived from it.
@@ -109,21 +104,17 @@ void print_offload(const StepResult& r) {
   const Strategy& st = r.scenario.strategy;
   const StepTimeBreakdown& b = r.breakdown;
   const OffloadResult& o = r.offload;
-  std::printf("%s\n",
-              fmt::format("  offload (optimizer {}, parameters {}): PCIe copies {}, NVMe {}, "
-                          "CPU Adam {}, exposed {}",
-                          to_string(st.offload_optimizer), to_string(st.offload_param),
-                          format_time(b.offload_copy_s), format_time(b.nvme_io_s),
-                          format_time(b.host_optimizer_s), format_time(b.exposed_offload_s))
-                  .c_str());
-  std::printf(
-      "%s\n",
-      fmt::format("  offload per GPU per step: host->GPU {}, GPU->host {}, NVMe read {}, "
-                  "write {}; host memory per node {} of {}",
-                  format_bytes(o.h2d_bytes_per_gpu), format_bytes(o.d2h_bytes_per_gpu),
-                  format_bytes(o.nvme_read_bytes_per_gpu), format_bytes(o.nvme_write_bytes_per_gpu),
-                  format_bytes(o.host_bytes_per_node), format_bytes(o.host_capacity_bytes_per_node))
-          .c_str());
+  fmt::print(
+      "  offload (optimizer {}, parameters {}): PCIe copies {}, NVMe {}, "
+      "CPU Adam {}, exposed {}\n",
+      to_string(st.offload_optimizer), to_string(st.offload_param), format_time(b.offload_copy_s),
+      format_time(b.nvme_io_s), format_time(b.host_optimizer_s), format_time(b.exposed_offload_s));
+  fmt::print(
+      "  offload per GPU per step: host->GPU {}, GPU->host {}, NVMe read {}, "
+      "write {}; host memory per node {} of {}\n",
+      format_bytes(o.h2d_bytes_per_gpu), format_bytes(o.d2h_bytes_per_gpu),
+      format_bytes(o.nvme_read_bytes_per_gpu), format_bytes(o.nvme_write_bytes_per_gpu),
+      format_bytes(o.host_bytes_per_node), format_bytes(o.host_capacity_bytes_per_node));
 }
 
 // The console reporter of a StepResult.

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
 #include "sim/collectives/nccl_model.hpp"
@@ -136,7 +135,7 @@ namespace {
 struct RailFabric {
   std::vector<LinkId> gpu_up, gpu_down, nic_up, nic_down;  // per GPU index
   std::vector<int> leaf;                                   // per GPU index: dense leaf index
-  int spines = 0;
+  int leaves = 0, spines = 0;
   std::vector<LinkId> up, down;  // [leaf * spines + k]: k-th uplink of leaf, and its way back
 };
 
@@ -287,47 +286,41 @@ std::optional<RailFabric> rail_fabric(const Topology& t) {
   const std::optional<Switches> sw = find_switches(t, out);
   if (!sw || (sw->leaves.size() > 1 && sw->spines.empty())) return std::nullopt;
   RailFabric f;
+  f.leaves = static_cast<int>(sw->leaves.size());
   f.spines = static_cast<int>(sw->spines.size());
   if (!spine_links(t, out, *sw, f) || !gpu_links(t, out, sw->leaf_index, f)) return std::nullopt;
   return f;
 }
 
-// A group's members counted per leaf, per spine key (route_dest_key mod spines) and per both;
-// leaves in order of first appearance.
+// A group's members counted per leaf, per spine key (route_dest_key mod spines) and per both.
 struct LeafKeyCounts {
-  std::vector<int> leaves;
-  std::vector<std::uint32_t> per_leaf, per_key, per_leaf_key;  // per_leaf_key[i * spines + k]
+  std::vector<std::uint32_t> per_leaf, per_key, per_leaf_key;  // per_leaf_key[leaf * spines + k]
 };
 
 LeafKeyCounts leaf_key_counts(const std::vector<int>& g, const Topology& topo,
                               const RailFabric& f) {
   const auto S = static_cast<std::size_t>(f.spines);
   LeafKeyCounts out;
+  out.per_leaf.assign(static_cast<std::size_t>(f.leaves), 0);
   out.per_key.assign(S, 0);
-  std::unordered_map<int, std::size_t> slot;
+  out.per_leaf_key.assign(static_cast<std::size_t>(f.leaves) * S, 0);
   for (int d : g) {
-    const auto [it, fresh] = slot.try_emplace(f.leaf[d], out.leaves.size());
-    if (fresh) {
-      out.leaves.push_back(f.leaf[d]);
-      out.per_leaf.push_back(0);
-      out.per_leaf_key.resize(out.per_leaf_key.size() + S, 0);
-    }
-    ++out.per_leaf[it->second];
+    const auto leaf = static_cast<std::size_t>(f.leaf[d]);
+    ++out.per_leaf[leaf];
     if (S == 0) continue;  // one leaf: no spine
     const std::size_t k = route_dest_key(topo, d) % S;
     ++out.per_key[k];
-    ++out.per_leaf_key[it->second * S + k];
+    ++out.per_leaf_key[leaf * S + k];
   }
   return out;
 }
 
 // The first (s, d) pair of g in member order (s first, then d) with both on one leaf; {-1, -1}
 // if none: s is the first member with another on its leaf, d that leaf's first other member.
-std::pair<int, int> same_leaf_pair(const std::vector<int>& g, const RailFabric& f) {
-  std::unordered_map<int, int> on_leaf;
-  for (int m : g) ++on_leaf[f.leaf[m]];
+std::pair<int, int> same_leaf_pair(const std::vector<int>& g, const RailFabric& f,
+                                   const LeafKeyCounts& lk) {
   for (int s : g) {
-    if (on_leaf[f.leaf[s]] < 2) continue;
+    if (lk.per_leaf[static_cast<std::size_t>(f.leaf[s])] < 2) continue;
     for (int d : g)
       if (d != s && f.leaf[d] == f.leaf[s]) return {s, d};
   }
@@ -389,19 +382,20 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     // O(n + leaves x spines) instead of O(n^2).
     const LeafKeyCounts lk = leaf_key_counts(g, topo, f);
     const auto members = static_cast<std::uint32_t>(n);
-    for (std::size_t i = 0; i < lk.leaves.size(); ++i) {
-      const auto leaf = static_cast<std::size_t>(lk.leaves[i]);
+    for (std::size_t leaf = 0; leaf < lk.per_leaf.size(); ++leaf) {
+      const std::uint32_t on_leaf = lk.per_leaf[leaf];
+      if (on_leaf == 0) continue;
       for (std::size_t k = 0; k < S; ++k) {
-        const std::uint32_t here = lk.per_leaf_key[i * S + k];
-        c[f.up[leaf * S + k]] += lk.per_leaf[i] * (lk.per_key[k] - here);
-        c[f.down[leaf * S + k]] += here * (members - lk.per_leaf[i]);
+        const std::uint32_t here = lk.per_leaf_key[leaf * S + k];
+        c[f.up[leaf * S + k]] += on_leaf * (lk.per_key[k] - here);
+        c[f.down[leaf * S + k]] += here * (members - on_leaf);
       }
     }
     plan.stats_per_byte.inter_node_bytes += static_cast<double>(n - 1);  // n (n-1) pairs x 1/n
     plan.stats_per_byte.flows += n * (n - 1);
     // Every route of one shape has the same links' latencies: one pair of each shape is enough.
     double hop = 0;
-    for (const auto& [a, b] : {same_leaf_pair(g, f), cross_leaf_pair(g, f)})
+    for (const auto& [a, b] : {same_leaf_pair(g, f, lk), cross_leaf_pair(g, f)})
       if (a >= 0) hop = std::max(hop, hop_latency_s(topo, profile, a, b));
     // Rail groups hold one GPU per node: every peer is across the network.
     latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));

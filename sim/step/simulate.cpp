@@ -167,6 +167,10 @@ struct Resolved {
   StepSetup setup;
   std::vector<std::string> filled;  // what a DeepSpeed config left "auto", filled
   bool raised_tokens = false;       // the default tokens per GPU raised to one sequence
+  // What ZeRO-Offload puts on the host and the drives per GPU, and a node's host memory
+  // (resolve_offload; offloading strategies only).
+  OffloadFootprint footprint;
+  double host_capacity_bytes = 0;
 };
 
 // A group of ranks a strategy sizes: hpZ's secondary partition, HSDP's shard group.
@@ -236,9 +240,10 @@ void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
       (st.offload_optimizer == OffloadDevice::Nvme || st.offload_param == OffloadDevice::Nvme))
     throw InputError(sc.deepspeed, offload_key(st),
                      fmt::format("\"nvme\": node type {} has no NVMe drives", nt->name));
-  const OffloadFootprint f = offload_footprint(st, static_cast<double>(params), topo.gpu_count());
+  const OffloadFootprint& f = r.footprint =
+      offload_footprint(st, static_cast<double>(params), topo.gpu_count());
   const double host_bytes = f.host_bytes * N;
-  const double capacity = host_capacity_bytes(*nt);
+  const double capacity = r.host_capacity_bytes = host_capacity_bytes(*nt);
   if (host_bytes > capacity)
     throw InputError(
         sc.deepspeed, offload_key(st),
@@ -495,11 +500,9 @@ void add_throughput(StepResult& result, const Resolved& r, const LoweredStep& lo
   result.counted_tflops_per_gpu = counted / (W * step) / 1e12;
 }
 
-// ZeRO-Offload's bytes (of the lowered step), rates and footprint (resolve_offload checked that it
-// fits the node's host memory).
-OffloadResult offload_result(const Resolved& r, const LoweredStep& low, std::int64_t params) {
-  const Strategy& st = r.setup.strategy;
-  const NodeTypeSpec& nt = *find_node_type(r.topo->node_type());  // resolve_offload checked it
+// ZeRO-Offload's bytes (of the lowered step), rates and footprint (resolve_offload's, checked
+// there against the node's host memory).
+OffloadResult offload_result(const Resolved& r, const LoweredStep& low) {
   const double N = r.topo->gpus_per_node();
   OffloadResult o;
   o.h2d_bytes_per_gpu = low.offload_bytes.h2d;
@@ -509,11 +512,9 @@ OffloadResult offload_result(const Resolved& r, const LoweredStep& low, std::int
   o.pcie_Bps = r.setup.offload.pcie_Bps;
   o.host_adam_params_per_s = kHostAdamParamsPerS;
   o.nvme_Bps_per_node = r.setup.offload.nvme_Bps * N;
-  const OffloadFootprint f =
-      offload_footprint(st, static_cast<double>(params), r.topo->gpu_count());
-  o.host_bytes_per_node = f.host_bytes * N;
-  o.nvme_bytes_per_node = f.nvme_bytes * N;
-  o.host_capacity_bytes_per_node = host_capacity_bytes(nt);
+  o.host_bytes_per_node = r.footprint.host_bytes * N;
+  o.nvme_bytes_per_node = r.footprint.nvme_bytes * N;
+  o.host_capacity_bytes_per_node = r.host_capacity_bytes;
   return o;
 }
 
@@ -585,7 +586,7 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
   MemoryEstimate mem = memory_of(r, *step.low, context.modules());
   if (r.setup.strategy.offloads()) {
     result.has_offload = true;
-    result.offload = offload_result(r, *step.low, context.modules().total_params(r.setup.model));
+    result.offload = offload_result(r, *step.low);
     if (extended) {  // bytes of G micro-steps from those of 1 and 2
       const LoweredStep::OffloadBytes& b1 = one_bytes;
       OffloadResult& o = result.offload;
