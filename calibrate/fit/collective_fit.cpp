@@ -1,12 +1,13 @@
 // Levenberg-Marquardt fit of the NCCL collective model's profile parameters.
 //
 // Parameters live in an unbounded space z with value = lo + (hi - lo) * sigmoid(z), so every step
-// stays inside the plausible range. Residuals: the relative time error of each record, plus a weak
-// prior (kPrior * (z - z_base)) that keeps a parameter no record informs at the base value and
-// picks the base-nearest of equally good fits. The Jacobian is taken by forward differences
-// through the simulator itself, so the fitted profile reproduces exactly what `zerosim collective`
-// and the network tiers compute. No library in the project's dependency set offers nonlinear least
-// squares (Boost.Math's minimizers are one-dimensional), hence the small solver here.
+// stays inside the plausible range. Residuals: each record's relative time error through the loss
+// (a residual whose square is the loss, so LM minimizes it unchanged), plus a weak prior (kPrior *
+// (z - z_base)) that keeps a parameter no record informs at the base value and picks the
+// base-nearest of equally good fits. The Jacobian is taken by forward differences through the
+// simulator itself, so the fitted profile reproduces exactly what `zerosim collective` and the
+// network tiers compute. No library in the project's dependency set offers nonlinear least squares
+// (Boost.Math's minimizers are one-dimensional), hence the small solver here.
 #include "calibrate/fit/collective_fit.hpp"
 
 #include <fmt/format.h>
@@ -227,11 +228,13 @@ enum class LmStep { None, Improved, Converged };
 class CollectiveProblem {
  public:
   CollectiveProblem(const std::vector<CollectiveRecord>& records, const CostProfile& base,
-                    const RecordSetup& setup, std::vector<CollectiveParam> params)
+                    const RecordSetup& setup, std::vector<CollectiveParam> params,
+                    CollectiveLoss loss)
       : records_(records),
         base_(base),
         setup_(setup),
         params_(std::move(params)),
+        loss_(loss),
         P_(params_.size()),
         N_(records.size()),
         z0_(P_) {
@@ -322,10 +325,17 @@ class CollectiveProblem {
     return t;
   }
 
-  // The relative time errors, then the weak prior's pull towards the base values.
+  // The relative time errors through the loss, then the weak prior's pull towards the base values.
   std::vector<double> residuals(const std::vector<double>& zz, const std::vector<double>& t) const {
     std::vector<double> r(N_ + P_);
-    for (std::size_t i = 0; i < N_; ++i) r[i] = (t[i] - records_[i].time_s) / records_[i].time_s;
+    for (std::size_t i = 0; i < N_; ++i) {
+      const double e = (t[i] - records_[i].time_s) / records_[i].time_s;
+      r[i] = loss_ == CollectiveLoss::Squared
+                 ? e
+                 : std::copysign(kCauchyScale *
+                                     std::sqrt(std::log1p((e / kCauchyScale) * (e / kCauchyScale))),
+                                 e);
+    }
     for (std::size_t j = 0; j < P_; ++j) r[N_ + j] = kPrior * (zz[j] - z0_[j]);
     return r;
   }
@@ -379,21 +389,33 @@ class CollectiveProblem {
   const CostProfile& base_;
   const RecordSetup& setup_;
   const std::vector<CollectiveParam> params_;  // at their base values
+  const CollectiveLoss loss_;
   const std::size_t P_, N_;
   std::vector<double> z0_;  // the base values' point
 };
 
 }  // namespace
 
+CollectiveLoss parse_collective_loss(const std::string& s) {
+  if (s == "cauchy") return CollectiveLoss::Cauchy;
+  if (s == "squared") return CollectiveLoss::Squared;
+  throw InputError("<command line>", "--loss",
+                   fmt::format("unknown loss '{}' (known: cauchy, squared)", s));
+}
+
+const char* collective_loss_name(CollectiveLoss l) {
+  return l == CollectiveLoss::Cauchy ? "cauchy" : "squared";
+}
+
 CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
-                              const std::string& cluster) {
+                              const std::string& cluster, CollectiveLoss loss) {
   if (records.empty()) throw InputError("<measurements>", "", "no collective records to fit");
   const RecordSetup setup = record_setup(records, cluster);
   // NCCL runs LL and LL128 below a few MiB: records above say nothing about their latencies, which
   // then stay at the base values rather than absorb what the larger sizes show.
   bool small = false;
   for (const CollectiveRecord& r : records) small = small || r.bytes <= kSmallRecordBytes;
-  const CollectiveProblem problem(records, base, setup, collective_params(base, small));
+  const CollectiveProblem problem(records, base, setup, collective_params(base, small), loss);
   LmState s = problem.start();
   CollectiveFit out;
   out.iterations = problem.minimize(s);

@@ -1,9 +1,10 @@
 // Fitting the NCCL collective model (sim/collectives/nccl_model.hpp) to measured collectives:
 // every record (nccl-tests row or harness measurement) is simulated on the named cluster with the
 // record's nodes and ranks per node, and the profile parameters that price collectives are moved by
-// Levenberg-Marquardt to minimize the squared relative time error. Each parameter has a physical
-// meaning and a plausible range (the fit cannot leave it; a value at a bound is reported); one the
-// records do not inform stays at the base profile's value (a weak prior towards it).
+// Levenberg-Marquardt to minimize a loss of the relative time errors (Cauchy by default: rows of a
+// regime the model lacks weigh little; or plain squares). Each parameter has a physical meaning and
+// a plausible range (the fit cannot leave it; a value at a bound is reported); one the records do
+// not inform stays at the base profile's value (a weak prior towards it).
 #pragma once
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ Topology record_cluster(const CollectiveRecord& r, const std::string& cluster);
 double predict_record(const CollectiveRecord& r, const std::string& cluster,
                       const CostProfile& profile);
 
+// How each record's relative time error e enters the fit's cost. Squared: e^2, least squares (the
+// fit to describe the records themselves). Cauchy: s^2 ln(1 + (e/s)^2) with s = kCauchyScale,
+// like e^2 for small errors, growing only logarithmically beyond s, so a few records of a regime
+// the model does not have (an algorithm switch, a log artefact) cannot pull the parameters that
+// every other record determines (the fit to predict other configurations).
+enum class CollectiveLoss { Cauchy, Squared };
+inline constexpr double kCauchyScale = 0.1;  // relative error beyond which a record weighs less
+// "cauchy" | "squared"; InputError naming --loss otherwise.
+CollectiveLoss parse_collective_loss(const std::string& s);
+const char* collective_loss_name(CollectiveLoss l);
+
 struct CollectiveFit {
   CostProfile profile;
   std::vector<CollectiveParam> params;
@@ -50,6 +62,7 @@ struct CollectiveFit {
 // Fits base's collective parameters to records on `cluster`. InputError when a record cannot run
 // on the cluster (more ranks per node than it has, nodes beyond the builder's limits).
 CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
-                              const std::string& cluster);
+                              const std::string& cluster,
+                              CollectiveLoss loss = CollectiveLoss::Cauchy);
 
 }  // namespace zerosim::calib

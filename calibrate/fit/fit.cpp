@@ -95,7 +95,7 @@ void fit_collective_records(const Measurements& m, const FitOptions& opt, FitRes
     throw InputError("<command line>", "--cluster",
                      "required: collective records are fitted by simulating each on the cluster "
                      "they ran on (a preset such as h100-ndr-rail-10n, or a topology file)");
-  CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster);
+  CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster, opt.loss);
   const std::string name = p.name, status = p.status;
   p = cf.profile;
   p.name = name;
@@ -216,6 +216,7 @@ json provenance_of(const Measurements& m, const CostProfile& base, const FitOpti
   for (std::size_t i = 0; i < m.files.size(); ++i)
     prov["measurements"].push_back({{"file", m.files[i]}, {"provenance", m.provenance[i]}});
   if (!opt.command.empty()) prov["command"] = opt.command;
+  if (!m.collectives.empty()) prov["collective_loss"] = collective_loss_name(opt.loss);
   prov["sources"] = fit.sources;
   return prov;
 }

@@ -32,6 +32,7 @@ struct FitOptions {
   std::string cluster;  // preset or topology file the collective records ran on
   std::string name;     // output profile name ("" = base name + "-measured")
   std::string command;  // recorded in provenance
+  CollectiveLoss loss = CollectiveLoss::Cauchy;  // of the collective records' fit
 };
 
 struct PointReport {

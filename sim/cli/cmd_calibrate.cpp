@@ -45,11 +45,12 @@ std::string join(const std::vector<std::string>& v) {
 
 struct FitArgs {
   std::vector<std::string> files;
-  std::string out, base, name, cluster, nccl_version;
+  std::string out, base, name, cluster, nccl_version, loss = "cauchy";
   bool quiet = false;
 };
 
 void run_fit(const FitArgs& a) {
+  const calib::CollectiveLoss loss = calib::parse_collective_loss(a.loss);
   std::vector<FlagPath> inputs = {data_input("--base", "calibrate/profiles", a.base),
                                   data_input("--cluster", "topologies", a.cluster)};
   for (const auto& f : a.files) inputs.push_back({"MEAS", f});
@@ -90,13 +91,14 @@ void run_fit(const FitArgs& a) {
                       a.nccl_version));
   }
   calib::FitOptions opt;
+  opt.loss = loss;
   opt.cluster = a.cluster;
   opt.name = a.name;
-  opt.command = fmt::format("zerosim calibrate fit{} --out {}{}{}{}{}", join(a.files), a.out,
-                            a.base.empty() ? "" : " --base " + a.base,
-                            a.name.empty() ? "" : " --name " + a.name,
-                            a.cluster.empty() ? "" : " --cluster " + a.cluster,
-                            a.nccl_version.empty() ? "" : " --nccl-version " + a.nccl_version);
+  opt.command = fmt::format(
+      "zerosim calibrate fit{} --out {}{}{}{}{} --loss {}", join(a.files), a.out,
+      a.base.empty() ? "" : " --base " + a.base, a.name.empty() ? "" : " --name " + a.name,
+      a.cluster.empty() ? "" : " --cluster " + a.cluster,
+      a.nccl_version.empty() ? "" : " --nccl-version " + a.nccl_version, a.loss);
   calib::FitResult r = calib::fit_profile(m, base, opt);
   r.profile.provenance["fitted_on"] = utc_now();
   // Validate what we are about to write with the same strict parser every reader uses.
@@ -226,6 +228,10 @@ void register_calibrate(CLI::App& app) {
                   "simulated on it with the record's node count)");
   fit->add_option("--nccl-version", fa->nccl_version,
                   "NCCL release of the measurements (default: the base profile's), e.g. 2.21");
+  fit->add_option(
+      "--loss", fa->loss,
+      "how the collective records' relative time errors weigh: cauchy (default; records "
+      "far from the model, beyond 10%, weigh less) or squared (least squares)");
   fit->add_flag("--quiet", fa->quiet, "print only the summary, not each point's error");
   fit->callback([fa] { run_fit(*fa); });
 

@@ -2,9 +2,10 @@
 // scripts/collectives_validation.py, reports/collectives-validation.md): fit on the H100 cluster's
 // 10 x 1, 10 x 8, 1 x 8, 2 x 1 and 2 x 8 nccl-tests logs (send_recv left out: zerosim prices it at
 // the full NIC rate, nccl-tests' sendrecv ring runs at half at >= 10 ranks), then predict the
-// 10 nodes x 2 GPUs log the fit never saw. Guards what holds today: every predicted busbw at
-// >= 1 GiB within 10%, and the fit's own mean error within 10%. (Smaller sizes of the 10 x 2 log
-// are off by 20-30%; the report states it.)
+// 10 nodes x 2 GPUs log the fit never saw: every predicted busbw (32 MiB-16 GiB) within 10%, the
+// issue's target, and the fit's own mean error within 10%. The default Cauchy loss is what holds
+// it: with least squares the 10 x 8 log's 32-512 MiB rows (twice the time the model gives them at
+// any parameters) pull the ring latency up and the 10 x 2 prediction to 10.5-11.6% at 32-256 MiB.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -34,7 +35,7 @@ std::vector<CollectiveRecord> load_without_send_recv(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("fit on the H100 logs predicts the held-out 10 x 2 log within 10% at >= 1 GiB") {
+TEST_CASE("fit on the H100 logs predicts the held-out 10 x 2 log within 10% at every size") {
   std::vector<CollectiveRecord> train;
   for (const char* f :
        {"nccl_N10_G1.log", "nccl_N10_G8.log", "nccl_N1_G8_cnode3-002.log",
@@ -56,8 +57,6 @@ TEST_CASE("fit on the H100 logs predicts the held-out 10 x 2 log within 10% at >
   for (const CollectiveRecord& r : held_out) {
     REQUIRE(r.nodes == 10);
     REQUIRE(r.gpus_per_node == 2);
-    // nccl-tests rounds sizes down to whole elements per rank (alltoall 1 GiB: 1073741760 B).
-    if (static_cast<double>(r.bytes) < 0.99 * static_cast<double>(1ull << 30)) continue;
     const double predicted = predict_record(r, kCluster, fit.profile);
     // busbw is bytes x bus factor / time: its relative error is measured / predicted time - 1.
     const double busbw_err = r.time_s / predicted - 1;
@@ -66,5 +65,5 @@ TEST_CASE("fit on the H100 logs predicts the held-out 10 x 2 log within 10% at >
     CHECK(std::fabs(busbw_err) <= 0.10);
     ++checked;
   }
-  CHECK(checked == 4 * 5);  // all_reduce, all_gather, reduce_scatter, alltoall at 1..16 GiB
+  CHECK(checked == 4 * 10);  // all_reduce, all_gather, reduce_scatter, alltoall at 32 MiB..16 GiB
 }
