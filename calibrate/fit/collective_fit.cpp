@@ -98,6 +98,11 @@ const Accessor kAccessors[] = {
      "bandwidth of grouped send/recv (all_to_all) / a ring's over the same links (nccl-tests "
      "alltoall reaches 0.85-0.95 of line rate where rings reach 0.95-0.98)",
      0.5, 1.0, [](CostProfile& p) { return &p.nccl.p2p_efficiency; }, 1},
+    {"nccl/p2p_small_net_peer_us",
+     "extra cost per network peer of a grouped send/recv whose message per peer is below the "
+     "profile's p2p_small_bytes (the network transport's small-message path; Polaris' 2-node "
+     "alltoall: about 11 us)",
+     0, 40, [](CostProfile& p) { return &p.nccl.p2p_small_net_peer_s; }, 1e6},
     {"nccl/nvls_efficiency",
      "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU (NCCL's constant: 0.85)", 0.3,
      1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},
@@ -141,6 +146,8 @@ std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_
   std::vector<CollectiveParam> out;
   for (const Accessor& a : kAccessors) {
     if (std::string(a.key) == "nccl/nvls_efficiency" && !p.nccl.nvls) continue;
+    if (std::string(a.key) == "nccl/p2p_small_net_peer_us" && !(p.nccl.p2p_small_bytes > 0))
+      continue;
     if (!small_records && (std::string(a.key).find("/ll") != std::string::npos)) continue;
     const double v = *a.field(copy) * a.scale;
     out.push_back({a.key, a.meaning, a.lo, a.hi, v, v, false, false, 0});

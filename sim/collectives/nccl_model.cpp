@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 #include "sim/collectives/lowering_detail.hpp"
 #include "sim/core/error.hpp"
@@ -457,6 +458,28 @@ double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int no
   return profile.nccl.launch_s + table_for(profile.nccl.version_code).base[kRing][kSimple] * 1e-6 +
          hop_latency_s + node_peers * profile.nccl.p2p_peer_s +
          net_peers * profile.nccl.p2p_net_peer_s;
+}
+
+double p2p_small_message_s(const CollectiveOp& op, const Topology& topo,
+                           const CostProfile& profile) {
+  const NcclParams& n = profile.nccl;
+  if (!(n.p2p_small_bytes > 0) || op.groups.empty()) return 0;
+  const bool direct =
+      op.kind == CollKind::AllToAll && select_algorithm(op, topo) == Algorithm::Direct;
+  if (!direct && op.kind != CollKind::SendRecv) return 0;
+  const std::vector<int>& first = op.groups.front();
+  const double per_peer = direct ? op.bytes / static_cast<double>(first.size()) : op.bytes;
+  if (!(per_peer < n.p2p_small_bytes)) return 0;
+  // The busiest rank's network peers: its group's members on other nodes.
+  int net_peers = 0;
+  std::map<int, int> per_node;
+  for (const std::vector<int>& g : op.groups.get()) {
+    per_node.clear();
+    for (int r : g) ++per_node[topo.node_of(r)];
+    for (const auto& [node, count] : per_node)
+      net_peers = std::max(net_peers, static_cast<int>(g.size()) - count);
+  }
+  return net_peers * n.p2p_small_net_peer_s;
 }
 
 bool is_nccl_collective(const CollectiveOp& op) {

@@ -83,6 +83,12 @@ NcclChoice nccl_choose(const std::vector<NcclChoice>& candidates, double bytes,
 double nccl_p2p_latency(const CostProfile& profile, double hop_latency_s, int node_peers,
                         int net_peers);
 
+// The small-message path's extra time of op (p2p_small_bytes, p2p_small_net_peer_s): a direct
+// all_to_all or a send_recv whose message per peer is below the threshold pays the extra per
+// network peer of its busiest rank; 0 for everything else and for profiles without the path.
+double p2p_small_message_s(const CollectiveOp& op, const Topology& topo,
+                           const CostProfile& profile);
+
 // Is op one NCCL prices by (algorithm, protocol): all_gather, reduce_scatter or all_reduce lowered
 // as NCCL's own collective (algorithm auto, ring or intra_node), not a zerosim composition.
 bool is_nccl_collective(const CollectiveOp& op);

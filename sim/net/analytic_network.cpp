@@ -56,7 +56,8 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
         c = &cache_.insert(op, Cached{p.op_time_s(op, profile_), p.stats(op.bytes)});
       } else {
         const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
-        const double t = plan_time(lower_collective(op, topo_, profile_));
+        const double t = plan_time(lower_collective(op, topo_, profile_)) +
+                         p2p_small_message_s(op, topo_, profile_);
         c = &cache_.insert(op, Cached{t, stats_});
         stats_ = saved;
       }
@@ -83,7 +84,8 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
         Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, capacity_)});
     plan = &shapes_.back().plan;
   }
-  return {plan->op_time_s(op, profile_), plan->stats(op.bytes)};
+  return {plan->op_time_s(op, profile_) + p2p_small_message_s(op, topo_, profile_),
+          plan->stats(op.bytes)};
 }
 
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {

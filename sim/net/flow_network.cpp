@@ -183,7 +183,8 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
     return;
   }
   if (!shortcuts_ || !(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lowering says why
-    start_resolved(resolve_plan(lower(op)), std::move(on_done));
+    start_resolved(resolve_plan(lower(op)), std::move(on_done), 1, 1,
+                   p2p_small_message_s(op, topo_, profile_));
     return;
   }
   if (fold_blocks_ == 0) decide_folding(false);  // not told what else will run: no folding
@@ -198,7 +199,7 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
   unit.bytes = 1;
   const auto* hit = cache_.find(unit);
   start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit, fold), fold)),
-                 std::move(on_done), op.bytes);
+                 std::move(on_done), op.bytes, 1, p2p_small_message_s(op, topo_, profile_));
 }
 
 void FlowNetwork::start_plan(const CollectivePlan& plan, std::function<void()> on_done) {

@@ -65,7 +65,8 @@ KernelCost parse_kernel(const JsonReader& r) {
 
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
-                    "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu"});
+                    "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
+                    "p2p_small_bytes", "p2p_small_net_peer_us"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -96,6 +97,10 @@ NcclParams parse_nccl(const JsonReader& r) {
   n.p2p_peer_s = r.at("p2p_peer_us").get_nonnegative() * 1e-6;
   n.p2p_net_peer_s = r.at("p2p_net_peer_us").get_nonnegative() * 1e-6;
   n.p2p_efficiency = get_efficiency(r.at("p2p_efficiency"));
+  // Optional: most transports have no small-message path of their own (0 = none).
+  if (r.has("p2p_small_bytes")) n.p2p_small_bytes = r.at("p2p_small_bytes").get_nonnegative();
+  if (r.has("p2p_small_net_peer_us"))
+    n.p2p_small_net_peer_s = r.at("p2p_small_net_peer_us").get_nonnegative() * 1e-6;
   const std::string cpu = r.at("host_cpu").get_string();
   bool cpu_known = false;
   for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
@@ -335,6 +340,10 @@ json to_json(const CostProfile& p) {
                {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
+  if (p.nccl.p2p_small_bytes > 0) {
+    j["nccl"]["p2p_small_bytes"] = clean(p.nccl.p2p_small_bytes);
+    j["nccl"]["p2p_small_net_peer_us"] = clean(p.nccl.p2p_small_net_peer_s * 1e6);
+  }
   return j;
 }
 

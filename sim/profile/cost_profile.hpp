@@ -50,6 +50,10 @@ struct NcclParams {
                                   // thread posts and progresses each network peer's transfers
   HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
   double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
+  // The network transport's small-message path: a grouped send/recv whose message per peer is
+  // below p2p_small_bytes costs p2p_small_net_peer_s more per network peer (0: no such path).
+  double p2p_small_bytes = 0;
+  double p2p_small_net_peer_s = 0;
   bool operator==(const NcclParams&) const = default;
 };
 

@@ -238,3 +238,29 @@ TEST_CASE("calibrate fit refuses an unknown --loss with exit 2") {
   CHECK(r.out.find("--loss") != std::string::npos);
   CHECK(r.out.find("cauchy, squared") != std::string::npos);
 }
+
+TEST_CASE("the small-message path's per-peer cost is fitted when the base profile has the path") {
+  // polaris-a100 has p2p_small_bytes 256: all_to_all records from 4 B to 64 KiB per peer on 2 and
+  // 4 nodes of 4 GPUs, timed with 11 us per network peer on the small path.
+  const char* const cluster = "polaris";
+  CostProfile base_p = select_cost_profile_for_gpu("polaris-a100", "");
+  REQUIRE(base_p.nccl.p2p_small_bytes == 256);
+  CostProfile truth = base_p;
+  truth.nccl.p2p_small_net_peer_s = 11e-6;
+  truth.nccl.p2p_net_peer_s = 8e-6;
+  std::vector<CollectiveRecord> records;
+  for (const int nodes : {2, 4})
+    for (std::uint64_t per_peer = 4; per_peer <= (64u << 10); per_peer *= 4) {
+      CollectiveRecord r = record("all_to_all", nodes, 4, per_peer * nodes * 4);
+      r.time_s = predict_record(r, cluster, truth);
+      records.push_back(r);
+    }
+  const CollectiveFit fit = fit_collectives(records, base_p, cluster);
+  const CollectiveParam& small = param(fit, "nccl/p2p_small_net_peer_us");
+  CHECK(small.informed);
+  CHECK(small.value == doctest::Approx(11).epsilon(0.02));
+  CHECK(param(fit, "nccl/p2p_net_peer_us").value == doctest::Approx(8).epsilon(0.02));
+  // A profile without the path has no such parameter to fit.
+  for (const CollectiveParam& c : collective_params(base()))
+    CHECK(c.key != "nccl/p2p_small_net_peer_us");
+}

@@ -306,3 +306,32 @@ TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
   CHECK(stream[1] == Approx(2 * stream[0]).epsilon(1e-6));
   CHECK(local_t[1] == Approx(local_t[0]).epsilon(1e-9));
 }
+
+TEST_CASE("the small-message path: below p2p_small_bytes per peer, each network peer costs more") {
+  // 2 DGX H100 nodes: an all_to_all of the 16 GPUs has 8 network peers per rank (and 7 on its
+  // node); a send_recv across nodes has one.
+  const Topology topo = test::dgx("dgx-h100", 2);
+  CostProfile with = test::shipped_profile("dgx-h100");
+  CostProfile without = with;
+  with.nccl.p2p_small_bytes = 256;
+  with.nccl.p2p_small_net_peer_s = 11e-6;
+  const std::vector<std::vector<int>> all = world_group(topo);
+  const double n = static_cast<double>(all[0].size());
+  for (const char* tier : {"analytic", "flow"}) {
+    CAPTURE(tier);
+    auto extra = [&](const CollectiveOp& op) {
+      return collective_time(tier, op, topo, with) - collective_time(tier, op, topo, without);
+    };
+    // 128 B per peer: 8 network peers x 11 us; 256 B per peer: none.
+    CHECK(extra(make_op(CollKind::AllToAll, Algorithm::Direct, all, 128 * n)) ==
+          Approx(8 * 11e-6).epsilon(1e-9));
+    CHECK(extra(make_op(CollKind::AllToAll, Algorithm::Direct, all, 256 * n)) == 0);
+    CHECK(extra(make_op(CollKind::SendRecv, Algorithm::Auto, {{0, 8}}, 64)) ==
+          Approx(11e-6).epsilon(1e-9));
+    CHECK(extra(make_op(CollKind::SendRecv, Algorithm::Auto, {{0, 1}}, 64)) == 0);  // NVLink
+    // NCCL's own collectives and qgZ's two-hop exchange are not grouped send/recv of small
+    // messages: unchanged.
+    CHECK(extra(make_op(CollKind::AllGather, Algorithm::Auto, all, 64)) == 0);
+    CHECK(extra(make_op(CollKind::AllToAll, Algorithm::TwoHopAllToAll, all, 128 * n)) == 0);
+  }
+}

@@ -132,6 +132,22 @@ TEST_CASE("to_json round-trips") {
   CHECK(q.gemm_efficiency == p.gemm_efficiency);
   CHECK(q.nccl.version == "2.18.3");
   CHECK(q.link_class(LinkClass::NvLink).ll128_hop_latency_s == doctest::Approx(1.9e-6));
+  // No small-message path: its keys are not written (they are optional).
+  CHECK_FALSE(to_json(p)["nccl"].contains("p2p_small_bytes"));
+  CHECK(q.nccl.p2p_small_bytes == 0);
+}
+
+TEST_CASE("the small-message path's keys are optional, read and written together") {
+  json j = minimal_profile();
+  j["nccl"]["p2p_small_bytes"] = 256;
+  j["nccl"]["p2p_small_net_peer_us"] = 11;
+  const CostProfile p = parse_cost_profile(j, "ok.json");
+  CHECK(p.nccl.p2p_small_bytes == 256);
+  CHECK(p.nccl.p2p_small_net_peer_s == doctest::Approx(11e-6));
+  const json out = to_json(p);
+  CHECK(out["nccl"]["p2p_small_bytes"] == 256);
+  CHECK(out["nccl"]["p2p_small_net_peer_us"] == doctest::Approx(11));
+  CHECK(to_json(parse_cost_profile(out, "roundtrip.json")) == out);
 }
 
 TEST_CASE("bad input: each rule names the JSON path") {
@@ -192,6 +208,10 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
   expect_bad([](json& j) { j["nccl"]["launch_us"] = -1; }, "/nccl/launch_us", "negative");
   expect_bad([](json& j) { j["nccl"]["p2p_efficiency"] = 1.5; }, "/nccl/p2p_efficiency", "(0, 1]");
+  expect_bad([](json& j) { j["nccl"]["p2p_small_bytes"] = -1; }, "/nccl/p2p_small_bytes",
+             "negative");
+  expect_bad([](json& j) { j["nccl"]["p2p_small_net_peer_us"] = "x"; },
+             "/nccl/p2p_small_net_peer_us", "number");
   expect_bad([](json& j) { j["nccl"]["p2p_net_peer_us"] = -1; }, "/nccl/p2p_net_peer_us",
              "negative");
   expect_bad([](json& j) { j["nccl"].erase("p2p_net_peer_us"); }, "/nccl",
