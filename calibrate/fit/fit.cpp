@@ -118,9 +118,10 @@ void fit_collective_records(const Measurements& m, const FitOptions& opt, FitRes
     prov.fitted.push_back(c.key);
   }
   res.summary.push_back(fmt::format(
-      "collectives: {} records on cluster {}, {} iterations; mean |error| {:.2f}%, worst {:.2f}%",
-      m.collectives.size(), opt.cluster, cf.iterations, cf.mean_abs_rel_err * 100,
-      cf.worst_abs_rel_err * 100));
+      "collectives: {} records on cluster {}, {} loss, {} iterations; mean |error| {:.2f}%, worst "
+      "{:.2f}%",
+      m.collectives.size(), opt.cluster, collective_loss_name(opt.loss), cf.iterations,
+      cf.mean_abs_rel_err * 100, cf.worst_abs_rel_err * 100));
   res.collective_params = cf.params;
 }
 
