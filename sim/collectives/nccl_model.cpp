@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
 
 #include "sim/collectives/lowering_detail.hpp"
 #include "sim/core/error.hpp"
@@ -471,15 +470,11 @@ double p2p_small_message_s(const CollectiveOp& op, const Topology& topo,
   const double per_peer = direct ? op.bytes / static_cast<double>(first.size()) : op.bytes;
   if (!(per_peer < n.p2p_small_bytes)) return 0;
   // The busiest rank's network peers: its group's members on other nodes.
-  int net_peers = 0;
-  std::map<int, int> per_node;
-  for (const std::vector<int>& g : op.groups.get()) {
-    per_node.clear();
-    for (int r : g) ++per_node[topo.node_of(r)];
-    for (const auto& [node, count] : per_node)
-      net_peers = std::max(net_peers, static_cast<int>(g.size()) - count);
-  }
-  return net_peers * n.p2p_small_net_peer_s;
+  std::size_t net_peers = 0;
+  for (const std::vector<int>& g : op.groups.get())
+    for (const std::vector<int>& on_node : coll_detail::layout_of(g, topo).members)
+      net_peers = std::max(net_peers, g.size() - on_node.size());
+  return static_cast<double>(net_peers) * n.p2p_small_net_peer_s;
 }
 
 bool is_nccl_collective(const CollectiveOp& op) {
