@@ -45,9 +45,26 @@ run() {
   exec > >(tee "$log") 2>&1
   nvidia-smi || true
   # The machine's CUDA and NCCL (NCCL from Python's nvidia-nccl package).
-  local nccl_lib
-  nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(os.path.dirname(nvidia.nccl.__file__), "lib"))' 2>/dev/null || true)
-  export LD_LIBRARY_PATH="$PWD/$CARRY/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${nccl_lib}:${LD_LIBRARY_PATH:-}"
+  # The wheels' libraries live under the `nvidia` namespace package (nvidia/nccl/lib,
+  # nvidia/cu13/lib, ... depending on the wheel's layout): every folder there holding libnccl or
+  # libcublas goes on the search path.
+  local wheel_libs
+  wheel_libs=$(python3 - <<'PY' 2>/dev/null || true
+import glob, os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except ImportError:
+    roots = []
+dirs = set()
+for r in roots:
+    for pat in ("**/libnccl.so*", "**/libcublas*.so*"):
+        dirs.update(os.path.dirname(p) for p in glob.glob(os.path.join(r, pat), recursive=True))
+print(":".join(sorted(dirs)))
+PY
+  )
+  echo "wheel library folders: ${wheel_libs:-none}"
+  export LD_LIBRARY_PATH="$PWD/$CARRY/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${wheel_libs}:${LD_LIBRARY_PATH:-}"
   for b in "$CARRY"/bin/*; do
     echo "== ldd $(basename "$b")"
     ldd "$b" | grep "not found" || echo "all libraries found"
@@ -57,8 +74,8 @@ run() {
   if ! timeout 120 "$CARRY/bin/test_kernels_gpu"; then
     echo "carried test_kernels_gpu failed to run; building it with this machine's nvcc"
     timeout 240 nvcc -std=c++20 -O2 -arch=sm_90 -I. -I"$CARRY/include" \
-      tests/gpu/test_kernels_gpu.cpp tests/doctest_main.cpp kernels/cuda/quantize_cuda.cu \
-      kernels/ref/*.cpp -o "$OUT/test_kernels_gpu_local" && timeout 120 "$OUT/test_kernels_gpu_local"
+      tests/gpu/test_kernels_gpu.cpp kernels/cuda/quantize_cuda.cu \
+      kernels/ref/*.cpp -o /tmp/test_kernels_gpu_local && timeout 120 /tmp/test_kernels_gpu_local
   fi
 
   echo "== GPU kernel benchmark"
@@ -72,7 +89,7 @@ run() {
   [ "$gpus" -ge 2 ] && what="collectives gemm copy kernels"
   # shellcheck disable=SC2086
   timeout 300 "$CARRY/bin/zerosim-calibrate" --out "$OUT/meas.jsonl" --what $what \
-    --hidden 6144 8192 12288 --tokens 1024 2048 --timeout 60 || echo "harness exit $?"
+    --timeout 60 || echo "harness exit $?"
   ls -l "$OUT"
 }
 

@@ -70,6 +70,12 @@ __device__ __forceinline__ Bytes<B> load_bytes(const std::uint8_t* p) {
       memcpy(r.b, &v, 4);
       return r;
     }
+  } else if constexpr (B == 2) {
+    if ((a & 1u) == 0) {
+      const unsigned short v = *reinterpret_cast<const unsigned short*>(p);
+      memcpy(r.b, &v, 2);
+      return r;
+    }
   }
 #pragma unroll
   for (int i = 0; i < B; ++i) r.b[i] = p[i];
@@ -98,6 +104,13 @@ __device__ __forceinline__ void store_bytes(std::uint8_t* p, const Bytes<B>& r) 
       unsigned v;
       memcpy(&v, r.b, 4);
       *reinterpret_cast<unsigned*>(p) = v;
+      return;
+    }
+  } else if constexpr (B == 2) {
+    if ((a & 1u) == 0) {
+      unsigned short v;
+      memcpy(&v, r.b, 2);
+      *reinterpret_cast<unsigned short*>(p) = v;
       return;
     }
   }
@@ -179,7 +192,13 @@ __device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt,
       store_bytes<16>(p + 16 * h, b);
     }
   } else {
-    for (int e = 0; e < cnt; ++e) E::to_bits(v[e], p + e * E::kBytes);
+    // One element-wide store each: a 16-bit value converted and stored byte by byte straight from
+    // its register came out with a wrong low byte on sm_90 (CUDA 13.0 ptxas, seen on an H200).
+    for (int e = 0; e < cnt; ++e) {
+      Bytes<E::kBytes> b;
+      E::to_bits(v[e], b.b);
+      store_bytes<E::kBytes>(p + e * E::kBytes, b);
+    }
   }
 }
 

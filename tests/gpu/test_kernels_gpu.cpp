@@ -1,7 +1,7 @@
 // GPU kernels vs the CPU reference, bit for bit: quantized bytes, scales, offsets and dequantized
 // values must be identical for every dtype, bit width, mode, odd size, segment and misaligned
-// (element-aligned but not 16-byte aligned) pointer. Without a CUDA device the binary prints
-// "SKIPPED: no CUDA device" and exits 77 (CTest SKIP_RETURN_CODE).
+// pointer (element-aligned but not 16-byte aligned, and at an odd byte address). Without a CUDA
+// device the binary prints "SKIPPED: no CUDA device" and exits 77 (CTest SKIP_RETURN_CODE).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
@@ -89,6 +89,39 @@ void check_same(const DevQ& d, const HostQ& h) {
     CHECK(bits_of(d.offsets.download<float>(h.offsets.size())) == bits_of(h.offsets));
 }
 
+// Element-wise comparison of two outputs of type t: on a difference it reports how many elements
+// differ and the first one's index and values (as floats and as raw bits), so a failure on the
+// device says where the kernel and the reference part.
+void check_same_output(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want,
+                       DType t) {
+  REQUIRE(got.size() == want.size());
+  const std::size_t w = dtype_bytes(t), n = want.size() / w;
+  std::size_t differing = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::memcmp(&got[i * w], &want[i * w], w) != 0) {
+      if (first == n) first = i;
+      ++differing;
+    }
+  if (differing == 0) return;
+  auto value = [&](const std::vector<std::uint8_t>& b) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &b[first * w], w);
+    float f = 0;
+    if (t == DType::kF32)
+      std::memcpy(&f, &bits, 4);
+    else if (t == DType::kF16)
+      f = detail::f16_bits_to_f32(static_cast<std::uint16_t>(bits));
+    else
+      f = detail::bf16_bits_to_f32(static_cast<std::uint16_t>(bits));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.9g (0x%0*x)", static_cast<double>(f), int(2 * w), bits);
+    return std::string(buf);
+  };
+  FAIL_CHECK(std::string(dtype_name(t))
+             << " output: " << differing << " of " << n << " elements differ; first at " << first
+             << ": device " << value(got) << ", reference " << value(want));
+}
+
 // Raw input bytes of type t: normal values plus zeros, ties, huge and tiny magnitudes.
 std::vector<std::uint8_t> make_input(DType t, std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -137,10 +170,15 @@ std::vector<Config> configs() {
 
 TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
   for (const Config& c : configs()) {
-    for (std::size_t misalign : {0, 1}) {
-      INFO(dtype_name(c.t) << " bits " << c.bits << " asym " << c.asym << " block " << c.block
-                           << " segment " << c.segment << " n " << c.n << " misaligned "
-                           << misalign);
+    // Start offsets: aligned, one element in, one byte in.
+    for (const char* misalign : {"none", "element", "byte"}) {
+      auto offset = [&](DType t) -> std::size_t {
+        const std::string m = misalign;
+        return m == "none" ? 0 : (m == "element" ? dtype_bytes(t) : 1);
+      };
+      INFO(std::string(dtype_name(c.t))
+           << " bits " << c.bits << " asym " << c.asym << " block " << c.block << " segment "
+           << c.segment << " n " << c.n << " misaligned " << std::string(misalign));
       QuantParams p;
       p.bits = c.bits;
       p.asymmetric = c.asym;
@@ -150,9 +188,9 @@ TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
       HostQ hq(c.n, p);
       quantize(in.data(), c.t, c.n, p, hq.ref());
 
-      DevBuf din(in.size(), misalign * dtype_bytes(c.t));
+      DevBuf din(in.size(), offset(c.t));
       din.upload(in.data(), in.size());
-      DevQ dq(c.n, p, misalign);
+      DevQ dq(c.n, p, offset(DType::kF32) == 0 ? 0 : 1);
       cuda::quantize(din.ptr(), c.t, c.n, p, dq.ref(), nullptr);
       ck(cudaDeviceSynchronize(), "quantize");
       check_same(dq, hq);
@@ -160,10 +198,10 @@ TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
       for (DType out_t : {DType::kF32, DType::kF16, DType::kBF16}) {
         std::vector<std::uint8_t> want(c.n * dtype_bytes(out_t));
         dequantize(hq.cref(), c.n, p, want.data(), out_t);
-        DevBuf dout(want.size(), misalign * dtype_bytes(out_t));
+        DevBuf dout(want.size(), offset(out_t));
         cuda::dequantize(dq.cref(), c.n, p, dout.ptr(), out_t, nullptr);
         ck(cudaDeviceSynchronize(), "dequantize");
-        CHECK(dout.download<std::uint8_t>(want.size()) == want);
+        check_same_output(dout.download<std::uint8_t>(want.size()), want, out_t);
       }
     }
   }
@@ -216,7 +254,7 @@ TEST_CASE("GPU qgZ kernels equal the CPU reference bit for bit") {
           cuda::dequant_reduce(d_in.data(), d_in.size(), piece, pu, 1.0f / float(W), dout.ptr(),
                                out_t, nullptr);
           ck(cudaDeviceSynchronize(), "dequant_reduce");
-          CHECK(dout.download<std::uint8_t>(want.size()) == want);
+          check_same_output(dout.download<std::uint8_t>(want.size()), want, out_t);
         }
       }
     }
