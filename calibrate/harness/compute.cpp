@@ -1,15 +1,21 @@
 // Single-GPU timings on device 0 (or this MPI rank's GPU): cuBLAS BF16 GEMMs at transformer layer
 // shapes plus a square sweep, device-to-device copy bandwidth, and the project's quantization
-// kernels (kernels/quantize_cuda.hpp). Each is timed with CUDA events over a burst after warm-up;
-// time = burst / iterations. Kernel records count bytes read + written, which is what the
-// CostProfile's throughput means.
+// kernels (kernels/quantize_cuda.hpp). Each is timed with CUDA events over a burst after warm-up,
+// the burst held behind a gate until fully enqueued; time = burst / iterations, the GPU's time per
+// launch. Kernel records count bytes read + written, which is what the
+// CostProfile's throughput means. Copies and kernels run cold: the burst cycles through enough
+// disjoint copies of the working set that every launch finds its data out of L2, as a training
+// step's kernels do (a shard last touched by the optimizer, a bucket written a layer before).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <functional>
+#include <thread>
 
 #include "calibrate/harness/check.hpp"
 #include "calibrate/harness/harness.hpp"
@@ -21,22 +27,66 @@ namespace zerosim::harness {
 
 namespace {
 
-// Times `body` (enqueued on `s`) with CUDA events: warm-up, then iters launches; seconds per
-// launch.
-double time_events(const Context& ctx, cudaStream_t s, const std::function<void()>& body) {
-  for (int i = 0; i < ctx.opt.warmup; ++i) body();
+// Holds a stream until released from the host: the timed burst is enqueued behind it, so the GPU
+// runs the launches back to back and the events time the GPU's work, not the host's launch rate
+// (nvbench's blocking-kernel method, done with a host function since the runtime API has no
+// stream wait on a host flag).
+class StreamGate {
+ public:
+  explicit StreamGate(cudaStream_t s) {
+    CUDA_CHECK(cudaLaunchHostFunc(s, &StreamGate::wait, &open_));
+  }
+  void release() { open_.store(true, std::memory_order_release); }
+  ~StreamGate() { release(); }
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+
+ private:
+  static void CUDART_CB wait(void* flag) {
+    auto* open = static_cast<std::atomic<bool>*>(flag);
+    while (!open->load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  std::atomic<bool> open_{false};
+};
+
+// Times `body(c)` (enqueued on `s`) with CUDA events: warm-up, then iters launches held behind a
+// StreamGate, launch i on copy c = i % copies of its working set; GPU seconds per launch.
+double time_events(const Context& ctx, cudaStream_t s, const std::function<void(std::size_t)>& body,
+                   std::size_t copies = 1) {
+  std::size_t i = 0;
+  for (int w = 0; w < ctx.opt.warmup; ++w) body(i++ % copies);
   cudaEvent_t a = nullptr, b = nullptr;
   CUDA_CHECK(cudaEventCreate(&a));
   CUDA_CHECK(cudaEventCreate(&b));
-  CUDA_CHECK(cudaEventRecord(a, s));
-  for (int i = 0; i < ctx.opt.iters; ++i) body();
-  CUDA_CHECK(cudaEventRecord(b, s));
+  {
+    StreamGate gate(s);
+    CUDA_CHECK(cudaEventRecord(a, s));
+    for (int it = 0; it < ctx.opt.iters; ++it) body(i++ % copies);
+    CUDA_CHECK(cudaEventRecord(b, s));
+    gate.release();
+  }
   CUDA_CHECK(cudaEventSynchronize(b));
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   CUDA_CHECK(cudaEventDestroy(a));
   CUDA_CHECK(cudaEventDestroy(b));
   return static_cast<double>(ms) * 1e-3 / ctx.opt.iters;
+}
+
+// The current device's L2 capacity in bytes.
+std::size_t l2_bytes() {
+  int dev = 0, l2 = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  return static_cast<std::size_t>(l2);
+}
+
+// Copies of a working set of `bytes` a cold burst cycles through: the others, at least twice the
+// L2 capacity, pass through the cache between two launches on the same copy. At most `room`
+// copies fit in the buffers; a working set of twice L2 or more needs only itself.
+std::size_t cold_copies(double bytes, std::size_t room) {
+  const double need = std::ceil(2.0 * static_cast<double>(l2_bytes()) / bytes) + 1.0;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(need), 1, std::max<std::size_t>(room, 1));
 }
 
 struct Shape {
@@ -79,7 +129,8 @@ void run_gemm(Context& ctx) {
   const float one = 1.0f, zero = 0.0f;
   for (const auto& sh : shapes) {
     // Column-major C[m x n] = A[m x k] * B[k x n].
-    double t = time_events(ctx, s, [&] {
+    // Hot: a GEMM's time is its arithmetic, and a layer's weights are read once per tile anyway.
+    double t = time_events(ctx, s, [&](std::size_t) {
       CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(sh.m),
                                 static_cast<int>(sh.n), static_cast<int>(sh.k), &one, A,
                                 CUDA_R_16BF, static_cast<int>(sh.m), B, CUDA_R_16BF,
@@ -115,8 +166,15 @@ void run_copy(Context& ctx) {
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (std::uint64_t bytes : sweep_sizes(ctx.opt, 256)) {
+    auto* from = static_cast<const std::uint8_t*>(src);
+    auto* to = static_cast<std::uint8_t*>(dst);
     double t = time_events(
-        ctx, s, [&] { CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s)); });
+        ctx, s,
+        [&](std::size_t c) {
+          CUDA_CHECK(cudaMemcpyAsync(to + c * bytes, from + c * bytes, bytes,
+                                     cudaMemcpyDeviceToDevice, s));
+        },
+        cold_copies(2.0 * static_cast<double>(bytes), ctx.opt.max_bytes / bytes));
     // A copy reads and writes every byte.
     ctx.record({{"kind", "kernel"}, {"name", "copy"}, {"bytes", 2 * bytes}, {"time_s", t}});
     std::printf("copy %14llu B %12.2f us %9.1f GB/s (read + write)\n",
@@ -193,42 +251,57 @@ void emit_kernel(Context& ctx, const std::string& name, std::size_t n, double by
   std::fflush(stdout);
 }
 
-// Every kernel at n elements: (de)quantization at 8 and 4 bits, then qgZ's three kernels.
+// Every kernel at n elements: (de)quantization at 8 and 4 bits, then qgZ's three kernels. Copy c
+// of a working set starts c * n elements into each buffer (n is a multiple of the block size, so
+// whole blocks and their scales shift together).
 void time_kernels_at(Context& ctx, cudaStream_t s, const KernelBuffers& b, std::size_t n) {
   const QgzShape shape{kNodes, 8, 1};
-  void* x = b.x;
-  void* y = b.y;
-  const std::vector<std::uint8_t*>& qd = b.qd;
-  const std::vector<float*>& qs = b.qs;
+  const std::size_t room = b.n_max / n;
+  auto x = [&](std::size_t c) { return static_cast<std::uint8_t*>(b.x) + c * n * 2; };
+  auto y = [&](std::size_t c) { return static_cast<std::uint8_t*>(b.y) + c * n * 2; };
+  auto quantized = [&](std::size_t i, std::size_t c, const QuantParams& p) {
+    return QuantizedRef{b.qd[i] + c * zerosim::kernels::quantized_bytes(n, p),
+                        b.qs[i] + c * zerosim::kernels::num_blocks(n, p), nullptr};
+  };
+  auto timed = [&](const std::string& name, double bytes,
+                   const std::function<void(std::size_t)>& body) {
+    emit_kernel(ctx, name, n, bytes, time_events(ctx, s, body, cold_copies(bytes, room)));
+  };
   for (int bits : {8, 4}) {
     QuantParams p{bits, false, zerosim::kernels::kDefaultBlockSize, 0};
     double q = static_cast<double>(zerosim::kernels::quantized_bytes(n, p) +
                                    zerosim::kernels::num_blocks(n, p) * sizeof(float));
-    QuantizedRef out{qd[0], qs[0], nullptr};
-    emit_kernel(ctx, fmt::format("quantize_int{}", bits), n, 2.0 * n + q,
-                time_events(ctx, s, [&] { kc::quantize(x, DType::kF16, n, p, out, s); }));
-    QuantizedCRef in{qd[0], qs[0], nullptr};
-    emit_kernel(ctx, fmt::format("dequantize_int{}", bits), n, q + 2.0 * n,
-                time_events(ctx, s, [&] { kc::dequantize(in, n, p, y, DType::kF16, s); }));
+    timed(fmt::format("quantize_int{}", bits), 2.0 * n + q,
+          [&](std::size_t c) { kc::quantize(x(c), DType::kF16, n, p, quantized(0, c, p), s); });
+    timed(fmt::format("dequantize_int{}", bits), q + 2.0 * n, [&](std::size_t c) {
+      const QuantizedRef in = quantized(0, c, p);
+      kc::dequantize({in.data, in.scales, nullptr}, n, p, y(c), DType::kF16, s);
+    });
   }
   QuantParams p4{4, false, zerosim::kernels::kDefaultBlockSize, 0};
   QuantParams p4u = p4;
   p4u.segment = zerosim::kernels::qgz_unit_elements(n, shape);
   double q4 = static_cast<double>(zerosim::kernels::quantized_bytes(n, p4u) +
                                   zerosim::kernels::num_blocks(n, p4u) * sizeof(float));
-  emit_kernel(ctx, "swizzle_quantize_int4", n, 2.0 * n + q4, time_events(ctx, s, [&] {
-                kc::qgz_swizzle_quantize(x, DType::kF16, n, shape, p4,
-                                         QuantizedRef{qd[0], qs[0], nullptr}, s);
-              }));
-  std::vector<QuantizedCRef> ins;
-  for (std::size_t i = 0; i < kInputs; ++i) ins.push_back({qd[i], qs[i], nullptr});
-  emit_kernel(ctx, "dequant_reduce_quant_int4", n, (kInputs + 1) * q4, time_events(ctx, s, [&] {
-                kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u,
-                                            QuantizedRef{qd[kInputs], qs[kInputs], nullptr}, s);
-              }));
-  emit_kernel(ctx, "dequant_reduce_int4", n, kNodes * q4 + 2.0 * n, time_events(ctx, s, [&] {
-                kc::dequant_reduce(ins.data(), kNodes, n, p4u, 1.0f, y, DType::kF16, s);
-              }));
+  auto inputs = [&](std::size_t c) {
+    std::vector<QuantizedCRef> ins;
+    for (std::size_t i = 0; i < kInputs; ++i) {
+      const QuantizedRef r = quantized(i, c, p4u);
+      ins.push_back({r.data, r.scales, nullptr});
+    }
+    return ins;
+  };
+  timed("swizzle_quantize_int4", 2.0 * n + q4, [&](std::size_t c) {
+    kc::qgz_swizzle_quantize(x(c), DType::kF16, n, shape, p4, quantized(0, c, p4u), s);
+  });
+  timed("dequant_reduce_quant_int4", (kInputs + 1) * q4, [&](std::size_t c) {
+    const auto ins = inputs(c);
+    kc::dequant_reduce_quantize(ins.data(), kInputs, n, p4u, quantized(kInputs, c, p4u), s);
+  });
+  timed("dequant_reduce_int4", kNodes * q4 + 2.0 * n, [&](std::size_t c) {
+    const auto ins = inputs(c);
+    kc::dequant_reduce(ins.data(), kNodes, n, p4u, 1.0f, y(c), DType::kF16, s);
+  });
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ nlohmann::json collect_provenance(const Context& ctx) {
                     {"name", prop.name},
                     {"memory_bytes", prop.totalGlobalMem},
                     {"sm_count", prop.multiProcessorCount},
+                    {"l2_bytes", prop.l2CacheSize},
                     {"compute_capability", fmt::format("{}.{}", prop.major, prop.minor)},
                     {"pci_bus_id", prop.pciBusID}});
     if (d == 0) model = gpu_model_for(prop.name, prop.totalGlobalMem);
@@ -105,7 +106,10 @@ nlohmann::json collect_provenance(const Context& ctx) {
   p["method"] = fmt::format(
       "nccl-tests style: {} warm-up iterations, then {} timed iterations; time = wall clock of "
       "the timed burst / iterations after all streams completed; algbw = bytes / time; busbw = "
-      "algbw x nccl-tests' bus factor",
+      "algbw x nccl-tests' bus factor. GEMMs, copies and kernels: the burst is enqueued behind a "
+      "host-held gate (GPU time per launch, not the host's launch rate); copies and kernels run "
+      "cold (the burst cycles through disjoint copies of the working set, twice the L2 capacity "
+      "apart), GEMMs hot",
       ctx.opt.warmup, ctx.opt.iters);
   return p;
 }
