@@ -7,8 +7,10 @@
 #
 #   bash scripts/calibrate-on-gpu.sh pack   # here: build with CUDA, fill gpu-carry/ (git-ignored)
 #   device run: command "bash scripts/calibrate-on-gpu.sh run", carry ["gpu-carry"], timeout 580
-#   then here:  zerosim calibrate fit <files_at>/meas.jsonl --base dgx-h200 --cluster dgx-h200 \
-#                 --out calibrate/profiles/dgx-h200-measured.json   (commit it with its raw data)
+#   then here:  copy <files_at>/* to calibrate/profiles/raw/<profile>-<date>/, and
+#               zerosim calibrate fit calibrate/profiles/raw/<profile>-<date>/meas.jsonl \
+#                 --base dgx-h200 --cluster dgx-h200 --out calibrate/profiles/dgx-h200-measured.json
+#               (commit both; calibrate/profiles/README.md, "Measured", has the 2026-12-04 run)
 #
 # If the carried binaries cannot load (another CUDA major version there), `run` rebuilds the GPU
 # kernel test with the machine's nvcc from the sources (it needs only CUDA and the carried doctest

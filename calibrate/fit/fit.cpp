@@ -222,6 +222,31 @@ json provenance_of(const Measurements& m, const CostProfile& base, const FitOpti
   return prov;
 }
 
+// GPU memory: the capacity the CUDA runtime reported for the GPUs that were measured (the smallest,
+// should they differ), which datasheets round ("141 GB").
+void fit_memory_capacity(const Measurements& m, FitResult& res, FitProvenance& prov) {
+  std::uint64_t smallest = 0;
+  std::size_t gpus = 0;
+  for (const json& pv : m.provenance) {
+    if (!pv.contains("gpus") || !pv["gpus"].is_array()) continue;
+    for (const json& g : pv["gpus"]) {
+      if (!g.contains("memory_bytes") || !g["memory_bytes"].is_number_unsigned()) continue;
+      const auto bytes = g["memory_bytes"].get<std::uint64_t>();
+      smallest = gpus == 0 ? bytes : std::min(smallest, bytes);
+      ++gpus;
+    }
+  }
+  if (gpus == 0) return;
+  res.profile.memory_bytes = smallest;
+  prov.sources["gpu/memory_bytes"] =
+      fmt::format("measured: the CUDA runtime's total memory of the measured GPU{} ({} bytes{})",
+                  gpus > 1 ? "s" : "", smallest, gpus > 1 ? ", the smallest" : "");
+  prov.fitted.push_back("gpu/memory_bytes");
+  res.summary.push_back(fmt::format("gpu memory: {} bytes ({:.2f} GiB), from {} GPU record{}",
+                                    smallest, static_cast<double>(smallest) / (1ull << 30), gpus,
+                                    gpus > 1 ? "s" : ""));
+}
+
 }  // namespace
 
 FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitOptions& opt) {
@@ -238,6 +263,7 @@ FitResult fit_profile(const Measurements& m, const CostProfile& base, const FitO
   if (!m.collectives.empty()) fit_collective_records(m, opt, res, prov);
   fit_kernel_records(m, res, prov);
   if (!m.gemms.empty()) fit_gemm_records(m, res, prov);
+  fit_memory_capacity(m, res, prov);
   p.provenance = provenance_of(m, base, opt, prov);
   return res;
 }

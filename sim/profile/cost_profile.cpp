@@ -373,13 +373,19 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
   if (!name_or_file.empty())
     return shared_cost_profile(
         resolve_data_file("calibrate/profiles", name_or_file, "--profile", files), files);
+  // A measured profile of the GPU model wins over a derived one; among equals, the first listed.
   std::string shipped;  // the profiles seen, for the error
+  std::shared_ptr<const CostProfile> first_match;
   const auto listed = shipped_list(files);
   for (const auto& path : *listed) {
     std::shared_ptr<const CostProfile> p = shared_cost_profile(path, files);
-    if (p->gpu_model == gpu_model) return p;
+    if (p->gpu_model == gpu_model) {
+      if (p->status == "measured") return p;
+      if (!first_match) first_match = p;
+    }
     (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }
+  if (first_match) return first_match;
   throw InputError(
       "<command line>", "--profile",
       fmt::format("no shipped cost profile matches GPU model '{}' (shipped: {}); pass --profile "

@@ -125,6 +125,25 @@ TEST_CASE("fit_profile rejects GEMMs faster than the base peak and empty measure
   }
 }
 
+TEST_CASE("fit_profile takes GPU memory from the measured GPUs, the smallest when they differ") {
+  Measurements m;
+  m.gemms = {GemmRecord{8192, 8192, 8192, 0, "bf16", "meas.jsonl:2"}};
+  m.gemms[0].time_s = m.gemms[0].flops() / (0.8 * base().peak_flops);
+  m.files = {"a.jsonl", "b.jsonl"};
+  m.provenance = json::array({json::object(), json::object()});
+  // No GPU records: the base profile's datasheet capacity stays.
+  CHECK(fit_profile(m, base(), {}).profile.memory_bytes == base().memory_bytes);
+  m.provenance[0]["gpus"] = json::array({{{"memory_bytes", 85520809984ull}}});
+  m.provenance[1]["gpus"] =
+      json::array({{{"memory_bytes", 85520809984ull}}, {{"memory_bytes", 85000000000ull}}});
+  const FitResult r = fit_profile(m, base(), {});
+  CHECK(r.profile.memory_bytes == 85000000000ull);
+  const json fitted = r.profile.provenance["fitted"];
+  CHECK(std::find(fitted.begin(), fitted.end(), "gpu/memory_bytes") != fitted.end());
+  CHECK(r.profile.provenance["sources"]["gpu/memory_bytes"].get<std::string>().find("measured: ") ==
+        0);
+}
+
 TEST_CASE(
     "real Azure ND A100 v4 all_reduce log: the model fitted on half the sizes predicts the rest") {
   // shared/data/nccl-tests/azure-1node (copied to tests/calibrate/data/real): busbw of one 8-GPU

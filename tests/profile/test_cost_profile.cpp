@@ -224,7 +224,7 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["nvls"] = 1; }, "/nccl/nvls", "");
 }
 
-TEST_CASE("every shipped profile parses, is derived and documents each parameter's source") {
+TEST_CASE("every shipped profile parses and documents each parameter's source") {
   auto paths = shipped_cost_profiles();
   REQUIRE(paths.size() >= 4);
   for (const auto& path : paths) {
@@ -286,7 +286,9 @@ TEST_CASE("selection by GPU model, by name and by file") {
   CHECK(select_cost_profile_for_gpu("", "V100-SXM3-32GB").name == "dgx2-v100");
   CHECK(select_cost_profile_for_gpu("", "A100-SXM4-80GB").name == "dgx-a100");
   CHECK(select_cost_profile_for_gpu("", "H100-SXM5-80GB").name == "dgx-h100");
-  CHECK(select_cost_profile_for_gpu("", "H200-SXM-141GB").name == "dgx-h200");
+  // H200 has a derived and a measured profile: the measured one wins; --profile picks either.
+  CHECK(select_cost_profile_for_gpu("", "H200-SXM-141GB").name == "dgx-h200-measured");
+  CHECK(select_cost_profile_for_gpu("dgx-h200", "H200-SXM-141GB").status == "derived");
   // An explicit --profile wins over the GPU model.
   CHECK(select_cost_profile_for_gpu("dgx-a100", "V100-SXM3-32GB").name == "dgx-a100");
   CHECK(select_cost_profile_for_gpu(kShipped + "dgx-h100.json", "V100-SXM3-32GB").gpu_model ==
@@ -314,4 +316,29 @@ TEST_CASE("selection failures name --profile") {
     CHECK(e.rule().find("unknown preset") != std::string::npos);
   }
   CHECK_THROWS_AS(select_cost_profile_for_gpu("/nonexistent/p.json", ""), InputError);
+}
+
+TEST_CASE("a measured shipped profile names its raw measurements, which are shipped beside it") {
+  int measured = 0;
+  for (const auto& path : shipped_cost_profiles()) {
+    const CostProfile p = load_cost_profile(path);
+    if (p.status != "measured") continue;
+    ++measured;
+    CAPTURE(path);
+    REQUIRE(p.provenance.contains("measurements"));
+    REQUIRE(p.provenance.contains("fitted"));
+    CHECK_FALSE(p.provenance["fitted"].empty());
+    for (const auto& m : p.provenance["measurements"]) {
+      const std::string file = m["file"].get<std::string>();
+      CAPTURE(file);
+      CHECK(std::filesystem::exists(std::filesystem::path(ZEROSIM_SOURCE_DIR) / file));
+      // The harness recorded the GPU the profile is for.
+      CHECK(m["provenance"]["gpu_model"].get<std::string>() == p.gpu_model);
+    }
+    // Every fitted parameter's source says it was measured.
+    for (const auto& key : p.provenance["fitted"])
+      CHECK(p.provenance["sources"][key.get<std::string>()].get<std::string>().rfind("measured",
+                                                                                     0) == 0);
+  }
+  CHECK(measured >= 1);
 }

@@ -102,11 +102,11 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
     const char* fabric;
     const char* profile;  // the shipped cost profile its GPU model selects
   };
-  for (Case c :
-       {Case{"h100-ndr-rail-10n", 10, 8, 8, 400, "H100-SXM5-80GB", "rail", "dgx-h100"},
-        Case{"polaris", 2, 4, 2, 200, "A100-SXM4-40GB", "fat-tree", "polaris-a100"},
-        Case{"azure-nd-a100-v4", 1, 8, 8, 200, "A100-SXM4-80GB", "fat-tree", "dgx-a100"},
-        Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree", "dgx-h200"}}) {
+  for (Case c : {Case{"h100-ndr-rail-10n", 10, 8, 8, 400, "H100-SXM5-80GB", "rail", "dgx-h100"},
+                 Case{"polaris", 2, 4, 2, 200, "A100-SXM4-40GB", "fat-tree", "polaris-a100"},
+                 Case{"azure-nd-a100-v4", 1, 8, 8, 200, "A100-SXM4-80GB", "fat-tree", "dgx-a100"},
+                 Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree",
+                      "dgx-h200-measured"}}) {
     CAPTURE(c.preset);
     Topology t = load_cluster(c.preset);
     CHECK(t.node_count() == c.nodes);
