@@ -42,12 +42,15 @@ struct Swizzle {
   std::size_t nodes, gpus, unit;
 };
 
+// Shared memory for a block between quantize_block's passes: none for a block its threads hold in
+// registers, none beyond kMaxCachedBlock (produced again instead).
 std::size_t cache_bytes(const QuantParams& p) {
-  return p.block_size <= dev::kMaxCachedBlock ? (p.block_size + kChunk) * sizeof(float) : 0;
+  if (p.block_size <= dev::kGroupStride || p.block_size > dev::kMaxCachedBlock) return 0;
+  return (p.block_size + kChunk) * sizeof(float);
 }
 
 template <DType D, int BITS, bool ASYM>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, dev::kMinBlocks)
     quantize_kernel(const void* in, Geo g, Swizzle sw, std::uint8_t* q, float* scales,
                     float* offsets, bool use_cache) {
   extern __shared__ float cache[];
@@ -65,19 +68,21 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <DType D, int BITS, bool ASYM>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, dev::kMinBlocks)
     dequantize_kernel(const std::uint8_t* q, const float* scales, const float* offsets, Geo g,
                       void* out) {
   const std::size_t blk = blockIdx.x;
   const BlockPos pos = dev::block_pos(g, blk, BITS);
   const float scale = scales[blk];
   const float offset = ASYM ? offsets[blk] : 0.0f;
-  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < pos.len; c8 += kThreads * kChunk) {
-    const int cnt = pos.len - c8 >= kChunk ? kChunk : static_cast<int>(pos.len - c8);
-    float v[kChunk];
-    dev::decode_chunk<BITS, ASYM>(q + pos.byte, c8, cnt, scale, offset, v);
-    dev::store_chunk<D>(out, pos.first + c8, cnt, v);
-  }
+  dev::map_block(
+      pos.len,
+      [&](std::size_t c8, int cnt, float(&v)[kChunk]) {
+        dev::decode_chunk<BITS, ASYM>(q + pos.byte, c8, cnt, scale, offset, v);
+      },
+      [&](std::size_t c8, int cnt, const float(&v)[kChunk]) {
+        dev::store_chunk<D>(out, pos.first + c8, cnt, v);
+      });
 }
 
 // FP32 sum over inputs (in input order) of the chunk at c8 of block blk.
@@ -106,7 +111,7 @@ __device__ __forceinline__ void load_block_params(const Inputs& in, std::size_t 
 }
 
 template <int BITS, bool ASYM>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, dev::kMinBlocks)
     dequant_reduce_quantize_kernel(Inputs in, Geo g, std::uint8_t* q, float* scales, float* offsets,
                                    bool use_cache) {
   extern __shared__ float cache[];
@@ -122,20 +127,22 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <DType D, int BITS, bool ASYM>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, dev::kMinBlocks)
     dequant_reduce_kernel(Inputs in, Geo g, float post_scale, void* out) {
   __shared__ float s_scale[dev::kMaxInputs], s_offset[dev::kMaxInputs];
   const std::size_t blk = blockIdx.x;
   const BlockPos pos = dev::block_pos(g, blk, BITS);
   load_block_params<BITS, ASYM>(in, blk, s_scale, s_offset);
-  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < pos.len; c8 += kThreads * kChunk) {
-    const int cnt = pos.len - c8 >= kChunk ? kChunk : static_cast<int>(pos.len - c8);
-    float v[kChunk];
-    reduce_chunk<BITS, ASYM>(in, s_scale, s_offset, pos.byte, c8, cnt, v);
+  dev::map_block(
+      pos.len,
+      [&](std::size_t c8, int cnt, float(&v)[kChunk]) {
+        reduce_chunk<BITS, ASYM>(in, s_scale, s_offset, pos.byte, c8, cnt, v);
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) v[e] = detail::fmul(v[e], post_scale);
-    dev::store_chunk<D>(out, pos.first + c8, cnt, v);
-  }
+        for (int e = 0; e < kChunk; ++e) v[e] = detail::fmul(v[e], post_scale);
+      },
+      [&](std::size_t c8, int cnt, const float(&v)[kChunk]) {
+        dev::store_chunk<D>(out, pos.first + c8, cnt, v);
+      });
 }
 
 // ---- host-side dispatch ------------------------------------------------------------------------

@@ -173,7 +173,9 @@ __device__ __forceinline__ void load_chunk(const void* x, std::size_t i, int cnt
         v[h * (16 / E::kBytes) + e] = E::from_bits(b.b + e * E::kBytes);
     }
   } else {
-    for (int e = 0; e < cnt; ++e) v[e] = E::from_bits(p + e * E::kBytes);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e)
+      if (e < cnt) v[e] = E::from_bits(p + e * E::kBytes);
   }
 }
 
@@ -194,7 +196,9 @@ __device__ __forceinline__ void store_chunk(void* y, std::size_t i, int cnt,
   } else {
     // One element-wide store each: a 16-bit value converted and stored byte by byte straight from
     // its register came out with a wrong low byte on sm_90 (CUDA 13.0 ptxas, seen on an H200).
-    for (int e = 0; e < cnt; ++e) {
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) {
+      if (e >= cnt) break;
       Bytes<E::kBytes> b;
       E::to_bits(v[e], b.b);
       store_bytes<E::kBytes>(p + e * E::kBytes, b);
@@ -212,7 +216,9 @@ __device__ __forceinline__ void decode_chunk(const std::uint8_t* codes, std::siz
   if (cnt == kChunk) {
     b = load_bytes<kCodeBytes>(p);
   } else {
-    for (int i = 0; i < (cnt * BITS + 7) / 8; ++i) b.b[i] = p[i];
+#pragma unroll
+    for (int i = 0; i < kCodeBytes; ++i)
+      if (i < (cnt * BITS + 7) / 8) b.b[i] = p[i];
   }
 #pragma unroll
   for (int e = 0; e < kChunk; ++e) {
@@ -256,30 +262,80 @@ __device__ __forceinline__ float block_reduce(float v, float* scratch) {
   return v;
 }
 
+// A thread's chunks of a block, kHeld at a time: chunk h of group `base` starts at element
+// base + h * kThreads * kChunk. Each group's loads are all issued before any value is used or
+// stored (a store through a generic pointer may alias the next load, so the compiler cannot hoist
+// loads across it): kHeld loads in flight per thread instead of one. Two cover a default
+// 4096-element block; on the H200 four (more registers, fewer resident CTAs) was slower.
+inline constexpr int kHeld = 2;
+inline constexpr std::size_t kGroupStride = std::size_t(kThreads) * kChunk * kHeld;
+// Resident CTAs per SM the kernels are compiled for (__launch_bounds__): 6 caps them at 40
+// registers. On the H200 occupancy decided the bandwidth: at 64-80 registers (3-4 CTAs) the
+// kernels ran 1.3-1.8x slower; at 32 (8 CTAs) the spills cost more than the occupancy gave.
+inline constexpr int kMinBlocks = 6;
+
+__device__ __forceinline__ std::size_t held_chunk(std::size_t base, int h) {
+  return base + std::size_t(h) * kThreads * kChunk;
+}
+__device__ __forceinline__ int chunk_count(std::size_t c8, std::size_t len) {
+  return c8 >= len ? 0 : (len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8));
+}
+
+// Element-wise over a block of len elements: load(c8, cnt, v) each of a thread's kHeld chunks of a
+// group, then store(c8, cnt, v) each.
+template <class Load, class Store>
+__device__ __forceinline__ void map_block(std::size_t len, Load load, Store store) {
+  for (std::size_t base = std::size_t(threadIdx.x) * kChunk; base < len; base += kGroupStride) {
+    float v[kHeld][kChunk];
+    int cnt[kHeld];
+#pragma unroll
+    for (int h = 0; h < kHeld; ++h) {
+      cnt[h] = chunk_count(held_chunk(base, h), len);
+      if (cnt[h] > 0) load(held_chunk(base, h), cnt[h], v[h]);
+    }
+#pragma unroll
+    for (int h = 0; h < kHeld; ++h)
+      if (cnt[h] > 0) store(held_chunk(base, h), cnt[h], v[h]);
+  }
+}
+
 // Quantizes one block whose values come from produce(c8, cnt, v) (chunk starting at element c8 of
-// the block). cache: len + kChunk floats of shared memory, or null to call produce again in pass 2.
+// the block). A block of at most kGroupStride elements stays in registers between the passes; a
+// larger one goes through `cache` (len + kChunk floats of shared memory) or, when that is null, is
+// produced again in pass 2.
 template <int BITS, bool ASYM, class Produce>
 __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len, float* cache,
                                                std::uint8_t* codes, float* scale_out,
                                                float* offset_out) {
   __shared__ float scratch[kThreads / 32];
+  const bool in_registers = len <= kGroupStride;
   // Cache layout: element e of chunk c at e * stride + c, so a warp's accesses hit consecutive
   // banks (chunk-major order would be an 8-way bank conflict). Needs len + kChunk floats.
   const std::size_t stride = (len + kChunk - 1) / kChunk;
   float amax = 0.0f, lo = detail::kPosInf, hi = -detail::kPosInf;
-  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < len; c8 += kThreads * kChunk) {
-    const int cnt = len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8);
-    float v[kChunk];
-    produce(c8, cnt, v);
+  float v[kHeld][kChunk];
+  int cnt[kHeld];
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) {
-      if (e < cnt) {
-        if (cache != nullptr) cache[e * stride + c8 / kChunk] = v[e];
-        if constexpr (ASYM) {
-          lo = detail::min_nan_ignoring(lo, v[e]);
-          hi = detail::max_nan_ignoring(hi, v[e]);
-        } else {
-          amax = detail::max_nan_ignoring(amax, detail::fabs_bits(v[e]));
+  for (int h = 0; h < kHeld; ++h) cnt[h] = 0;
+  for (std::size_t base = std::size_t(threadIdx.x) * kChunk; base < len; base += kGroupStride) {
+#pragma unroll
+    for (int h = 0; h < kHeld; ++h) {
+      cnt[h] = chunk_count(held_chunk(base, h), len);
+      if (cnt[h] > 0) produce(held_chunk(base, h), cnt[h], v[h]);
+    }
+#pragma unroll
+    for (int h = 0; h < kHeld; ++h) {
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        if (e < cnt[h]) {
+          if (!in_registers && cache != nullptr)
+            cache[e * stride + held_chunk(base, h) / kChunk] = v[h][e];
+          if constexpr (ASYM) {
+            lo = detail::min_nan_ignoring(lo, v[h][e]);
+            hi = detail::max_nan_ignoring(hi, v[h][e]);
+          } else {
+            amax = detail::max_nan_ignoring(amax, detail::fabs_bits(v[h][e]));
+          }
         }
       }
     }
@@ -298,36 +354,54 @@ __device__ __forceinline__ void quantize_block(Produce produce, std::size_t len,
     *scale_out = bq.scale;
     if constexpr (ASYM) *offset_out = bq.offset;
   }
+  // Codes of the chunks held in v (group `base`).
+  auto emit = [&](std::size_t base) {
+#pragma unroll
+    for (int h = 0; h < kHeld; ++h) {
+      if (cnt[h] == 0) continue;
+      int q[kChunk];
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        q[e] = e >= cnt[h] ? 0
+               : ASYM      ? detail::quantize_asymmetric(v[h][e], bq, BITS)
+                           : detail::quantize_symmetric(v[h][e], bq, BITS);
+      }
+      constexpr int kCodeBytes = kChunk * BITS / 8;
+      Bytes<kCodeBytes> b;
+#pragma unroll
+      for (int i = 0; i < kCodeBytes; ++i) {
+        b.b[i] = BITS == 8 ? static_cast<std::uint8_t>(q[i])
+                           : detail::pack_nibbles(q[2 * i], q[2 * i + 1]);
+      }
+      std::uint8_t* p = codes + held_chunk(base, h) * BITS / 8;
+      if (cnt[h] == kChunk) {
+        store_bytes<kCodeBytes>(p, b);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kCodeBytes; ++i)
+          if (i < (cnt[h] * BITS + 7) / 8) p[i] = b.b[i];
+      }
+    }
+  };
+  if (in_registers) {
+    emit(std::size_t(threadIdx.x) * kChunk);
+    return;
+  }
   // block_reduce ended with __syncthreads after every cache write of pass 1.
-  for (std::size_t c8 = std::size_t(threadIdx.x) * kChunk; c8 < len; c8 += kThreads * kChunk) {
-    const int cnt = len - c8 >= kChunk ? kChunk : static_cast<int>(len - c8);
-    float v[kChunk];
-    if (cache != nullptr) {
+  for (std::size_t base = std::size_t(threadIdx.x) * kChunk; base < len; base += kGroupStride) {
 #pragma unroll
-      for (int e = 0; e < kChunk; ++e) v[e] = e < cnt ? cache[e * stride + c8 / kChunk] : 0.0f;
-    } else {
-      produce(c8, cnt, v);
-    }
-    int q[kChunk];
+    for (int h = 0; h < kHeld; ++h) {
+      const std::size_t c8 = held_chunk(base, h);
+      cnt[h] = chunk_count(c8, len);
+      if (cache != nullptr) {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) {
-      q[e] = e >= cnt ? 0
-             : ASYM   ? detail::quantize_asymmetric(v[e], bq, BITS)
-                      : detail::quantize_symmetric(v[e], bq, BITS);
+        for (int e = 0; e < kChunk; ++e)
+          v[h][e] = e < cnt[h] ? cache[e * stride + c8 / kChunk] : 0.0f;
+      } else if (cnt[h] > 0) {
+        produce(c8, cnt[h], v[h]);
+      }
     }
-    constexpr int kCodeBytes = kChunk * BITS / 8;
-    Bytes<kCodeBytes> b;
-#pragma unroll
-    for (int i = 0; i < kCodeBytes; ++i) {
-      b.b[i] = BITS == 8 ? static_cast<std::uint8_t>(q[i])
-                         : detail::pack_nibbles(q[2 * i], q[2 * i + 1]);
-    }
-    std::uint8_t* p = codes + c8 * BITS / 8;
-    if (cnt == kChunk) {
-      store_bytes<kCodeBytes>(p, b);
-    } else {
-      for (int i = 0; i < (cnt * BITS + 7) / 8; ++i) p[i] = b.b[i];
-    }
+    emit(base);
   }
 }
 
