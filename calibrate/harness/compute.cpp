@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "calibrate/harness/check.hpp"
+#include "calibrate/harness/cold_copies.hpp"
 #include "calibrate/harness/harness.hpp"
 #ifdef ZEROSIM_HAVE_CUDA_KERNELS
 #include "kernels/quantize_cuda.hpp"
@@ -79,14 +80,6 @@ std::size_t l2_bytes() {
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   return static_cast<std::size_t>(l2);
-}
-
-// Copies of a working set of `bytes` a cold burst cycles through: the others, at least twice the
-// L2 capacity, pass through the cache between two launches on the same copy. At most `room`
-// copies fit in the buffers; a working set of twice L2 or more needs only itself.
-std::size_t cold_copies(double bytes, std::size_t room) {
-  const double need = std::ceil(2.0 * static_cast<double>(l2_bytes()) / bytes) + 1.0;
-  return std::clamp<std::size_t>(static_cast<std::size_t>(need), 1, std::max<std::size_t>(room, 1));
 }
 
 struct Shape {
@@ -174,7 +167,7 @@ void run_copy(Context& ctx) {
           CUDA_CHECK(cudaMemcpyAsync(to + c * bytes, from + c * bytes, bytes,
                                      cudaMemcpyDeviceToDevice, s));
         },
-        cold_copies(2.0 * static_cast<double>(bytes), ctx.opt.max_bytes / bytes));
+        cold_copies(2.0 * static_cast<double>(bytes), l2_bytes(), ctx.opt.max_bytes / bytes));
     // A copy reads and writes every byte.
     ctx.record({{"kind", "kernel"}, {"name", "copy"}, {"bytes", 2 * bytes}, {"time_s", t}});
     std::printf("copy %14llu B %12.2f us %9.1f GB/s (read + write)\n",
@@ -265,7 +258,8 @@ void time_kernels_at(Context& ctx, cudaStream_t s, const KernelBuffers& b, std::
   };
   auto timed = [&](const std::string& name, double bytes,
                    const std::function<void(std::size_t)>& body) {
-    emit_kernel(ctx, name, n, bytes, time_events(ctx, s, body, cold_copies(bytes, room)));
+    emit_kernel(ctx, name, n, bytes,
+                time_events(ctx, s, body, cold_copies(bytes, l2_bytes(), room)));
   };
   for (int bits : {8, 4}) {
     QuantParams p{bits, false, zerosim::kernels::kDefaultBlockSize, 0};
