@@ -103,6 +103,10 @@ const Accessor kAccessors[] = {
      "profile's p2p_small_bytes (the network transport's small-message path; Polaris' 2-node "
      "alltoall: about 11 us)",
      0, 40, [](CostProfile& p) { return &p.nccl.p2p_small_net_peer_s; }, 1e6},
+    {"nccl/ll128_efficiency",
+     "LL128's achieved bandwidth / what NCCL's tuner assumes for it (120/128 of the link, 20 GB/s "
+     "per channel before Hopper): the time of an LL128 collective, not NCCL's choice of it",
+     0.3, 1.5, [](CostProfile& p) { return &p.nccl.ll128_efficiency; }, 1},
     {"nccl/nvls_efficiency",
      "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU (NCCL's constant: 0.85)", 0.3,
      1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},

@@ -396,7 +396,7 @@ double NcclChoice::capped_wire(double pattern_s_per_byte, double busbw_factor) c
 }
 
 double NcclChoice::effective_wire(double pattern_s_per_byte, double busbw_factor) const {
-  return fill * capped_wire(pattern_s_per_byte, busbw_factor);
+  return fill * capped_wire(pattern_s_per_byte, busbw_factor) / hw_bw_factor;
 }
 
 std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfile& profile,
@@ -418,6 +418,7 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
       c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
+      if (p == kLL128) c.hw_bw_factor = profile.nccl.ll128_efficiency;
       if (a == kTree) {
         c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
         c.fill = tree_fill(shape, profile.nccl.channels, p, bytes);

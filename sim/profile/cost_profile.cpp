@@ -66,7 +66,7 @@ KernelCost parse_kernel(const JsonReader& r) {
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
-                    "p2p_small_bytes", "p2p_small_net_peer_us"});
+                    "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -101,6 +101,14 @@ NcclParams parse_nccl(const JsonReader& r) {
   if (r.has("p2p_small_bytes")) n.p2p_small_bytes = r.at("p2p_small_bytes").get_nonnegative();
   if (r.has("p2p_small_net_peer_us"))
     n.p2p_small_net_peer_s = r.at("p2p_small_net_peer_us").get_nonnegative() * 1e-6;
+  // Optional: 1 (LL128 as fast as NCCL's tuner assumes) unless measured otherwise.
+  if (r.has("ll128_efficiency")) {
+    n.ll128_efficiency = r.at("ll128_efficiency").get_positive();
+    if (n.ll128_efficiency > 2)
+      r.at("ll128_efficiency")
+          .fail(fmt::format("must be in (0, 2], LL128's bandwidth / NCCL's assumption (got {})",
+                            n.ll128_efficiency));
+  }
   const std::string cpu = r.at("host_cpu").get_string();
   bool cpu_known = false;
   for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
@@ -340,6 +348,7 @@ json to_json(const CostProfile& p) {
                {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
+  if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);
   if (p.nccl.p2p_small_bytes > 0) {
     j["nccl"]["p2p_small_bytes"] = clean(p.nccl.p2p_small_bytes);
     j["nccl"]["p2p_small_net_peer_us"] = clean(p.nccl.p2p_small_net_peer_s * 1e6);

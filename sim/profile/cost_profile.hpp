@@ -54,6 +54,9 @@ struct NcclParams {
   // below p2p_small_bytes costs p2p_small_net_peer_s more per network peer (0: no such path).
   double p2p_small_bytes = 0;
   double p2p_small_net_peer_s = 0;
+  // LL128's achieved bandwidth / what NCCL's tuner assumes for it (its wire fraction and
+  // per-channel cap): the time of an LL128 collective, not NCCL's choice of it (1: as assumed).
+  double ll128_efficiency = 1;
   bool operator==(const NcclParams&) const = default;
 };
 

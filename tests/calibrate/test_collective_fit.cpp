@@ -14,6 +14,7 @@
 
 #include "calibrate/fit/collective_fit.hpp"
 #include "calibrate/fit/measurements.hpp"
+#include "sim/net/network_model.hpp"
 #include "sim/profile/cost_profile.hpp"
 #include "tests/support/run_cli.hpp"
 
@@ -263,4 +264,25 @@ TEST_CASE("the small-message path's per-peer cost is fitted when the base profil
   // A profile without the path has no such parameter to fit.
   for (const CollectiveParam& c : collective_params(base()))
     CHECK(c.key != "nccl/p2p_small_net_peer_us");
+}
+
+TEST_CASE("LL128's achieved bandwidth (nccl.ll128_efficiency) is recovered from mid-size records") {
+  const CostProfile truth = with_params({{"nccl/ll128_efficiency", 0.6}});
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = 16ull << 10; b <= 256ull << 20; b *= 2) sizes.push_back(b);
+  const std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather", "reduce_scatter"}, {{1, 8}, {2, 8}}, sizes);
+  // The records include LL128 ones: the model picks it somewhere in this range.
+  int ll128 = 0;
+  for (const CollectiveRecord& r : records) {
+    const Topology topo = record_cluster(r, kCluster);
+    const auto choice = nccl_choice_for(record_op(r, topo), topo, truth);
+    ll128 += choice && choice->proto == NcclProto::LL128;
+  }
+  REQUIRE(ll128 > 0);
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Cauchy);
+  const CollectiveParam& c = param(fit, "nccl/ll128_efficiency");
+  CHECK(c.informed);
+  CHECK(c.value == doctest::Approx(0.6).epsilon(0.02));
+  CHECK(fit.worst_abs_rel_err < 1e-3);
 }

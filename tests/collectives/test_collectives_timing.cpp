@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 
 #include "sim/collectives/nccl_model.hpp"
 #include "sim/engine/engine.hpp"
@@ -181,6 +182,40 @@ TEST_CASE("NCCL's treeCorrectionFactor scales the tree's bandwidth in the tuner'
   const auto tree_big = nccl_candidates(sh, v223, 1 << 30, NcclAlgo::Tree, NcclProto::LL)[0];
   CHECK(tree.wire == tree_big.wire);
   CHECK(tree.cap_Bps == tree_big.cap_Bps);
+}
+
+TEST_CASE("nccl.ll128_efficiency divides LL128's wire time, not what NCCL's tuner chooses by") {
+  const CommShape sh = all_reduce_shape(8, 1);
+  const CostProfile full = test::shipped_profile("dgx-a100");
+  CostProfile slow = full;
+  slow.nccl.ll128_efficiency = 0.5;
+  const double u = 1.0 / 100e9;  // a pattern of 100 GB/s
+  const double bytes = 8 << 20;
+  for (NcclAlgo a : {NcclAlgo::Ring}) {
+    const NcclChoice f = only_choice(sh, full, a, NcclProto::LL128, bytes);
+    const NcclChoice h = only_choice(sh, slow, a, NcclProto::LL128, bytes);
+    CHECK(f.hw_bw_factor == 1.0);
+    CHECK(h.hw_bw_factor == 0.5);
+    // Same latency and the wire time doubled (closed form: latency + bytes x wire x u / 0.5).
+    CHECK(h.time_s(bytes, u, 1.0) - h.latency_s ==
+          Approx(2 * (f.time_s(bytes, u, 1.0) - f.latency_s)).epsilon(1e-12));
+    CHECK(h.effective_wire(u, 1.0) == Approx(2 * f.effective_wire(u, 1.0)).epsilon(1e-12));
+    // NCCL's tuner assumes its own LL128 rate: the capped wire it chooses by is unchanged.
+    CHECK(h.capped_wire(u, 1.0) == f.capped_wire(u, 1.0));
+  }
+  // Other protocols do not see it.
+  CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::Simple, bytes).hw_bw_factor == 1.0);
+  CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::LL, bytes).hw_bw_factor == 1.0);
+  // The choice among all candidates is the same at every size; only LL128's price moves.
+  std::array<double, kTrafficPatterns> pattern{};
+  pattern[static_cast<std::size_t>(TrafficPattern::Ring)] = u;
+  for (double b = 1 << 10; b <= double(1u << 31); b *= 4) {
+    CAPTURE(b);
+    const NcclChoice cf = nccl_choose(nccl_candidates(sh, full, b), b, pattern, 1.0);
+    const NcclChoice cs = nccl_choose(nccl_candidates(sh, slow, b), b, pattern, 1.0);
+    CHECK(cf.algo == cs.algo);
+    CHECK(cf.proto == cs.proto);
+  }
 }
 
 TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {

@@ -81,6 +81,18 @@ void expect_bad(const std::function<void(json&)>& mutate, const std::string& pat
 
 }  // namespace
 
+TEST_CASE("nccl.ll128_efficiency is optional: 1 when absent, and written only when not 1") {
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.ll128_efficiency == 1.0);
+  CHECK_FALSE(to_json(plain)["nccl"].contains("ll128_efficiency"));
+  json j = minimal_profile();
+  j["nccl"]["ll128_efficiency"] = 0.56;
+  const CostProfile slow = parse_cost_profile(j, "ok.json");
+  CHECK(slow.nccl.ll128_efficiency == 0.56);
+  CHECK(to_json(slow)["nccl"]["ll128_efficiency"] == 0.56);
+  CHECK(parse_cost_profile(to_json(slow), "again.json").nccl == slow.nccl);
+}
+
 TEST_CASE("minimal profile parses with units converted") {
   CostProfile p = parse_cost_profile(minimal_profile(), "ok.json");
   CHECK(p.name == "test");
@@ -204,6 +216,10 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["channels"] = 0.5; }, "/nccl/channels", "[1, 64]");
   expect_bad([](json& j) { j["nccl"]["channels"] = "16"; }, "/nccl/channels", "number");
   expect_bad([](json& j) { j["nccl"]["nvls_efficiency"] = 0; }, "/nccl/nvls_efficiency", "(0, 1]");
+  expect_bad([](json& j) { j["nccl"]["ll128_efficiency"] = 0; }, "/nccl/ll128_efficiency",
+             "positive");
+  expect_bad([](json& j) { j["nccl"]["ll128_efficiency"] = 2.5; }, "/nccl/ll128_efficiency",
+             "(0, 2]");
   expect_bad([](json& j) { j["nccl"]["arch"] = "ampere"; }, "/nccl/nvls", "hopper");
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
   expect_bad([](json& j) { j["nccl"]["launch_us"] = -1; }, "/nccl/launch_us", "negative");
