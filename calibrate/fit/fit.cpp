@@ -143,6 +143,14 @@ void fit_kernel_records(const Measurements& m, FitResult& res, FitProvenance& pr
           fmt::format("kernel '{}': time does not grow with bytes, no throughput can be fitted",
                       name));
     KernelCost kc{1.0 / f.b, f.a};
+    if (kc.throughput_Bps > p.hbm_Bps)
+      throw InputError(
+          recs.front()->where, "/time_s",
+          fmt::format(
+              "kernel '{}': fitted throughput {:.4g} GB/s exceeds the HBM peak {:.4g} GB/s; "
+              "only data left in cache moves that fast (time kernels cold, as "
+              "zerosim-calibrate does)",
+              name, kc.throughput_Bps / 1e9, p.hbm_Bps / 1e9));
     p.kernels[name] = kc;
     for (auto* r : recs)
       res.points.push_back({"kernel " + name, r->where, static_cast<double>(r->bytes), r->time_s,

@@ -125,6 +125,24 @@ TEST_CASE("fit_profile rejects GEMMs faster than the base peak and empty measure
   }
 }
 
+TEST_CASE("fit_profile rejects a kernel faster than the HBM peak: cached records, not HBM") {
+  Measurements m;
+  const double hbm = base().hbm_Bps;
+  for (double x : sizes(20, 28))
+    m.kernels.push_back({"copy", static_cast<std::uint64_t>(x), 2e-6 + x / (1.05 * hbm), "m:3"});
+  try {
+    fit_profile(m, base(), {});
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "m:3");
+    CHECK(e.rule().find("exceeds the HBM peak") != std::string::npos);
+  }
+  // Just under the peak the fit stands.
+  for (auto& k : m.kernels) k.time_s = 2e-6 + static_cast<double>(k.bytes) / (0.99 * hbm);
+  CHECK(fit_profile(m, base(), {}).profile.kernel("copy").throughput_Bps ==
+        doctest::Approx(0.99 * hbm).epsilon(1e-9));
+}
+
 TEST_CASE("fit_profile takes GPU memory from the measured GPUs, the smallest when they differ") {
   Measurements m;
   m.gemms = {GemmRecord{8192, 8192, 8192, 0, "bf16", "meas.jsonl:2"}};

@@ -191,18 +191,17 @@ TEST_CASE("nccl.ll128_efficiency divides LL128's wire time, not what NCCL's tune
   slow.nccl.ll128_efficiency = 0.5;
   const double u = 1.0 / 100e9;  // a pattern of 100 GB/s
   const double bytes = 8 << 20;
-  for (NcclAlgo a : {NcclAlgo::Ring}) {
-    const NcclChoice f = only_choice(sh, full, a, NcclProto::LL128, bytes);
-    const NcclChoice h = only_choice(sh, slow, a, NcclProto::LL128, bytes);
-    CHECK(f.hw_bw_factor == 1.0);
-    CHECK(h.hw_bw_factor == 0.5);
-    // Same latency and the wire time doubled (closed form: latency + bytes x wire x u / 0.5).
-    CHECK(h.time_s(bytes, u, 1.0) - h.latency_s ==
-          Approx(2 * (f.time_s(bytes, u, 1.0) - f.latency_s)).epsilon(1e-12));
-    CHECK(h.effective_wire(u, 1.0) == Approx(2 * f.effective_wire(u, 1.0)).epsilon(1e-12));
-    // NCCL's tuner assumes its own LL128 rate: the capped wire it chooses by is unchanged.
-    CHECK(h.capped_wire(u, 1.0) == f.capped_wire(u, 1.0));
-  }
+  const NcclChoice f = only_choice(sh, full, NcclAlgo::Ring, NcclProto::LL128, bytes);
+  const NcclChoice h = only_choice(sh, slow, NcclAlgo::Ring, NcclProto::LL128, bytes);
+  CHECK(f.hw_bw_factor == 1.0);
+  CHECK(h.hw_bw_factor == 0.5);
+  // Same latency and the wire time doubled (closed form: latency + bytes x wire x u / 0.5).
+  CHECK(h.time_s(bytes, u, 1.0) - h.latency_s ==
+        Approx(2 * (f.time_s(bytes, u, 1.0) - f.latency_s)).epsilon(1e-12));
+  CHECK(h.effective_wire(u, 1.0) == Approx(2 * f.effective_wire(u, 1.0)).epsilon(1e-12));
+  // NCCL's tuner assumes its own LL128 rate: the capped wire it chooses by is unchanged.
+  CHECK(h.capped_wire(u, 1.0) == f.capped_wire(u, 1.0));
+  CHECK(h.latency_s == f.latency_s);
   // Other protocols do not see it.
   CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::Simple, bytes).hw_bw_factor == 1.0);
   CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::LL, bytes).hw_bw_factor == 1.0);

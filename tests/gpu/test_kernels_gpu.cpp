@@ -122,6 +122,15 @@ void check_same_output(const std::vector<std::uint8_t>& got, const std::vector<s
              << ": device " << value(got) << ", reference " << value(want));
 }
 
+// Where a test buffer starts: 16-byte aligned, one element in, or one byte in (odd address).
+enum class Start { Aligned, Element, Byte };
+const char* start_name(Start s) {
+  return s == Start::Aligned ? "aligned" : s == Start::Element ? "one element in" : "one byte in";
+}
+std::size_t offset_of(Start s, DType t) {
+  return s == Start::Aligned ? 0 : s == Start::Element ? dtype_bytes(t) : 1;
+}
+
 // Raw input bytes of type t: normal values plus zeros, ties, huge and tiny magnitudes.
 std::vector<std::uint8_t> make_input(DType t, std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -170,15 +179,11 @@ std::vector<Config> configs() {
 
 TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
   for (const Config& c : configs()) {
-    // Start offsets: aligned, one element in, one byte in.
-    for (const char* misalign : {"none", "element", "byte"}) {
-      auto offset = [&](DType t) -> std::size_t {
-        const std::string m = misalign;
-        return m == "none" ? 0 : (m == "element" ? dtype_bytes(t) : 1);
-      };
+    // Start offsets of every buffer: aligned, one element in, one byte in.
+    for (const Start start : {Start::Aligned, Start::Element, Start::Byte}) {
       INFO(std::string(dtype_name(c.t))
            << " bits " << c.bits << " asym " << c.asym << " block " << c.block << " segment "
-           << c.segment << " n " << c.n << " misaligned " << std::string(misalign));
+           << c.segment << " n " << c.n << " start " << start_name(start));
       QuantParams p;
       p.bits = c.bits;
       p.asymmetric = c.asym;
@@ -188,9 +193,9 @@ TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
       HostQ hq(c.n, p);
       quantize(in.data(), c.t, c.n, p, hq.ref());
 
-      DevBuf din(in.size(), offset(c.t));
+      DevBuf din(in.size(), offset_of(start, c.t));
       din.upload(in.data(), in.size());
-      DevQ dq(c.n, p, offset(DType::kF32) == 0 ? 0 : 1);
+      DevQ dq(c.n, p, start == Start::Aligned ? 0 : 1);  // codes are bytes
       cuda::quantize(din.ptr(), c.t, c.n, p, dq.ref(), nullptr);
       ck(cudaDeviceSynchronize(), "quantize");
       check_same(dq, hq);
@@ -198,7 +203,7 @@ TEST_CASE("GPU quantize and dequantize equal the CPU reference bit for bit") {
       for (DType out_t : {DType::kF32, DType::kF16, DType::kBF16}) {
         std::vector<std::uint8_t> want(c.n * dtype_bytes(out_t));
         dequantize(hq.cref(), c.n, p, want.data(), out_t);
-        DevBuf dout(want.size(), offset(out_t));
+        DevBuf dout(want.size(), offset_of(start, out_t));
         cuda::dequantize(dq.cref(), c.n, p, dout.ptr(), out_t, nullptr);
         ck(cudaDeviceSynchronize(), "dequantize");
         check_same_output(dout.download<std::uint8_t>(want.size()), want, out_t);
