@@ -6,6 +6,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/strategy/buckets.hpp"
+#include "sim/strategy/fetch_trace.hpp"
 #include "sim/workload/module_cache.hpp"
 #include "sim/workload/transformer.hpp"
 
@@ -41,6 +42,12 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   else
     max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world));
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
+  // Gathered 16-bit weights: the running module's, those kept for a later run
+  // (stage3_max_reuse_distance) and the prefetched modules'.
+  const double held =
+      s.stage < 3 ? 0
+                  : static_cast<double>(max_held_elems(
+                        fetch_trace(modules, in.checkpointing, s.max_reuse_distance), modules));
   const double block = static_cast<double>(s.quant_block);
 
   MemoryEstimate e;
@@ -54,7 +61,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       // Master weights, Adam momentum and variance; offloaded: off the GPU.
       {"optimizer_fp32", s.offload_optimizer != OffloadDevice::None ? 0 : 12 * psi / S},
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
-      {"gathered_params", s.stage < 3 ? 0 : live * 2 * max_gather},
+      {"gathered_params", s.stage < 3 ? 0 : 2 * (held + in.prefetch_depth * max_gather)},
       {"grad_buckets", 2 * max_bucket},
       // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
       // bucket.

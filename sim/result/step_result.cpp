@@ -55,10 +55,26 @@ ModelShape read_model(const JsonReader& r) {
 }
 
 Strategy read_strategy(const JsonReader& r) {
-  r.require_object({"name", "qwz", "hpz", "qgz", "hpz_size", "weight_bits", "grad_bits",
-                    "quant_block_elems", "qgz_chunks", "overlap_comm", "reduce_bucket_elems",
-                    "prefetch_bucket_elems", "max_live_params", "grad_comm_bytes", "dtype",
-                    "source", "shard_size", "offload_optimizer", "offload_param"});
+  r.require_object({"name",
+                    "qwz",
+                    "hpz",
+                    "qgz",
+                    "hpz_size",
+                    "weight_bits",
+                    "grad_bits",
+                    "quant_block_elems",
+                    "qgz_chunks",
+                    "overlap_comm",
+                    "reduce_bucket_elems",
+                    "prefetch_bucket_elems",
+                    "max_live_params",
+                    "max_reuse_distance",
+                    "grad_comm_bytes",
+                    "dtype",
+                    "source",
+                    "shard_size",
+                    "offload_optimizer",
+                    "offload_param"});
   Strategy s;
   s.qwz = r.at("qwz").get_bool();
   s.hpz = r.at("hpz").get_bool();
@@ -84,6 +100,9 @@ Strategy read_strategy(const JsonReader& r) {
   s.reduce_bucket_elems = r.at("reduce_bucket_elems").get_int_at_least(0);
   s.prefetch_bucket_elems = r.at("prefetch_bucket_elems").get_int_at_least(0);
   s.max_live_params = r.at("max_live_params").get_int_at_least(0);
+  // Results written before the reuse distance was modelled ran with DeepSpeed's default.
+  if (r.has("max_reuse_distance"))
+    s.max_reuse_distance = r.at("max_reuse_distance").get_int_at_least(0);
   s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
   s.dtype = r.at("dtype").get_string();
   s.source = r.at("source").get_string();

@@ -1,6 +1,7 @@
 #include "sim/step/lower.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -194,26 +195,28 @@ class Builder {
   void build() {
     out_.modules = modules_of(s_, module_cache_);
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
-    // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward and
-    // backward passes, a bucket <= 6 per chunk): growing these vectors op by op was a tenth of
-    // lowering.
+    trace_ = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
+    forward_runs_ = out_.modules->size();
+    // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward,
+    // recompute and backward runs, a bucket <= 6 per chunk): growing these vectors op by op was a
+    // tenth of lowering.
     const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
                       B = out_.buckets.size(),
                       C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
-    for (auto& stream : prog_.streams) stream.ops.reserve(G * (12 * M + 6 * B * C) + 8);
-    prog_.labels.reserve(G * (12 * M + 6 * B * C) + 1);
-    prog_.prefixes.reserve(G * (2 * M + B * (C + 1)) + 1);
-    prog_.piece_ends.reserve(M + G * (2 + B) + C + 1);
-    prog_.piece_text.reserve(16 * (M + G * (2 + B) + C + 1));
+    for (auto& stream : prog_.streams) stream.ops.reserve(G * (18 * M + 6 * B * C) + 8);
+    prog_.labels.reserve(G * (18 * M + 6 * B * C) + 1);
+    prog_.prefixes.reserve(G * (3 * M + B * (C + 1)) + 1);
+    prog_.piece_ends.reserve(M + G * (3 + B) + C + 1);
+    prog_.piece_text.reserve(16 * (M + G * (3 + B) + C + 1));
     // Module names are pieces of every pass's prefixes.
     name_piece_.resize(M);
     for (std::size_t i = 0; i < M; ++i) name_piece_[i] = piece({(*out_.modules)[i].name});
     times_.reset(*out_.modules, prof_, s_.attention);
     out_.tokens = s_.tokens;
     out_.module_time_signs = times_.signs();
-    prog_.collectives.reserve(G * (2 * M + 3 * B * C));
-    out_.collective_phase.reserve(G * (2 * M + 3 * B * C));
-    prog_.collective_class.reserve(G * (2 * M + 3 * B * C));
+    prog_.collectives.reserve(G * (3 * M + 3 * B * C));
+    out_.collective_phase.reserve(G * (3 * M + 3 * B * C));
+    prog_.collective_class.reserve(G * (3 * M + 3 * B * C));
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
       boundary = forward(mu, boundary);
@@ -454,111 +457,124 @@ class Builder {
     }
   }
 
-  // One pass (forward or backward) over modules in `order`: gathers with prefetch, then `run(i)` on
-  // the compute stream. Returns nothing; `run` emits the compute work of module order[j].
+  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
+  // gathers; prefetched `depth` runs ahead), DeepSpeed's per-parameter fetch work, then `run(r,
+  // tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p ("mb0.fwd.").
   template <class Run>
-  // phase: the pass's label piece ("mb0.fwd."; -1 without labels).
-  void pass(const std::vector<int>& order, bool secondary, int boundary, int phase_piece,
-            CommPhase comm_phase, Run run) {
-    const std::size_t M = order.size();
+  void pass(const FetchRun* runs, std::size_t M, int mu, int boundary,
+            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
+    auto tag_of = [&](const FetchRun& r) {
+      return prefix(phase_piece[static_cast<std::size_t>(r.pass)],
+                    name_piece_[static_cast<std::size_t>(r.module)]);
+    };
     if (st_.stage < 3) {  // parameters replicated: nothing to gather or fetch
-      for (const int i : order)
-        run(i, prefix(phase_piece, name_piece_[static_cast<std::size_t>(i)]));
+      for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
       return;
     }
     std::vector<int> started(M), finished(M), gathered(M);
     const int depth = s_.prefetch_depth;
-    // Only events something waits on are recorded: module j's start when the gather of module
+    // Only events something waits on are recorded: run j's start when the gather of run
     // j + depth waits on it, its end when (depth 0) the next gather does.
     for (std::size_t j = 0; j < M; ++j) {
       started[j] = depth > 0 && j + static_cast<std::size_t>(depth) < M ? event() : -1;
       finished[j] = depth == 0 && j + 1 < M ? event() : -1;
-      gathered[j] = event();
+      gathered[j] = runs[j].gather ? event() : -1;
     }
-    // The gather stream runs ahead of compute by `depth` modules; interleave emission so the
+    // The gather stream runs ahead of compute by `depth` runs; interleave emission so the
     // compute stream never waits on a gather emitted later on the same stream (streams are in
     // order).
     for (std::size_t j = 0; j < M; ++j) {
-      const Module& m = (*out_.modules)[static_cast<std::size_t>(order[j])];
-      // Plain concatenation: labels are built for every op of every scenario, and fmt's
-      // formatting cost more than the rest of the label handling.
-      const int tag = prefix(phase_piece, name_piece_[static_cast<std::size_t>(order[j])]);
-      if (j == 0) {
-        wait(kGather, boundary);
-      } else if (depth == 0) {
-        wait(kGather, finished[j - 1]);
-      } else if (static_cast<int>(j) >= depth) {
-        wait(kGather, started[j - static_cast<std::size_t>(depth)]);
+      const FetchRun& r = runs[j];
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+      const int tag = tag_of(r);
+      if (r.gather) {
+        if (j == 0) {
+          wait(kGather, boundary);
+        } else if (depth == 0) {
+          wait(kGather, finished[j - 1]);
+        } else if (static_cast<int>(j) >= depth) {
+          wait(kGather, started[j - static_cast<std::size_t>(depth)]);
+        }
+        gather(m, reads_secondary(r.pass, mu), comm_phase, tag);
+        record(kGather, gathered[j]);
+        wait(kCompute, gathered[j]);
       }
-      gather(m, secondary, comm_phase, tag);
-      record(kGather, gathered[j]);
-      wait(kCompute, gathered[j]);
       record(kCompute, started[j]);
-      // DeepSpeed's per-parameter work on each fetch (CostProfile::zero3_fetch_s_per_param).
-      compute(kCompute, Category::ParamFetch,
-              static_cast<double>(m.gather_elems) * prof_.zero3_fetch_s_per_param, tag, ".fetch");
-      run(order[j], tag);
+      if (r.gather) {
+        // DeepSpeed's per-parameter work on each fetch (CostProfile::zero3_fetch_s_per_param).
+        compute(kCompute, Category::ParamFetch,
+                static_cast<double>(m.gather_elems) * prof_.zero3_fetch_s_per_param, tag, ".fetch");
+      }
+      run(r, tag);
       record(kCompute, finished[j]);
     }
   }
 
+  // hpZ: gathers read the intra-node secondary partition except in the first forward after an
+  // optimizer step (which fills it): backward runs, recomputes and later micro-steps' forwards.
+  bool reads_secondary(FetchPass p, int mu) const {
+    return st_.hpz && (p != FetchPass::Forward || mu > 0);
+  }
+
   int forward(int mu, int boundary) {
-    std::vector<int> order(out_.modules->size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    // hpZ: only the first forward after an optimizer step gathers across nodes.
-    const bool secondary = st_.hpz && mu > 0;
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(order, secondary, boundary, phase, CommPhase::ForwardGather, [&](int i, int tag) {
-      const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
-      module_compute(Category::Compute, i, false, tag, "");
-      if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
-        // Re-partition the gathered weights into the secondary copy (read and write 2n/k bytes).
-        kernel(kCompute, Category::Other, "copy",
-               2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
-      }
-    });
+    pass(trace_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
+         CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
+           const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+           module_compute(Category::Compute, r.module, false, tag, "");
+           if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
+             // Re-partition the gathered weights into the secondary copy (read and write 2n/k
+             // bytes).
+             kernel(kCompute, Category::Other, "copy",
+                    2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
+           }
+         });
     const int done = event();
     record(kCompute, done);
     return done;
   }
 
   int backward(int mu, int boundary) {
-    const int M = static_cast<int>(out_.modules->size());
-    std::vector<int> order(static_cast<std::size_t>(M));
-    for (int i = 0; i < M; ++i) order[static_cast<std::size_t>(i)] = M - 1 - i;
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".bwd."});
+    const int recompute_phase = piece({"mb", mu_d, ".rec."});
     // Stage 1 keeps whole gradients and reduces them only in the boundary micro-step's backward.
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
-    pass(order, st_.hpz, boundary, phase, CommPhase::BackwardGather, [&](int i, int tag) {
-      const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
-      if (m.recomputed && s_.checkpointing)
-        module_compute(Category::Recompute, i, false, tag, ".recompute");
-      module_compute(Category::Compute, i, true, tag, "");
-      bool any = false;
-      while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
-        if (!any && reduce_stream != kCompute) {
-          const int ready = event();
-          record(kCompute, ready);
-          wait(reduce_stream, ready);
-        }
-        any = true;
-        const int piece_no = bucket_piece(mu, bucket_no);
-        reduce_bucket(reduce_stream, out_.buckets[next_bucket], piece_no);
-        if (st_.offload_optimizer != OffloadDevice::None) {
-          // The rank's reduced 16-bit gradient partition of the bucket goes to the host, where
-          // CPU Adam will read it (DeepSpeed copies per bucket, accumulating on the host).
-          after(reduce_stream, d2h_);
-          pcie(d2h_, 2 * static_cast<double>(out_.buckets[next_bucket].elems()) / S_,
-               prefix(piece_no), ".grads.d2h");
-        }
-        ++bucket_no;
-        ++next_bucket;
-      }
-    });
+    pass(
+        trace_.data() + forward_runs_, trace_.size() - forward_runs_, mu, boundary,
+        {phase, recompute_phase, phase}, CommPhase::BackwardGather,
+        [&](const FetchRun& r, int tag) {
+          const int i = r.module;
+          if (r.pass == FetchPass::Recompute) {
+            module_compute(Category::Recompute, i, false, tag, "");
+            return;
+          }
+          module_compute(Category::Compute, i, true, tag, "");
+          bool any = false;
+          while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
+            if (!any && reduce_stream != kCompute) {
+              const int ready = event();
+              record(kCompute, ready);
+              wait(reduce_stream, ready);
+            }
+            any = true;
+            const int piece_no = bucket_piece(mu, bucket_no);
+            reduce_bucket(reduce_stream, out_.buckets[next_bucket], piece_no);
+            if (st_.offload_optimizer != OffloadDevice::None) {
+              // The rank's reduced 16-bit gradient partition of the bucket goes to the host,
+              // where CPU Adam will read it (DeepSpeed copies per bucket, accumulating on the
+              // host).
+              after(reduce_stream, d2h_);
+              pcie(d2h_, 2 * static_cast<double>(out_.buckets[next_bucket].elems()) / S_,
+                   prefix(piece_no), ".grads.d2h");
+            }
+            ++bucket_no;
+            ++next_bucket;
+          }
+        });
     // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
     for (const int stream : drained_) {
       const int ev = event();
@@ -648,6 +664,8 @@ class Builder {
 
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
   std::vector<int> name_piece_, chunk_pieces_;
+  std::vector<FetchRun> trace_;  // one micro-step's runs (fetch_trace): forward's, then backward's
+  std::size_t forward_runs_ = 0;
   std::vector<int> timed_;  // per stream: timed ops pushed so far
   ModuleTimes times_;
   int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over

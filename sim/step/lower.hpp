@@ -6,10 +6,11 @@
 // qwZ's quantize/dequantize kernels), "reduce" (gradient reduction with qgZ's kernels) and, when
 // qgZ's two hops are pipelined over chunks, "reduce.inter" (hop 2). Per micro-step forward: module
 // i's gather may start once compute of module i - depth has started (depth = prefetch depth; 0:
-// once module i-1 has finished); compute of module i waits for its gather. Backward runs the
-// modules in reverse with the same prefetch rule, recomputes each layer's forward under activation
-// checkpointing, and hands each gradient bucket to the reduce stream when the module holding its
-// last tensor has finished; the micro-step ends when every bucket is reduced.
+// once module i-1 has finished); compute of module i waits for its gather. Backward follows the
+// fetch trace (fetch_trace.hpp: each checkpointed layer's recompute, then its backwards in
+// reverse, gathering only the runs whose weights DeepSpeed's reuse distance released) with the
+// same prefetch rule, and hands each gradient bucket to the reduce stream when the module holding
+// its last tensor has finished; the micro-step ends when every bucket is reduced.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -21,6 +22,7 @@
 #include "sim/profile/cost_profile.hpp"
 #include "sim/program/step_program.hpp"
 #include "sim/strategy/buckets.hpp"
+#include "sim/strategy/fetch_trace.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/module_cache.hpp"

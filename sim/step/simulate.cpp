@@ -405,11 +405,6 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
     warnings.push_back(
         "offload: pin_memory is false (DeepSpeed's default) in an offload block; its host <-> GPU "
         "copies are priced at the pinned rate, pageable ones are slower");
-  if (st.unmodelled_keys & Strategy::kUnmodelledReuseDistance)
-    warnings.push_back(
-        "DeepSpeed config: stage3_max_reuse_distance is read but not modelled: a checkpointed "
-        "module's weights are gathered once for its recompute and its backward, as when the "
-        "distance exceeds its layer's parameters");
   if (st.unmodelled_keys & Strategy::kUnmodelledPersistence)
     warnings.push_back(
         "DeepSpeed config: stage3_param_persistence_threshold is read but not modelled: every "

@@ -246,9 +246,9 @@ void read_buckets(const JsonReader& z, Strategy& s) {
   // 0 is accepted, as DeepSpeed does: nothing may be prefetched.
   if (const char* k = alias_key(z, "stage3_max_live_parameters", "max_live_parameters"); z.has(k))
     s.max_live_params = z.at(k).get_int_at_least(0);
+  if (const char* k = alias_key(z, "stage3_max_reuse_distance", "max_reuse_distance"); z.has(k))
+    s.max_reuse_distance = z.at(k).get_int_at_least(0);
   // Read, not modelled (said in the result's warnings); saving a checkpoint is not part of a step.
-  if (z.has(alias_key(z, "stage3_max_reuse_distance", "max_reuse_distance")))
-    s.unmodelled_keys |= Strategy::kUnmodelledReuseDistance;
   if (z.has(alias_key(z, "stage3_param_persistence_threshold", "param_persistence_threshold")))
     s.unmodelled_keys |= Strategy::kUnmodelledPersistence;
   alias_key(z, "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save");
@@ -386,6 +386,7 @@ json to_json(const Strategy& s) {
   j.emplace("reduce_bucket_elems", s.reduce_bucket_elems);
   j.emplace("prefetch_bucket_elems", s.prefetch_bucket_elems);
   j.emplace("max_live_params", s.max_live_params);
+  j.emplace("max_reuse_distance", s.max_reuse_distance);
   j.emplace("grad_comm_bytes", s.grad_comm_bytes);
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);

@@ -39,6 +39,9 @@ struct Strategy {
   std::int64_t reduce_bucket_elems = 500'000'000;
   std::int64_t prefetch_bucket_elems = 50'000'000;
   std::int64_t max_live_params = 1'000'000'000;
+  // stage3_max_reuse_distance: a module's weights stay gathered until its next run when fewer
+  // parameters run in between (fetch_trace.hpp).
+  std::int64_t max_reuse_distance = 1'000'000'000;
   // Stages 1 and 2: the updated 16-bit parameters are all-gathered in buckets of this many
   // elements.
   std::int64_t allgather_bucket_elems = 500'000'000;
@@ -62,7 +65,7 @@ struct Strategy {
   bool offload_pageable = false;
   // Stage-3 keys a config gives that the step model reads but does not model, said in the
   // result's warnings with what is modelled instead. Not echoed in results.
-  static constexpr int kUnmodelledReuseDistance = 1, kUnmodelledPersistence = 2;
+  static constexpr int kUnmodelledPersistence = 2;
   int unmodelled_keys = 0;
 
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)

@@ -49,16 +49,22 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   // Embedding, 4 submodules (qkv, attention, fc1, fc2) per layer for 40 layers, head: DeepSpeed
   // gathers per submodule.
   constexpr int M = 1 + 4 * 40 + 1;
+  // Backward (DeepSpeed's stage3_max_reuse_distance 1e9, fetch_trace): each layer's submodules
+  // are gathered for the recompute and kept for their backwards; the head's backward follows its
+  // forward, and the last layer's qkv, fc1 and fc2 are kept from the forward to their recompute
+  // (at most 0.96e9 parameters run in between: the rest of the layer, the head twice, the
+  // layer's earlier recomputes): M - 4 gathers.
+  constexpr int B = M - 4;
   auto z3 = count("zero3", 24);
-  CHECK(z3.world_ag == 2 * M);
+  CHECK(z3.world_ag == M + B);
   CHECK(z3.hpz_ag == 0);
   CHECK(z3.a2a_intra + z3.a2a_rail == 0);
   CHECK(z3.kernels == 0);
   auto hpz = count("zero3+hpz", 24, 2);
-  CHECK(hpz.world_ag == M);    // only the first forward after the optimizer step
-  CHECK(hpz.hpz_ag == M * 3);  // both backwards and the second forward
+  CHECK(hpz.world_ag == M);        // only the first forward after the optimizer step
+  CHECK(hpz.hpz_ag == 2 * B + M);  // both backwards and the second forward
   auto qwz = count("zero3+qwz", 24);
-  CHECK(qwz.kernels == 2 * 2 * M);  // quantize + dequantize per gather
+  CHECK(qwz.kernels == 2 * (M + B));  // quantize + dequantize per gather
   auto qgz = count("zero3+qgz", 24);
   CHECK(qgz.a2a_intra == qgz.a2a_rail);
   CHECK(qgz.a2a_intra > 0);

@@ -297,15 +297,19 @@ TEST_CASE("an \"auto\" dtype picks among the sections left \"auto\", BF16 where 
 
 TEST_CASE("stage-3 keys read but not modelled are marked for the result's warnings") {
   CHECK(ds(R"({"stage": 3})").unmodelled_keys == 0);
-  CHECK(ds(R"({"stage": 3, "stage3_max_reuse_distance": 1e9})").unmodelled_keys ==
-        Strategy::kUnmodelledReuseDistance);
-  CHECK(ds(R"({"stage": 3, "max_reuse_distance": 0, "param_persistence_threshold": "auto"})")
-            .unmodelled_keys ==
-        (Strategy::kUnmodelledReuseDistance | Strategy::kUnmodelledPersistence));
+  CHECK(ds(R"({"stage": 3, "param_persistence_threshold": "auto"})").unmodelled_keys ==
+        Strategy::kUnmodelledPersistence);
   CHECK(ds(R"({"stage": 3, "stage3_gather_16bit_weights_on_model_save": true})").unmodelled_keys ==
         0);  // saving a checkpoint is not part of a step
-  // Axolotl's stage-3 config gives both.
   const std::string dir = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/published/";
   CHECK(load_deepspeed(dir + "axolotl-zero3.json").unmodelled_keys ==
-        (Strategy::kUnmodelledReuseDistance | Strategy::kUnmodelledPersistence));
+        Strategy::kUnmodelledPersistence);
+}
+
+TEST_CASE("stage3_max_reuse_distance is read (DeepSpeed's default 1e9), under either name") {
+  CHECK(ds(R"({"stage": 3})").max_reuse_distance == 1'000'000'000);
+  CHECK(ds(R"({"stage": 3, "stage3_max_reuse_distance": 1e8})").max_reuse_distance == 100'000'000);
+  CHECK(ds(R"({"stage": 3, "max_reuse_distance": 0})").max_reuse_distance == 0);
+  CHECK_THROWS_AS(ds(R"({"stage": 3, "stage3_max_reuse_distance": -1})"), InputError);
+  CHECK_THROWS_AS(ds(R"({"stage": 3, "stage3_max_reuse_distance": 0.5})"), InputError);
 }

@@ -1,0 +1,68 @@
+#include "sim/strategy/fetch_trace.hpp"
+
+#include <algorithm>
+
+namespace zerosim {
+
+std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool checkpointing,
+                                  std::int64_t reuse_distance) {
+  const int M = static_cast<int>(modules.size());
+  std::vector<FetchRun> runs;
+  runs.reserve(3 * modules.size());
+  for (int i = 0; i < M; ++i) runs.push_back({i, FetchPass::Forward, true});
+  for (int i = M - 1; i >= 0;) {
+    const Module& m = modules[static_cast<std::size_t>(i)];
+    if (!checkpointing || !m.recomputed) {
+      runs.push_back({i, FetchPass::Backward, true});
+      --i;
+      continue;
+    }
+    // The checkpointed layer holding module i: its recomputed submodules i0..i.
+    int i0 = i;
+    while (i0 > 0 && modules[static_cast<std::size_t>(i0 - 1)].recomputed &&
+           modules[static_cast<std::size_t>(i0 - 1)].layer == m.layer)
+      --i0;
+    for (int k = i0; k <= i; ++k) runs.push_back({k, FetchPass::Recompute, true});
+    for (int k = i; k >= i0; --k) runs.push_back({k, FetchPass::Backward, true});
+    i = i0 - 1;
+  }
+  // before[t]: parameters run before run t; last[m]: module m's latest run so far.
+  std::vector<std::int64_t> before(runs.size() + 1, 0);
+  for (std::size_t t = 0; t < runs.size(); ++t)
+    before[t + 1] = before[t] + modules[static_cast<std::size_t>(runs[t].module)].gather_elems;
+  std::vector<std::ptrdiff_t> last(modules.size(), -1);
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    const auto m = static_cast<std::size_t>(runs[t].module);
+    if (last[m] >= 0) {
+      const auto p = static_cast<std::size_t>(last[m]);
+      runs[t].gather = before[t] - before[p + 1] >= reuse_distance;
+    }
+    last[m] = static_cast<std::ptrdiff_t>(t);
+  }
+  return runs;
+}
+
+std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules) {
+  auto elems = [&](const FetchRun& r) {
+    return modules[static_cast<std::size_t>(r.module)].gather_elems;
+  };
+  // kept[t]: weights held across run t for a later run (a difference array over the runs).
+  std::vector<std::int64_t> kept(runs.size() + 1, 0);
+  std::vector<std::ptrdiff_t> last(modules.size(), -1);
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    const auto m = static_cast<std::size_t>(runs[t].module);
+    if (!runs[t].gather && last[m] >= 0) {
+      kept[static_cast<std::size_t>(last[m]) + 1] += elems(runs[t]);
+      kept[t] -= elems(runs[t]);
+    }
+    last[m] = static_cast<std::ptrdiff_t>(t);
+  }
+  std::int64_t held = 0, most = 0;
+  for (std::size_t t = 0; t < runs.size(); ++t) {
+    held += kept[t];
+    most = std::max(most, held + elems(runs[t]));
+  }
+  return most;
+}
+
+}  // namespace zerosim

@@ -1,0 +1,40 @@
+// The fetch trace: the order in which DeepSpeed stage 3 runs (and so fetches) a micro-step's
+// modules, and which of those runs find the weights still gathered.
+//
+// Forward runs the modules in order. Backward runs them in reverse, except that a checkpointed
+// layer first replays its forward (its submodules in forward order, each fetched by its forward
+// hook), then runs their backwards in reverse (each fetched by its backward hook). After each run
+// DeepSpeed releases the module's weights unless they are used again within
+// stage3_max_reuse_distance parameters: it walks the trace from the next run, adding every run's
+// parameters (repeats included), and keeps the weights if their module comes up before the sum
+// reaches the distance. So with the default 1e9 a layer's projection is gathered once for its
+// recompute and its backward when 18 h^2 < 1e9 (the fused QKV: between its two runs lie the
+// attention output, both MLP projections twice and the attention output again), and twice when
+// the layer is wider.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "sim/workload/transformer.hpp"
+
+namespace zerosim {
+
+enum class FetchPass : std::uint8_t { Forward, Recompute, Backward };
+
+struct FetchRun {
+  int module = 0;  // index into the forward-order module list
+  FetchPass pass = FetchPass::Forward;
+  bool gather = true;  // false: still gathered since the module's previous run
+};
+
+// One micro-step's forward runs, then its backward runs. `checkpointing` replays the recomputed
+// modules' forwards layer by layer; reuse_distance is stage3_max_reuse_distance (0: every run
+// gathers).
+std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool checkpointing,
+                                  std::int64_t reuse_distance);
+
+// The most weights (elements) gathered at once over `runs`: the running module's and those kept
+// for a later run (prefetched modules not included).
+std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules);
+
+}  // namespace zerosim

@@ -1,0 +1,101 @@
+// The fetch trace: DeepSpeed stage 3's run order under activation checkpointing and the
+// stage3_max_reuse_distance rule, against hand-written traces and the closed-form thresholds.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/strategy/fetch_trace.hpp"
+#include "sim/workload/model.hpp"
+
+using namespace zerosim;
+
+namespace {
+// embed (10), layer 0 and layer 1 as qkv (3), attn (1), fc1 (4), fc2 (4), head (10): the
+// layers' submodules are recomputed under checkpointing.
+std::vector<Module> toy() {
+  std::vector<Module> v;
+  auto add = [&](const char* name, std::int64_t elems, int layer) {
+    Module m;
+    m.name = name;
+    m.gather_elems = elems;
+    m.recomputed = layer >= 0;
+    m.layer = layer;
+    v.push_back(m);
+  };
+  add("embed", 10, -1);
+  for (int l = 0; l < 2; ++l)
+    for (const auto& [n, e] : {std::pair{"qkv", 3}, {"attn", 1}, {"fc1", 4}, {"fc2", 4}})
+      add(n, e, l);
+  add("head", 10, -1);
+  return v;
+}
+
+std::string text(const std::vector<FetchRun>& runs) {
+  std::string s;
+  for (const auto& r : runs)
+    s += (r.pass == FetchPass::Forward     ? "F"
+          : r.pass == FetchPass::Recompute ? "R"
+                                           : "B") +
+         std::to_string(r.module) + (r.gather ? "" : "k") + " ";
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a checkpointed layer replays its forward before its backwards; other modules do not") {
+  const auto m = toy();  // 0 embed, 1-4 layer 0, 5-8 layer 1, 9 head
+  CHECK(text(fetch_trace(m, true, 0)) ==
+        "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9 R5 R6 R7 R8 B8 B7 B6 B5 R1 R2 R3 R4 B4 B3 B2 B1 B0 ");
+  CHECK(text(fetch_trace(m, false, 0)) ==
+        "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9 B8 B7 B6 B5 B4 B3 B2 B1 B0 ");
+}
+
+TEST_CASE("weights stay gathered when fewer parameters than the reuse distance run in between") {
+  const auto m = toy();
+  // Between a recompute and the backward of the same submodule: fc2 nothing, fc1 2 x 4 = 8,
+  // attn 2 x (4 + 4) = 16, qkv 2 x (1 + 4 + 4) = 18. The head's backward follows its forward.
+  CHECK(text(fetch_trace(m, true, 1)) ==
+        "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9k R5 R6 R7 R8 B8k B7 B6 B5 R1 R2 R3 R4 B4k B3 B2 B1 B0 ");
+  // A sum equal to the distance releases (DeepSpeed stops walking once it reaches it).
+  CHECK(text(fetch_trace(m, true, 8)) ==
+        "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9k R5 R6 R7 R8 B8k B7 B6 B5 R1 R2 R3 R4 B4k B3 B2 B1 B0 ");
+  CHECK(
+      text(fetch_trace(m, true, 9)) ==
+      "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9k R5 R6 R7 R8 B8k B7k B6 B5 R1 R2 R3 R4 B4k B3k B2 B1 B0 ");
+  CHECK(text(fetch_trace(m, true, 19)) ==
+        "F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 B9k R5 R6 R7 R8 B8k B7k B6k B5k R1 R2 R3 R4 B4k B3k B2k "
+        "B1k B0 ");
+  // Layer 1's forward fc2 is followed by the head twice (20) and layer 1's recompute of qkv,
+  // attn and fc1 (8) before its own recompute: kept from a distance of 29.
+  const auto far = fetch_trace(m, true, 29);
+  CHECK(text(far).find("R8k") != std::string::npos);
+  CHECK(text(fetch_trace(m, true, 28)).find("R8k") == std::string::npos);
+}
+
+TEST_CASE("the most weights held at once: the running module's plus those kept") {
+  const auto m = toy();
+  CHECK(max_held_elems(fetch_trace(m, true, 0), m) == 10);  // the largest module alone
+  // Distance 19: a whole layer (12) is held at its first backward, and the head (10) is the
+  // largest single module.
+  CHECK(max_held_elems(fetch_trace(m, true, 19), m) == 12);
+  // Distance 1000: every module is kept until its next run; at the head's forward the embedding
+  // (for its backward) and both layers (for their recomputes) are held with the head.
+  CHECK(max_held_elems(fetch_trace(m, true, 1000), m) == 10 + 2 * 12 + 10);
+}
+
+TEST_CASE("gpt-18b at DeepSpeed's default distance: one gather per submodule in backward") {
+  // 18 h^2 < 1e9 for h = 6144: every submodule of a middle layer is gathered for its recompute
+  // and kept for its backward; gpt-49b (h = 8192) re-gathers qkv (18 h^2) and attn (16 h^2).
+  for (const auto& [name, regathered] : {std::pair{"gpt-18b", 0}, {"gpt-49b", 2}}) {
+    CAPTURE(name);
+    const auto mods = build_modules(load_model(name), 1024, 512);
+    const auto runs = fetch_trace(mods, true, 1'000'000'000);
+    const int layer = mods[static_cast<std::size_t>(mods.size() / 2)].layer;
+    int again = 0;
+    for (const auto& r : runs)
+      if (r.pass == FetchPass::Backward && r.gather &&
+          mods[static_cast<std::size_t>(r.module)].layer == layer)
+        ++again;
+    CHECK(again == regathered);
+  }
+}
