@@ -197,6 +197,7 @@ class Builder {
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
     trace_ = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
     forward_runs_ = out_.modules->size();
+    held_ = held_elems(trace_, *out_.modules);
     // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward,
     // recompute and backward runs, a bucket <= 6 per chunk): growing these vectors op by op was a
     // tenth of lowering.
@@ -461,7 +462,7 @@ class Builder {
   // gathers; prefetched `depth` runs ahead), DeepSpeed's per-parameter fetch work, then `run(r,
   // tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p ("mb0.fwd.").
   template <class Run>
-  void pass(const FetchRun* runs, std::size_t M, int mu, int boundary,
+  void pass(const FetchRun* runs, const std::int64_t* held, std::size_t M, int mu, int boundary,
             const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
     auto tag_of = [&](const FetchRun& r) {
       return prefix(phase_piece[static_cast<std::size_t>(r.pass)],
@@ -471,30 +472,52 @@ class Builder {
       for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
       return;
     }
-    std::vector<int> started(M), finished(M), gathered(M);
-    const int depth = s_.prefetch_depth;
-    // Only events something waits on are recorded: run j's start when the gather of run
-    // j + depth waits on it, its end when (depth 0) the next gather does.
-    for (std::size_t j = 0; j < M; ++j) {
-      started[j] = depth > 0 && j + static_cast<std::size_t>(depth) < M ? event() : -1;
-      finished[j] = depth == 0 && j + 1 < M ? event() : -1;
-      gathered[j] = runs[j].gather ? event() : -1;
+    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
+    // What run j's gather waits for: kStart (the pass's boundary for run 0, else nothing: it
+    // follows the previous gather), started[after[j]] (prefetched while that run computes) or
+    // finished[j - 1] (fetched when its own run begins).
+    constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
+    std::vector<std::ptrdiff_t> after(M, kStart);
+    const auto depth = static_cast<std::ptrdiff_t>(s_.prefetch_depth);
+    const std::int64_t live = st_.max_live_params;
+    auto elems = [&](std::size_t i) {
+      return runs[i].gather ? (*out_.modules)[static_cast<std::size_t>(runs[i].module)].gather_elems
+                            : 0;
+    };
+    for (std::size_t j = 1; j < M; ++j) {
+      if (!runs[j].gather) continue;
+      const auto J = static_cast<std::ptrdiff_t>(j);
+      after[j] = kOwnRun;
+      if (depth == 0) continue;
+      // DeepSpeed prefetches at run k while the weights held there (held[k]) and those already in
+      // flight stay below stage3_max_live_parameters: the earliest such k within `depth` runs.
+      std::int64_t in_flight = 0;
+      for (std::ptrdiff_t k = J - 1; k >= std::max<std::ptrdiff_t>(-1, J - depth); --k) {
+        const bool room = (k < 0 ? 0 : held[k]) + in_flight < live;
+        if (!room) break;
+        after[j] = k < 0 ? kStart : k;
+        if (k >= 0) in_flight += elems(static_cast<std::size_t>(k));
+      }
     }
-    // The gather stream runs ahead of compute by `depth` runs; interleave emission so the
-    // compute stream never waits on a gather emitted later on the same stream (streams are in
-    // order).
+    for (std::size_t j = 0; j < M; ++j) {
+      if (runs[j].gather) gathered[j] = event();
+      if (after[j] >= 0 && started[static_cast<std::size_t>(after[j])] < 0)
+        started[static_cast<std::size_t>(after[j])] = event();
+      if (after[j] == kOwnRun && finished[j - 1] < 0) finished[j - 1] = event();
+    }
+    // The gather stream runs ahead of compute; interleave emission so the compute stream never
+    // waits on a gather emitted later on the same stream (streams are in order).
     for (std::size_t j = 0; j < M; ++j) {
       const FetchRun& r = runs[j];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
       if (r.gather) {
-        if (j == 0) {
+        if (j == 0)
           wait(kGather, boundary);
-        } else if (depth == 0) {
+        else if (after[j] == kOwnRun)
           wait(kGather, finished[j - 1]);
-        } else if (static_cast<int>(j) >= depth) {
-          wait(kGather, started[j - static_cast<std::size_t>(depth)]);
-        }
+        else if (after[j] >= 0)
+          wait(kGather, started[static_cast<std::size_t>(after[j])]);
         gather(m, reads_secondary(r.pass, mu), comm_phase, tag);
         record(kGather, gathered[j]);
         wait(kCompute, gathered[j]);
@@ -519,7 +542,7 @@ class Builder {
   int forward(int mu, int boundary) {
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(trace_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
+    pass(trace_.data(), held_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
          CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
            const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
            module_compute(Category::Compute, r.module, false, tag, "");
@@ -544,8 +567,8 @@ class Builder {
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(
-        trace_.data() + forward_runs_, trace_.size() - forward_runs_, mu, boundary,
-        {phase, recompute_phase, phase}, CommPhase::BackwardGather,
+        trace_.data() + forward_runs_, held_.data() + forward_runs_, trace_.size() - forward_runs_,
+        mu, boundary, {phase, recompute_phase, phase}, CommPhase::BackwardGather,
         [&](const FetchRun& r, int tag) {
           const int i = r.module;
           if (r.pass == FetchPass::Recompute) {
@@ -666,7 +689,8 @@ class Builder {
   std::vector<int> name_piece_, chunk_pieces_;
   std::vector<FetchRun> trace_;  // one micro-step's runs (fetch_trace): forward's, then backward's
   std::size_t forward_runs_ = 0;
-  std::vector<int> timed_;  // per stream: timed ops pushed so far
+  std::vector<std::int64_t> held_;  // per run of trace_: held_elems
+  std::vector<int> timed_;          // per stream: timed ops pushed so far
   ModuleTimes times_;
   int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none

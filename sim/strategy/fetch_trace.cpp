@@ -42,7 +42,8 @@ std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool check
   return runs;
 }
 
-std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules) {
+std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
+                                     const std::vector<Module>& modules) {
   auto elems = [&](const FetchRun& r) {
     return modules[static_cast<std::size_t>(r.module)].gather_elems;
   };
@@ -57,12 +58,18 @@ std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector
     }
     last[m] = static_cast<std::ptrdiff_t>(t);
   }
-  std::int64_t held = 0, most = 0;
+  std::vector<std::int64_t> held(runs.size());
+  std::int64_t across = 0;
   for (std::size_t t = 0; t < runs.size(); ++t) {
-    held += kept[t];
-    most = std::max(most, held + elems(runs[t]));
+    across += kept[t];
+    held[t] = across + elems(runs[t]);
   }
-  return most;
+  return held;
+}
+
+std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules) {
+  const auto held = held_elems(runs, modules);
+  return held.empty() ? 0 : *std::max_element(held.begin(), held.end());
 }
 
 }  // namespace zerosim

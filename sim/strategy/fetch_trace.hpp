@@ -33,8 +33,12 @@ struct FetchRun {
 std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool checkpointing,
                                   std::int64_t reuse_distance);
 
-// The most weights (elements) gathered at once over `runs`: the running module's and those kept
-// for a later run (prefetched modules not included).
+// Per run, the weights (elements) gathered while it runs: its module's and those kept for a later
+// run (prefetched modules not included). DeepSpeed prefetches only while these and the weights in
+// flight stay below stage3_max_live_parameters.
+std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
+                                     const std::vector<Module>& modules);
+// The most of held_elems over the runs.
 std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules);
 
 }  // namespace zerosim

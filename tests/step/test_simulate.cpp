@@ -367,3 +367,24 @@ TEST_CASE(
   expect_input_error([&] { simulate(s); }, s.deepspeed, "/train_batch_size", "contradicts");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live_parameters") {
+  const auto dir = temp_dir("ds_live");
+  auto run = [&](const std::string& name, const std::string& zero) {
+    const auto path = dir / name;
+    spit(path, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3)" + zero + "}}");
+    Scenario s = paper("zero3");
+    s.deepspeed = path.string();
+    return simulate(s).step_time_s;
+  };
+  const double none = run("none.json", R"(, "stage3_prefetch_bucket_size": 0)");
+  const double full = run("full.json", "");
+  // A live limit of one parameter leaves a one-module prefetch depth (prefetch_depth) but no
+  // room at any run: exactly the program without prefetch.
+  CHECK(run("one.json", R"(, "stage3_max_live_parameters": 1)") == none);
+  // 4e8: room in forward (gpt-18b's largest gathered module, the head, is 3.1e8), none at the
+  // backward's runs that hold the rest of a recomputed layer (4.5e8): in between.
+  const double some = run("some.json", R"(, "stage3_max_live_parameters": 400000000)");
+  CHECK(full < some);
+  CHECK(some < none);
+}

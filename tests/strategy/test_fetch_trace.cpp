@@ -74,6 +74,13 @@ TEST_CASE("weights stay gathered when fewer parameters than the reuse distance r
 
 TEST_CASE("the most weights held at once: the running module's plus those kept") {
   const auto m = toy();
+  // Distance 19, run by run: a recomputed layer's submodules pile up until its first backward.
+  const std::vector<std::int64_t> layer = {3, 4, 8, 12, 12, 8, 4, 3};  // R qkv..fc2, B fc2..qkv
+  std::vector<std::int64_t> want = {10, 3, 1, 4, 4, 3, 1, 4, 4, 10, 10};
+  want.insert(want.end(), layer.begin(), layer.end());
+  want.insert(want.end(), layer.begin(), layer.end());
+  want.push_back(10);
+  CHECK(held_elems(fetch_trace(m, true, 19), m) == want);
   CHECK(max_held_elems(fetch_trace(m, true, 0), m) == 10);  // the largest module alone
   // Distance 19: a whole layer (12) is held at its first backward, and the head (10) is the
   // largest single module.
