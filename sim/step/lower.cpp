@@ -473,8 +473,8 @@ class Builder {
       return;
     }
     std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
-    // What run j's gather waits for: kStart (the pass's boundary for run 0, else nothing: it
-    // follows the previous gather), started[after[j]] (prefetched while that run computes) or
+    // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
+    // the previous gather), started[after[j]] (prefetched while that run computes) or
     // finished[j - 1] (fetched when its own run begins).
     constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
     std::vector<std::ptrdiff_t> after(M, kStart);
@@ -507,14 +507,16 @@ class Builder {
     }
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
+    bool past_boundary = false;
     for (std::size_t j = 0; j < M; ++j) {
       const FetchRun& r = runs[j];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
       if (r.gather) {
-        if (j == 0)
-          wait(kGather, boundary);
-        else if (after[j] == kOwnRun)
+        // The pass's first gather waits for its boundary (later ones follow it on the stream).
+        if (!past_boundary) wait(kGather, boundary);
+        past_boundary = true;
+        if (after[j] == kOwnRun)
           wait(kGather, finished[j - 1]);
         else if (after[j] >= 0)
           wait(kGather, started[static_cast<std::size_t>(after[j])]);

@@ -388,3 +388,32 @@ TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live
   CHECK(full < some);
   CHECK(some < none);
 }
+
+TEST_CASE("a deep prefetch starts no backward gather before the forward has finished") {
+  // A prefetch bucket of 1e9 elements gives gpt-18b a depth of several modules; the backward's
+  // first run (the head, still gathered from its forward) gathers nothing, so the first gather of
+  // the backward must still wait for the forward's end.
+  const auto dir = temp_dir("ds_deep_prefetch");
+  const auto config = dir / "deep.json";
+  spit(config, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3,
+                   "stage3_prefetch_bucket_size": 1000000000}})");
+  Scenario s = paper("zero3");
+  s.deepspeed = config.string();
+  const auto trace = dir / "t.json";
+  const auto r = simulate(s, trace.string());
+  REQUIRE(r.scenario.prefetch_depth >= 2);
+  double forward_end = 0, first_backward_gather = 1e300;
+  const json events = parse_json_text(slurp(trace), "t.json")["traceEvents"];
+  for (const auto& e : events) {
+    if (!e.contains("dur")) continue;
+    const std::string name = e["name"].get<std::string>();
+    const double begin = e["ts"].get<double>(), end = begin + e["dur"].get<double>();
+    if (name.rfind("mb0.fwd.", 0) == 0 && e["cat"] == "compute")
+      forward_end = std::max(forward_end, end);
+    if ((name.rfind("mb0.rec.", 0) == 0 || name.rfind("mb0.bwd.", 0) == 0) &&
+        e["cat"] == "all_gather")
+      first_backward_gather = std::min(first_backward_gather, begin);
+  }
+  REQUIRE(forward_end > 0);
+  CHECK(first_backward_gather >= forward_end * (1 - 1e-12));  // trace times are rounded sums
+}
