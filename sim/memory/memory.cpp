@@ -44,10 +44,12 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
   // Gathered 16-bit weights: the running module's, those kept for a later run
   // (stage3_max_reuse_distance) and the prefetched modules'.
-  const double held =
-      s.stage < 3 ? 0
-                  : static_cast<double>(max_held_elems(
-                        fetch_trace(modules, in.checkpointing, s.max_reuse_distance), modules));
+  double held = 0;
+  if (s.stage == 3)
+    held = static_cast<double>(
+        in.trace ? max_held_elems(*in.trace, modules)
+                 : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
+                                  modules));
   const double block = static_cast<double>(s.quant_block);
 
   MemoryEstimate e;

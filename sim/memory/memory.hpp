@@ -13,6 +13,7 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/buckets.hpp"
+#include "sim/strategy/fetch_trace.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/module_cache.hpp"
@@ -35,6 +36,9 @@ struct MemoryInputs {
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.
   // Null: estimate_memory derives them.
   const std::vector<GradBucket>* buckets = nullptr;
+  // Optional, the step's lowered fetch trace (same modules, checkpointing and reuse distance).
+  // Null: estimate_memory derives it.
+  const std::vector<FetchRun>* trace = nullptr;
   // Optional, the context's modules and parameter counts. Null: built afresh (the same values).
   ModuleCache* modules = nullptr;
 };

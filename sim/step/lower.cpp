@@ -195,9 +195,9 @@ class Builder {
   void build() {
     out_.modules = modules_of(s_, module_cache_);
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
-    trace_ = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
+    out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
     forward_runs_ = out_.modules->size();
-    held_ = held_elems(trace_, *out_.modules);
+    held_ = held_elems(out_.trace, *out_.modules);
     // Generous capacities up front (a module emits <= 6 ops per stream in each of its forward,
     // recompute and backward runs, a bucket <= 6 per chunk): growing these vectors op by op was a
     // tenth of lowering.
@@ -544,7 +544,7 @@ class Builder {
   int forward(int mu, int boundary) {
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(trace_.data(), held_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
+    pass(out_.trace.data(), held_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
          CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
            const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
            module_compute(Category::Compute, r.module, false, tag, "");
@@ -569,9 +569,9 @@ class Builder {
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(
-        trace_.data() + forward_runs_, held_.data() + forward_runs_, trace_.size() - forward_runs_,
-        mu, boundary, {phase, recompute_phase, phase}, CommPhase::BackwardGather,
-        [&](const FetchRun& r, int tag) {
+        out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
+        out_.trace.size() - forward_runs_, mu, boundary, {phase, recompute_phase, phase},
+        CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
           const int i = r.module;
           if (r.pass == FetchPass::Recompute) {
             module_compute(Category::Recompute, i, false, tag, "");
@@ -689,9 +689,8 @@ class Builder {
 
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
   std::vector<int> name_piece_, chunk_pieces_;
-  std::vector<FetchRun> trace_;  // one micro-step's runs (fetch_trace): forward's, then backward's
   std::size_t forward_runs_ = 0;
-  std::vector<std::int64_t> held_;  // per run of trace_: held_elems
+  std::vector<std::int64_t> held_;  // per run of out_.trace: held_elems
   std::vector<int> timed_;          // per stream: timed ops pushed so far
   ModuleTimes times_;
   int W_ = 1, N_ = 1, S_ = 1;  // world, GPUs per node, ranks a parameter is sharded over

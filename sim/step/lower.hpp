@@ -108,6 +108,7 @@ struct LoweredStep {
   StepProgram program;
   std::shared_ptr<const std::vector<Module>> modules;  // build_modules(model, tokens, seq)
   std::vector<GradBucket> buckets;
+  std::vector<FetchRun> trace;  // one micro-step's runs (fetch_trace): forward's, then backward's
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
   // Per stream, its collectives in op order: where each sits among the stream's timed ops (its
   // entry in a run's lane) and its index. The comm sums read the collectives' times from there

@@ -372,6 +372,7 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;
+  mi.trace = &low.trace;
   mi.modules = &modules;
   return estimate_memory(mi);
 }

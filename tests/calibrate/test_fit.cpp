@@ -11,6 +11,7 @@
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using namespace zerosim::calib;
@@ -116,13 +117,7 @@ TEST_CASE("fit_profile rejects GEMMs faster than the base peak and empty measure
   GemmRecord g{8192, 8192, 8192, 0, "bf16", "meas.jsonl:7"};
   g.time_s = g.flops() / (1.2 * base().peak_flops);
   m.gemms = {g};
-  try {
-    fit_profile(m, base(), {});
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "meas.jsonl:7");
-    CHECK(e.rule().find("peak") != std::string::npos);
-  }
+  expect_input_error([&] { fit_profile(m, base(), {}); }, "meas.jsonl:7", "/time_s", "peak");
 }
 
 TEST_CASE("fit_profile rejects a kernel faster than the HBM peak: cached records, not HBM") {
@@ -130,13 +125,7 @@ TEST_CASE("fit_profile rejects a kernel faster than the HBM peak: cached records
   const double hbm = base().hbm_Bps;
   for (double x : sizes(20, 28))
     m.kernels.push_back({"copy", static_cast<std::uint64_t>(x), 2e-6 + x / (1.05 * hbm), "m:3"});
-  try {
-    fit_profile(m, base(), {});
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "m:3");
-    CHECK(e.rule().find("exceeds the HBM peak") != std::string::npos);
-  }
+  expect_input_error([&] { fit_profile(m, base(), {}); }, "m:3", "/time_s", "exceeds the HBM peak");
   // Just under the peak the fit stands.
   for (auto& k : m.kernels) k.time_s = 2e-6 + static_cast<double>(k.bytes) / (0.99 * hbm);
   CHECK(fit_profile(m, base(), {}).profile.kernel("copy").throughput_Bps ==
