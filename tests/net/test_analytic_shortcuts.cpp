@@ -253,7 +253,9 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
   CHECK(plans.get(c, prof)->capacities(c, prof) == link_capacities(c, prof));
   CHECK(plans.get(c, slower)->capacities(c, slower) == link_capacities(c, slower));
 
-  // The same op on the three fabrics from four threads each: every result equals the full one.
+  // The same op on two fabrics from four threads each, as a sweep runs them: each thread owns its
+  // clusters and its plan cache (a Topology's route cache is thread-compatible, not thread-safe).
+  // Every result equals the full one.
   const CollectiveOp op = make_op(CollKind::AllToAll, Algorithm::Direct, rail_groups(a), 1 << 26);
   std::vector<double> ref;
   for (const auto* t : {&a, &c}) {
@@ -264,8 +266,10 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
   std::vector<std::thread> pool;
   for (int i = 0; i < 8; ++i)
     pool.emplace_back([&, i] {
+      const Topology own = cluster("dgx-h100", 6, "fat-tree", i % 2 ? 3 : 2);
+      FabricPlanCache own_plans;
       Engine e;
-      got[i] = AnalyticNetwork(e, i % 2 ? c : (i % 4 ? a : b), prof, false).op_cost(op).first;
+      got[i] = AnalyticNetwork(e, own, prof, false, own_plans.get(own, prof)).op_cost(op).first;
     });
   for (auto& t : pool) t.join();
   for (int i = 0; i < 8; ++i) CHECK(got[i] == doctest::Approx(ref[i % 2]).epsilon(1e-9));
