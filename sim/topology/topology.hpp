@@ -95,7 +95,7 @@ class Topology {
   const Route& route(int src_gpu, int dst_gpu) const;
   // The same route, its links appended to `out`, without caching the pair:
   // for ops that route millions of pairs once each, where a cache entry per pair cost more than
-  // the walk it saves.
+  // the walk it saves. It fills the same routing caches, so it is thread-compatible too.
   RouteInfo route_into(int src_gpu, int dst_gpu, std::vector<LinkId>& out) const;
 
   // --- symmetry. Block rotation: on the builders' clusters with full leaves, moving every GPU g to
