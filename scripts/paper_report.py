@@ -234,11 +234,10 @@ def main():
         m = sorted(abs(e) for e in errs)
         return f"{100 * m[0]:.0f}-{100 * m[-1]:.0f}%"
 
-    def of(model, ib=None, other=False):
-        return [r for r in rows if (r["cell"]["model"] != model if other else r["cell"]["model"] == model)
-                and (ib is None or r["cell"]["ib"] == ib)]
+    def where(keep):  # the rows whose cell passes keep(cell)
+        return [r for r in rows if keep(r["cell"])]
 
-    g138 = of("gpt-138b")
+    g138 = where(lambda c: c["model"] == "gpt-138b")
     w("- DeepSpeed's default `stage3_max_reuse_distance` (1e9) decides which submodules a "
       "checkpointed layer's backward gathers again after its recompute: none for gpt-18b "
       "(18 h^2 < 1e9), the QKV and attention output projections for gpt-49b and gpt-91b (a third of "
@@ -250,8 +249,9 @@ def main():
       "token-independent, proportional to parameters) whose mechanism is not identified. It applies "
       "to every fetch, hpZ's intra-node ones included; charging only the cross-node fetches fits "
       "worse (mean 9.5%, worst speedup 50%).")
-    small = [e for r in of("gpt-18b", 1) for e in (r["e3"], r["ep"])]
-    large = [r["ep"] for r in of("gpt-18b", 1, other=True)]
+    small = [e for r in where(lambda c: c["model"] == "gpt-18b" and c["ib"] == 1)
+             for e in (r["e3"], r["ep"])]
+    large = [r["ep"] for r in where(lambda c: c["model"] != "gpt-18b" and c["ib"] == 1)]
     w(f"- Misses: the gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ {span(small)} too slow: the published "
       "runs hid more of the 18B model's communication than the no-overlap model allows), ZeRO++ at "
       f"IB: 1 for the larger models ({span(large)} too fast: the published ZeRO++ lost more from IB: 4 "
