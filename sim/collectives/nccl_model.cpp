@@ -33,6 +33,9 @@ namespace {
 constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
 enum AlgoIdx { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kPat = 4, kAlgos = 5 };
 enum HwIdx { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
+// What NCCL's tuner assumes NVLS delivers (nvlsEfficiency for Hopper); the profile's
+// nccl.nvls_efficiency is what it achieves, which prices the time but not the choice.
+constexpr double kTunerNvlsEfficiency = 0.85;
 
 struct Table {
   float base[kAlgos][3];
@@ -274,7 +277,7 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
       cap = std::min(cap, t.tree_ll128_per_channel[arch][ni] * ch);
     }
   } else if (algo == kNvls) {
-    frac = n.nvls_efficiency;
+    frac = kTunerNvlsEfficiency;
   } else if (algo == kNvlsTree) {
     frac = 0.92;  // the inter-node tree's fraction; the NVLS part is priced in its pattern
   } else if (algo == kPat) {
@@ -419,6 +422,8 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
       if (p == kLL128) c.hw_bw_factor = profile.nccl.ll128_efficiency;
+      if (p == kLL && shape.nodes == 1) c.hw_bw_factor = profile.nccl.ll_intra_efficiency;
+      if (a == kNvls) c.hw_bw_factor = profile.nccl.nvls_efficiency / kTunerNvlsEfficiency;
       if (a == kTree) {
         c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
         c.fill = tree_fill(shape, profile.nccl.channels, p, bytes);

@@ -51,8 +51,9 @@ struct NcclChoice {
                                // what NCCL chooses by, not what the links deliver
   double fill = 1;  // >= 1: a tree's pipeline fill across its network levels when the buffer
                     // spans few chunks per channel, (k + levels - 1) / k; NCCL's tuner assumes 1
-  double hw_bw_factor = 1;  // the protocol's achieved bandwidth / what NCCL's tuner assumes
-                            // (LL128: nccl.ll128_efficiency): the time, not the choice
+  double hw_bw_factor = 1;  // the achieved bandwidth / what NCCL's tuner assumes (LL128:
+                            // nccl.ll128_efficiency; LL inside a node: ll_intra_efficiency;
+                            // NVLS: nvls_efficiency / 0.85): the time, not the choice
   // time(bytes) given the pattern's link-limited seconds per byte of the op's size.
   double time_s(double bytes, double pattern_s_per_byte, double busbw_factor) const;
   // The wire factor with the cap and the fill folded in: the flow tier scales flow bytes by it.

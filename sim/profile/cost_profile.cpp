@@ -51,6 +51,14 @@ double get_efficiency(const JsonReader& r) {
   return e;
 }
 
+// An optional achieved / NCCL-assumed bandwidth ratio under `key`: left unchanged (1) when absent,
+// else in (0, 2].
+void optional_ratio(const JsonReader& r, const char* key, const char* meaning, double& out) {
+  if (!r.has(key)) return;
+  out = r.at(key).get_positive();
+  if (out > 2) r.at(key).fail(fmt::format("must be in (0, 2], {} (got {})", meaning, out));
+}
+
 std::uint64_t get_bytes(const JsonReader& r, std::int64_t min) {
   return static_cast<std::uint64_t>(r.get_int_at_least(min));
 }
@@ -66,7 +74,8 @@ KernelCost parse_kernel(const JsonReader& r) {
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
-                    "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency"});
+                    "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency",
+                    "ll_intra_efficiency"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -101,14 +110,13 @@ NcclParams parse_nccl(const JsonReader& r) {
   if (r.has("p2p_small_bytes")) n.p2p_small_bytes = r.at("p2p_small_bytes").get_nonnegative();
   if (r.has("p2p_small_net_peer_us"))
     n.p2p_small_net_peer_s = r.at("p2p_small_net_peer_us").get_nonnegative() * 1e-6;
-  // Optional: 1 (LL128 as fast as NCCL's tuner assumes) unless measured otherwise.
-  if (r.has("ll128_efficiency")) {
-    n.ll128_efficiency = r.at("ll128_efficiency").get_positive();
-    if (n.ll128_efficiency > 2)
-      r.at("ll128_efficiency")
-          .fail(fmt::format("must be in (0, 2], LL128's bandwidth / NCCL's assumption (got {})",
-                            n.ll128_efficiency));
-  }
+  // Optional ratios of achieved to NCCL-assumed bandwidth: 1 unless measured otherwise.
+  optional_ratio(r, "ll128_efficiency", "LL128's bandwidth / NCCL's assumption",
+                 n.ll128_efficiency);
+  optional_ratio(r, "ll_intra_efficiency",
+                 "LL's bandwidth inside a node / NCCL's assumption (LL's lines carry half data: at "
+                 "most twice the tuner's 1/4)",
+                 n.ll_intra_efficiency);
   const std::string cpu = r.at("host_cpu").get_string();
   bool cpu_known = false;
   for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
@@ -349,6 +357,8 @@ json to_json(const CostProfile& p) {
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
   if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);
+  if (p.nccl.ll_intra_efficiency != 1)
+    j["nccl"]["ll_intra_efficiency"] = clean(p.nccl.ll_intra_efficiency);
   if (p.nccl.p2p_small_bytes > 0) {
     j["nccl"]["p2p_small_bytes"] = clean(p.nccl.p2p_small_bytes);
     j["nccl"]["p2p_small_net_peer_us"] = clean(p.nccl.p2p_small_net_peer_s * 1e6);

@@ -81,6 +81,28 @@ const CollectiveParam& param(const CollectiveFit& f, const std::string& key) {
   return f.params.front();
 }
 
+// Fits base() to records the model generated from `truth`, which sets `key` alone to `value`, and
+// checks the value is recovered with every record reproduced; the records must include some that
+// the modelled NCCL runs with `proto`, the one the parameter prices.
+void check_recovered(const std::string& key, double value, const std::vector<std::string>& ops,
+                     const std::vector<std::pair<int, int>>& shapes,
+                     const std::vector<std::uint64_t>& sizes, NcclProto proto) {
+  const CostProfile truth = with_params({{key, value}});
+  const std::vector<CollectiveRecord> records = synthetic(truth, ops, shapes, sizes);
+  int with_proto = 0;
+  for (const CollectiveRecord& r : records) {
+    const Topology topo = record_cluster(r, kCluster);
+    const auto choice = nccl_choice_for(record_op(r, topo), topo, truth);
+    with_proto += choice && choice->proto == proto;
+  }
+  REQUIRE(with_proto > 0);
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Cauchy);
+  const CollectiveParam& c = param(fit, key);
+  CHECK(c.informed);
+  CHECK(c.value == doctest::Approx(value).epsilon(0.02));
+  CHECK(fit.worst_abs_rel_err < 1e-3);
+}
+
 std::filesystem::path tmpdir() {
   auto d = std::filesystem::temp_directory_path() /
            ("zerosim_collective_fit_" + std::to_string(::getpid()));
@@ -267,22 +289,21 @@ TEST_CASE("the small-message path's per-peer cost is fitted when the base profil
 }
 
 TEST_CASE("LL128's achieved bandwidth (nccl.ll128_efficiency) is recovered from mid-size records") {
-  const CostProfile truth = with_params({{"nccl/ll128_efficiency", 0.6}});
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t b = 16ull << 10; b <= 256ull << 20; b *= 2) sizes.push_back(b);
-  const std::vector<CollectiveRecord> records =
-      synthetic(truth, {"all_gather", "reduce_scatter"}, {{1, 8}, {2, 8}}, sizes);
   // The records include LL128 ones: the model picks it somewhere in this range.
-  int ll128 = 0;
-  for (const CollectiveRecord& r : records) {
-    const Topology topo = record_cluster(r, kCluster);
-    const auto choice = nccl_choice_for(record_op(r, topo), topo, truth);
-    ll128 += choice && choice->proto == NcclProto::LL128;
+  check_recovered("nccl/ll128_efficiency", 0.6, {"all_gather", "reduce_scatter"}, {{1, 8}, {2, 8}},
+                  sizes, NcclProto::LL128);
+}
+
+TEST_CASE("LL's achieved bandwidth inside a node (nccl.ll_intra_efficiency) is recovered") {
+  // LL at 1.5x the tuner's rate inside an 8-GPU node; sizes from 1 KiB to 24 MiB at two per
+  // octave so that the records outweigh the fit's weak prior toward the base value (1).
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = 1ull << 10; b <= 16ull << 20; b *= 2) {
+    sizes.push_back(b);
+    sizes.push_back(b + b / 2);
   }
-  REQUIRE(ll128 > 0);
-  const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Cauchy);
-  const CollectiveParam& c = param(fit, "nccl/ll128_efficiency");
-  CHECK(c.informed);
-  CHECK(c.value == doctest::Approx(0.6).epsilon(0.02));
-  CHECK(fit.worst_abs_rel_err < 1e-3);
+  check_recovered("nccl/ll_intra_efficiency", 1.5, {"all_reduce", "all_gather", "reduce_scatter"},
+                  {{1, 8}}, sizes, NcclProto::LL);
 }

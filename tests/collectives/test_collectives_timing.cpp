@@ -38,6 +38,20 @@ NcclChoice only_choice(const CommShape& sh, const CostProfile& p, NcclAlgo a, Nc
   return c[0];
 }
 
+// NCCL's choice for sh under profiles a and b is the same at every size from 1 KiB to 2 GiB,
+// every traffic pattern at u seconds per byte.
+void check_same_choices(const CommShape& sh, const CostProfile& a, const CostProfile& b, double u) {
+  std::array<double, kTrafficPatterns> pattern{};
+  pattern.fill(u);
+  for (double bytes = 1 << 10; bytes <= double(1u << 31); bytes *= 4) {
+    CAPTURE(bytes);
+    const NcclChoice ca = nccl_choose(nccl_candidates(sh, a, bytes), bytes, pattern, 1.0);
+    const NcclChoice cb = nccl_choose(nccl_candidates(sh, b, bytes), bytes, pattern, 1.0);
+    CHECK(ca.algo == cb.algo);
+    CHECK(ca.proto == cb.proto);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S/B") {
@@ -206,15 +220,47 @@ TEST_CASE("nccl.ll128_efficiency divides LL128's wire time, not what NCCL's tune
   CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::Simple, bytes).hw_bw_factor == 1.0);
   CHECK(only_choice(sh, slow, NcclAlgo::Ring, NcclProto::LL, bytes).hw_bw_factor == 1.0);
   // The choice among all candidates is the same at every size; only LL128's price moves.
-  std::array<double, kTrafficPatterns> pattern{};
-  pattern[static_cast<std::size_t>(TrafficPattern::Ring)] = u;
-  for (double b = 1 << 10; b <= double(1u << 31); b *= 4) {
-    CAPTURE(b);
-    const NcclChoice cf = nccl_choose(nccl_candidates(sh, full, b), b, pattern, 1.0);
-    const NcclChoice cs = nccl_choose(nccl_candidates(sh, slow, b), b, pattern, 1.0);
-    CHECK(cf.algo == cs.algo);
-    CHECK(cf.proto == cs.proto);
-  }
+  check_same_choices(sh, full, slow, u);
+}
+
+TEST_CASE("nccl.ll_intra_efficiency divides LL's wire time inside a node only, not the choice") {
+  const CostProfile full = test::shipped_profile("dgx-a100");
+  CostProfile fast = full;
+  fast.nccl.ll_intra_efficiency = 2.0;
+  const double u = 1.0 / 100e9;
+  const double bytes = 256 << 10;
+  const CommShape node = all_reduce_shape(8, 1);
+  const NcclChoice f = only_choice(node, full, NcclAlgo::Ring, NcclProto::LL, bytes);
+  const NcclChoice h = only_choice(node, fast, NcclAlgo::Ring, NcclProto::LL, bytes);
+  CHECK(h.hw_bw_factor == 2.0);
+  // Closed form: the same latency, half the wire time (the llMaxBw cap included).
+  CHECK(h.time_s(bytes, u, 1.0) - h.latency_s ==
+        Approx((f.time_s(bytes, u, 1.0) - f.latency_s) / 2).epsilon(1e-12));
+  CHECK(h.capped_wire(u, 1.0) == f.capped_wire(u, 1.0));
+  CHECK(h.latency_s == f.latency_s);
+  // Across nodes LL keeps the rate NCCL assumes; other protocols never see it.
+  CHECK(only_choice(all_reduce_shape(16, 2), fast, NcclAlgo::Ring, NcclProto::LL, bytes)
+            .hw_bw_factor == 1.0);
+  CHECK(only_choice(node, fast, NcclAlgo::Ring, NcclProto::LL128, bytes).hw_bw_factor == 1.0);
+  // NCCL's choice is the same at every size.
+  check_same_choices(node, full, fast, u);
+}
+
+TEST_CASE("NVLS is chosen by NCCL's own efficiency (0.85) and priced by nccl.nvls_efficiency") {
+  const CostProfile full = test::shipped_profile("dgx-h200");
+  REQUIRE(full.nccl.nvls_efficiency == 0.85);
+  CostProfile half = full;
+  half.nccl.nvls_efficiency = 0.425;
+  const CommShape node = all_reduce_shape(8, 1);
+  const double u = 1.0 / kNvLinkH100Bps;
+  const double bytes = 64 << 20;
+  const NcclChoice f = only_choice(node, full, NcclAlgo::Nvls, NcclProto::Simple, bytes);
+  const NcclChoice h = only_choice(node, half, NcclAlgo::Nvls, NcclProto::Simple, bytes);
+  CHECK(f.hw_bw_factor == Approx(1.0).epsilon(1e-15));
+  CHECK(h.hw_bw_factor == Approx(0.5).epsilon(1e-15));
+  CHECK(h.effective_wire(u, 1.0) == Approx(2 * f.effective_wire(u, 1.0)).epsilon(1e-12));
+  CHECK(h.capped_wire(u, 1.0) == f.capped_wire(u, 1.0));
+  check_same_choices(node, full, half, u);
 }
 
 TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {

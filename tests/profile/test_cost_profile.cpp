@@ -79,18 +79,26 @@ void expect_bad(const std::function<void(json&)>& mutate, const std::string& pat
   }
 }
 
+// An optional ratio under "nccl": 1 when absent, not written when 1, read and written back when
+// set.
+void check_optional_ratio(const char* key, double NcclParams::*field, double value) {
+  CAPTURE(key);
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.*field == 1.0);
+  CHECK_FALSE(to_json(plain)["nccl"].contains(key));
+  json j = minimal_profile();
+  j["nccl"][key] = value;
+  const CostProfile set = parse_cost_profile(j, "ok.json");
+  CHECK(set.nccl.*field == value);
+  CHECK(to_json(set)["nccl"][key] == value);
+  CHECK(parse_cost_profile(to_json(set), "again.json").nccl == set.nccl);
+}
+
 }  // namespace
 
-TEST_CASE("nccl.ll128_efficiency is optional: 1 when absent, and written only when not 1") {
-  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
-  CHECK(plain.nccl.ll128_efficiency == 1.0);
-  CHECK_FALSE(to_json(plain)["nccl"].contains("ll128_efficiency"));
-  json j = minimal_profile();
-  j["nccl"]["ll128_efficiency"] = 0.56;
-  const CostProfile slow = parse_cost_profile(j, "ok.json");
-  CHECK(slow.nccl.ll128_efficiency == 0.56);
-  CHECK(to_json(slow)["nccl"]["ll128_efficiency"] == 0.56);
-  CHECK(parse_cost_profile(to_json(slow), "again.json").nccl == slow.nccl);
+TEST_CASE("nccl.ll128_efficiency and ll_intra_efficiency are optional: 1 when absent") {
+  check_optional_ratio("ll128_efficiency", &NcclParams::ll128_efficiency, 0.56);
+  check_optional_ratio("ll_intra_efficiency", &NcclParams::ll_intra_efficiency, 1.9);
 }
 
 TEST_CASE("minimal profile parses with units converted") {
@@ -219,6 +227,10 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["ll128_efficiency"] = 0; }, "/nccl/ll128_efficiency",
              "positive");
   expect_bad([](json& j) { j["nccl"]["ll128_efficiency"] = 2.5; }, "/nccl/ll128_efficiency",
+             "(0, 2]");
+  expect_bad([](json& j) { j["nccl"]["ll_intra_efficiency"] = -1; }, "/nccl/ll_intra_efficiency",
+             "positive");
+  expect_bad([](json& j) { j["nccl"]["ll_intra_efficiency"] = 2.1; }, "/nccl/ll_intra_efficiency",
              "(0, 2]");
   expect_bad([](json& j) { j["nccl"]["arch"] = "ampere"; }, "/nccl/nvls", "hopper");
   expect_bad([](json& j) { j["nccl"]["version"] = "2.17"; }, "/nccl/nvls", "2.18");
