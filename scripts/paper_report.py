@@ -226,8 +226,8 @@ def main():
     am, aw = alt[1], alt[2]
     w(f"- With DeepSpeed's default prefetch (5e7 elements) and the same profile the simulator "
       f"overlaps the gathers and gives a mean error of {100 * am:.1f}% (worst {100 * aw[0]:.1f}%). "
-      "Refitted with the default prefetch, the best plausible profile reaches a mean of 11.5% (worst "
-      "26.4%, network efficiency and quantization fraction at their bounds; `scripts/paper_fit.py "
+      "Refitted with the default prefetch, the best plausible profile reaches a mean of 11.8% (worst "
+      "22.3%, network efficiency and quantization fraction at their bounds; `scripts/paper_fit.py "
       "--deepspeed` with the paper's configs less `stage3_prefetch_bucket_size`), so the fit depends "
       "on this assumption; it is stated here rather than hidden in a parameter.")
     def span(errs):  # "a-b%" over the magnitudes of relative errors
