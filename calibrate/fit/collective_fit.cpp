@@ -108,13 +108,14 @@ const Accessor kAccessors[] = {
      "per channel before Hopper): the time of an LL128 collective, not NCCL's choice of it",
      0.3, 1.5, [](CostProfile& p) { return &p.nccl.ll128_efficiency; }, 1},
     {"nccl/ll_intra_efficiency",
-     "LL's achieved bandwidth inside one node / what NCCL's tuner assumes for it (1/4 of the "
-     "link for all-reduce, 1/3 otherwise, llMaxBw cap); LL's lines carry half data, so up to 2: "
-     "the time of an LL collective inside a node, not NCCL's choice of it",
+     "LL's achieved bandwidth inside one node / what NCCL's tuner assumes for it (before 2.23 "
+     "1/4 of the link for all-reduce, 1/3 otherwise, from 2.23 1/2; llMaxBw cap); LL's lines "
+     "carry half data, so up to 2: the time of an LL collective inside a node, not NCCL's choice",
      0.3, 2.0, [](CostProfile& p) { return &p.nccl.ll_intra_efficiency; }, 1},
     {"nccl/nvls_efficiency",
-     "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU (NCCL's constant: 0.85)", 0.3,
-     1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},
+     "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU: the time of an NVLS "
+     "collective; NCCL chooses NVLS by its own constant, 0.85",
+     0.3, 1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},
 };
 
 double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }

@@ -44,7 +44,8 @@ struct NcclParams {
                          // fitted value may be fractional: an average over the collectives)
   double launch_s = 0;   // per collective call: launch, proxy and host overhead
   bool nvls = false;     // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
-  double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction
+  double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction (the
+                                  // time; NCCL's choice uses its own 0.85)
   double p2p_peer_s = 0;          // per peer inside the node (NVLink / PCIe) of a grouped send/recv
   double p2p_net_peer_s = 0;      // per peer across the network of a grouped send/recv: the proxy
                                   // thread posts and progresses each network peer's transfers
