@@ -1,10 +1,11 @@
 // The paper check: the ZeRO++ paper's two published 384-GPU throughput tables (IB: 4 and IB: 1,
 // tests/paper/zeropp_published_384.json with its citation and tolerances) against the simulator
-// with the shipped dgx2-v100 profile, and that profile's fitted parameters against their documented
-// ranges. The tolerances are regression bounds of what the fitted model reaches (the JSON's note
-// says how far that is from issue 19's targets). The last case proves the check can fail: the
-// profile perturbed (the network at half its rate, GEMMs 20% slower, no per-parameter fetch time)
-// must report cells out of tolerance.
+// with the shipped dgx2-v100 profile (every published configuration must also fit in the GPUs'
+// memory: the runs happened), and that profile's fitted parameters against their documented ranges.
+// The tolerances are regression bounds of what the fitted model reaches (the JSON's note says how
+// far that is from issue 19's targets). The last case proves the check can fail: the profile
+// perturbed (the network at half its rate, GEMMs 20% slower, no per-parameter fetch time) must
+// report cells out of tolerance.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -26,8 +27,8 @@ const std::string kRoot = ZEROSIM_SOURCE_DIR;
 
 json published() { return load_json_file(kRoot + "/tests/paper/zeropp_published_384.json"); }
 
-double simulated_tflops(const json& table, const json& cell, const std::string& strategy,
-                        const std::string& profile) {
+StepResult simulated(const json& table, const json& cell, const std::string& strategy,
+                     const std::string& profile) {
   Scenario s;
   s.cluster = table["cluster"]["preset"].get<std::string>();
   s.nodes = table["cluster"]["nodes"].get<int>();
@@ -38,7 +39,7 @@ double simulated_tflops(const json& table, const json& cell, const std::string& 
   s.tokens_per_gpu = cell["tokens_per_gpu"].get<int>();
   s.profile = profile;
   s.tier = "flow";
-  return simulate(s).tflops_per_gpu;
+  return simulate(s);
 }
 
 struct Miss {
@@ -72,8 +73,17 @@ std::vector<Miss> check(const std::string& profile, bool stop_early) {
                              cell["model"].get<std::string>() + " " +
                              std::to_string(cell["tokens_per_gpu"].get<int>()) + " tokens/GPU";
     const double p3 = cell["zero3_tflops"].get<double>(), pp = cell["zeropp_tflops"].get<double>();
-    const double s3 = simulated_tflops(t, cell, "zero3", profile);
-    const double sp = simulated_tflops(t, cell, "zeropp", profile);
+    const StepResult r3 = simulated(t, cell, "zero3", profile);
+    const StepResult rp = simulated(t, cell, "zeropp", profile);
+    const double s3 = r3.tflops_per_gpu, sp = rp.tflops_per_gpu;
+    // The published runs ran: their configurations fit in the GPUs' memory.
+    for (const StepResult* r : {&r3, &rp})
+      if (!r->memory.fits)
+        misses.push_back({name + (r == &r3 ? " ZeRO-3" : " ZeRO++") +
+                              " memory in GiB, GPU capacity as 'published' (" + r->memory.warning +
+                              ")",
+                          r->memory.capacity_bytes / (1 << 30), r->memory.peak_bytes / (1 << 30),
+                          r->memory.peak_bytes / r->memory.capacity_bytes - 1});
     const Miss values[] = {{name + " ZeRO-3 TFLOPs", p3, s3, s3 / p3 - 1},
                            {name + " ZeRO++ TFLOPs", pp, sp, sp / pp - 1},
                            {name + " speedup", pp / p3, sp / s3, (sp / s3) / (pp / p3) - 1}};
