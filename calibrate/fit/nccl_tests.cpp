@@ -711,6 +711,12 @@ NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& file,
     if (next == std::string::npos || text[next] == '{' || text[next] == ']')
       return parse_json_log(text, file, opt);
   }
+  // zerosim collective's console table (sim/cli/cmd_collective.cpp) has no count of wrong
+  // elements, no in-place columns and its ranks only in prose: say which outputs import.
+  if (first != std::string::npos && text.compare(first, 21, "# zerosim collective:") == 0)
+    throw InputError(file, "",
+                     "this is zerosim collective's console table, not an nccl-tests log: write "
+                     "it with `zerosim collective --nccl-tests` or `--json` to import it");
   return parse_text(text, file, opt);
 }
 

@@ -459,7 +459,7 @@ TEST_CASE("-J JSON: several collectives, devices, N/A, strict values") {
       "all_gather.json", "/results/0/count", "does not match size");
 }
 
-TEST_CASE("zerosim collective --json imports") {
+TEST_CASE("zerosim collective --json imports; its console table is refused") {
   std::string text = R"({"schema_version": 1, "command": "collective", "cluster": "dgx-h100",
     "nodes": 4, "gpus_per_node": 8, "op": "all_gather", "ranks": 12, "tier": "flow",
     "gpu_model": "H100-SXM5-80GB",
@@ -500,6 +500,16 @@ TEST_CASE("zerosim collective --json imports") {
                          "z.json", NcclTestsOptions{});
       },
       "z.json", "/op", "unknown collective");
+  // The console table (no --json / --nccl-tests) is refused with the way to import it.
+  expect_input_error(
+      [&] {
+        parse_nccl_tests(
+            "# zerosim collective: all_gather (ring), 16 ranks on 2 node(s)\n"
+            "  size(B) count type time(us) algbw(GB/s) busbw(GB/s) algo proto\n"
+            "  1024 16 float 29.44 0.03 0.03 ring LL\n",
+            "table.txt", NcclTestsOptions{});
+      },
+      "table.txt", "", "--nccl-tests");
 }
 
 TEST_CASE("records carry gpus_per_node; measurement files read it strictly, optional") {
