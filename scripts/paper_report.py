@@ -168,8 +168,9 @@ def main():
           "ran it (the paper check fails on it). The step is still simulated; the result carries "
           "the warning.\n")
     if not over:
-        peak, c, name = max((d["memory"]["peak_bytes_per_gpu"], r["cell"], name)
-                            for r in rows for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])))
+        peak, c, name = max(((d["memory"]["peak_bytes_per_gpu"], r["cell"], name)
+                             for r in rows for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"]))),
+                            key=lambda x: x[0])
         w("**Memory:** every published configuration fits in the V100's 32 GiB, as the runs did (the "
           f"paper check asserts it). The tightest, {c['model']} at {c['tokens_per_gpu']} tokens/GPU "
           f"with {name} at {peak / 2**30:.2f} GiB per GPU, bounds the profile's memory reserve "
