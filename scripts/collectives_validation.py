@@ -65,8 +65,13 @@ def fit(z, jsonls, tmp, name, cluster, version, base=None, loss=None):
     if base:
         args += ["--base", base]
     text = zs(z, args + ["--out", out], tmp)
-    params, per_log, summary = [], {}, ""
+    params, per_log, summary, confounded = [], {}, "", []
     for line in text.splitlines():
+        if line.startswith("confounded: "):  # "confounded: A and B: ... estimates -0.999); ..."
+            pair, rest = line[len("confounded: "):].split(": ", 1)
+            a, b = pair.split(" and ")
+            confounded.append((a, b, rest.split("estimates ", 1)[1].split(")", 1)[0]))
+            continue
         if line.startswith(("link_classes/", "nccl/")):
             key, rest = line.split(": ", 1)
             val = float(rest.split(" ", 1)[0])
@@ -96,7 +101,7 @@ def fit(z, jsonls, tmp, name, cluster, version, base=None, loss=None):
     with open(derived, "w") as f:
         json.dump(prof, f)
     return {"profile": out, "derived": derived, "params": params, "per_log": per_log,
-            "summary": summary}
+            "summary": summary, "confounded": confounded}
 
 
 def predict(z, tmp, cluster, nodes, gpn, op, sizes, profile):
@@ -290,6 +295,14 @@ def params_table(rep, f):
               [[p["key"], "%.4g" % p["value"], "%.4g" % p["base"], p["range"],
                 "yes" if p["informed"] else "no", "AT BOUND" if p["at_bound"] else ""]
                for p in f["params"]])
+    if f["confounded"]:
+        rep.p("Determined only together by the training logs (`calibrate fit`'s `confounded:` lines: "
+              "the correlation of the two estimates; the logs fix a combination of them, and "
+              "predictions for other shapes depend on how the fit split it):")
+        rep.table(["parameter", "parameter", "correlation"], [list(c) for c in f["confounded"]])
+    else:
+        rep.p("No two fitted parameters are confounded by the training logs (every correlation of "
+              "their estimates below %.2f in magnitude)." % 0.98)
 
 
 def main():

@@ -324,6 +324,49 @@ class CollectiveProblem {
     }
   }
 
+  // The informed parameters' pairs the records determine only together (ConfoundedPair). The
+  // Jacobian is of the records' log times with respect to each parameter as a fraction of its
+  // range; correlations do not depend on that scaling.
+  std::vector<ConfoundedPair> confounded(const CostProfile& fitted_profile,
+                                         const std::vector<double>& t,
+                                         const std::vector<CollectiveParam>& params) const {
+    std::vector<std::size_t> idx;
+    for (std::size_t j = 0; j < P_; ++j)
+      if (params[j].informed) idx.push_back(j);
+    const std::size_t K = idx.size();
+    Matrix J(N_, std::vector<double>(K, 0.0));
+    for (std::size_t a = 0; a < K; ++a) {
+      const CollectiveParam& c = params[idx[a]];
+      const double h = (c.hi - c.value >= c.value - c.lo ? 1e-3 : -1e-3);  // towards the interior
+      std::vector<CollectiveParam> cur = params;
+      cur[idx[a]].value += h * (c.hi - c.lo);
+      CostProfile p = fitted_profile;
+      set_collective_params(p, cur);
+      for (std::size_t i = 0; i < N_; ++i) J[i][a] = std::log(time_of(i, p) / t[i]) / h;
+    }
+    Matrix F(K, std::vector<double>(K, 0.0));
+    for (std::size_t i = 0; i < N_; ++i)
+      for (std::size_t a = 0; a < K; ++a)
+        for (std::size_t b = 0; b < K; ++b) F[a][b] += J[i][a] * J[i][b];
+    // The estimates' covariance up to a factor: F's inverse, column by column (a tiny ridge keeps
+    // an exactly degenerate F invertible; its correlations then tend to +-1).
+    for (std::size_t a = 0; a < K; ++a) F[a][a] *= 1 + 1e-9;
+    Matrix C(K);
+    for (std::size_t b = 0; b < K; ++b) {
+      std::vector<double> e(K, 0.0);
+      e[b] = 1;
+      C[b] = solve(F, e);  // F symmetric: column b of the inverse
+    }
+    std::vector<ConfoundedPair> out;
+    for (std::size_t a = 0; a < K; ++a)
+      for (std::size_t b = a + 1; b < K; ++b) {
+        const double r = C[a][b] / std::sqrt(std::fabs(C[a][a] * C[b][b]));
+        if (std::fabs(r) >= kConfounded)
+          out.push_back({params[idx[a]].key, params[idx[b]].key, std::clamp(r, -1.0, 1.0)});
+      }
+    return out;
+  }
+
  private:
   double value_of(const std::vector<double>& z, std::size_t j) const {
     return params_[j].lo + (params_[j].hi - params_[j].lo) * sigmoid(z[j]);
@@ -442,6 +485,7 @@ CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, cons
   set_collective_params(out.profile, params);
   out.predicted_s = s.t;
   problem.set_sensitivities(out.profile, s.t, params);
+  out.confounded = problem.confounded(out.profile, s.t, params);
   out.params = params;
   const std::size_t N = records.size();
   for (std::size_t i = 0; i < N; ++i) {

@@ -51,10 +51,22 @@ inline constexpr double kCauchyScale = 0.1;  // relative error beyond which a re
 CollectiveLoss parse_collective_loss(const std::string& s);
 const char* collective_loss_name(CollectiveLoss l);
 
+// Two fitted parameters the records determine only together: the correlation of their estimates
+// (from the records' log-time Jacobian at the fitted point) is at least kConfounded in magnitude,
+// so the records fix a combination of them (say, a per-call cost plus a multiple of a per-step
+// one) and not each; predictions for other shapes (node counts, sizes) can then be far off
+// although the records are met.
+struct ConfoundedPair {
+  std::string a, b;  // parameter keys, in collective_params order
+  double correlation = 0;
+};
+inline constexpr double kConfounded = 0.98;
+
 struct CollectiveFit {
   CostProfile profile;
   std::vector<CollectiveParam> params;
-  std::vector<double> predicted_s;  // per record, in input order
+  std::vector<ConfoundedPair> confounded;  // informed parameters only
+  std::vector<double> predicted_s;         // per record, in input order
   double mean_abs_rel_err = 0, worst_abs_rel_err = 0;
   int iterations = 0;
 };

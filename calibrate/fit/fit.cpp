@@ -117,6 +117,17 @@ void fit_collective_records(const Measurements& m, const FitOptions& opt, FitRes
         m.collectives.size(), opt.cluster, c.lo, c.hi);
     prov.fitted.push_back(c.key);
   }
+  for (const ConfoundedPair& c : cf.confounded) {
+    res.summary.push_back(fmt::format(
+        "confounded: {} and {}: these records determine them only together (correlation of "
+        "their estimates {:+.3f}); records of other shapes (node counts, GPUs per node) separate "
+        "them",
+        c.a, c.b, c.correlation));
+    for (const auto* k : {&c.a, &c.b})
+      prov.sources[*k] =
+          prov.sources[*k].get<std::string>() +
+          fmt::format("; determined only together with {} by these records", *k == c.a ? c.b : c.a);
+  }
   res.summary.push_back(fmt::format(
       "collectives: {} records on cluster {}, {} loss, {} iterations; mean |error| {:.2f}%, worst "
       "{:.2f}%",

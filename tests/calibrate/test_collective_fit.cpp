@@ -154,7 +154,36 @@ TEST_CASE("fit_collectives recovers known parameters from records the model gene
       CHECK(c.value == doctest::Approx(want).epsilon(0.02));
       CHECK_FALSE(c.at_bound);
     }
+    // Seven shapes separate every informed parameter: none is confounded with another.
+    for (const ConfoundedPair& c : fit.confounded)
+      FAIL_CHECK(c.a << " and " << c.b << " reported confounded (" << c.correlation << ")");
   }
+}
+
+TEST_CASE("records of one shape confound the per-call cost with the per-step latencies") {
+  // One node of 8 GPUs, all_gather only: every record's latency is launch + baseLat + 7 hops of
+  // its protocol, so the records fix launch + 7 x hop per protocol and not the two apart.
+  const CostProfile truth = with_params({{"nccl/launch_us", 8}});
+  const std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather"}, {{1, 8}}, sizes_64k_to_4g());
+  const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Squared);
+  CHECK(fit.worst_abs_rel_err < 1e-3);  // the records are met ...
+  bool launch_with_simple_hop = false;  // ... but the split is not determined
+  for (const ConfoundedPair& c : fit.confounded) {
+    CHECK(std::fabs(c.correlation) >= kConfounded);
+    CHECK(std::fabs(c.correlation) <= 1.0);
+    if (c.a == "link_classes/nvlink/hop_latency_us" && c.b == "nccl/launch_us") {
+      launch_with_simple_hop = true;
+      CHECK(c.correlation < 0);  // more per call, less per step
+    }
+  }
+  CHECK(launch_with_simple_hop);
+  // Adding two more shapes (other ranks per node, so other step counts) separates them.
+  const std::vector<CollectiveRecord> more =
+      synthetic(truth, {"all_gather"}, {{1, 2}, {1, 4}, {1, 8}}, sizes_64k_to_4g());
+  const CollectiveFit separated = fit_collectives(more, base(), kCluster, CollectiveLoss::Squared);
+  for (const ConfoundedPair& c : separated.confounded)
+    CHECK_FALSE((c.a == "link_classes/nvlink/hop_latency_us" && c.b == "nccl/launch_us"));
 }
 
 TEST_CASE("a fitted profile changes `zerosim collective` and `zerosim simulate` output") {
