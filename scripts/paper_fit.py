@@ -9,8 +9,8 @@ log-ratios simulated / published TFLOPs. Reports, as JSON (--json) and text:
   - the fit on all 32 cells: values, which ones sit at a bound, mean and worst |error|, speedup errors;
   - cross-validation: fit on IB: 4 only and predict IB: 1; fit on IB: 1 only and predict IB: 4;
     leave one model out (fit on the other three, predict it);
-  - sensitivity: each cell's d log(TFLOPs) / d(parameter), and the mean |error| when one parameter
-    moves by a tenth of its range.
+  - sensitivity: the mean |error| when one parameter moves by a tenth of its range, and the
+    correlation of the parameters' estimates (pairs near +-1 are determined only together).
 --write-profile puts the all-cell fit's values into the profile (provenance included).
 
 Usage: /usr/bin/python3 scripts/paper_fit.py [path/to/zerosim] [--json OUT] [--write-profile]
@@ -181,6 +181,25 @@ def main():
         print(f"  sensitivity {name}: -{step:.3g} -> mean {row['minus']['mean_abs_error']:.1%}, "
               f"+{step:.3g} -> mean {row['plus']['mean_abs_error']:.1%}")
     out["sensitivity"] = sens
+
+    # Which parameters the 64 throughputs determine only together: the correlation of the
+    # estimates, from the log-residuals' Jacobian at the fit (each parameter moved by 1% of its
+    # range towards the interior; correlations do not depend on that scaling), J^T J inverted.
+    r0 = residuals(sim, cells)
+    cols = []
+    for i, (name, (lo, hi), _, _) in enumerate(FREE):
+        h = 0.01 * (hi - lo) * (1 if hi - x[i] >= x[i] - lo else -1)
+        xi = x.copy()
+        xi[i] += h
+        cols.append((residuals(cs.simulate(set_params(base, xi), cells), cells) - r0) / (h / (hi - lo)))
+    J = np.array(cols).T
+    cov = np.linalg.pinv(J.T @ J)
+    sd = np.sqrt(np.abs(np.diag(cov)))
+    corr = cov / np.outer(sd, sd)
+    out["correlation"] = {"names": [f[0] for f in FREE], "matrix": corr.tolist()}
+    print("  correlation of the estimates: " + ", ".join(
+        f"{FREE[a][0]} ~ {FREE[b][0]} {corr[a][b]:+.2f}"
+        for a in range(len(FREE)) for b in range(a + 1, len(FREE))))
 
     # Cross-validation.
     folds = [("fit IB: 4, predict IB: 1", lambda c: c["ib"] == 4),

@@ -204,6 +204,14 @@ def main():
     for sv in fit["sensitivity"]:
         w(f"| `{sv['name']}` | {sv['step']:.3g} | {100 * sv['minus']['mean_abs_error']:.1f}% | "
           f"{100 * sv['plus']['mean_abs_error']:.1f}% |")
+    if "correlation" in fit:
+        names, m = fit["correlation"]["names"], fit["correlation"]["matrix"]
+        w("\nCorrelation of the fitted parameters' estimates (from the 64 log-errors' Jacobian at the "
+          "fit; a pair near +-1 would be determined only together by the cells):\n")
+        w("| | " + " | ".join(f"`{n}`" for n in names) + " |")
+        w("|---" * (len(names) + 1) + "|")
+        for a, n in enumerate(names):
+            w(f"| `{n}` | " + " | ".join(f"{m[a][b]:+.2f}" for b in range(len(names))) + " |")
     w("\n## Where each speedup comes from\n")
     w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; `fetch` = "
       "ZeRO stage 3's per-parameter fetch time on the compute stream; the `exposed` columns are time "
