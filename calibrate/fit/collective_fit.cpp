@@ -150,6 +150,16 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
   return x;
 }
 
+// J^T J of the first `rows` rows of J.
+std::vector<std::vector<double>> gram(const std::vector<std::vector<double>>& J, std::size_t rows) {
+  const std::size_t K = J.empty() ? 0 : J.front().size();
+  std::vector<std::vector<double>> F(K, std::vector<double>(K, 0.0));
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t a = 0; a < K; ++a)
+      for (std::size_t b = 0; b < K; ++b) F[a][b] += J[i][a] * J[i][b];
+  return F;
+}
+
 }  // namespace
 
 std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_records) {
@@ -276,13 +286,10 @@ class CollectiveProblem {
     int it = 0;
     for (; it < kMaxIterations; ++it) {
       const Matrix J = jacobian(s);
-      Matrix A(P_, std::vector<double>(P_, 0.0));
+      const Matrix A = gram(J, N_ + P_);
       std::vector<double> g(P_, 0.0);
       for (std::size_t i = 0; i < N_ + P_; ++i)
-        for (std::size_t a = 0; a < P_; ++a) {
-          g[a] -= J[i][a] * s.r[i];
-          for (std::size_t b = 0; b < P_; ++b) A[a][b] += J[i][a] * J[i][b];
-        }
+        for (std::size_t a = 0; a < P_; ++a) g[a] -= J[i][a] * s.r[i];
       const LmStep step = damped_step(A, g, s);
       if (step == LmStep::None) break;
       if (step == LmStep::Converged) it = kMaxIterations;
@@ -310,13 +317,12 @@ class CollectiveProblem {
     for (std::size_t j = 0; j < P_; ++j) {
       double worst = 0;
       for (double f : {1.1, 0.9}) {
-        CostProfile p = fitted_profile;
-        std::vector<CollectiveParam> cur = params;
-        cur[j].value = std::clamp(cur[j].value == 0 ? 0.1 * (f - 1) * 10 : cur[j].value * f,
-                                  cur[j].lo, cur[j].hi);
-        set_collective_params(p, cur);
+        const CollectiveParam& c = params[j];
+        const std::vector<double> tj =
+            times_with(fitted_profile, params, j,
+                       std::clamp(c.value == 0 ? 0.1 * (f - 1) * 10 : c.value * f, c.lo, c.hi));
         double s = 0;
-        for (std::size_t i = 0; i < N_; ++i) s += std::fabs(time_of(i, p) - t[i]) / t[i];
+        for (std::size_t i = 0; i < N_; ++i) s += std::fabs(tj[i] - t[i]) / t[i];
         worst = std::max(worst, s / static_cast<double>(N_));
       }
       params[j].sensitivity = worst;
@@ -338,16 +344,11 @@ class CollectiveProblem {
     for (std::size_t a = 0; a < K; ++a) {
       const CollectiveParam& c = params[idx[a]];
       const double h = (c.hi - c.value >= c.value - c.lo ? 1e-3 : -1e-3);  // towards the interior
-      std::vector<CollectiveParam> cur = params;
-      cur[idx[a]].value += h * (c.hi - c.lo);
-      CostProfile p = fitted_profile;
-      set_collective_params(p, cur);
-      for (std::size_t i = 0; i < N_; ++i) J[i][a] = std::log(time_of(i, p) / t[i]) / h;
+      const std::vector<double> tj =
+          times_with(fitted_profile, params, idx[a], c.value + h * (c.hi - c.lo));
+      for (std::size_t i = 0; i < N_; ++i) J[i][a] = std::log(tj[i] / t[i]) / h;
     }
-    Matrix F(K, std::vector<double>(K, 0.0));
-    for (std::size_t i = 0; i < N_; ++i)
-      for (std::size_t a = 0; a < K; ++a)
-        for (std::size_t b = 0; b < K; ++b) F[a][b] += J[i][a] * J[i][b];
+    Matrix F = gram(J, N_);
     // The estimates' covariance up to a factor: F's inverse, column by column (a tiny ridge keeps
     // an exactly degenerate F invertible; its correlations then tend to +-1).
     for (std::size_t a = 0; a < K; ++a) F[a][a] *= 1 + 1e-9;
@@ -368,6 +369,17 @@ class CollectiveProblem {
   }
 
  private:
+  // The records' times under `profile` with params set, parameter j moved to `value`.
+  std::vector<double> times_with(const CostProfile& profile, std::vector<CollectiveParam> params,
+                                 std::size_t j, double value) const {
+    params[j].value = value;
+    CostProfile p = profile;
+    set_collective_params(p, params);
+    std::vector<double> t(N_);
+    for (std::size_t i = 0; i < N_; ++i) t[i] = time_of(i, p);
+    return t;
+  }
+
   double value_of(const std::vector<double>& z, std::size_t j) const {
     return params_[j].lo + (params_[j].hi - params_[j].lo) * sigmoid(z[j]);
   }
