@@ -1,5 +1,6 @@
 // zerosim simulate: one training step of one scenario. Human summary by default; --json prints the
-// result object; --out writes it (atomically); --trace writes a Chrome trace.
+// result object; --out writes it (atomically); --trace writes a Chrome trace. A configuration that
+// does not fit in GPU memory is bad input (exit 2) once its result is printed and written.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,10 +9,12 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/validators.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
+#include "sim/plan/no_fit_advice.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
 
@@ -127,6 +130,23 @@ void print_summary(const StepResult& r) {
   for (const auto& w : r.warnings) std::printf("  warning: %s\n", w.c_str());
 }
 
+// The scenario does not fit in GPU memory: the error names the flag that can fix it (more nodes
+// when the sharded model states are what overflows; a strategy that shards more under ZeRO-1/2 or
+// HSDP; else fewer tokens per micro-step), and stderr gets the planner's ways forward.
+InputError does_not_fit(const StepResult& r) {
+  std::fflush(stdout);
+  std::fputs(plan::ways_to_fit(r).c_str(), stderr);
+  const std::string need = fmt::format(
+      "the configuration does not fit in GPU memory: it needs {} per GPU, the GPU has {}",
+      format_bytes(r.memory.peak_bytes), format_bytes(r.memory.capacity_bytes));
+  const Strategy& s = r.scenario.strategy;
+  if (const long long nodes = plan::nodes_to_fit(r); nodes > 0)
+    return flag_error("--nodes", fmt::format("{}; {} nodes would fit it", need, nodes));
+  if (s.stage < 3 || s.hsdp)
+    return flag_error("--strategy", need + "; more nodes cannot help, ZeRO-3 shards more");
+  return flag_error("--tokens-per-gpu", need + "; more nodes cannot help");
+}
+
 }  // namespace
 
 void register_simulate(CLI::App& app) {
@@ -162,6 +182,7 @@ void register_simulate(CLI::App& app) {
       std::printf("%s\n", doc.dump(2).c_str());
     else
       print_summary(r);
+    if (!r.memory.fits) throw does_not_fit(r);
   });
 }
 

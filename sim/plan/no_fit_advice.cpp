@@ -8,13 +8,19 @@
 
 namespace zerosim::plan {
 
-double sharded_bytes(const MemoryEstimate& m) {
-  return m.component("params_fp16") + m.component("grads_fp16") + m.component("optimizer_fp32");
+double sharded_bytes(const StepResult& r) {
+  const MemoryEstimate& m = r.memory;
+  const Strategy& s = r.scenario.strategy;
+  // HSDP shards within a fixed group: more nodes add replicas, not shards.
+  if (s.hsdp) return 0;
+  // Stage 1 shards the optimizer states, stage 2 the gradients too, stage 3 the weights too.
+  return m.component("optimizer_fp32") + (s.stage >= 2 ? m.component("grads_fp16") : 0) +
+         (s.stage >= 3 ? m.component("params_fp16") : 0);
 }
 
 long long nodes_to_fit(const StepResult& r) {
   const MemoryEstimate& m = r.memory;
-  const double sharded = sharded_bytes(m);
+  const double sharded = sharded_bytes(r);
   const double room = m.capacity_bytes - (m.peak_bytes - sharded);
   const int per_node = r.scenario.gpus_per_node;
   if (!(room > 0) || per_node <= 0) return 0;
@@ -26,16 +32,30 @@ long long nodes_to_fit(const StepResult& r) {
 std::string no_fit_advice(const StepResult& closest, const std::string& description) {
   const MemoryEstimate& m = closest.memory;
   const ScenarioEcho& s = closest.scenario;
-  const double sharded = sharded_bytes(m);
-  std::string o = fmt::format(
-      "Closest: {}, micro-batch {}, needs {} per GPU; the GPU has {}. Model states sharded over "
-      "the {} GPUs take {} of it; the rest ({}) does not shrink with more GPUs.\n",
-      description, s.micro_batch_sequences, format_bytes(m.peak_bytes),
-      format_bytes(m.capacity_bytes), s.world_size, format_bytes(sharded),
-      format_bytes(m.peak_bytes - sharded));
-  const long long nodes = nodes_to_fit(closest);
+  const double sharded = sharded_bytes(closest);
+  return fmt::format(
+             "Closest: {}, micro-batch {}, needs {} per GPU; the GPU has {}. Model states sharded "
+             "over the {} GPUs take {} of it; the rest ({}) does not shrink with more GPUs.\n",
+             description, s.micro_batch_sequences, format_bytes(m.peak_bytes),
+             format_bytes(m.capacity_bytes), s.world_size, format_bytes(sharded),
+             format_bytes(m.peak_bytes - sharded)) +
+         ways_to_fit(closest);
+}
+
+std::string ways_to_fit(const StepResult& r) {
+  const MemoryEstimate& m = r.memory;
+  const ScenarioEcho& s = r.scenario;
+  const double sharded = sharded_bytes(r);
+  std::string o;
+  const long long nodes = nodes_to_fit(r);
   o += nodes > 0 ? fmt::format("Way forward: --nodes {} (or more) fits it.\n", nodes)
                  : std::string("Way forward: more nodes cannot make it fit.\n");
+  // Stages 1 and 2 (and HSDP's fixed group) keep what ZeRO-3 would divide over every GPU.
+  if (s.strategy.stage < 3 || s.strategy.hsdp)
+    o += fmt::format(
+        "Or shard more: ZeRO-3 (--strategy zero3) divides the FP16 weights ({} per GPU here) and "
+        "gradients ({}) over every GPU.\n",
+        format_bytes(m.component("params_fp16")), format_bytes(m.component("grads_fp16")));
   // ZeRO-Offload moves the FP32 optimizer states off the GPU, and (stage 3) ZeRO-Infinity's
   // parameter offload the FP16 weight shard too, at the price of CPU Adam and PCIe copies each
   // step.

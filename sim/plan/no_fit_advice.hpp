@@ -10,8 +10,9 @@
 
 namespace zerosim::plan {
 
-// Model-state bytes per GPU that more GPUs divide (ZeRO-3's partition).
-double sharded_bytes(const MemoryEstimate& m);
+// Model-state bytes per GPU that more GPUs divide: the optimizer states (stages 1-3), the FP16
+// gradients (stages 2-3) and weights (stage 3); none under HSDP, whose shard group is fixed.
+double sharded_bytes(const StepResult& r);
 
 // Nodes of `gpus_per_node` GPUs on which `r`'s configuration fits, all else equal; 0 when no node
 // count can make it fit (its unsharded part alone exceeds the GPU).
@@ -20,5 +21,8 @@ long long nodes_to_fit(const StepResult& r);
 // A few lines for the user: the closest configuration's need against the GPU's memory and the
 // ways forward (more nodes, offloading to the CPU, a shorter sequence, activation checkpointing).
 std::string no_fit_advice(const StepResult& closest, const std::string& description);
+
+// The ways forward alone, for a configuration `r` that does not fit.
+std::string ways_to_fit(const StepResult& r);
 
 }  // namespace zerosim::plan

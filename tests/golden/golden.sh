@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one golden scenario (a line of scenarios.txt) and compares its output byte for byte with
 # expected/NAME. --update writes expected/NAME instead: only scripts/update-golden.sh passes it.
+# An argument @EXIT=N@ is not passed on: it says the command must exit with N (default 0).
 # Usage: golden.sh [--update] ZEROSIM NAME ARGS...
 set -euo pipefail
 update=0
@@ -13,13 +14,16 @@ expected=tests/golden/expected/$name
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-args=() out=""
+args=() out="" want_rc=0
 for a in "$@"; do
+  if [[ $a =~ ^@EXIT=([0-9]+)@$ ]]; then want_rc=${BASH_REMATCH[1]}; continue; fi
   if [[ $a == @OUT@ ]]; then out=$tmp/out.${name##*.}; a=$out; fi
   args+=("$a")
 done
-if ! "$zerosim" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null; then
-  echo "golden $name: zerosim failed:"; cat "$tmp/stderr"
+rc=0
+"$zerosim" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
+if ((rc != want_rc)); then
+  echo "golden $name: zerosim exited $rc, expected $want_rc:"; cat "$tmp/stderr"
   echo "command: $zerosim $*"; exit 1
 fi
 actual=${out:-$tmp/stdout}

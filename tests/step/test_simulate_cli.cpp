@@ -123,3 +123,28 @@ TEST_CASE("the human summary is the default") {
   CHECK(r.output.find("TFLOPs/GPU") != std::string::npos);
   CHECK(r.output.find("step time") != std::string::npos);
 }
+
+TEST_CASE("a configuration that does not fit: the result is printed and written, then exit 2") {
+  const auto out = temp_path("no_fit.json"), trace = temp_path("no_fit_trace.json");
+  std::filesystem::remove(out);
+  std::filesystem::remove(trace);
+  // ZeRO-1 keeps gpt-18b's whole FP16 weights and gradients on every GPU (2 x 34.3 GiB), more
+  // than a V100 holds however many nodes: the error names --strategy.
+  auto r =
+      run("--cluster dgx2-v100 --nodes 1 --model gpt-18b --strategy zero1 --tokens-per-gpu "
+          "1024 --out " +
+          out + " --trace " + trace);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("step time") != std::string::npos);  // the summary came first
+  CHECK(r.output.find("DOES NOT FIT") != std::string::npos);
+  CHECK(r.output.find("--strategy: the configuration does not fit in GPU memory: it needs") !=
+        std::string::npos);
+  CHECK(r.output.find("more nodes cannot help") != std::string::npos);
+  auto j = zerosim::load_json_file(out);
+  CHECK(j["memory"]["fits"] == false);
+  CHECK(j["memory"]["peak_bytes_per_gpu"].get<double>() >
+        j["memory"]["capacity_bytes"].get<double>());
+  CHECK(std::filesystem::file_size(trace) > 0);
+  std::filesystem::remove(out);
+  std::filesystem::remove(trace);
+}
