@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "zerosim: <command line>: %s\n", safe(e.what()).c_str());
+    std::fprintf(stderr, "zerosim: error: <command line>: %s\n", safe(e.what()).c_str());
     return 2;
   } catch (const zerosim::InputError& e) {
     std::fprintf(stderr, "zerosim: error: %s\n", safe(e.what()).c_str());
