@@ -130,8 +130,12 @@ struct RouteCache {
       boost::container::small_vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>, 2>;
   std::vector<FabricEntries> entries;
   std::vector<char> entries_ready;
-  std::unordered_map<int, Graph> node_graphs;  // node -> its in-server subgraph
-  std::unordered_map<int, std::vector<std::int64_t>> interior_fields;  // dst vertex -> dist by slot
+  // Servers with the same in-server subgraph (vertex kinds, links and costs by slot) share one
+  // subgraph and one distance field per destination slot: node_shape[n] is the first such node.
+  std::vector<int> node_shape;
+  std::unordered_map<int, Graph> node_graphs;  // shape's node -> its in-server subgraph
+  // (shape's node << 32 | dst slot) -> dist by slot
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> interior_fields;
   std::unordered_map<int, std::vector<std::int64_t>> full_fields;  // fallback: dst vertex -> dist
 };
 

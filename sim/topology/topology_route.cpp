@@ -25,10 +25,11 @@
 //   tests check it.
 // - otherwise: full reverse Dijkstra cached per destination vertex.
 #include <boost/container/small_vector.hpp>
-#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/dijkstra_shortest_paths_no_color_map.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <map>
 #include <stdexcept>
 
 #include "sim/topology/topology_graph.hpp"
@@ -64,12 +65,13 @@ std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target) 
   std::vector<std::int64_t> dist(boost::num_vertices(g), kInfCost);
   auto weight = boost::make_function_property_map<RevEdge, std::int64_t>(
       [&g](const RevEdge& e) { return g[e.underlying_descx].cost; });
-  boost::dijkstra_shortest_paths(fg, target,
-                                 boost::weight_map(weight)
-                                     .distance_map(boost::make_iterator_property_map(
-                                         dist.begin(), boost::get(boost::vertex_index, g)))
-                                     .distance_inf(kInfCost)
-                                     .distance_zero(std::int64_t{0}));
+  boost::dijkstra_shortest_paths_no_color_map(
+      fg, target,
+      boost::weight_map(weight)
+          .distance_map(
+              boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+          .distance_inf(kInfCost)
+          .distance_zero(std::int64_t{0}));
   return dist;
 }
 
@@ -168,6 +170,37 @@ const Graph& node_graph(const TopologyGraph& tg, RouteCache& c, int node) {
   return c.node_graphs.emplace(node, std::move(ng)).first->second;
 }
 
+// What makes two servers' in-server subgraphs the same under their slot numbering: per vertex its
+// kind, then its in-server links as (target slot, cost).
+std::vector<std::int64_t> node_signature(const TopologyGraph& tg, int node) {
+  std::vector<std::int64_t> sig;
+  for (int i = tg.node_begin[node]; i < tg.node_begin[node + 1]; ++i) {
+    const int v = tg.node_vertices[i];
+    sig.push_back(static_cast<std::int64_t>(tg.g[v].kind));
+    for (auto [oi, oend] = boost::out_edges(v, tg.g); oi != oend; ++oi) {
+      const int w = static_cast<int>(boost::target(*oi, tg.g));
+      if (tg.g[w].node != node) continue;
+      sig.push_back(tg.slot[w]);
+      sig.push_back(tg.g[*oi].cost);
+    }
+    sig.push_back(-1);
+  }
+  return sig;
+}
+
+// The first node whose in-server subgraph equals `node`'s (RouteCache::node_shape).
+int node_shape(const TopologyGraph& tg, RouteCache& c, int node) {
+  if (c.node_shape.empty()) {
+    const int nodes = static_cast<int>(tg.node_begin.size()) - 1;
+    c.node_shape.resize(static_cast<std::size_t>(nodes));
+    std::map<std::vector<std::int64_t>, int> first;
+    for (int n = 0; n < nodes; ++n)
+      c.node_shape[static_cast<std::size_t>(n)] =
+          first.emplace(node_signature(tg, n), n).first->second;
+  }
+  return c.node_shape[static_cast<std::size_t>(node)];
+}
+
 RouteInfo route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, int src_gpu,
                      int dst_gpu, std::vector<LinkId>& out) {
   const Graph& g = tg.g;
@@ -214,9 +247,12 @@ RouteInfo route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, 
     }
     if (vp.node != dnode) return kInfCost;  // in-server switches reach only their own server's GPUs
     if (!interior) {
-      auto it = c.interior_fields.find(d);
+      const int shape = node_shape(tg, c, dnode);
+      const std::int64_t key =
+          (static_cast<std::int64_t>(shape) << 32) | static_cast<std::uint32_t>(tg.slot[d]);
+      auto it = c.interior_fields.find(key);
       if (it == c.interior_fields.end())
-        it = c.interior_fields.emplace(d, distance_field_to(node_graph(tg, c, dnode), tg.slot[d]))
+        it = c.interior_fields.emplace(key, distance_field_to(node_graph(tg, c, shape), tg.slot[d]))
                  .first;
       interior = &it->second;
     }

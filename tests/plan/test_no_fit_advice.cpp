@@ -21,7 +21,8 @@ StepResult on_nodes(const std::string& strategy, const std::string& model, int n
 
 }  // namespace
 
-TEST_CASE("the sharded model states per ZeRO stage: optimizer (1), + gradients (2), + weights (3)") {
+TEST_CASE(
+    "the sharded model states per ZeRO stage: optimizer (1), + gradients (2), + weights (3)") {
   for (const char* strategy : {"zero1", "zero2", "zero3", "hsdp"}) {
     CAPTURE(strategy);
     const StepResult r = on_nodes(strategy, "gpt-18b", 2);
