@@ -52,6 +52,48 @@ TEST_CASE("cached router equals plain Dijkstra on every pair of small clusters")
   }
 }
 
+TEST_CASE("servers of different in-server shapes keep their own distance fields") {
+  // Servers 0 and 2: GPUs on an NVSwitch and on a PCIe switch, each GPU wired to the NIC; server 1:
+  // the same vertices, but its gpu1 is not on the NVSwitch, so its GPUs reach each other through
+  // the PCIe switch. A distance field of server 0 would send server 1's traffic to a dead end.
+  std::string nodes, links;
+  auto vertex = [&](const std::string& name, const char* kind, int node, int local) {
+    nodes += (nodes.empty() ? "" : ",") + std::string("{\"name\": \"") + name + "\", \"kind\": \"" +
+             kind + "\", \"node\": " + std::to_string(node) +
+             (local >= 0 ? ", \"local\": " + std::to_string(local) : std::string()) + "}";
+  };
+  auto link = [&](const std::string& a, const std::string& b, double gbps, double us,
+                  const char* cls) {
+    links += (links.empty() ? "" : ",") + std::string("{\"from\": \"") + a + "\", \"to\": \"" + b +
+             "\", \"gbps\": " + std::to_string(gbps) + ", \"latency_us\": " + std::to_string(us) +
+             ", \"duplex\": true, \"class\": \"" + cls + "\"}";
+  };
+  for (int n = 0; n < 3; ++n) {
+    const std::string p = "n" + std::to_string(n) + ".";
+    for (int g = 0; g < 2; ++g) vertex(p + "gpu" + std::to_string(g), "gpu", n, g);
+    vertex(p + "nvswitch", "nvswitch", n, -1);
+    vertex(p + "pcie", "pcie-switch", n, -1);
+    vertex(p + "nic", "nic", n, 0);
+    link(p + "gpu0", p + "nvswitch", 1200, 0.3, "nvlink");
+    if (n != 1) link(p + "gpu1", p + "nvswitch", 1200, 0.3, "nvlink");
+    link(p + "gpu0", p + "pcie", 126, 0.5, "pcie");
+    link(p + "gpu1", p + "pcie", 126, 0.5, "pcie");
+    link(p + "gpu0", p + "nic", 126, 0.5, "pcie");
+    link(p + "gpu1", p + "nic", 126, 0.5, "pcie");
+    link(p + "nic", "leaf0", 100, 0.5, "network");
+  }
+  vertex("leaf0", "leaf", -1, -1);
+  const auto path = std::filesystem::temp_directory_path() / "zerosim_two_shapes.json";
+  std::ofstream(path) << R"({"name": "two-shapes", "node_type": "custom", "gpu_model":
+    "V100-SXM3-32GB", "gpus_per_node": 2, "nodes": [)"
+                      << nodes << "], \"links\": [" << links << "]}";
+  Topology t = load_topology_file(path.string());
+  std::filesystem::remove(path);
+  for (int a = 0; a < t.gpu_count(); ++a)
+    for (int b = 0; b < t.gpu_count(); ++b)
+      if (a != b) check_same(t, a, b);
+}
+
 TEST_CASE("from 1024 GPUs route suffixes sit in flat slots: same routes") {
   Topology t = build_cluster(spec("dgx-h100", 128, 8, "rail"));  // 1024 GPUs, 4 leaves per rail
   REQUIRE(t.gpu_count() >= static_cast<int>(SuffixTable::kMinFlatGpus));
@@ -179,7 +221,7 @@ TEST_CASE("scale: 4096 DGX-H100 nodes build and route like the plain search") {
   for (int g = 0; g < t.gpu_count(); ++g)
     hops += t.route(g, (g + 8 * 1001 + 3) % t.gpu_count()).links.size();
   // 3 x 32768 routes, each leaving one GPU and entering another: at least 2 links each.
-  CHECK(hops >= 2 * 3 * std::size_t{32768});
+  CHECK(hops >= std::size_t{2} * 3 * 32768);
   for (int g : {0, 7, 8, 4095, 12345, 32767})
     for (int d : {1, 9, 255, 256, 20000, 32766})
       if (g != d) check_same(t, g, d);
