@@ -29,6 +29,8 @@ import tempfile
 import numpy as np
 from scipy.optimize import least_squares
 
+from zerosim_cli import simulate_json
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE = os.path.join(ROOT, "calibrate/profiles/dgx2-v100.json")
 TABLE = os.path.join(ROOT, "tests/paper/zeropp_published_384.json")
@@ -96,10 +98,7 @@ class Cells:
                    str(self.cluster["nodes"]), "--nics-per-node", str(c["ib"]), "--nic-gbps",
                    str(self.cluster["nic_gbps"]), "--model", c["model"], "--deepspeed", self.ds[s],
                    "--tokens-per-gpu", str(c["tokens_per_gpu"]), "--profile", path, "--json"]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            if out.returncode:
-                sys.exit(f"{' '.join(cmd)}: {out.stderr}")
-            return json.loads(out.stdout)["tflops_per_gpu"]
+            return simulate_json(cmd)["tflops_per_gpu"]
 
         with cf.ThreadPoolExecutor(self.jobs) as ex:
             t = list(ex.map(one, runs))

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from zerosim_cli import simulate_json
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Strategy -> the suffix of its config in workloads/deepspeed/ (each technique alone = ZeRO-3's config
 # plus that technique's key).
@@ -31,10 +33,7 @@ def configs(prefix):
 
 
 def run(zerosim, args):
-    out = subprocess.run([zerosim, "simulate", "--json", *args], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(out.stderr)
-    r = json.loads(out.stdout)
+    r = simulate_json([zerosim, "simulate", "--json", *args])
     return {"step_time_ms": r["step_time_s"] * 1e3, "tflops_per_gpu": r["tflops_per_gpu"]}
 
 
