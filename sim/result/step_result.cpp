@@ -41,13 +41,9 @@ ModelShape read_model(const JsonReader& r) {
   m.seq = r.at("seq").get_int32_at_least(1);
   m.gated_ffn = r.at("gated_ffn").get_bool();
   m.bias = r.at("bias").get_bool();
-  const std::string norm = r.at("norm").get_string();
-  if (norm != "layernorm" && norm != "rmsnorm") r.at("norm").fail("must be layernorm or rmsnorm");
-  m.layernorm = norm == "layernorm";
+  m.layernorm = read_layernorm(r.at("norm"));
   m.tied_embeddings = r.at("tied_embeddings").get_bool();
-  const std::string pos = r.at("positions").get_string();
-  if (pos != "learned" && pos != "rotary") r.at("positions").fail("must be learned or rotary");
-  m.learned_positions = pos == "learned";
+  m.learned_positions = read_learned_positions(r.at("positions"));
   m.dropout = r.at("dropout").get_bool();
   if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.at("source").get_string();

@@ -24,6 +24,18 @@ std::int64_t read_model_dim(const JsonReader& r, std::int64_t max) {
 }
 
 namespace {
+// The value of r, one of two names: true for `yes`, false for `no`.
+bool read_either(const JsonReader& r, const char* yes, const char* no) {
+  const std::string v = r.get_string();
+  if (v != yes && v != no) r.fail(fmt::format("must be \"{}\" or \"{}\"", yes, no));
+  return v == yes;
+}
+}  // namespace
+
+bool read_layernorm(const JsonReader& r) { return read_either(r, "layernorm", "rmsnorm"); }
+bool read_learned_positions(const JsonReader& r) { return read_either(r, "learned", "rotary"); }
+
+namespace {
 
 std::int64_t get_dim(const JsonReader& r, std::int64_t max) { return read_model_dim(r, max); }
 
@@ -97,19 +109,9 @@ ModelShape parse_workload(const JsonReader& r) {
   m.seq = r.at("seq").get_int32_at_least(1);
   m.gated_ffn = r.bool_or("gated_ffn", m.gated_ffn);
   m.bias = r.bool_or("bias", m.bias);
-  if (r.has("norm")) {
-    auto n = r.at("norm").get_string();
-    if (n != "layernorm" && n != "rmsnorm")
-      r.at("norm").fail("must be \"layernorm\" or \"rmsnorm\"");
-    m.layernorm = n == "layernorm";
-  }
+  if (r.has("norm")) m.layernorm = read_layernorm(r.at("norm"));
   m.tied_embeddings = r.bool_or("tied_embeddings", m.tied_embeddings);
-  if (r.has("positions")) {
-    auto p = r.at("positions").get_string();
-    if (p != "learned" && p != "rotary")
-      r.at("positions").fail("must be \"learned\" or \"rotary\"");
-    m.learned_positions = p == "learned";
-  }
+  if (r.has("positions")) m.learned_positions = read_learned_positions(r.at("positions"));
   m.dropout = r.bool_or("dropout", m.dropout);
   if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.string_or("source", r.file());

@@ -94,6 +94,10 @@ inline constexpr std::int64_t kMaxLayers = 1 << 16, kMaxHidden = 1 << 20, kMaxFf
                               kMaxExpertModules = 1 << 17;  // experts x layers
 // An integer in [1, max], else an InputError naming the key.
 std::int64_t read_model_dim(const JsonReader& r, std::int64_t max);
+// "norm": true for "layernorm", false for "rmsnorm", else an InputError naming the key.
+bool read_layernorm(const JsonReader& r);
+// "positions": true for "learned", false for "rotary", else an InputError naming the key.
+bool read_learned_positions(const JsonReader& r);
 
 // Parses a workload JSON (strict keys; see workloads/*.json; "arch" as to_json writes it) or, when
 // the object has a Hugging Face key ("hidden_size", "model_type", ...), a Hugging Face config.json
