@@ -21,8 +21,8 @@
 //   vertex) = min over dst's borders b of distF(v, attach(b)) + cost(attach(b) -> b) + cost(b ->
 //   dst), with distF from a reverse Dijkstra over the fabric subgraph cached per fabric target (a
 //   few thousand at most), and dist(in-server switch) from a Dijkstra over the destination server
-//   only (one per destination slot for all servers with the same in-server subgraph). The values are equal to the full Dijkstra's, so the walk (and the route) is identical;
-//   tests check it.
+//   only (one per destination slot for all servers with the same in-server subgraph). The values
+//   are equal to the full Dijkstra's, so the walk (and the route) is identical; tests check it.
 // - otherwise: full reverse Dijkstra cached per destination vertex.
 #include <boost/container/small_vector.hpp>
 #include <boost/graph/dijkstra_shortest_paths_no_color_map.hpp>
