@@ -22,8 +22,6 @@ import copy
 import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np

@@ -17,7 +17,6 @@ import html
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 from zerosim_cli import simulate_json
@@ -251,8 +250,8 @@ def main():
         for name, z in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])):
             if not z["memory"]["fits"]:
                 over[(r["cell"]["model"], r["cell"]["tokens_per_gpu"], name)] = z["memory"]
+    gib = 2 ** 30
     for (model, tokens, name), m in sorted(over.items()):
-        gib = 2 ** 30
         w(f"- The memory model agrees: with the default prefetch, {model} at {tokens} tokens/GPU "
           f"with {name} needs {m['peak_bytes_per_gpu'] / gib:.2f} GiB per GPU, "
           f"{(m['peak_bytes_per_gpu'] - m['components']['reserved']) / gib:.2f} GiB without any "

@@ -132,17 +132,14 @@ void print_summary(const StepResult& r) {
 
 // The scenario does not fit in GPU memory: the error names the flag that can fix it (more nodes
 // when the sharded model states are what overflows; a strategy that shards more under ZeRO-1/2 or
-// HSDP; else fewer tokens per micro-step), and stderr gets the planner's ways forward.
+// HSDP; else fewer tokens per micro-step).
 InputError does_not_fit(const StepResult& r) {
-  std::fflush(stdout);
-  std::fputs(plan::ways_to_fit(r).c_str(), stderr);
   const std::string need = fmt::format(
       "the configuration does not fit in GPU memory: it needs {} per GPU, the GPU has {}",
       format_bytes(r.memory.peak_bytes), format_bytes(r.memory.capacity_bytes));
-  const Strategy& s = r.scenario.strategy;
   if (const long long nodes = plan::nodes_to_fit(r); nodes > 0)
     return flag_error("--nodes", fmt::format("{}; {} nodes would fit it", need, nodes));
-  if (s.stage < 3 || s.hsdp)
+  if (plan::zero3_shards_more(r.scenario.strategy))
     return flag_error("--strategy", need + "; more nodes cannot help, ZeRO-3 shards more");
   return flag_error("--tokens-per-gpu", need + "; more nodes cannot help");
 }
@@ -182,7 +179,11 @@ void register_simulate(CLI::App& app) {
       std::printf("%s\n", doc.dump(2).c_str());
     else
       print_summary(r);
-    if (!r.memory.fits) throw does_not_fit(r);
+    if (!r.memory.fits) {  // after the result: the planner's ways forward, then the error
+      std::fflush(stdout);
+      std::fputs(plan::ways_to_fit(r).c_str(), stderr);
+      throw does_not_fit(r);
+    }
   });
 }
 

@@ -18,6 +18,8 @@ double sharded_bytes(const StepResult& r) {
          (s.stage >= 3 ? m.component("params_fp16") : 0);
 }
 
+bool zero3_shards_more(const Strategy& s) { return s.stage < 3 || s.hsdp; }
+
 long long nodes_to_fit(const StepResult& r) {
   const MemoryEstimate& m = r.memory;
   const double sharded = sharded_bytes(r);
@@ -50,8 +52,7 @@ std::string ways_to_fit(const StepResult& r) {
   const long long nodes = nodes_to_fit(r);
   o += nodes > 0 ? fmt::format("Way forward: --nodes {} (or more) fits it.\n", nodes)
                  : std::string("Way forward: more nodes cannot make it fit.\n");
-  // Stages 1 and 2 (and HSDP's fixed group) keep what ZeRO-3 would divide over every GPU.
-  if (s.strategy.stage < 3 || s.strategy.hsdp)
+  if (zero3_shards_more(s.strategy))
     o += fmt::format(
         "Or shard more: ZeRO-3 (--strategy zero3) divides the FP16 weights ({} per GPU here) and "
         "gradients ({}) over every GPU.\n",

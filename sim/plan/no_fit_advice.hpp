@@ -14,6 +14,9 @@ namespace zerosim::plan {
 // gradients (stages 2-3) and weights (stage 3); none under HSDP, whose shard group is fixed.
 double sharded_bytes(const StepResult& r);
 
+// ZeRO-1/2 and HSDP keep on each GPU model states that ZeRO-3 divides over every GPU.
+bool zero3_shards_more(const Strategy& s);
+
 // Nodes of `gpus_per_node` GPUs on which `r`'s configuration fits, all else equal; 0 when no node
 // count can make it fit (its unsharded part alone exceeds the GPU).
 long long nodes_to_fit(const StepResult& r);
