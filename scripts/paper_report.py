@@ -138,7 +138,7 @@ def main():
     w(f"**Profile:** `calibrate/profiles/dgx2-v100.json` (status `{profile['provenance']['status']}`). "
       "GEMM efficiency from DeepBench's public V100 GEMM timings; NCCL constants and link rates from "
       "NCCL's tuning model and datasheets; three parameters fitted by `scripts/paper_fit.py` (scipy "
-      "bounded least squares) on all 32 published cells, each inside a documented range, nothing per "
+      "bounded least squares, Cauchy loss) on all 32 published cells, each inside a documented range, nothing per "
       "model or per cell (see *The fit*).\n")
     w("## Published vs simulated TFLOPs/GPU\n")
     w("| IB | model | tokens/GPU | ZeRO-3 paper | ZeRO-3 sim | error | ZeRO++ paper | ZeRO++ sim | error "
@@ -151,12 +151,19 @@ def main():
           f"{r['sp'] / r['s3']:.2f} | {pct(r['es'])} |")
     wc = worst[1]["cell"]
     tol = table["tolerance"]
+    known = [(k["ib"], k["model"]) for k in tol["known_misses"]]
+    rest = [r for r in rows if (r["cell"]["ib"], r["cell"]["model"]) not in known]
+    rest_worst = max(max(abs(r["e3"]), abs(r["ep"])) for r in rest)
+    rest_sp = max(abs(r["es"]) for r in rest)
+    miss_names = ", ".join(f"IB: {ib} {m}" for ib, m in known)
     w(f"\n**Mean absolute error over the 64 published throughputs: {100 * mean:.1f}%. Worst: IB: {wc['ib']} "
       f"{wc['model']} {wc['tokens_per_gpu']} tokens/GPU {worst[2]}, {100 * worst[0]:.1f}%.** "
-      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Issue 19's targets (mean "
-      "5%, worst 10%, every speedup 10%) are **not met**; the check's regression bounds are "
-      f"{100 * tol['mean_tflops_rel']:.0f}% mean, {100 * tol['tflops_rel']:.0f}% per cell, "
-      f"{100 * tol['speedup_rel']:.0f}% per speedup.\n")
+      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Without the {miss_names} "
+      f"cells: worst {100 * rest_worst:.1f}%, worst speedup {100 * rest_sp:.1f}%. Issue 19's targets "
+      "(mean 5%, worst 10%, every speedup 10%): the mean is met, the worst cell and the worst speedup "
+      f"are not ({miss_names}, see *Misses*). The paper check asserts the targets on every other cell "
+      f"and holds the known misses to {100 * tol['known_misses'][0]['tflops_rel']:.0f}% per throughput "
+      f"and {100 * tol['known_misses'][0]['speedup_rel']:.0f}% per speedup, simulated below published.\n")
     over = {(r["cell"]["model"], r["cell"]["tokens_per_gpu"], name): (r["cell"], name,
                                                                      d["memory"]["peak_bytes_per_gpu"])
             for r in rows for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])) if not d["memory"]["fits"]}
@@ -212,7 +219,7 @@ def main():
             w(f"| `{n}` | " + " | ".join(f"{m[a][b]:+.2f}" for b in range(len(names))) + " |")
     w("\n## Where each speedup comes from\n")
     w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; `fetch` = "
-      "ZeRO stage 3's per-parameter fetch time on the compute stream; the `exposed` columns are time "
+      "ZeRO stage 3's fetch time per gathered byte on the compute stream; the `exposed` columns are time "
       "the compute stream waited on that collective kind or on quantization kernels (DeepSpeed runs "
       "them on the gather and reduce streams).\n")
     w("| IB | model | tokens | strategy | step | compute | fetch | exposed all-gather | exposed reduce-scatter | "
@@ -224,11 +231,12 @@ def main():
         for name, p in (("ZeRO-3", z3), ("ZeRO++", zp)):
             w(f"| {c['ib']} | {c['model']} | {c['tokens_per_gpu']} | {name} | " +
               " | ".join(f"{x:.2f}" for x in p) + " |")
-    w("\nReading: ZeRO-3's step is compute, the per-parameter fetch time, the weight all-gathers it "
+    w("\nReading: ZeRO-3's step is compute, the fetch time, the weight all-gathers it "
       "waits for (no prefetch: the forward's, each checkpointed layer's recompute's, and the "
       "backward's of the submodules DeepSpeed's reuse distance released after their recompute) and "
       "the part of the reduce-scatter the backward cannot hide; ZeRO++ "
-      "halves the all-gather bytes across nodes (qwZ), moves the backward gathers into the node (hpZ) "
+      "halves the all-gather bytes (qwZ, and with them the fetch time), moves the backward hooks' "
+      "gathers into the node (hpZ; the recomputes run the forward hooks and gather across nodes) "
       "and replaces the reduce-scatter by qgZ's all-to-alls. The speedup falls from 1K to 2K tokens "
       "because compute grows while the communication saved does not.\n")
     w("## Assumptions\n")
@@ -240,10 +248,11 @@ def main():
     am, aw = alt[1], alt[2]
     w(f"- With DeepSpeed's default prefetch (5e7 elements) and the same profile the simulator "
       f"overlaps the gathers and gives a mean error of {100 * am:.1f}% (worst {100 * aw[0]:.1f}%). "
-      "Refitted with the default prefetch, the best plausible profile reaches a mean of 11.8% (worst "
-      "22.3%, network efficiency and quantization fraction at their bounds; `scripts/paper_fit.py "
-      "--deepspeed` with the paper's configs less `stage3_prefetch_bucket_size`), so the fit depends "
-      "on this assumption; it is stated here rather than hidden in a parameter.")
+      "Refitted with the default prefetch, the best plausible profile reaches a mean of 6.3% (worst "
+      "25.9%, worst speedup 12.5%) with the network efficiency and the quantization fraction at their "
+      "lower bounds (0.8, 0.3; `scripts/paper_fit.py --deepspeed` with the paper's configs less "
+      "`stage3_prefetch_bucket_size`), so the fit depends on this assumption; it is stated here "
+      "rather than hidden in a parameter.")
     # Configurations the default prefetch would not fit (memory does not depend on the bandwidth).
     over = {}
     for r in alt[0]:
@@ -270,19 +279,32 @@ def main():
       "each layer), and also the first MLP projection once 8 h^2 >= 1e9 (h >= 11181). The published "
       "gpt-138b throughputs equal gpt-91b's in all 16 cells, so `workloads/gpt-138b.json` takes "
       "gpt-91b's width (h = 10752, 99 layers, 137.9B); with the width shared/paper assumes "
-      "(h = 12288, 76 layers: two thirds re-gathered) the refitted model reached mean 8.0%, worst "
-      "18.1%, and gpt-138b's speedups were up to 23% too high.")
-    w("- `zero3_fetch_ns_per_param` stands for a cost the tables show (bandwidth- and "
-      "token-independent, proportional to parameters) whose mechanism is not identified. It applies "
-      "to every fetch, hpZ's intra-node ones included; charging only the cross-node fetches fits "
-      "worse (mean 9.5%, worst speedup 50%).")
+      "(h = 12288, 76 layers: two thirds re-gathered) the refitted model reaches mean 5.5%, worst "
+      "28.0%, worst speedup 19.6%.")
+    w("- hpZ as DeepSpeed runs it: stage 3's gather takes the secondary (intra-node) group only when "
+      "called from a backward hook. A checkpointed layer's recompute runs the forward hooks, so it "
+      "gathers from the primary partition across nodes (INT8 under qwZ), which shared/paper's "
+      "description of hpZ (backward gathers inside the node) does not say. The tables agree: for "
+      "the larger models ZeRO++'s cross-node volume is 1.3-1.6 M (reports/paper-decomposition.md), "
+      "one INT8 forward gather, one INT8 recompute gather and the INT4 reduction (1.25 M), not "
+      "0.75 M. Refitted with the recompute reading the secondary copy: mean 7.1%, worst 27.9%, "
+      "worst speedup 24.8%.")
+    w("- `zero3_fetch_ns_per_byte` stands for a cost the tables show (independent of bandwidth and "
+      "micro-batch, proportional to the model: 0.12 s per billion parameters for ZeRO-3 and 0.08 "
+      "for ZeRO++, which gathers INT8) whose mechanism is not identified. It applies to every "
+      "gathered byte, hpZ's intra-node ones included. Charged per parameter instead (ZeRO-3 and "
+      "ZeRO++ alike): mean 8.7%, worst 33.8%, worst speedup 24.5%; per parameter with the recompute "
+      "reading the secondary copy: mean 6.8%, worst 16.6%, speedups mean 10.4%, worst 16.4%.")
     small = [e for r in where(lambda c: c["model"] == "gpt-18b" and c["ib"] == 1)
              for e in (r["e3"], r["ep"])]
-    large = [r["ep"] for r in where(lambda c: c["model"] != "gpt-18b" and c["ib"] == 1)]
-    w(f"- Misses: the gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ {span(small)} too slow: the published "
-      "runs hid more of the 18B model's communication than the no-overlap model allows), ZeRO++ at "
-      f"IB: 1 for the larger models ({span(large)} too fast: the published ZeRO++ lost more from IB: 4 "
-      "to IB: 1 than its halved cross-node gathers and INT4 all-to-alls cost in the model).\n")
+    w(f"- Misses: the gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ {span(small)} too slow). The "
+      "published gpt-18b runs lost almost nothing from IB: 4 to IB: 1 with ZeRO++ (35 to 31 and 53 "
+      "to 46 TFLOPs): at 100 Gbps their cross-node bytes take about as long as the whole published "
+      "step, so those runs overlapped communication with compute, while the larger models' runs "
+      "(and gpt-18b's at IB: 4) show none. Running gpt-18b with DeepSpeed's default prefetch and "
+      "the larger models without brings its IB: 1 cells within 9% but makes its IB: 4 cells 17-32% "
+      "too fast. "
+      "No configuration shared by gpt-18b's two bandwidths reproduces both.\n")
     w("## Predictions\n")
     w(f"Predictions of the evaluation's other points (384 GPUs at 2 and 8 x 100 Gbps, the tutorial's "
       f"4-node run at 1-8 x 100 Gbps, each technique alone) were committed before any comparison: "

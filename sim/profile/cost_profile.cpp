@@ -6,7 +6,7 @@
 //   "gemm_efficiency": [{"flops": 1e8, "efficiency": 0.05}, ...],   // strictly increasing flops
 //   "attention_efficiency": 0.4,
 //   "kernels": {"quantize_int8": {"throughput_GBps": 2500, "launch_us": 5}, ...},
-//   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648, "zero3_fetch_ns_per_param": 0,
+//   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648, "zero3_fetch_ns_per_byte": 0,
 //   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "ll_hop_latency_us": 0.6,
 //                    "ll128_hop_latency_us": 1.9, "efficiency": 0.82}, "pcie": {...},
 //                    "network": {...}},
@@ -223,9 +223,14 @@ const LinkClassCost& CostProfile::link_class(LinkClass c) const {
 
 CostProfile parse_cost_profile(const json& j, const std::string& file) {
   JsonReader r(j, file);
+  if (r.has("zero3_fetch_ns_per_param"))
+    r.at("zero3_fetch_ns_per_param")
+        .fail(
+            "replaced by zero3_fetch_ns_per_byte: the fetch time is charged per gathered byte "
+            "(FP16 weights: half the value per parameter)");
   r.require_object({"version", "name", "gpu_model", "provenance", "gpu", "gemm_efficiency",
                     "attention_efficiency", "kernels", "optimizer_GBps", "memory_reserved_bytes",
-                    "zero3_fetch_ns_per_param", "link_classes", "nccl"});
+                    "zero3_fetch_ns_per_byte", "link_classes", "nccl"});
   CostProfile p;
   p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
@@ -278,7 +283,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   p.memory_reserved_bytes = r.at("memory_reserved_bytes").get_nonnegative();
   if (p.memory_reserved_bytes >= static_cast<double>(p.memory_bytes))
     r.at("memory_reserved_bytes").fail("must be less than gpu/memory_bytes");
-  p.zero3_fetch_s_per_param = r.at("zero3_fetch_ns_per_param").get_nonnegative() * 1e-9;
+  p.zero3_fetch_s_per_byte = r.at("zero3_fetch_ns_per_byte").get_nonnegative() * 1e-9;
 
   JsonReader links = r.at("link_classes");
   links.require_object({"nvlink", "pcie", "network"});
@@ -338,7 +343,7 @@ json to_json(const CostProfile& p) {
   j["kernels"] = kernels;
   j["optimizer_GBps"] = clean(p.optimizer_Bps / 1e9);
   j["memory_reserved_bytes"] = p.memory_reserved_bytes;
-  j["zero3_fetch_ns_per_param"] = clean(p.zero3_fetch_s_per_param * 1e9);
+  j["zero3_fetch_ns_per_byte"] = clean(p.zero3_fetch_s_per_byte * 1e9);
   json links = json::object();
   for (const auto& [cls, c] : p.link_classes)
     links[link_class_key(cls)] = {{"hop_latency_us", clean(c.hop_latency_s * 1e6)},

@@ -96,9 +96,9 @@ struct CostProfile {
   std::map<std::string, KernelCost> kernels;
   double optimizer_Bps = 0;  // bytes of optimizer state streamed per second by the Adam step
   double memory_reserved_bytes = 0;  // framework/CUDA context overhead not available to the model
-  // ZeRO stage 3's per-parameter work each time it fetches a module's weights (forward and
-  // backward), serial with compute on the compute stream; seconds per parameter per fetch.
-  double zero3_fetch_s_per_param = 0;
+  // ZeRO stage 3's work per byte each fetch of a module's weights gathers (FP16, or qwZ's INT8
+  // with its scales), serial with compute on the compute stream; seconds per gathered byte.
+  double zero3_fetch_s_per_byte = 0;
 
   // Network
   std::map<LinkClass, LinkClassCost> link_classes;

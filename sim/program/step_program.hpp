@@ -24,7 +24,7 @@ enum class Category {
   Compute,
   Recompute,
   Optimizer,
-  ParamFetch,  // ZeRO stage 3's per-parameter fetch work on the compute stream
+  ParamFetch,  // ZeRO stage 3's fetch work (per gathered byte) on the compute stream
   QuantKernel,
   AllGather,
   ReduceScatter,

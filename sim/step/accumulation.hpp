@@ -1,7 +1,7 @@
 // Gradient accumulation without one lowering per micro-step. DeepSpeed drains every stream at the
 // end of each micro-step's backward (the reduction streams are synchronised before the next
 // forward), so micro-steps 1..G-1 start from the same state and take the same time; only
-// micro-step 0 differs (hpZ's first forward gathers across nodes and fills the secondary copy).
+// micro-step 0 differs (its forward fills hpZ's secondary copy).
 // A step of G micro-steps is therefore the step of one plus G - 1 times what the second adds:
 //   x(G) = x(1) + (G - 1) (x(2) - x(1))
 // for every additive part of the result (step time, busy and exposed times, bytes, op counts).

@@ -459,10 +459,11 @@ class Builder {
   }
 
   // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
-  // gathers; prefetched `depth` runs ahead), DeepSpeed's per-parameter fetch work, then `run(r,
-  // tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p ("mb0.fwd.").
+  // gathers; prefetched `depth` runs ahead), DeepSpeed's fetch work per gathered byte, then
+  // `run(r, tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p
+  // ("mb0.fwd.").
   template <class Run>
-  void pass(const FetchRun* runs, const std::int64_t* held, std::size_t M, int mu, int boundary,
+  void pass(const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
             const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
     auto tag_of = [&](const FetchRun& r) {
       return prefix(phase_piece[static_cast<std::size_t>(r.pass)],
@@ -520,31 +521,31 @@ class Builder {
           wait(kGather, finished[j - 1]);
         else if (after[j] >= 0)
           wait(kGather, started[static_cast<std::size_t>(after[j])]);
-        gather(m, reads_secondary(r.pass, mu), comm_phase, tag);
+        gather(m, reads_secondary(r.pass), comm_phase, tag);
         record(kGather, gathered[j]);
         wait(kCompute, gathered[j]);
       }
       record(kCompute, started[j]);
       if (r.gather) {
-        // DeepSpeed's per-parameter work on each fetch (CostProfile::zero3_fetch_s_per_param).
+        // DeepSpeed's work per gathered byte on each fetch (CostProfile::zero3_fetch_s_per_byte).
         compute(kCompute, Category::ParamFetch,
-                static_cast<double>(m.gather_elems) * prof_.zero3_fetch_s_per_param, tag, ".fetch");
+                gathered_bytes(m.gather_elems, st_) * prof_.zero3_fetch_s_per_byte, tag, ".fetch");
       }
       run(r, tag);
       record(kCompute, finished[j]);
     }
   }
 
-  // hpZ: gathers read the intra-node secondary partition except in the first forward after an
-  // optimizer step (which fills it): backward runs, recomputes and later micro-steps' forwards.
-  bool reads_secondary(FetchPass p, int mu) const {
-    return st_.hpz && (p != FetchPass::Forward || mu > 0);
-  }
+  // hpZ: only the backward hooks' gathers read the intra-node secondary partition. DeepSpeed's
+  // forward hooks gather from the primary partition across all ranks, and a checkpointed layer's
+  // recompute runs its forward hooks, as does every micro-step's forward (stage 3's
+  // all_gather_coalesced takes the secondary group only when not forward).
+  bool reads_secondary(FetchPass p) const { return st_.hpz && p == FetchPass::Backward; }
 
   int forward(int mu, int boundary) {
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(out_.trace.data(), held_.data(), forward_runs_, mu, boundary, {phase, phase, phase},
+    pass(out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
          CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
            const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
            module_compute(Category::Compute, r.module, false, tag, "");
@@ -570,7 +571,7 @@ class Builder {
     int bucket_no = 0;
     pass(
         out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
-        out_.trace.size() - forward_runs_, mu, boundary, {phase, recompute_phase, phase},
+        out_.trace.size() - forward_runs_, boundary, {phase, recompute_phase, phase},
         CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
           const int i = r.module;
           if (r.pass == FetchPass::Recompute) {

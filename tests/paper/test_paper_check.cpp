@@ -2,10 +2,12 @@
 // tests/paper/zeropp_published_384.json with its citation and tolerances) against the simulator
 // with the shipped dgx2-v100 profile (every published configuration must also fit in the GPUs'
 // memory: the runs happened; with DeepSpeed's default prefetch the largest would not have), and
-// that profile's fitted parameters against their documented ranges. The tolerances are regression
-// bounds of what the fitted model reaches (the JSON's note says how far that is from issue 19's
-// targets). The last case proves the check can fail: the profile perturbed (the network at half its
-// rate, GEMMs 20% slower, no per-parameter fetch time) must report cells out of tolerance.
+// that profile's fitted parameters against their documented ranges. The tolerances are issue 19's
+// targets (mean 5%, 10% per throughput and per speedup) except for the JSON's known misses, cells
+// whose published runs show an overlap the model lacks: they have regression bounds of their own
+// and must stay below the published values. The last case proves the check can fail: the profile
+// perturbed (the network at half its rate, GEMMs 20% slower, no fetch time) must report cells out
+// of tolerance.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -60,13 +62,19 @@ std::vector<json> all_cells(const json& t) {
   return cells;
 }
 
-// Runs every cell; returns the values outside tolerance, and (as a last entry named "mean") the
-// mean |error| of TFLOPs when it exceeds its bound. stop_early: return at the first miss.
+// The known miss `cell` is listed under (tolerance/known_misses), or null.
+const json* known_miss(const json& t, const json& cell) {
+  for (const json& k : t["tolerance"]["known_misses"])
+    if (k["ib"] == cell["ib"] && k["model"] == cell["model"]) return &k;
+  return nullptr;
+}
+
+// Runs every cell; returns the values outside tolerance (a known miss's throughputs also when
+// simulated above published), and (as a last entry named "mean") the mean |error| of TFLOPs when
+// it exceeds its bound. stop_early: return at the first miss.
 std::vector<Miss> check(const std::string& profile, bool stop_early) {
   const json t = published();
-  const double tol_tflops = t["tolerance"]["tflops_rel"].get<double>();
   const double tol_mean = t["tolerance"]["mean_tflops_rel"].get<double>();
-  const double tol_speedup = t["tolerance"]["speedup_rel"].get<double>();
   std::vector<Miss> misses;
   double sum = 0;
   int n = 0;
@@ -78,6 +86,10 @@ std::vector<Miss> check(const std::string& profile, bool stop_early) {
     const StepResult r3 = simulated(t, cell, "zero3", profile);
     const StepResult rp = simulated(t, cell, "zeropp", profile);
     const double s3 = r3.tflops_per_gpu, sp = rp.tflops_per_gpu;
+    const json* known = known_miss(t, cell);
+    const json& tol = known ? *known : t["tolerance"];
+    const double tol_tflops = tol["tflops_rel"].get<double>();
+    const double tol_speedup = tol["speedup_rel"].get<double>();
     // The published runs ran: their configurations fit in the GPUs' memory.
     for (const StepResult* r : {&r3, &rp})
       if (!r->memory.fits)
@@ -92,7 +104,9 @@ std::vector<Miss> check(const std::string& profile, bool stop_early) {
     for (const auto& v : values) {
       const bool speedup = v.what.find("speedup") != std::string::npos;
       if (!speedup) sum += std::abs(v.rel_error), ++n;
-      if (std::abs(v.rel_error) > (speedup ? tol_speedup : tol_tflops)) misses.push_back(v);
+      if (std::abs(v.rel_error) > (speedup ? tol_speedup : tol_tflops) ||
+          (known && !speedup && v.rel_error >= 0))
+        misses.push_back(v);
     }
     if (stop_early && !misses.empty()) return misses;
   }
@@ -159,8 +173,8 @@ TEST_CASE("the V100 profile's fitted parameters are inside their documented rang
     else if (name == "quant_hbm_fraction")
       CHECK(p["kernels"]["quantize_int8"]["throughput_GBps"].get<double>() ==
             doctest::Approx(v * hbm).epsilon(1e-6));
-    else if (name == "zero3_fetch_ns_per_param")
-      CHECK(p["zero3_fetch_ns_per_param"].get<double>() == doctest::Approx(v));
+    else if (name == "zero3_fetch_ns_per_byte")
+      CHECK(p["zero3_fetch_ns_per_byte"].get<double>() == doctest::Approx(v));
     else
       FAIL_CHECK("unknown fitted parameter " << name);
   }
@@ -178,9 +192,9 @@ TEST_CASE("the paper check fails when the profile is perturbed") {
     for (auto& pt : p["gemm_efficiency"]) pt["efficiency"] = pt["efficiency"].get<double>() * 0.8;
   });
   CHECK(!check(slow_gemm, true).empty());
-  // No per-parameter fetch time: ZeRO-3 and ZeRO++ far too fast.
+  // No fetch time: ZeRO-3 and ZeRO++ far too fast.
   const auto no_fetch =
-      write_perturbed_profile("fetch", [](json& p) { p["zero3_fetch_ns_per_param"] = 0; });
+      write_perturbed_profile("fetch", [](json& p) { p["zero3_fetch_ns_per_byte"] = 0; });
   CHECK(!check(no_fetch, true).empty());
   for (const auto& f : {slow_net, slow_gemm, no_fetch}) std::filesystem::remove(f);
 }
