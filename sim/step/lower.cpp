@@ -424,7 +424,8 @@ class Builder {
 
   // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
   // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
-  void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
+  // Returns the bytes the gather moves per rank's buffer (FP16, or INT8 and scales under qwZ).
+  double gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
     const double wire = gathered_bytes(m.gather_elems, st_);
@@ -456,6 +457,7 @@ class Builder {
       const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
       kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag, ".dequant");
     }
+    return wire;
   }
 
   // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
@@ -513,6 +515,7 @@ class Builder {
       const FetchRun& r = runs[j];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
+      double wire = 0;  // bytes this run gathers
       if (r.gather) {
         // The pass's first gather waits for its boundary (later ones follow it on the stream).
         if (!past_boundary) wait(kGather, boundary);
@@ -521,15 +524,14 @@ class Builder {
           wait(kGather, finished[j - 1]);
         else if (after[j] >= 0)
           wait(kGather, started[static_cast<std::size_t>(after[j])]);
-        gather(m, reads_secondary(r.pass), comm_phase, tag);
+        wire = gather(m, reads_secondary(r.pass), comm_phase, tag);
         record(kGather, gathered[j]);
         wait(kCompute, gathered[j]);
       }
       record(kCompute, started[j]);
       if (r.gather) {
         // DeepSpeed's work per gathered byte on each fetch (CostProfile::zero3_fetch_s_per_byte).
-        compute(kCompute, Category::ParamFetch,
-                gathered_bytes(m.gather_elems, st_) * prof_.zero3_fetch_s_per_byte, tag, ".fetch");
+        compute(kCompute, Category::ParamFetch, wire * prof_.zero3_fetch_s_per_byte, tag, ".fetch");
       }
       run(r, tag);
       record(kCompute, finished[j]);
