@@ -117,6 +117,12 @@ const Accessor kAccessors[] = {
      "NVLink SHARP all-reduce bandwidth / NVLink line rate per GPU: the time of an NVLS "
      "collective; NCCL chooses NVLS by its own constant, 0.85",
      0.3, 1.0, [](CostProfile& p) { return &p.nccl.nvls_efficiency; }, 1},
+    {"nccl/nvls_chunk_us",
+     "time each NVLS worker (channel x head) spends per chunk beyond moving its bytes, the "
+     "cross-GPU synchronization of the chunk's reduce and broadcast (an NVLink round trip is "
+     "about 1 us; the H100 cluster's nccl-tests fit 5.1 us, an H200 node's 8.4): the time of an "
+     "NVLS collective, not NCCL's choice",
+     0, 20, [](CostProfile& p) { return &p.nccl.nvls_chunk_s; }, 1e6},
 };
 
 double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
@@ -166,7 +172,10 @@ std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_
   CostProfile copy = p;
   std::vector<CollectiveParam> out;
   for (const Accessor& a : kAccessors) {
-    if (std::string(a.key) == "nccl/nvls_efficiency" && !p.nccl.nvls) continue;
+    if ((std::string(a.key) == "nccl/nvls_efficiency" ||
+         std::string(a.key) == "nccl/nvls_chunk_us") &&
+        !p.nccl.nvls)
+      continue;
     if (std::string(a.key) == "nccl/p2p_small_net_peer_us" && !(p.nccl.p2p_small_bytes > 0))
       continue;
     if (!small_records && (std::string(a.key).find("/ll") != std::string::npos)) continue;
@@ -266,8 +275,11 @@ class CollectiveProblem {
         P_(params_.size()),
         N_(records.size()),
         z0_(P_) {
+    // A base on its range's bound starts 1% inside it: at the bound the sigmoid's slope is ~0
+    // and no step could move the parameter (an optional term absent from the base profile).
     for (std::size_t j = 0; j < P_; ++j)
-      z0_[j] = logit((params_[j].base - params_[j].lo) / (params_[j].hi - params_[j].lo));
+      z0_[j] = logit(std::clamp((params_[j].base - params_[j].lo) / (params_[j].hi - params_[j].lo),
+                                0.01, 0.99));
   }
 
   // The search from the base values.

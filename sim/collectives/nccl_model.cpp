@@ -204,6 +204,29 @@ double tree_fill(const CommShape& s, double channels, int proto, double bytes) {
   return (k + levels - 1) / k;
 }
 
+// NVLS's chunking (NCCL enqueue.cc, computeColl's NVLS branch): chunks of nvlsChunkSize, 128 KiB,
+// shrunk to 64 KiB while the buffer holds fewer than 64 chunks per concurrent op, 32 KiB below 8
+// and 16 KiB below 2; the concurrent ops are channels x heads (NVLS runs 16 channels, NCCL's
+// NCCL_NVLS_NCHANNELS default, and every rank of the node is a head). Each op moves its chunks in
+// turn and pays the profile's nvls_chunk_s per chunk beyond its bytes, so mid-size buffers, cut
+// into small chunks, reach less of the link. Evidence: nccl-tests on one 8-GPU H100 node (NCCL
+// 2.29) and H200 node (2.20) both step up in busbw at 1 GiB, where the chunk grows to 128 KiB.
+constexpr double kNvlsChannels = 16;
+
+double nvls_chunk_bytes(double bytes, double ops) {
+  double chunk = 131072;
+  if (bytes < 64 * ops * chunk) chunk = 65536;
+  if (bytes < 8 * ops * chunk) chunk = 32768;
+  if (bytes < 2 * ops * chunk) chunk = 16384;
+  return chunk;
+}
+
+double nvls_chunk_time(const CommShape& s, const CostProfile& profile, double bytes) {
+  if (!(profile.nccl.nvls_chunk_s > 0) || !(bytes > 0)) return 0;
+  const double ops = kNvlsChannels * s.ranks;
+  return std::ceil(bytes / (ops * nvls_chunk_bytes(bytes, ops))) * profile.nccl.nvls_chunk_s;
+}
+
 // NCCL's getNetOverhead (2.18+): the host CPU's cost of posting one network operation, in seconds.
 double net_overhead_s(HostCpu cpu) { return cpu == HostCpu::Amd ? 2e-6 : 1e-6; }
 
@@ -419,6 +442,7 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
                   : a == kNvlsTree ? TrafficPattern::NvlsTree
                                    : TrafficPattern::Ring;
       c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
+      if (a == kNvls) c.latency_s += nvls_chunk_time(shape, profile, bytes);
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
       if (p == kLL128) c.hw_bw_factor = profile.nccl.ll128_efficiency;

@@ -42,7 +42,8 @@ struct NcclChoice {
   NcclAlgo algo = NcclAlgo::Ring;
   NcclProto proto = NcclProto::Simple;
   TrafficPattern pattern = TrafficPattern::Ring;
-  double latency_s = 0;        // launch + base + hops (for the size the choice was made at)
+  double latency_s = 0;        // launch + base + hops (for the size the choice was made at);
+                               // NVLS adds its chunks' synchronization (nccl.nvls_chunk_s)
   double tuner_latency_s = 0;  // the same with NCCL's own table hop latencies: what NCCL's tuner
                                // predicts, and so what it chooses by
   double wire = 1;             // multiplies the pattern's link-limited seconds per byte (>= 1)

@@ -75,7 +75,7 @@ NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
                     "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency",
-                    "ll_intra_efficiency"});
+                    "ll_intra_efficiency", "nvls_chunk_us"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -103,6 +103,13 @@ NcclParams parse_nccl(const JsonReader& r) {
   if (n.nvls && (n.arch != GpuArch::Hopper || n.version_code < 21800))
     r.at("nvls").fail("NVLink SHARP needs arch hopper and NCCL 2.18 or later");
   n.nvls_efficiency = get_efficiency(r.at("nvls_efficiency"));
+  // Optional: NVLS's per-chunk synchronization time (0 = none; profiles without NVLS have none).
+  if (r.has("nvls_chunk_us")) {
+    n.nvls_chunk_s = r.at("nvls_chunk_us").get_nonnegative() * 1e-6;
+    if (n.nvls_chunk_s > 0 && !n.nvls)
+      r.at("nvls_chunk_us")
+          .fail("is NVLS's per-chunk time, but this profile has no NVLS (nvls: false)");
+  }
   n.p2p_peer_s = r.at("p2p_peer_us").get_nonnegative() * 1e-6;
   n.p2p_net_peer_s = r.at("p2p_net_peer_us").get_nonnegative() * 1e-6;
   n.p2p_efficiency = get_efficiency(r.at("p2p_efficiency"));
@@ -361,6 +368,7 @@ json to_json(const CostProfile& p) {
                {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
+  if (p.nccl.nvls_chunk_s > 0) j["nccl"]["nvls_chunk_us"] = clean(p.nccl.nvls_chunk_s * 1e6);
   if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);
   if (p.nccl.ll_intra_efficiency != 1)
     j["nccl"]["ll_intra_efficiency"] = clean(p.nccl.ll_intra_efficiency);

@@ -46,9 +46,14 @@ struct NcclParams {
   bool nvls = false;     // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
   double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction (the
                                   // time; NCCL's choice uses its own 0.85)
-  double p2p_peer_s = 0;          // per peer inside the node (NVLink / PCIe) of a grouped send/recv
-  double p2p_net_peer_s = 0;      // per peer across the network of a grouped send/recv: the proxy
-                                  // thread posts and progresses each network peer's transfers
+  // Time each NVLS worker (channel x head) spends per chunk beyond moving its bytes: the
+  // cross-GPU synchronization of each chunk's reduce and broadcast. NCCL shrinks the chunk from
+  // 128 KiB to 16 KiB for smaller buffers, so mid-size NVLS all-reduces pay more of it per byte
+  // (nccl_model.cpp, nvls_chunk_time). The time, not the choice; 0: none.
+  double nvls_chunk_s = 0;
+  double p2p_peer_s = 0;      // per peer inside the node (NVLink / PCIe) of a grouped send/recv
+  double p2p_net_peer_s = 0;  // per peer across the network of a grouped send/recv: the proxy
+                              // thread posts and progresses each network peer's transfers
   HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
   double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
   // The network transport's small-message path: a grouped send/recv whose message per peer is

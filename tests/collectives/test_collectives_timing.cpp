@@ -263,6 +263,35 @@ TEST_CASE("NVLS is chosen by NCCL's own efficiency (0.85) and priced by nccl.nvl
   check_same_choices(node, full, half, u);
 }
 
+TEST_CASE("NVLS pays nccl.nvls_chunk_s per chunk of each of its 16 x ranks workers") {
+  // 8 ranks: 128 workers. NCCL's chunk: 16 KiB below 2 x 128 x 32 KiB = 8 MiB, 32 KiB below
+  // 8 x 128 x 64 KiB = 64 MiB, 64 KiB below 64 x 128 x 128 KiB = 1 GiB, then 128 KiB. Each worker
+  // moves ceil(bytes / (128 x chunk)) chunks. The tuner's latency (NCCL's choice) never sees it.
+  CostProfile none = test::shipped_profile("dgx-h200");
+  none.nccl.nvls_chunk_s = 0;
+  CostProfile with = none;
+  with.nccl.nvls_chunk_s = 2e-6;
+  const CommShape node = all_reduce_shape(8, 1);
+  auto extra = [&](double bytes) {
+    const NcclChoice a = only_choice(node, with, NcclAlgo::Nvls, NcclProto::Simple, bytes);
+    const NcclChoice b = only_choice(node, none, NcclAlgo::Nvls, NcclProto::Simple, bytes);
+    CHECK(a.tuner_latency_s == b.tuner_latency_s);
+    return (a.latency_s - b.latency_s) / 2e-6;  // chunks per worker
+  };
+  const double MiB = 1 << 20;
+  CHECK(extra(1024) == Approx(1));
+  CHECK(extra(4 * MiB) == Approx(2));       // 4 MiB / (128 x 16 KiB)
+  CHECK(extra(8 * MiB) == Approx(2));       // 8 MiB: 32 KiB chunks
+  CHECK(extra(63 * MiB) == Approx(16));     // ceil(63 MiB / 4 MiB)
+  CHECK(extra(64 * MiB) == Approx(8));      // 64 KiB chunks
+  CHECK(extra(1023 * MiB) == Approx(128));  // ceil(1023 MiB / 8 MiB)
+  CHECK(extra(1024 * MiB) == Approx(64));   // 128 KiB chunks
+  // Ring choices on the same node are untouched.
+  CHECK(only_choice(node, with, NcclAlgo::Ring, NcclProto::Simple, 64 * MiB).latency_s ==
+        only_choice(node, none, NcclAlgo::Ring, NcclProto::Simple, 64 * MiB).latency_s);
+  check_same_choices(node, none, with, 1.0 / kNvLinkH100Bps);
+}
+
 TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {
   // 256 nodes x 4 GPUs, 16 channels: 8 network levels. LL chunks hold 32 KiB per channel: 128 KiB
   // is one chunk per channel (fill 8), 16 MiB 32 chunks ((32 + 7) / 32). Simple at 64 MiB: NCCL

@@ -157,6 +157,26 @@ TEST_CASE("to_json round-trips") {
   CHECK(q.nccl.p2p_small_bytes == 0);
 }
 
+TEST_CASE("nccl.nvls_chunk_us is optional (0 when absent) and needs NVLS") {
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.nvls_chunk_s == 0);
+  CHECK_FALSE(to_json(plain)["nccl"].contains("nvls_chunk_us"));
+  json j = minimal_profile();
+  j["nccl"]["nvls"] = true;
+  j["nccl"]["nvls_chunk_us"] = 2.5;
+  const CostProfile p = parse_cost_profile(j, "ok.json");
+  CHECK(p.nccl.nvls_chunk_s == doctest::Approx(2.5e-6));
+  CHECK(to_json(p)["nccl"]["nvls_chunk_us"] == doctest::Approx(2.5));
+  CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
+  expect_bad(
+      [](json& j) {
+        j["nccl"]["nvls"] = false;
+        j["nccl"]["nvls_chunk_us"] = 1;
+      },
+      "/nccl/nvls_chunk_us", "no NVLS");
+  expect_bad([](json& j) { j["nccl"]["nvls_chunk_us"] = -1; }, "/nccl/nvls_chunk_us", "negative");
+}
+
 TEST_CASE("the small-message path's keys are optional, read and written together") {
   json j = minimal_profile();
   j["nccl"]["p2p_small_bytes"] = 256;
@@ -293,6 +313,7 @@ TEST_CASE("every shipped profile parses and documents each parameter's source") 
                             "link_classes/pcie/efficiency",
                             "link_classes/network/efficiency"})
       CHECK_MESSAGE(src.contains(key), key);
+    if (p.nccl.nvls) CHECK(src.contains("nccl/nvls_chunk_us"));
     CHECK(to_json(parse_cost_profile(to_json(p), path)) == to_json(p));
   }
 }
