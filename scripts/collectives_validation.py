@@ -426,8 +426,10 @@ def main():
         pc = evaluate(z, tmp, cluster, recs, fc["profile"])
         dc = evaluate(z, tmp, cluster, recs, fc["derived"])
         m, w = stats(pc)
+        within = sum(abs(r["err"]) <= 0.05 for r in pc)
         summary.append(["c. %s fit at its own sizes" % name, "5%",
-                        "mean %.1f%%, worst %.1f%%" % (100 * m, 100 * w), "MET" if w <= 0.05 else "MISSED"])
+                        "mean %.1f%%, worst %.1f%%; %d of %d within 5%%" % (100 * m, 100 * w, within, len(pc)),
+                        "MET" if w <= 0.05 else "MISSED"])
         body.h(3, name)
         body.p("Fitted on: %s alone (`--loss squared`: the target is the fit's own error). Cluster %s, "
                "base %s, NCCL %s. %s" % (name, cluster, base, ver, fc["summary"]))
