@@ -172,13 +172,10 @@ std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_
   CostProfile copy = p;
   std::vector<CollectiveParam> out;
   for (const Accessor& a : kAccessors) {
-    if ((std::string(a.key) == "nccl/nvls_efficiency" ||
-         std::string(a.key) == "nccl/nvls_chunk_us") &&
-        !p.nccl.nvls)
-      continue;
-    if (std::string(a.key) == "nccl/p2p_small_net_peer_us" && !(p.nccl.p2p_small_bytes > 0))
-      continue;
-    if (!small_records && (std::string(a.key).find("/ll") != std::string::npos)) continue;
+    const std::string key = a.key;
+    if (key.rfind("nccl/nvls_", 0) == 0 && !p.nccl.nvls) continue;
+    if (key == "nccl/p2p_small_net_peer_us" && !(p.nccl.p2p_small_bytes > 0)) continue;
+    if (!small_records && key.find("/ll") != std::string::npos) continue;
     const double v = *a.field(copy) * a.scale;
     out.push_back({a.key, a.meaning, a.lo, a.hi, v, v, false, false, 0});
   }

@@ -11,7 +11,8 @@
 // (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
 // treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate). A tree's price
 // adds its pipeline fill across log2(nodes) network levels when the buffer spans few chunks
-// (tree_fill; NCCL's tuner assumes a filled pipeline).
+// (tree_fill; NCCL's tuner assumes a filled pipeline); NVLS's adds a cost per chunk of each of its
+// workers (nvls_chunk_time; the tuner does not see it either).
 // hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
 // replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
 // the same ratio (profile / table ring value), so one fitted number per class and protocol moves
@@ -263,7 +264,11 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     return lat +
            2 * ((s.ppn - 1) * hop_latency(t, profile, s.intra, kTree, proto, tuner) +
                 log2i(s.nodes) * hop_latency(t, profile, LinkClass::Network, kTree, proto, tuner));
-  if (algo == kNvls) return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto, tuner);
+  // NVLS: one NVLink hop, and (the price only: NCCL's tuner does not see it) its chunks'
+  // synchronization.
+  if (algo == kNvls)
+    return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto, tuner) +
+           (tuner ? 0 : nvls_chunk_time(s, profile, bytes));
   if (algo == kNvlsTree)
     return lat + hop_latency(t, profile, LinkClass::NvLink, kNvlsTree, proto, tuner) +
            2 * log2i(s.nodes) *
@@ -442,7 +447,6 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
                   : a == kNvlsTree ? TrafficPattern::NvlsTree
                                    : TrafficPattern::Ring;
       c.latency_s = latency_of(t, profile, shape, a, p, bytes, false);
-      if (a == kNvls) c.latency_s += nvls_chunk_time(shape, profile, bytes);
       c.tuner_latency_s = latency_of(t, profile, shape, a, p, bytes, true);
       bandwidth_of(t, profile, shape, a, p, c.wire, c.cap_Bps);
       if (p == kLL128) c.hw_bw_factor = profile.nccl.ll128_efficiency;
