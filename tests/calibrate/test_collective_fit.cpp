@@ -16,6 +16,7 @@
 #include "calibrate/fit/measurements.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/run_cli.hpp"
 
 using namespace zerosim;
@@ -99,7 +100,7 @@ void check_recovered(const std::string& key, double value, const std::vector<std
   const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Cauchy);
   const CollectiveParam& c = param(fit, key);
   CHECK(c.informed);
-  CHECK(c.value == doctest::Approx(value).epsilon(0.02));
+  CHECK(c.value == zerosim::testing::Approx(value).epsilon(0.02));
   CHECK(fit.worst_abs_rel_err < 1e-3);
 }
 
@@ -151,7 +152,7 @@ TEST_CASE("fit_collectives recovers known parameters from records the model gene
       const CollectiveParam& c = param(fit, key);
       INFO(key);
       CHECK(c.informed);
-      CHECK(c.value == doctest::Approx(want).epsilon(0.02));
+      CHECK(c.value == zerosim::testing::Approx(want).epsilon(0.02));
       CHECK_FALSE(c.at_bound);
     }
     // Seven shapes separate every informed parameter: none is confounded with another.
@@ -194,7 +195,8 @@ TEST_CASE("a fitted profile changes `zerosim collective` and `zerosim simulate` 
       synthetic(truth, {"all_gather", "all_reduce"}, {{1, 8}, {2, 8}, {10, 1}},
                 {1ull << 20, 64ull << 20, 1ull << 30});
   const CollectiveFit fit = fit_collectives(records, base(), kCluster);
-  CHECK(param(fit, "link_classes/network/efficiency").value == doctest::Approx(0.7).epsilon(0.02));
+  CHECK(param(fit, "link_classes/network/efficiency").value ==
+        zerosim::testing::Approx(0.7).epsilon(0.02));
 
   const auto dir = tmpdir();
   const std::string file = (dir / "fitted.json").string();
@@ -269,9 +271,9 @@ TEST_CASE("the Cauchy loss keeps a regime the model lacks from pulling the fit; 
     CHECK(std::fabs(c - want) <= 0.5 * std::fabs(q - want));
   }
   CHECK(param(cauchy, "link_classes/network/efficiency").value ==
-        doctest::Approx(0.9).epsilon(0.05));
+        zerosim::testing::Approx(0.9).epsilon(0.05));
   CHECK(param(cauchy, "link_classes/network/hop_latency_us").value ==
-        doctest::Approx(10).epsilon(0.05));
+        zerosim::testing::Approx(10).epsilon(0.05));
   // The records of the modelled regime: Cauchy's mean time error is under half of squares'.
   double err_c = 0, err_q = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -310,8 +312,8 @@ TEST_CASE("the small-message path's per-peer cost is fitted when the base profil
   const CollectiveFit fit = fit_collectives(records, base_p, cluster);
   const CollectiveParam& small = param(fit, "nccl/p2p_small_net_peer_us");
   CHECK(small.informed);
-  CHECK(small.value == doctest::Approx(11).epsilon(0.02));
-  CHECK(param(fit, "nccl/p2p_net_peer_us").value == doctest::Approx(8).epsilon(0.02));
+  CHECK(small.value == zerosim::testing::Approx(11).epsilon(0.02));
+  CHECK(param(fit, "nccl/p2p_net_peer_us").value == zerosim::testing::Approx(8).epsilon(0.02));
   // A profile without the path has no such parameter to fit.
   for (const CollectiveParam& c : collective_params(base()))
     CHECK(c.key != "nccl/p2p_small_net_peer_us");
@@ -355,7 +357,7 @@ TEST_CASE("NVLS's per-chunk cost is recovered, also from a base profile without 
   const CollectiveFit fit = fit_collectives(records, none, kCluster, CollectiveLoss::Cauchy);
   const CollectiveParam& c = param(fit, "nccl/nvls_chunk_us");
   CHECK(c.informed);
-  CHECK(c.value == doctest::Approx(6).epsilon(0.02));
+  CHECK(c.value == zerosim::testing::Approx(6).epsilon(0.02));
   // The weak prior still pulls toward the distant base (0), so the records are reproduced to a
   // few tenths of a percent rather than the 0.1% of fits that start near the truth; the base
   // itself is far off on the mid sizes (6 us per chunk on 35-120 us collectives).

@@ -11,6 +11,7 @@
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/input_error.hpp"
 
 using namespace zerosim;
@@ -34,8 +35,8 @@ TEST_CASE("fit_relative recovers a line exactly") {
   std::vector<double> t;
   for (double v : x) t.push_back(a + b * v);
   LinearFit f = fit_relative(x, t);
-  CHECK(f.a == doctest::Approx(a).epsilon(1e-9));
-  CHECK(f.b == doctest::Approx(b).epsilon(1e-9));
+  CHECK(f.a == zerosim::testing::Approx(a).epsilon(1e-9));
+  CHECK(f.b == zerosim::testing::Approx(b).epsilon(1e-9));
   CHECK(f.max_rel_err < 1e-9);
 }
 
@@ -48,8 +49,8 @@ TEST_CASE("fit_relative keeps alpha >= 0 and minimizes relative, not absolute, e
   // Relative weighting: a 10x error at the smallest size would dominate; the fit balances relative
   // errors. Two points: exact.
   LinearFit two = fit_relative({100, 200}, {3e-6, 5e-6});
-  CHECK(two.a == doctest::Approx(1e-6));
-  CHECK(two.b == doctest::Approx(2e-8));
+  CHECK(two.a == zerosim::testing::Approx(1e-6));
+  CHECK(two.b == zerosim::testing::Approx(2e-8));
   CHECK_THROWS(fit_relative({}, {}));
   CHECK_THROWS(fit_relative({1}, {0}));
 }
@@ -91,15 +92,16 @@ TEST_CASE("fit_profile: collectives, kernels and GEMMs from synthetic measuremen
   const CostProfile& p = r.profile;
   CHECK(p.status == "measured");
   CHECK(p.name == "dgx-h100-measured");
-  CHECK(p.link_class(LinkClass::NvLink).efficiency == doctest::Approx(0.7).epsilon(1e-3));
-  CHECK(p.kernel("quantize_int8").launch_s == doctest::Approx(7e-6).epsilon(1e-9));
-  CHECK(p.kernel("quantize_int8").throughput_Bps == doctest::Approx(2500e9).epsilon(1e-9));
+  CHECK(p.link_class(LinkClass::NvLink).efficiency == zerosim::testing::Approx(0.7).epsilon(1e-3));
+  CHECK(p.kernel("quantize_int8").launch_s == zerosim::testing::Approx(7e-6).epsilon(1e-9));
+  CHECK(p.kernel("quantize_int8").throughput_Bps == zerosim::testing::Approx(2500e9).epsilon(1e-9));
   // Unmeasured kernels keep the base's values.
-  CHECK(p.kernel("copy").throughput_Bps == doctest::Approx(base().kernel("copy").throughput_Bps));
+  CHECK(p.kernel("copy").throughput_Bps ==
+        zerosim::testing::Approx(base().kernel("copy").throughput_Bps));
   REQUIRE(p.gemm_efficiency.size() == 2);
-  CHECK(p.gemm_efficiency[0].first == doctest::Approx(g1.flops()));
-  CHECK(p.gemm_efficiency[0].second == doctest::Approx(0.5));
-  CHECK(p.gemm_efficiency[1].second == doctest::Approx(0.7));
+  CHECK(p.gemm_efficiency[0].first == zerosim::testing::Approx(g1.flops()));
+  CHECK(p.gemm_efficiency[0].second == zerosim::testing::Approx(0.5));
+  CHECK(p.gemm_efficiency[1].second == zerosim::testing::Approx(0.7));
   for (const auto& pt : r.points) CHECK(std::fabs(pt.rel_err()) < 1e-3);
   // The provenance lists what was fitted: the informed collective parameters, then the rest.
   const json fitted = p.provenance["fitted"];
@@ -129,7 +131,7 @@ TEST_CASE("fit_profile rejects a kernel faster than the HBM peak: cached records
   // Just under the peak the fit stands.
   for (auto& k : m.kernels) k.time_s = 2e-6 + static_cast<double>(k.bytes) / (0.99 * hbm);
   CHECK(fit_profile(m, base(), {}).profile.kernel("copy").throughput_Bps ==
-        doctest::Approx(0.99 * hbm).epsilon(1e-9));
+        zerosim::testing::Approx(0.99 * hbm).epsilon(1e-9));
 }
 
 TEST_CASE("fit_profile takes GPU memory from the measured GPUs, the smallest when they differ") {
@@ -181,5 +183,5 @@ TEST_CASE(
   const auto& big = log.records.back();
   const double busbw = busbw_factor(CollKind::AllReduce, 8) * static_cast<double>(big.bytes) /
                        predict_record(big, "azure-nd-a100-v4", f.profile);
-  CHECK(busbw == doctest::Approx(big.busbw_GBps * 1e9).epsilon(0.10));
+  CHECK(busbw == zerosim::testing::Approx(big.busbw_GBps * 1e9).epsilon(0.10));
 }

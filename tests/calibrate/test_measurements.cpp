@@ -9,6 +9,7 @@
 
 #include "calibrate/fit/measurements.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/input_error.hpp"
 
 using namespace zerosim;
@@ -41,10 +42,10 @@ TEST_CASE("a measurement file with every record kind") {
   parse_measurements_text(text, "m.jsonl", m);
   REQUIRE(m.collectives.size() == 1);
   CHECK(m.collectives[0].where == "m.jsonl:3");
-  CHECK(m.collectives[0].busbw_GBps == doctest::Approx(87.5));
+  CHECK(m.collectives[0].busbw_GBps == zerosim::testing::Approx(87.5));
   REQUIRE(m.kernels.size() == 1);
   REQUIRE(m.gemms.size() == 1);
-  CHECK(m.gemms[0].flops() == doctest::Approx(2.0 * 128 * 256 * 512));
+  CHECK(m.gemms[0].flops() == zerosim::testing::Approx(2.0 * 128 * 256 * 512));
   CHECK(m.provenance[0]["gpu_model"] == "H100-SXM5-80GB");
 }
 

@@ -13,6 +13,7 @@
 
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/input_error.hpp"
 
 using namespace zerosim;
@@ -45,18 +46,19 @@ TEST_CASE("the fixture: 31 rows, 8 ranks from the Rank lines, one host") {
   CHECK(log.header.find("nGpus 8") != std::string::npos);
   const auto& first = log.records.front();
   CHECK(first.bytes == 8);
-  CHECK(first.time_s == doctest::Approx(11.29e-6));
+  CHECK(first.time_s == zerosim::testing::Approx(11.29e-6));
   CHECK(first.ranks == 8);
   CHECK(first.nodes == 1);
   CHECK(first.tier == "intra_node");
   const auto& last = log.records.back();
   CHECK(last.bytes == 8589934592ull);
-  CHECK(last.time_s == doctest::Approx(62641e-6));
+  CHECK(last.time_s == zerosim::testing::Approx(62641e-6));
   // busbw = algbw * 2(n-1)/n, as the log's own column says (239.98).
-  CHECK(last.busbw_GBps == doctest::Approx(239.98).epsilon(0.001));
+  CHECK(last.busbw_GBps == zerosim::testing::Approx(239.98).epsilon(0.001));
   NcclTestsOptions in_place = op("all_reduce");
   in_place.in_place = true;
-  CHECK(load_nccl_tests(kFixture, in_place).records.back().time_s == doctest::Approx(63741e-6));
+  CHECK(load_nccl_tests(kFixture, in_place).records.back().time_s ==
+        zerosim::testing::Approx(63741e-6));
 }
 
 TEST_CASE(
@@ -76,7 +78,7 @@ TEST_CASE(
   CHECK(log.records[0].ranks == 2);
   CHECK(log.records[0].nodes == 2);
   CHECK(log.records[0].tier == "inter_node");
-  CHECK(log.records[1].time_s == doctest::Approx(21e-6));
+  CHECK(log.records[1].time_s == zerosim::testing::Approx(21e-6));
   // Explicit --ranks / --nodes win.
   CHECK(log.records[0].gpus_per_node == 1);
   CHECK(log.gpu_model == "H100-SXM5-80GB");
@@ -97,7 +99,7 @@ TEST_CASE("-J JSON output") {
      "in_place": {"time": 31.0, "algbw": 33.8, "busbw": 59.2, "nwrong": 0}}]})";
   NcclTestsLog log = parse_nccl_tests(text, "log.json", op("all_reduce", 8));
   REQUIRE(log.records.size() == 1);
-  CHECK(log.records[0].time_s == doctest::Approx(30.5e-6));
+  CHECK(log.records[0].time_s == zerosim::testing::Approx(30.5e-6));
   CHECK(log.records[0].where == "log.json:/results/0");
   try {
     parse_nccl_tests(text, "log.json", op("all_reduce"));
@@ -277,8 +279,8 @@ TEST_CASE("H100 10 nodes x 8: sections, the first all_gather row, in-place colum
                          [](const auto& r) { return r.op == "all_gather"; });
   REQUIRE(ag != log.records.end());
   CHECK(ag->bytes == 33553920u);
-  CHECK(ag->busbw_GBps == doctest::Approx(48.57).epsilon(0.001));
-  CHECK(ag->time_s == doctest::Approx(682.20e-6));
+  CHECK(ag->busbw_GBps == zerosim::testing::Approx(48.57).epsilon(0.001));
+  CHECK(ag->time_s == zerosim::testing::Approx(682.20e-6));
   CHECK(ag->where == path + ":199");
   // In-place: alltoall/sendrecv rows whose in-place #wrong is N/A are valid.
   NcclTestsOptions in_place;
@@ -287,7 +289,7 @@ TEST_CASE("H100 10 nodes x 8: sections, the first all_gather row, in-place colum
   CHECK(ip.records.size() == 50);
   auto ag_ip = std::find_if(ip.records.begin(), ip.records.end(),
                             [](const auto& r) { return r.op == "all_gather"; });
-  CHECK(ag_ip->time_s == doctest::Approx(672.05e-6));
+  CHECK(ag_ip->time_s == zerosim::testing::Approx(672.05e-6));
   CHECK(log.header.find("nThread 1 nGpus 1") != std::string::npos);
 }
 
@@ -433,7 +435,8 @@ TEST_CASE("-J JSON: several collectives, devices, N/A, strict values") {
     CHECK(log.gpu_model == "H100-SXM5-80GB");
     NcclTestsOptions in_place;
     in_place.in_place = true;
-    CHECK(parse_nccl_tests(text, "log.json", in_place).records[1].time_s == doctest::Approx(11e-6));
+    CHECK(parse_nccl_tests(text, "log.json", in_place).records[1].time_s ==
+          zerosim::testing::Approx(11e-6));
     CHECK(parse_nccl_tests(text, "log.json", op("send_recv")).records.size() == 1);
   }
   NcclTestsLog cat = parse_nccl_tests(one + two, "log.json", NcclTestsOptions{});
@@ -474,7 +477,7 @@ TEST_CASE("zerosim collective --json imports; its console table is refused") {
   CHECK(log.records[0].ranks == 12);
   CHECK(log.records[0].nodes == 2);  // ceil(12 / 8)
   CHECK(log.records[0].gpus_per_node == 8);
-  CHECK(log.records[0].time_s == doctest::Approx(20.5e-6));
+  CHECK(log.records[0].time_s == zerosim::testing::Approx(20.5e-6));
   CHECK(log.records[1].where == "pred.json:/rows/1");
   CHECK(log.gpu_model == "H100-SXM5-80GB");
   std::string spread = text;

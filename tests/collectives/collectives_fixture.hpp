@@ -54,8 +54,9 @@ inline ByteCount count_bytes(const CollectivePlan& plan, const Topology& topo) {
   return c;
 }
 
-// Per-hop latency of a step src -> dst as the lowering defines it: the profile's alpha of the link
-// class plus the route's wire latency.
+// Per-hop latency of a point-to-point transfer src -> dst as the lowering prices it: the profile's
+// alpha of the link class plus the route's wire latency (a ring's steps take NCCL's latency,
+// ring_simple_latency, without the wire time).
 inline double step_alpha(const Topology& topo, const CostProfile& prof, int src, int dst) {
   const Route& r = topo.route(src, dst);
   const LinkClass cls = r.crosses_nodes ? LinkClass::Network : LinkClass::NvLink;

@@ -10,6 +10,7 @@
 
 #include "sim/collectives/collective.hpp"
 #include "sim/core/json_io.hpp"
+#include "tests/support/approx.hpp"
 
 namespace {
 
@@ -93,9 +94,9 @@ TEST_CASE("size sweep: one row per size, algbw = size/time, busbw = algbw * nccl
     CHECK(row.at("count").get<double>() == size / 4);
     CHECK(row.at("type") == "float");
     const double t = row.at("time_us").get<double>() * 1e-6;
-    CHECK(row.at("algbw_GBps").get<double>() == doctest::Approx(size / t / 1e9));
+    CHECK(row.at("algbw_GBps").get<double>() == zerosim::testing::Approx(size / t / 1e9));
     CHECK(row.at("busbw_GBps").get<double>() ==
-          doctest::Approx(row.at("algbw_GBps").get<double>() * 2 * 7 / 8));
+          zerosim::testing::Approx(row.at("algbw_GBps").get<double>() * 2 * 7 / 8));
   }
   const Run table = run_collective("--cluster dgx-h100 --nodes 1 --op all_reduce --bytes 1MiB");
   REQUIRE(table.code == 0);
@@ -122,7 +123,7 @@ TEST_CASE("16 DGX H100 nodes with 8 x 400 Gbps: all_to_all moves about 44.6 GB/s
       "1GiB");
   const double n = 128, N = 8;
   const double per_nic = busbw * (n - N) / (n - 1);
-  CHECK(per_nic == doctest::Approx(50.38 * 70 / 79).epsilon(0.10));
+  CHECK(per_nic == zerosim::testing::Approx(50.38 * 70 / 79).epsilon(0.10));
 }
 
 // NCCL's choice per row, forced choices, and the nccl-tests text format read back by

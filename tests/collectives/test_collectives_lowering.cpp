@@ -6,10 +6,11 @@
 
 #include "sim/core/error.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
-using doctest::Approx;
 using test::make_op;
+using zerosim::testing::Approx;
 
 namespace {
 
@@ -39,7 +40,8 @@ TEST_CASE("ring all-gather inside one NVSwitch node: n flows of (n-1)/n*S, (n-1)
     CHECK(ph.flows[i].dst_gpu == static_cast<int>((i + 1) % 8));
     CHECK(ph.flows[i].bytes == Approx(7.0 / 8 * S));
   }
-  CHECK(ph.latency_s == Approx(7 * test::step_alpha(topo, prof, 0, 1)));
+  // NCCL's Ring/Simple latency: the call, the base and 7 NVLink steps (not the routes' wire time).
+  CHECK(ph.latency_s == Approx(test::ring_simple_latency(prof, CollKind::AllGather, 8, 1)));
   CHECK(prof.link_class(LinkClass::NvLink).hop_latency_s > 0);
 }
 
@@ -50,7 +52,8 @@ TEST_CASE("ring all-reduce doubles bytes per edge and the number of latency step
       make_op(CollKind::AllReduce, Algorithm::Ring, world_group(topo), S), topo, prof);
   REQUIRE(plan.phases.size() == 1);
   for (const Flow& f : plan.phases[0].flows) CHECK(f.bytes == Approx(2 * 7.0 / 8 * S));
-  CHECK(plan.phases[0].latency_s == Approx(14 * test::step_alpha(topo, prof, 0, 1)));
+  CHECK(plan.phases[0].latency_s ==
+        Approx(test::ring_simple_latency(prof, CollKind::AllReduce, 8, 1)));
 }
 
 TEST_CASE("multi-node ring uses one channel per NIC, so every NIC carries (n-1)/n*S/C") {
@@ -83,9 +86,8 @@ TEST_CASE("multi-node ring uses one channel per NIC, so every NIC carries (n-1)/
   // Network bytes per node = (n-1)/n*S, as every ring edge carries.
   CHECK(test::count_bytes(plan, topo).inter_node == Approx(Y * edge));
   // NCCL's ring latency: (n-1) steps, (Y-1) of them over the network.
-  const double a_nv = test::step_alpha(topo, prof, 0, 1);
-  const double a_net = test::step_alpha(topo, prof, 0, N);
-  CHECK(plan.phases[0].latency_s == Approx((n - 1 - (Y - 1)) * a_nv + (Y - 1) * a_net));
+  CHECK(plan.phases[0].latency_s ==
+        Approx(test::ring_simple_latency(prof, CollKind::AllGather, n, Y)));
 }
 
 TEST_CASE("hierarchical all-gather, reduce-scatter and all-reduce: stages and sizes") {
@@ -110,8 +112,10 @@ TEST_CASE("hierarchical all-gather, reduce-scatter and all-reduce: stages and si
     }
     // Network bytes per node: (Y-1)/Y*S, the data of the other nodes, exactly once.
     CHECK(test::count_bytes(plan, topo).inter_node == Approx(Y * (Y - 1.0) / Y * S));
-    CHECK(plan.phases[0].latency_s == Approx((Y - 1) * test::step_alpha(topo, prof, 0, N)));
-    CHECK(plan.phases[1].latency_s == Approx((N - 1) * test::step_alpha(topo, prof, 0, 1)));
+    CHECK(plan.phases[0].latency_s ==
+          Approx(test::ring_simple_latency(prof, CollKind::AllGather, Y, Y)));
+    CHECK(plan.phases[1].latency_s ==
+          Approx(test::ring_simple_latency(prof, CollKind::AllGather, N, 1)));
   }
   SUBCASE("reduce_scatter: nodes first, then rails") {
     const auto plan = lower_collective(
@@ -130,7 +134,8 @@ TEST_CASE("hierarchical all-gather, reduce-scatter and all-reduce: stages and si
     CHECK(plan.phases[0].flows[0].bytes == Approx((N - 1.0) / N * S));
     CHECK(plan.phases[1].flows[0].bytes == Approx(2 * (Y - 1.0) / Y * S / N));
     CHECK(plan.phases[2].flows[0].bytes == Approx((N - 1.0) / N * S));
-    CHECK(plan.phases[1].latency_s == Approx(2 * (Y - 1) * test::step_alpha(topo, prof, 0, N)));
+    CHECK(plan.phases[1].latency_s ==
+          Approx(test::ring_simple_latency(prof, CollKind::AllReduce, Y, Y)));
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "sim/core/error.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -29,10 +30,10 @@ TEST_CASE("unknown names are input errors naming the flag and the choices") {
 }
 
 TEST_CASE("bus-bandwidth factors are nccl-tests' (PERFORMANCE.md)") {
-  CHECK(busbw_factor(CollKind::AllGather, 8) == doctest::Approx(7.0 / 8));
-  CHECK(busbw_factor(CollKind::ReduceScatter, 16) == doctest::Approx(15.0 / 16));
-  CHECK(busbw_factor(CollKind::AllReduce, 8) == doctest::Approx(2 * 7.0 / 8));
-  CHECK(busbw_factor(CollKind::AllToAll, 4) == doctest::Approx(3.0 / 4));
+  CHECK(busbw_factor(CollKind::AllGather, 8) == zerosim::testing::Approx(7.0 / 8));
+  CHECK(busbw_factor(CollKind::ReduceScatter, 16) == zerosim::testing::Approx(15.0 / 16));
+  CHECK(busbw_factor(CollKind::AllReduce, 8) == zerosim::testing::Approx(2 * 7.0 / 8));
+  CHECK(busbw_factor(CollKind::AllToAll, 4) == zerosim::testing::Approx(3.0 / 4));
   CHECK(busbw_factor(CollKind::SendRecv, 8) == 1.0);
   CHECK(busbw_factor(CollKind::AllGather, 1) == 0.0);
 }

@@ -10,10 +10,11 @@
 #include "sim/engine/engine.hpp"
 #include "sim/net/network_model.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
-using doctest::Approx;
 using test::make_op;
+using zerosim::testing::Approx;
 
 namespace {
 
@@ -94,10 +95,11 @@ TEST_CASE(
   const auto& nv = prof.link_class(LinkClass::NvLink);
   const double ll_lat = prof.nccl.launch_s + 6.6e-6 + (n - 1) * nv.ll_hop_latency_s;
   const double ll128_lat = prof.nccl.launch_s + 14e-6 + (n - 1) * nv.ll128_hop_latency_s;
-  const double ll_bw = std::min(B * 0.5, 141e9);
+  // The profile's LL ratio inside a node (nccl.ll_intra_efficiency) multiplies LL's bandwidth.
+  const double ll_bw = std::min(B * 0.5, 141e9) * prof.nccl.ll_intra_efficiency;
   const double ll128_bw = std::min(B * 0.92, 36.7e9 * prof.nccl.channels);
   const double M = 1 << 20;
-  CHECK(with(NcclProto::LL, M) == Approx(ll_lat + f * M / ll_bw).epsilon(1e-9));
+  CHECK(with(NcclProto::LL, M) == Approx(ll_lat + f * M / ll_bw).epsilon(1e-8));
   CHECK(with(NcclProto::LL128, S) == Approx(ll128_lat + f * S / ll128_bw).epsilon(1e-9));
   // Auto takes the fastest: LL for a few KiB, Simple or LL128 for a GiB, never slower than either.
   CHECK(with(NcclProto::Auto, 4096) == Approx(with(NcclProto::LL, 4096)));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/engine/engine.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -30,9 +31,9 @@ TEST_CASE("callbacks schedule more events; schedule_after is relative to now") {
     if (--left > 0) e.schedule_after(0.25, step);
   };
   e.schedule_at(1.0, step);
-  CHECK(e.run() == doctest::Approx(2.0));
+  CHECK(e.run() == zerosim::testing::Approx(2.0));
   REQUIRE(times.size() == 5);
-  CHECK(times[4] == doctest::Approx(2.0));
+  CHECK(times[4] == zerosim::testing::Approx(2.0));
 }
 
 TEST_CASE("an event at the current time runs after those already queued for it") {

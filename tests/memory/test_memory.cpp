@@ -4,6 +4,7 @@
 
 #include "sim/memory/memory.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -27,11 +28,11 @@ TEST_CASE("model states are 16 bytes per parameter over the world") {
   auto e = run(parse_strategy("zero3"), 1024);
   const double psi = static_cast<double>(total_param_count(load_model("gpt-18b")));
   CHECK(e.component("params_fp16") + e.component("grads_fp16") + e.component("optimizer_fp32") ==
-        doctest::Approx(16 * psi / 384));
+        zerosim::testing::Approx(16 * psi / 384));
   CHECK(e.component("hpz_secondary") == 0);
   double sum = 0;
   for (auto& [_, b] : e.components) sum += b;
-  CHECK(e.peak_bytes == doctest::Approx(sum));
+  CHECK(e.peak_bytes == zerosim::testing::Approx(sum));
 }
 
 TEST_CASE("hpZ memory overhead is exactly 2Ψ/k") {
@@ -39,11 +40,12 @@ TEST_CASE("hpZ memory overhead is exactly 2Ψ/k") {
   auto s = parse_strategy("zero3+hpz");
   s.hpz_size = 16;
   auto with = run(s, 1024), without = run(parse_strategy("zero3"), 1024);
-  CHECK(with.peak_bytes - without.peak_bytes == doctest::Approx(2 * psi / 16).epsilon(1e-12));
+  CHECK(with.peak_bytes - without.peak_bytes ==
+        zerosim::testing::Approx(2 * psi / 16).epsilon(1e-12));
   // The paper: 18B with k = 16 costs about 2.25 GB (gpt-18b has 18.4B parameters).
-  CHECK(with.component("hpz_secondary") == doctest::Approx(2.3e9).epsilon(0.01));
+  CHECK(with.component("hpz_secondary") == zerosim::testing::Approx(2.3e9).epsilon(0.01));
   s.hpz_size = 8;
-  CHECK(run(s, 1024).component("hpz_secondary") == doctest::Approx(2 * psi / 8));
+  CHECK(run(s, 1024).component("hpz_secondary") == zerosim::testing::Approx(2 * psi / 8));
 }
 
 TEST_CASE("an overflow still gives an estimate and a warning naming the overflow") {

@@ -19,6 +19,7 @@
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/topology/topology_graph.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 using test::make_op;
@@ -47,12 +48,12 @@ void check_same(const Topology& topo, const CostProfile& prof, CollectiveOp op) 
     CAPTURE(op.groups.size());
     CAPTURE(bytes);
     CHECK(tr >= 0);  // 0 only for groups of one GPU (no flows)
-    CHECK(tf == doctest::Approx(tr).epsilon(1e-9));
-    CHECK(sf.inter_node_bytes == doctest::Approx(sr.inter_node_bytes).epsilon(1e-9));
-    CHECK(sf.intra_node_bytes == doctest::Approx(sr.intra_node_bytes).epsilon(1e-9));
+    CHECK(tf == zerosim::testing::Approx(tr).epsilon(1e-9));
+    CHECK(sf.inter_node_bytes == zerosim::testing::Approx(sr.inter_node_bytes).epsilon(1e-9));
+    CHECK(sf.intra_node_bytes == zerosim::testing::Approx(sr.intra_node_bytes).epsilon(1e-9));
     CHECK(sf.flows == sr.flows);
     const NetStats cs = collective_stats(op, topo, prof);
-    CHECK(cs.inter_node_bytes == doctest::Approx(sr.inter_node_bytes).epsilon(1e-9));
+    CHECK(cs.inter_node_bytes == zerosim::testing::Approx(sr.inter_node_bytes).epsilon(1e-9));
     CHECK(cs.flows == sr.flows);
   }
 }
@@ -218,8 +219,9 @@ TEST_CASE("whole steps: same step time and bytes with and without the analytic s
     const StepResult fast = simulate(s);
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);
-    CHECK(fast.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9));
-    CHECK(fast.comm.inter_node_bytes == doctest::Approx(full.comm.inter_node_bytes).epsilon(1e-9));
+    CHECK(fast.step_time_s == zerosim::testing::Approx(full.step_time_s).epsilon(1e-9));
+    CHECK(fast.comm.inter_node_bytes ==
+          zerosim::testing::Approx(full.comm.inter_node_bytes).epsilon(1e-9));
     CHECK(fast.comm.flows == full.comm.flows);
   }
 }
@@ -272,5 +274,5 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
       got[i] = AnalyticNetwork(e, own, prof, false, own_plans.get(own, prof)).op_cost(op).first;
     });
   for (auto& t : pool) t.join();
-  for (int i = 0; i < 8; ++i) CHECK(got[i] == doctest::Approx(ref[i % 2]).epsilon(1e-9));
+  for (int i = 0; i < 8; ++i) CHECK(got[i] == zerosim::testing::Approx(ref[i % 2]).epsilon(1e-9));
 }

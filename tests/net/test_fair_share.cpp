@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/net/fair_share.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 using L = std::vector<std::int32_t>;
@@ -17,9 +18,9 @@ TEST_CASE("three flows on one link of capacity 9 get 3 each") {
   s.add_link(9);
   auto a = s.add_flow(L{0}), b = s.add_flow(L{0}), c = s.add_flow(L{0});
   s.solve();
-  CHECK(s.rate(a) == doctest::Approx(3));
-  CHECK(s.rate(b) == doctest::Approx(3));
-  CHECK(s.rate(c) == doctest::Approx(3));
+  CHECK(s.rate(a) == zerosim::testing::Approx(3));
+  CHECK(s.rate(b) == zerosim::testing::Approx(3));
+  CHECK(s.rate(c) == zerosim::testing::Approx(3));
 }
 
 TEST_CASE("classic two-link line: the long flow is limited by the tighter link") {
@@ -31,9 +32,9 @@ TEST_CASE("classic two-link line: the long flow is limited by the tighter link")
   s.add_link(2);
   auto a = s.add_flow(L{0, 1}), b = s.add_flow(L{0}), c = s.add_flow(L{1});
   s.solve();
-  CHECK(s.rate(a) == doctest::Approx(0.5));
-  CHECK(s.rate(b) == doctest::Approx(0.5));
-  CHECK(s.rate(c) == doctest::Approx(1.5));
+  CHECK(s.rate(a) == zerosim::testing::Approx(0.5));
+  CHECK(s.rate(b) == zerosim::testing::Approx(0.5));
+  CHECK(s.rate(c) == zerosim::testing::Approx(1.5));
 }
 
 TEST_CASE("bottleneck hierarchy: three levels saturate one after another") {
@@ -45,13 +46,13 @@ TEST_CASE("bottleneck hierarchy: three levels saturate one after another") {
   auto a = s.add_flow(L{0}), b = s.add_flow(L{0}), c = s.add_flow(L{0, 1});
   auto d = s.add_flow(L{1, 2}), e = s.add_flow(L{2});
   s.solve();
-  CHECK(s.rate(a) == doctest::Approx(1));
-  CHECK(s.rate(b) == doctest::Approx(1));
-  CHECK(s.rate(c) == doctest::Approx(1));
-  CHECK(s.rate(d) == doctest::Approx(3));
-  CHECK(s.rate(e) == doctest::Approx(3));
-  CHECK(s.load(1) == doctest::Approx(4));
-  CHECK(s.load(2) == doctest::Approx(6));
+  CHECK(s.rate(a) == zerosim::testing::Approx(1));
+  CHECK(s.rate(b) == zerosim::testing::Approx(1));
+  CHECK(s.rate(c) == zerosim::testing::Approx(1));
+  CHECK(s.rate(d) == zerosim::testing::Approx(3));
+  CHECK(s.rate(e) == zerosim::testing::Approx(3));
+  CHECK(s.load(1) == zerosim::testing::Approx(4));
+  CHECK(s.load(2) == zerosim::testing::Approx(6));
 }
 
 TEST_CASE("a weight-k flow equals k identical flows") {
@@ -62,8 +63,8 @@ TEST_CASE("a weight-k flow equals k identical flows") {
   s.add_link(100);
   auto x = s.add_flow(L{0, 1}, 3.0), y = s.add_flow(L{0});
   s.solve();
-  CHECK(s.rate(x) == doctest::Approx(7.5));
-  CHECK(s.rate(y) == doctest::Approx(2.5));
+  CHECK(s.rate(x) == zerosim::testing::Approx(7.5));
+  CHECK(s.rate(y) == zerosim::testing::Approx(2.5));
 }
 
 TEST_CASE("a flow with no links is unconstrained") {
@@ -83,22 +84,22 @@ TEST_CASE("incremental solve touches only the connected component") {
   s.add_link(6);
   auto a = s.add_flow(L{0}), b = s.add_flow(L{0}), c = s.add_flow(L{1});
   s.solve();
-  CHECK(s.rate(c) == doctest::Approx(6));
+  CHECK(s.rate(c) == zerosim::testing::Approx(6));
   auto d = s.add_flow(L{1});
   const auto& changed = s.solve();
   CHECK(changed.size() == 2);
-  CHECK(s.rate(c) == doctest::Approx(3));
-  CHECK(s.rate(d) == doctest::Approx(3));
-  CHECK(s.rate(a) == doctest::Approx(2));
-  CHECK(s.rate(b) == doctest::Approx(2));
+  CHECK(s.rate(c) == zerosim::testing::Approx(3));
+  CHECK(s.rate(d) == zerosim::testing::Approx(3));
+  CHECK(s.rate(a) == zerosim::testing::Approx(2));
+  CHECK(s.rate(b) == zerosim::testing::Approx(2));
   // Removing C gives D the whole link again.
   s.remove_flow(c);
   s.solve();
-  CHECK(s.rate(d) == doctest::Approx(6));
+  CHECK(s.rate(d) == zerosim::testing::Approx(6));
   // Doubling link0's capacity doubles A and B.
   s.set_capacity(0, 8);
   s.solve();
-  CHECK(s.rate(a) == doctest::Approx(4));
+  CHECK(s.rate(a) == zerosim::testing::Approx(4));
 }
 
 namespace {
@@ -158,7 +159,7 @@ TEST_CASE(
     }
     s.solve();
     full.solve_all();
-    for (auto f : live) REQUIRE(s.rate(f) == doctest::Approx(full.rate(f)).epsilon(1e-12));
+    for (auto f : live) REQUIRE(s.rate(f) == zerosim::testing::Approx(full.rate(f)).epsilon(1e-12));
     if (step % 25 == 0) check_maxmin(s);
   }
   check_maxmin(s);
@@ -174,16 +175,16 @@ TEST_CASE("a flow crossing a link twice uses twice its rate there; removal keeps
   const auto c = fs.add_flow(twice, 2.0);
   fs.solve();
   // Link 0 carries 2 x level (a) + level (b) + 2 x 2 x level (c) = 7 x level = 10.
-  CHECK(fs.rate(a) == doctest::Approx(10.0 / 7));
-  CHECK(fs.rate(b) == doctest::Approx(10.0 / 7));
-  CHECK(fs.rate(c) == doctest::Approx(20.0 / 7));
-  CHECK(fs.load(l0) == doctest::Approx(10.0));
+  CHECK(fs.rate(a) == zerosim::testing::Approx(10.0 / 7));
+  CHECK(fs.rate(b) == zerosim::testing::Approx(10.0 / 7));
+  CHECK(fs.rate(c) == zerosim::testing::Approx(20.0 / 7));
+  CHECK(fs.load(l0) == zerosim::testing::Approx(10.0));
   fs.remove_flow(a);
   fs.solve();
-  CHECK(fs.rate(b) == doctest::Approx(2.0));  // 1 + 4 shares of 10
-  CHECK(fs.rate(c) == doctest::Approx(4.0));
+  CHECK(fs.rate(b) == zerosim::testing::Approx(2.0));  // 1 + 4 shares of 10
+  CHECK(fs.rate(c) == zerosim::testing::Approx(4.0));
   fs.remove_flow(c);
   fs.solve();
-  CHECK(fs.rate(b) == doctest::Approx(10.0));
+  CHECK(fs.rate(b) == zerosim::testing::Approx(10.0));
   CHECK(fs.load(l1) == 0);
 }

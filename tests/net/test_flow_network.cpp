@@ -8,9 +8,10 @@
 #include "sim/core/error.hpp"
 #include "sim/net/analytic_network.hpp"
 #include "sim/net/flow_network.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
-using doctest::Approx;
+using zerosim::testing::Approx;
 
 namespace {
 

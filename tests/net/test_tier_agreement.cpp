@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/net/network_model.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -45,7 +46,7 @@ void check_agreement(const std::string& type, int nodes, const std::vector<Case>
       CAPTURE(to_string(c.algo));
       CAPTURE(bytes);
       CHECK(flow > 0);
-      CHECK(flow == doctest::Approx(analytic).epsilon(0.01));
+      CHECK(flow == zerosim::testing::Approx(analytic).epsilon(0.01));
     }
   }
 }

@@ -20,6 +20,7 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/step/simulate.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -169,12 +170,13 @@ TEST_CASE("the V100 profile's fitted parameters are inside their documented rang
     CHECK(!f["evidence"].get<std::string>().empty());
     // The profile holds the fitted value.
     if (name == "network_efficiency")
-      CHECK(p["link_classes"]["network"]["efficiency"].get<double>() == doctest::Approx(v));
+      CHECK(p["link_classes"]["network"]["efficiency"].get<double>() ==
+            zerosim::testing::Approx(v));
     else if (name == "quant_hbm_fraction")
       CHECK(p["kernels"]["quantize_int8"]["throughput_GBps"].get<double>() ==
-            doctest::Approx(v * hbm).epsilon(1e-6));
+            zerosim::testing::Approx(v * hbm).epsilon(1e-6));
     else if (name == "zero3_fetch_ns_per_byte")
-      CHECK(p["zero3_fetch_ns_per_byte"].get<double>() == doctest::Approx(v));
+      CHECK(p["zero3_fetch_ns_per_byte"].get<double>() == zerosim::testing::Approx(v));
     else
       FAIL_CHECK("unknown fitted parameter " << name);
   }

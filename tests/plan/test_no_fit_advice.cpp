@@ -7,6 +7,7 @@
 
 #include "../support/paper_scenario.hpp"
 #include "sim/plan/no_fit_advice.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -30,9 +31,9 @@ TEST_CASE("the sharded bytes are what doubling the GPUs halves; the rest does no
     const StepResult two = on_nodes(strategy, "gpt-18b", 2),
                      four = on_nodes(strategy, "gpt-18b", 4);
     const double s2 = plan::sharded_bytes(two), s4 = plan::sharded_bytes(four);
-    CHECK(s2 == doctest::Approx(2 * s4).epsilon(1e-12));
+    CHECK(s2 == zerosim::testing::Approx(2 * s4).epsilon(1e-12));
     CHECK(two.memory.peak_bytes - s2 ==
-          doctest::Approx(four.memory.peak_bytes - s4).epsilon(1e-12));
+          zerosim::testing::Approx(four.memory.peak_bytes - s4).epsilon(1e-12));
     CHECK((s2 > 0) == (std::string(strategy) != "hsdp"));
   }
 }

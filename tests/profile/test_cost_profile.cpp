@@ -12,6 +12,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -105,35 +106,36 @@ TEST_CASE("minimal profile parses with units converted") {
   CostProfile p = parse_cost_profile(minimal_profile(), "ok.json");
   CHECK(p.name == "test");
   CHECK(p.status == "derived");
-  CHECK(p.peak_flops == doctest::Approx(100e12));
-  CHECK(p.hbm_Bps == doctest::Approx(1000e9));
+  CHECK(p.peak_flops == zerosim::testing::Approx(100e12));
+  CHECK(p.hbm_Bps == zerosim::testing::Approx(1000e9));
   CHECK(p.memory_bytes == 1000000000u);
-  CHECK(p.kernel("copy").launch_s == doctest::Approx(5e-6));
-  CHECK(p.kernel_time("copy", 1e9) == doctest::Approx(5e-6 + 1e-3));
-  CHECK(p.link_class(LinkClass::Network).hop_latency_s == doctest::Approx(14e-6));
-  CHECK(p.link_class(LinkClass::NvLink).efficiency == doctest::Approx(0.8));
-  CHECK(p.link_class(LinkClass::Network).ll_hop_latency_s == doctest::Approx(2.7e-6));
-  CHECK(p.link_class(LinkClass::Pcie).ll128_hop_latency_s == doctest::Approx(2.5e-6));
+  CHECK(p.kernel("copy").launch_s == zerosim::testing::Approx(5e-6));
+  CHECK(p.kernel_time("copy", 1e9) == zerosim::testing::Approx(5e-6 + 1e-3));
+  CHECK(p.link_class(LinkClass::Network).hop_latency_s == zerosim::testing::Approx(14e-6));
+  CHECK(p.link_class(LinkClass::NvLink).efficiency == zerosim::testing::Approx(0.8));
+  CHECK(p.link_class(LinkClass::Network).ll_hop_latency_s == zerosim::testing::Approx(2.7e-6));
+  CHECK(p.link_class(LinkClass::Pcie).ll128_hop_latency_s == zerosim::testing::Approx(2.5e-6));
   CHECK(p.nccl.version_code == 21803);
   CHECK(p.nccl.arch == GpuArch::Hopper);
   CHECK(p.nccl.channels == 16);
-  CHECK(p.nccl.launch_s == doctest::Approx(5e-6));
+  CHECK(p.nccl.launch_s == zerosim::testing::Approx(5e-6));
   CHECK(p.nccl.nvls);
-  CHECK(p.nccl.p2p_peer_s == doctest::Approx(1e-6));
-  CHECK(p.nccl.p2p_net_peer_s == doctest::Approx(7e-6));
+  CHECK(p.nccl.p2p_peer_s == zerosim::testing::Approx(1e-6));
+  CHECK(p.nccl.p2p_net_peer_s == zerosim::testing::Approx(7e-6));
   CHECK(p.nccl.host_cpu == HostCpu::Amd);
   CHECK_THROWS_AS(p.kernel("no_such_kernel"), std::out_of_range);
 }
 
 TEST_CASE("GEMM efficiency is piecewise linear in log10(flops) and clamped") {
   CostProfile p = parse_cost_profile(minimal_profile(), "ok.json");
-  CHECK(p.gemm_efficiency_at(1e3) == doctest::Approx(0.1));  // clamped below
-  CHECK(p.gemm_efficiency_at(1e8) == doctest::Approx(0.1));
-  CHECK(p.gemm_efficiency_at(1e9) == doctest::Approx(0.3));  // halfway in log10 between 8 and 10
-  CHECK(p.gemm_efficiency_at(1e10) == doctest::Approx(0.5));
-  CHECK(p.gemm_efficiency_at(1e15) == doctest::Approx(0.5));  // clamped above
-  double x = std::pow(10.0, 8.5);                             // a quarter of the way
-  CHECK(p.gemm_efficiency_at(x) == doctest::Approx(0.2));
+  CHECK(p.gemm_efficiency_at(1e3) == zerosim::testing::Approx(0.1));  // clamped below
+  CHECK(p.gemm_efficiency_at(1e8) == zerosim::testing::Approx(0.1));
+  CHECK(p.gemm_efficiency_at(1e9) ==
+        zerosim::testing::Approx(0.3));  // halfway in log10 between 8 and 10
+  CHECK(p.gemm_efficiency_at(1e10) == zerosim::testing::Approx(0.5));
+  CHECK(p.gemm_efficiency_at(1e15) == zerosim::testing::Approx(0.5));  // clamped above
+  double x = std::pow(10.0, 8.5);                                      // a quarter of the way
+  CHECK(p.gemm_efficiency_at(x) == zerosim::testing::Approx(0.2));
 }
 
 TEST_CASE("NCCL versions: MAJOR.MINOR[.PATCH] codes") {
@@ -151,7 +153,7 @@ TEST_CASE("to_json round-trips") {
   CHECK(to_json(q) == to_json(p));
   CHECK(q.gemm_efficiency == p.gemm_efficiency);
   CHECK(q.nccl.version == "2.18.3");
-  CHECK(q.link_class(LinkClass::NvLink).ll128_hop_latency_s == doctest::Approx(1.9e-6));
+  CHECK(q.link_class(LinkClass::NvLink).ll128_hop_latency_s == zerosim::testing::Approx(1.9e-6));
   // No small-message path: its keys are not written (they are optional).
   CHECK_FALSE(to_json(p)["nccl"].contains("p2p_small_bytes"));
   CHECK(q.nccl.p2p_small_bytes == 0);
@@ -165,8 +167,8 @@ TEST_CASE("nccl.nvls_chunk_us is optional (0 when absent) and needs NVLS") {
   j["nccl"]["nvls"] = true;
   j["nccl"]["nvls_chunk_us"] = 2.5;
   const CostProfile p = parse_cost_profile(j, "ok.json");
-  CHECK(p.nccl.nvls_chunk_s == doctest::Approx(2.5e-6));
-  CHECK(to_json(p)["nccl"]["nvls_chunk_us"] == doctest::Approx(2.5));
+  CHECK(p.nccl.nvls_chunk_s == zerosim::testing::Approx(2.5e-6));
+  CHECK(to_json(p)["nccl"]["nvls_chunk_us"] == zerosim::testing::Approx(2.5));
   CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
   expect_bad(
       [](json& j) {
@@ -183,10 +185,10 @@ TEST_CASE("the small-message path's keys are optional, read and written together
   j["nccl"]["p2p_small_net_peer_us"] = 11;
   const CostProfile p = parse_cost_profile(j, "ok.json");
   CHECK(p.nccl.p2p_small_bytes == 256);
-  CHECK(p.nccl.p2p_small_net_peer_s == doctest::Approx(11e-6));
+  CHECK(p.nccl.p2p_small_net_peer_s == zerosim::testing::Approx(11e-6));
   const json out = to_json(p);
   CHECK(out["nccl"]["p2p_small_bytes"] == 256);
-  CHECK(out["nccl"]["p2p_small_net_peer_us"] == doctest::Approx(11));
+  CHECK(out["nccl"]["p2p_small_net_peer_us"] == zerosim::testing::Approx(11));
   CHECK(to_json(parse_cost_profile(out, "roundtrip.json")) == out);
 }
 
@@ -351,8 +353,8 @@ TEST_CASE("selection by GPU model, by name and by file") {
         "H100-SXM5-80GB");
   // Datasheet values (closed forms: the profile's documented sources).
   CostProfile v = select_cost_profile_for_gpu("dgx2-v100", "");
-  CHECK(v.peak_flops == doctest::Approx(125e12));
-  CHECK(v.hbm_Bps == doctest::Approx(900e9));
+  CHECK(v.peak_flops == zerosim::testing::Approx(125e12));
+  CHECK(v.hbm_Bps == zerosim::testing::Approx(900e9));
 }
 
 TEST_CASE("selection failures name --profile") {

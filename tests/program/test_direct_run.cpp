@@ -14,6 +14,7 @@
 #include "sim/step/lower.hpp"
 #include "tests/program/stub_network.hpp"
 #include "tests/step/gpt18b_setup.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -72,8 +73,8 @@ void compare_runs(const StepProgram& p, MakeNet make_net) {
   CHECK(a.makespan_s == b.makespan_s);
   CHECK(a.events == b.events);
   CHECK(a.net.flows == b.net.flows);
-  CHECK(a.net.inter_node_bytes == doctest::Approx(b.net.inter_node_bytes).epsilon(1e-12));
-  CHECK(a.net.intra_node_bytes == doctest::Approx(b.net.intra_node_bytes).epsilon(1e-12));
+  CHECK(a.net.inter_node_bytes == zerosim::testing::Approx(b.net.inter_node_bytes).epsilon(1e-12));
+  CHECK(a.net.intra_node_bytes == zerosim::testing::Approx(b.net.intra_node_bytes).epsilon(1e-12));
   REQUIRE(a.lanes.size() == p.streams.size());
   REQUIRE(b.lanes.size() == p.streams.size());
   for (std::size_t s = 0; s < p.streams.size(); ++s) {

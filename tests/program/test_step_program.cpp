@@ -8,6 +8,7 @@
 
 #include "sim/program/step_program.hpp"
 #include "tests/program/stub_network.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -31,7 +32,7 @@ TEST_CASE("two independent streams overlap: makespan is the longer stream") {
   Engine e;
   StubNetwork net(e);
   RunResult r = run_program(p, e, net);
-  CHECK(r.makespan_s == doctest::Approx(3.0));
+  CHECK(r.makespan_s == zerosim::testing::Approx(3.0));
   REQUIRE(r.lanes.size() == 2);
   CHECK(r.lanes[0].size() == 2);
   CHECK(r.lanes[1].size() == 3);
@@ -44,7 +45,7 @@ TEST_CASE("two independent streams overlap: makespan is the longer stream") {
     CHECK(timeline[i].stream == order[i][0]);
     CHECK(timeline[i].op == order[i][1]);
   }
-  CHECK(timeline.back().start == doctest::Approx(1.0));
+  CHECK(timeline.back().start == zerosim::testing::Approx(1.0));
 }
 
 TEST_CASE("a wait chain serializes streams") {
@@ -58,11 +59,11 @@ TEST_CASE("a wait chain serializes streams") {
   Engine e;
   StubNetwork net(e);
   RunResult r = run_program(p, e, net);
-  CHECK(r.makespan_s == doctest::Approx(6.0));
+  CHECK(r.makespan_s == zerosim::testing::Approx(6.0));
   const auto timeline = completion_order(r);
   REQUIRE(timeline.size() == 3);
   CHECK(timeline[2].stream == 2);
-  CHECK(timeline[2].start == doctest::Approx(3.0));
+  CHECK(timeline[2].start == zerosim::testing::Approx(3.0));
 }
 
 TEST_CASE("a collective overlaps compute; the consumer waits for it") {
@@ -75,8 +76,8 @@ TEST_CASE("a collective overlaps compute; the consumer waits for it") {
   Engine e;
   StubNetwork net(e);
   RunResult r = run_program(p, e, net);
-  CHECK(r.makespan_s == doctest::Approx(3.0));
-  CHECK(r.net.inter_node_bytes == doctest::Approx(2e9));
+  CHECK(r.makespan_s == zerosim::testing::Approx(3.0));
+  CHECK(r.net.inter_node_bytes == zerosim::testing::Approx(2e9));
   CHECK(r.net.flows == 1);
 }
 
@@ -98,7 +99,7 @@ TEST_CASE("prefetch pattern: n layers, compute c, gather g > c overlapped one ah
   p.streams = {comp, ag};
   Engine e;
   StubNetwork net(e);
-  CHECK(run_program(p, e, net).makespan_s == doctest::Approx(1.4));
+  CHECK(run_program(p, e, net).makespan_s == zerosim::testing::Approx(1.4));
 }
 
 TEST_CASE("a wait whose record never runs is a deadlock") {
@@ -163,7 +164,7 @@ TEST_CASE("collective classes: validate_program checks their count, range and eq
     Engine e;
     StubNetwork net(e, direct);
     const RunResult r = run_program(p, e, net);
-    CHECK(r.makespan_s == doctest::Approx(4.0));
+    CHECK(r.makespan_s == zerosim::testing::Approx(4.0));
     CHECK(r.net.inter_node_bytes == 4e9);
   }
 }

@@ -17,6 +17,7 @@
 #include "sim/step/simulate.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 using namespace zerosim::report;
@@ -167,8 +168,8 @@ TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
   const auto& rows = cmp.rows;
   CHECK(cmp.across.empty());
   REQUIRE(rows.size() == 40u);
-  CHECK(rows[0].step_delta_pct() == doctest::Approx(10.0).epsilon(1e-9));
-  CHECK(rows[0].tflops_delta_pct() == doctest::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
+  CHECK(rows[0].step_delta_pct() == zerosim::testing::Approx(10.0).epsilon(1e-9));
+  CHECK(rows[0].tflops_delta_pct() == zerosim::testing::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
   CHECK(rows[1].b == nullptr);
   CHECK(rows[2].step_delta_pct() == 0.0);
   std::string text = render_compare(cmp, "a.json", "b.json");
@@ -188,7 +189,7 @@ TEST_CASE("compare matches across what each file holds constant, or what --by na
   CHECK(found.across == std::vector<std::string>{"tier"});
   CHECK(found.found == "tier: \"flow\" vs \"analytic\"");
   REQUIRE(found.rows.size() == 40u);
-  CHECK(found.rows[0].step_delta_pct() == doctest::Approx(100.0));
+  CHECK(found.rows[0].step_delta_pct() == zerosim::testing::Approx(100.0));
   const std::string text = render_compare(found, "a.json", "b.json");
   CHECK(text.find("tier: \"flow\" vs \"analytic\"") != std::string::npos);
   CHECK(text.find("40 matched, 0 only in A, 0 only in B") != std::string::npos);
@@ -223,7 +224,7 @@ TEST_CASE("the step attribution of real results adds up to the step time") {
       for (const auto& p : views[0].step_attribution()) sum += p.seconds;
       CAPTURE(strategy);
       CAPTURE(nics);
-      CHECK(sum == doctest::Approx(views[0].step_time_s).epsilon(1e-9));
+      CHECK(sum == zerosim::testing::Approx(views[0].step_time_s).epsilon(1e-9));
     }
 }
 

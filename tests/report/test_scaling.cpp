@@ -12,6 +12,7 @@
 #include "sim/report/html.hpp"
 #include "sim/report/scaling.hpp"
 #include "sim/report/tables.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim::report;
 
@@ -51,9 +52,9 @@ TEST_CASE("a nodes sweep is one scaling series per strategy") {
   CHECK(g[0].xs == std::vector<double>{8, 16, 32});
   CHECK(g[0].rows.size() == 6u);
   // 144000 / 16 over 80000 / 8, and so on.
-  CHECK(scaling_efficiency(g[0], rs[2]) == doctest::Approx(0.9));
-  CHECK(scaling_efficiency(g[0], rs[3]) == doctest::Approx(0.975));
-  CHECK(scaling_efficiency(g[0], rs[5]) == doctest::Approx(0.95));
+  CHECK(scaling_efficiency(g[0], rs[2]) == zerosim::testing::Approx(0.9));
+  CHECK(scaling_efficiency(g[0], rs[3]) == zerosim::testing::Approx(0.975));
+  CHECK(scaling_efficiency(g[0], rs[5]) == zerosim::testing::Approx(0.95));
   CHECK(scaling_efficiency(g[0], rs[0]) == 1.0);
 }
 

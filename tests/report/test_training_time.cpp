@@ -9,6 +9,7 @@
 #include "sim/report/html.hpp"
 #include "sim/report/tables.hpp"
 #include "sim/report/training_time.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 using namespace zerosim::report;
@@ -32,8 +33,8 @@ TEST_CASE("days and GPU-hours are the budget over tokens/s") {
   r.gpus = 384;
   r.tokens_per_s = 1e6;
   const TrainingTime t = training_time(r, 300e9);
-  CHECK(t.days == doctest::Approx(300e3 / 86400));
-  CHECK(t.gpu_hours == doctest::Approx(300e3 / 3600 * 384));
+  CHECK(t.days == zerosim::testing::Approx(300e3 / 86400));
+  CHECK(t.gpu_hours == zerosim::testing::Approx(300e3 / 3600 * 384));
   r.tokens_per_s = 0;  // a result without throughput gives no time, not infinity
   CHECK(training_time(r, 300e9).days == 0);
 }

@@ -9,6 +9,7 @@
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/run_cli.hpp"
 
@@ -130,11 +131,11 @@ TEST_CASE("compute: FlashAttention at kFlashGemmFraction of the GEMM curve, back
   CHECK(gemm_fwd > 0);
   CHECK(gemm > 0);
   CHECK(forward_time(attn, prof, AttentionImpl::Flash) ==
-        doctest::Approx(gemm_fwd + f / (peak * eff)).epsilon(1e-12));
+        zerosim::testing::Approx(gemm_fwd + f / (peak * eff)).epsilon(1e-12));
   CHECK(backward_time(attn, prof, AttentionImpl::Flash) ==
-        doctest::Approx(2 * gemm_fwd + 2.5 * f / (peak * eff)).epsilon(1e-12));
+        zerosim::testing::Approx(2 * gemm_fwd + 2.5 * f / (peak * eff)).epsilon(1e-12));
   CHECK(backward_time(attn, prof, AttentionImpl::Eager) ==
-        doctest::Approx(2 * gemm_fwd + 2 * f / (peak * eager_eff)).epsilon(1e-12));
+        zerosim::testing::Approx(2 * gemm_fwd + 2 * f / (peak * eager_eff)).epsilon(1e-12));
 
   // End to end: same model FLOPs, FlashAttention's score recompute in the executed FLOPs, faster.
   s.tokens_per_gpu = 8192;
@@ -146,7 +147,7 @@ TEST_CASE("compute: FlashAttention at kFlashGemmFraction of the GEMM curve, back
   double attention = 0;
   for (const Module& m : mods) attention += m.attention_flops;
   CHECK(rf.counted_flops_per_step - re.counted_flops_per_step ==
-        doctest::Approx(0.5 * attention * 8).epsilon(1e-9));  // 8 GPUs, one micro-step
+        zerosim::testing::Approx(0.5 * attention * 8).epsilon(1e-9));  // 8 GPUs, one micro-step
   CHECK(rf.step_time_s < re.step_time_s);
   CHECK(rf.breakdown.compute_s < re.breakdown.compute_s);
   CHECK(rf.memory.component("activations") < re.memory.component("activations"));

@@ -14,6 +14,7 @@
 #include "sim/step/simulate.hpp"
 #include "sim/topology/node_types.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/run_cli.hpp"
@@ -115,19 +116,19 @@ TEST_CASE("bytes over PCIe and to NVMe per step: the closed form of each offload
     const StepResult r = run(z(c.stage, c.opt, c.param), c.G);
     REQUIRE(r.has_offload);
     const OffloadResult& o = r.offload;
-    CHECK(o.h2d_bytes_per_gpu == doctest::Approx(c.h2d).epsilon(1e-12));
-    CHECK(o.d2h_bytes_per_gpu == doctest::Approx(c.d2h).epsilon(1e-12));
-    CHECK(o.nvme_read_bytes_per_gpu == doctest::Approx(c.nvme_read).epsilon(1e-12));
-    CHECK(o.nvme_write_bytes_per_gpu == doctest::Approx(c.nvme_write).epsilon(1e-12));
+    CHECK(o.h2d_bytes_per_gpu == zerosim::testing::Approx(c.h2d).epsilon(1e-12));
+    CHECK(o.d2h_bytes_per_gpu == zerosim::testing::Approx(c.d2h).epsilon(1e-12));
+    CHECK(o.nvme_read_bytes_per_gpu == zerosim::testing::Approx(c.nvme_read).epsilon(1e-12));
+    CHECK(o.nvme_write_bytes_per_gpu == zerosim::testing::Approx(c.nvme_write).epsilon(1e-12));
     // Every byte at the PCIe rate: the copies' busy time.
     CHECK(r.breakdown.offload_copy_s ==
-          doctest::Approx((c.h2d + c.d2h) / pcie_Bps()).epsilon(1e-9));
+          zerosim::testing::Approx((c.h2d + c.d2h) / pcie_Bps()).epsilon(1e-9));
     CHECK(o.pcie_Bps == pcie_Bps());
     // The breakdown still adds up to the step.
     const StepTimeBreakdown& b = r.breakdown;
     CHECK(b.compute_s + b.recompute_s + b.optimizer_s + b.param_fetch_s + b.exposed_comm.total_s +
               b.exposed_kernels_s + b.exposed_offload_s + b.idle_s ==
-          doctest::Approx(r.step_time_s).epsilon(1e-9));
+          zerosim::testing::Approx(r.step_time_s).epsilon(1e-9));
   }
 }
 
@@ -138,21 +139,23 @@ TEST_CASE("GPU memory drops by 12 psi / W (optimizer) and 2 psi / W more (parame
                    both = run(z(3, "cpu", "cpu")), nvme = run(z(3, "nvme", "nvme"));
   CHECK_FALSE(none.has_offload);
   CHECK(none.memory.peak_bytes - opt.memory.peak_bytes ==
-        doctest::Approx(12 * P / W).epsilon(1e-12));
+        zerosim::testing::Approx(12 * P / W).epsilon(1e-12));
   CHECK(opt.memory.peak_bytes - both.memory.peak_bytes ==
-        doctest::Approx(2 * P / W).epsilon(1e-12));
+        zerosim::testing::Approx(2 * P / W).epsilon(1e-12));
   CHECK(nvme.memory.peak_bytes == both.memory.peak_bytes);
   CHECK(opt.memory.component("optimizer_fp32") == 0);
   CHECK(both.memory.component("params_fp16") == 0);
   // Host memory per node: FP32 states and gradient partition (16 B) and the 16-bit partition
   // (2 B) of each of the node's 8 ranks; NVMe holds the 12 + 2 bytes instead.
-  CHECK(both.offload.host_bytes_per_node == doctest::Approx(N * 18 * P / W).epsilon(1e-12));
+  CHECK(both.offload.host_bytes_per_node ==
+        zerosim::testing::Approx(N * 18 * P / W).epsilon(1e-12));
   CHECK(both.offload.host_capacity_bytes_per_node == 2048.0 * (1 << 30));
   CHECK(nvme.offload.host_bytes_per_node == 0);
-  CHECK(nvme.offload.nvme_bytes_per_node == doctest::Approx(N * 14 * P / W).epsilon(1e-12));
+  CHECK(nvme.offload.nvme_bytes_per_node ==
+        zerosim::testing::Approx(N * 14 * P / W).epsilon(1e-12));
   // Stage 2 with optimizer offload: the same 12 psi / W.
   CHECK(run(z(2, "", "")).memory.peak_bytes - run(z(2, "cpu", "")).memory.peak_bytes ==
-        doctest::Approx(12 * P / W).epsilon(1e-12));
+        zerosim::testing::Approx(12 * P / W).epsilon(1e-12));
 }
 
 TEST_CASE("CPU Adam replaces the GPU optimizer, and the step pays for what cannot overlap") {
@@ -165,7 +168,7 @@ TEST_CASE("CPU Adam replaces the GPU optimizer, and the step pays for what canno
     CHECK(none.breakdown.host_optimizer_s == 0);
     // The node's CPU Adam rate shared by its 8 ranks, each updating psi / W parameters.
     const double adam = (P / W) / (kHostAdamParamsPerS / N);
-    CHECK(opt.breakdown.host_optimizer_s == doctest::Approx(adam).epsilon(1e-12));
+    CHECK(opt.breakdown.host_optimizer_s == zerosim::testing::Approx(adam).epsilon(1e-12));
     // CPU Adam and the copy of the updated parameters back follow the last backward: nothing
     // overlaps them. The gradient copies may hide behind the backward.
     const double h2d = 2 * P / W / pcie_Bps();

@@ -8,6 +8,7 @@
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
@@ -73,32 +74,33 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
 
   auto z3 = simulate(paper("zero3"));
   CHECK(phase_bytes(z3, "forward_all_gather", "inter") ==
-        doctest::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
+        zerosim::testing::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
   CHECK(phase_bytes(z3, "backward_all_gather", "inter") ==
-        doctest::Approx(ring_inter(2 * (s.gather - s.kept))).epsilon(1e-9));
+        zerosim::testing::Approx(ring_inter(2 * (s.gather - s.kept))).epsilon(1e-9));
   CHECK(phase_bytes(z3, "gradient_reduction", "inter") ==
-        doctest::Approx(ring_inter(2 * s.psi)).epsilon(1e-9));
+        zerosim::testing::Approx(ring_inter(2 * s.psi)).epsilon(1e-9));
 
   auto pp = simulate(paper("zeropp"));
   const double q = s.psi - s.one_d;  // every 2-D tensor of gpt-18b divides by 2 x 384
   const double int8 = 1 + 4 / B;     // qwZ bytes per element: INT8 and an FP32 scale per block
   CHECK(phase_bytes(pp, "forward_all_gather", "inter") ==
-        doctest::Approx(ring_inter(int8 * s.gather)).epsilon(1e-9));
+        zerosim::testing::Approx(ring_inter(int8 * s.gather)).epsilon(1e-9));
   // In backward the recomputes run DeepSpeed's forward hooks, which gather from the primary
   // partition across nodes; only the backward hooks (here the embedding's) read hpZ's copy.
   const double recompute = s.gather - s.kept - s.embed;
   CHECK(phase_bytes(pp, "backward_all_gather", "inter") ==
-        doctest::Approx(ring_inter(int8 * recompute)).epsilon(1e-9));
+        zerosim::testing::Approx(ring_inter(int8 * recompute)).epsilon(1e-9));
   CHECK(phase_bytes(pp, "backward_all_gather", "intra") > 0);
   // qgZ: INT4 + FP32 scales of 1/N of the gradient cross the network; 1-D tensors go by FP16 ring.
   const double qgz_inter = rail_a2a_inter(q / (2 * N) + 4 * q / (N * B)) + ring_inter(2 * s.one_d);
-  CHECK(phase_bytes(pp, "gradient_reduction", "inter") == doctest::Approx(qgz_inter).epsilon(1e-9));
+  CHECK(phase_bytes(pp, "gradient_reduction", "inter") ==
+        zerosim::testing::Approx(qgz_inter).epsilon(1e-9));
 
   const double expected_z3 =
       ring_inter(2 * s.gather) + ring_inter(2 * (s.gather - s.kept)) + ring_inter(2 * s.psi);
   const double expected_pp = ring_inter(int8 * (s.gather + recompute)) + qgz_inter;
   const double ratio = z3.comm.inter_node_bytes / pp.comm.inter_node_bytes;
-  CHECK(ratio == doctest::Approx(expected_z3 / expected_pp).epsilon(1e-9));
+  CHECK(ratio == zerosim::testing::Approx(expected_z3 / expected_pp).epsilon(1e-9));
   // The paper's 3M / 0.75M = 4x counts no recompute; with activation checkpointing DeepSpeed's
   // ZeRO++ also gathers the recompute's INT8 weights across nodes: 3M / 1.25M = 2.4x, moved by the
   // tied head's re-gather, the block scales and the FP16 fallback of 1-D tensors.
@@ -107,7 +109,7 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   // The engine's totals equal the sums over collectives.
   double sum = 0;
   for (const auto& [_, v] : pp.comm.by_collective) sum += v.inter_node_bytes;
-  CHECK(sum == doctest::Approx(pp.comm.inter_node_bytes).epsilon(1e-12));
+  CHECK(sum == zerosim::testing::Approx(pp.comm.inter_node_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
@@ -119,7 +121,7 @@ TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
   SUBCASE("qwZ: every weight gather shrinks to INT8 + scales; gradients untouched") {
     auto r = simulate(paper("zero3+qwz"));
     for (auto p : ag)
-      CHECK(bytes(r, p) == doctest::Approx(bytes(z3, p) * (1 + 4 / B) / 2).epsilon(1e-12));
+      CHECK(bytes(r, p) == zerosim::testing::Approx(bytes(z3, p) * (1 + 4 / B) / 2).epsilon(1e-12));
     CHECK(bytes(r, "gradient_reduction") == bytes(z3, "gradient_reduction"));
   }
   SUBCASE("hpZ: backward hooks' gathers stay inside the node; forward and gradients untouched") {
@@ -129,9 +131,9 @@ TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
     auto r = simulate(paper("zero3+hpz"));
     CHECK(bytes(r, "forward_all_gather") == bytes(z3, "forward_all_gather"));
     CHECK(phase_bytes(r, "backward_all_gather", "inter") ==
-          doctest::Approx(ring_inter(2 * (s.gather - s.kept - s.embed))).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * (s.gather - s.kept - s.embed))).epsilon(1e-9));
     CHECK(phase_bytes(z3, "backward_all_gather", "inter") ==
-          doctest::Approx(ring_inter(2 * (s.gather - s.kept))).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * (s.gather - s.kept))).epsilon(1e-9));
     CHECK(phase_bytes(r, "backward_all_gather", "intra") > 0);
     CHECK(bytes(r, "gradient_reduction") == bytes(z3, "gradient_reduction"));
   }
@@ -151,8 +153,8 @@ TEST_CASE("hpZ memory overhead is exactly 2Ψ/k in the result") {
   s8.hpz_partition = 8;
   auto h8 = simulate(s8);
   auto peak = [](const StepResult& r) { return r.memory.peak_bytes; };
-  CHECK(peak(h16) - peak(z3) == doctest::Approx(2 * psi / 16).epsilon(1e-12));
-  CHECK(peak(h8) - peak(z3) == doctest::Approx(2 * psi / 8).epsilon(1e-12));
+  CHECK(peak(h16) - peak(z3) == zerosim::testing::Approx(2 * psi / 16).epsilon(1e-12));
+  CHECK(peak(h8) - peak(z3) == zerosim::testing::Approx(2 * psi / 8).epsilon(1e-12));
   CHECK(h16.scenario.strategy.hpz_size == 16);
 }
 
@@ -206,17 +208,18 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   const auto& b = r.breakdown;
   const double parts = b.compute_s + b.recompute_s + b.optimizer_s + b.param_fetch_s +
                        b.exposed_comm.total_s + b.exposed_kernels_s + b.idle_s;
-  CHECK(parts == doctest::Approx(r.step_time_s).epsilon(1e-9));
+  CHECK(parts == zerosim::testing::Approx(r.step_time_s).epsilon(1e-9));
   const ExposedComm& e = b.exposed_comm;
   const double kinds = e.all_gather_s + e.reduce_scatter_s + e.all_to_all_s + e.all_reduce_s;
-  CHECK(kinds == doctest::Approx(e.total_s).epsilon(1e-12));
+  CHECK(kinds == zerosim::testing::Approx(e.total_s).epsilon(1e-12));
   const double seqs = 384.0 * 1024 / 512;
   const double flops = megatron_step_flops(load_model("gpt-18b"), seqs, 512, true);
-  CHECK(r.tflops_per_gpu == doctest::Approx(flops / (384 * r.step_time_s) / 1e12).epsilon(1e-12));
+  CHECK(r.tflops_per_gpu ==
+        zerosim::testing::Approx(flops / (384 * r.step_time_s) / 1e12).epsilon(1e-12));
   // For GPT shapes with checkpointing the counted FLOPs (4 passes of the layers, 3 of the logits)
   // are exactly Megatron's formula.
-  CHECK(r.counted_flops_per_step == doctest::Approx(flops).epsilon(1e-12));
-  CHECK(r.tokens_per_s == doctest::Approx(384.0 * 1024 / r.step_time_s).epsilon(1e-12));
+  CHECK(r.counted_flops_per_step == zerosim::testing::Approx(flops).epsilon(1e-12));
+  CHECK(r.tokens_per_s == zerosim::testing::Approx(384.0 * 1024 / r.step_time_s).epsilon(1e-12));
   // Backward = 2x forward, and recompute re-runs every layer's forward (not the head's), so
   // compute = 3 x (recompute + head forward).
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
@@ -225,10 +228,10 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   double layers_fwd = 0;
   for (const auto& m : mods)
     if (m.kind == ModuleKind::Layer) layers_fwd += forward_time(m, prof, AttentionImpl::Eager);
-  CHECK(b.recompute_s == doctest::Approx(layers_fwd).epsilon(1e-9));
-  CHECK(b.compute_s ==
-        doctest::Approx(3 * (layers_fwd + forward_time(mods.back(), prof, AttentionImpl::Eager)))
-            .epsilon(1e-9));
+  CHECK(b.recompute_s == zerosim::testing::Approx(layers_fwd).epsilon(1e-9));
+  CHECK(b.compute_s == zerosim::testing::Approx(
+                           3 * (layers_fwd + forward_time(mods.back(), prof, AttentionImpl::Eager)))
+                           .epsilon(1e-9));
   auto s = paper("zeropp");
   s.activation_checkpointing = false;
   auto nc = simulate(s);
@@ -241,22 +244,26 @@ TEST_CASE("gradient accumulation: every micro-step's forward gathers across node
   auto one = paper("zeropp"), two = paper("zeropp");
   two.grad_accum = 2;
   auto r1 = simulate(one), r2 = simulate(two);
-  CHECK(phase_bytes(r2, "forward_all_gather", "inter") ==
-        doctest::Approx(2 * phase_bytes(r1, "forward_all_gather", "inter")).epsilon(1e-12));
-  CHECK(phase_bytes(r2, "gradient_reduction", "inter") ==
-        doctest::Approx(2 * phase_bytes(r1, "gradient_reduction", "inter")).epsilon(1e-12));
+  CHECK(
+      phase_bytes(r2, "forward_all_gather", "inter") ==
+      zerosim::testing::Approx(2 * phase_bytes(r1, "forward_all_gather", "inter")).epsilon(1e-12));
+  CHECK(
+      phase_bytes(r2, "gradient_reduction", "inter") ==
+      zerosim::testing::Approx(2 * phase_bytes(r1, "gradient_reduction", "inter")).epsilon(1e-12));
   auto z1 = simulate(paper("zero3"));
   auto z2s = paper("zero3");
   z2s.grad_accum = 2;
   auto z2 = simulate(z2s);
-  CHECK(z2.comm.inter_node_bytes == doctest::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
+  CHECK(z2.comm.inter_node_bytes ==
+        zerosim::testing::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("pipelined qgZ hops move the same bytes") {
   auto a = paper("zeropp"), b = paper("zeropp");
   b.qgz_chunks = 4;
   auto ra = simulate(a), rb = simulate(b);
-  CHECK(rb.comm.inter_node_bytes == doctest::Approx(ra.comm.inter_node_bytes).epsilon(1e-9));
+  CHECK(rb.comm.inter_node_bytes ==
+        zerosim::testing::Approx(ra.comm.inter_node_bytes).epsilon(1e-9));
   CHECK(rb.step_time_s > 0);
 }
 
@@ -329,7 +336,8 @@ TEST_CASE("the fetch time is the profile's rate times every byte gathered") {
       CAPTURE(accum);
       const double per_elem = std::string(strategy) == "zero3" ? 2 : 1 + 4 / B;
       CHECK(r.breakdown.param_fetch_s ==
-            doctest::Approx(rate * per_elem * (2 * params - gpt18b().kept) * accum).epsilon(1e-9));
+            zerosim::testing::Approx(rate * per_elem * (2 * params - gpt18b().kept) * accum)
+                .epsilon(1e-9));
     }
 }
 
@@ -376,7 +384,7 @@ TEST_CASE(
   s.deepspeed = config("fp32comm.json", R"("communication_data_type": "fp32",)", "");
   const double b32 = phase_bytes(simulate(s), "gradient_reduction", "inter");
   REQUIRE(b16 > 0);
-  CHECK(b32 == doctest::Approx(2 * b16).epsilon(1e-9));
+  CHECK(b32 == zerosim::testing::Approx(2 * b16).epsilon(1e-9));
 
   // train_batch_size must equal micro-batch x accumulation x GPUs: 384 x 2 x 1 here.
   s.deepspeed = config("batch_ok.json", R"("train_batch_size": 768,)", "");

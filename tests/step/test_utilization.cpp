@@ -5,6 +5,7 @@
 #include "sim/core/data_dir.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -29,11 +30,11 @@ TEST_CASE("MFU is model FLOPs (no recompute) over the peak; HFU adds the recompu
     const auto r = simulate(scenario("llama-3-8b", ckpt));
     const double W = r.scenario.world_size, step = r.step_time_s;
     const double model = 3 * model_forward_flops(load_model("llama-3-8b"), 4096, 4096) * W;
-    CHECK(r.mfu_flops_per_step == doctest::Approx(model).epsilon(1e-12));
-    CHECK(r.peak_tflops_per_gpu == doctest::Approx(989).epsilon(0.01));  // H100 SXM BF16
-    CHECK(r.mfu == doctest::Approx(model / (W * step * r.peak_tflops_per_gpu * 1e12)));
-    CHECK(r.hfu ==
-          doctest::Approx(r.counted_flops_per_step / (W * step * r.peak_tflops_per_gpu * 1e12)));
+    CHECK(r.mfu_flops_per_step == zerosim::testing::Approx(model).epsilon(1e-12));
+    CHECK(r.peak_tflops_per_gpu == zerosim::testing::Approx(989).epsilon(0.01));  // H100 SXM BF16
+    CHECK(r.mfu == zerosim::testing::Approx(model / (W * step * r.peak_tflops_per_gpu * 1e12)));
+    CHECK(r.hfu == zerosim::testing::Approx(r.counted_flops_per_step /
+                                            (W * step * r.peak_tflops_per_gpu * 1e12)));
     CHECK(r.mfu > 0);
     CHECK(r.mfu < 1);
     // llama-3-8b on H100s runs FlashAttention (auto), whose backward recomputes the scores: HFU
@@ -46,12 +47,12 @@ TEST_CASE("MFU is model FLOPs (no recompute) over the peak; HFU adds the recompu
       CHECK(r.hfu > r.mfu * 1.2);  // the layers' forward runs twice
     else
       CHECK(r.counted_flops_per_step - r.mfu_flops_per_step ==
-            doctest::Approx(0.5 * attention * W).epsilon(1e-9));
+            zerosim::testing::Approx(0.5 * attention * W).epsilon(1e-9));
     auto eager = scenario("llama-3-8b", ckpt);
     eager.attention = "eager";
     const auto e = simulate(eager);
     CHECK(e.mfu_flops_per_step == r.mfu_flops_per_step);
-    if (!ckpt) CHECK(e.hfu == doctest::Approx(e.mfu).epsilon(1e-12));
+    if (!ckpt) CHECK(e.hfu == zerosim::testing::Approx(e.mfu).epsilon(1e-12));
   }
 }
 
@@ -61,13 +62,14 @@ TEST_CASE("an MoE's MFU counts its top-k experts, not all of them") {
   const auto m = load_model(file);
   const double W = r.scenario.world_size;
   CHECK(r.mfu_flops_per_step ==
-        doctest::Approx(3 * model_forward_flops(m, 4096, 4096) * W).epsilon(1e-12));
+        zerosim::testing::Approx(3 * model_forward_flops(m, 4096, 4096) * W).epsilon(1e-12));
   // Per token: 6 x the active GEMM parameters (not the embedding lookup, not the norms) plus
   // attention; far below 6 x all parameters.
   const double per_token = r.mfu_flops_per_step / (W * 4096);
   const double active_gemm =
       static_cast<double>(active_param_count(m)) - 32000.0 * 4096 - (2 * 32 + 1) * 4096.0;
-  CHECK(per_token == doctest::Approx(6 * active_gemm + 32 * 12.0 * 4096 * 4096).epsilon(1e-9));
+  CHECK(per_token ==
+        zerosim::testing::Approx(6 * active_gemm + 32 * 12.0 * 4096 * 4096).epsilon(1e-9));
   CHECK(per_token < 0.3 * 6 * static_cast<double>(total_param_count(m)));
   // The Megatron figure is said not to fit; a dense model has no such warning.
   bool warned = false;

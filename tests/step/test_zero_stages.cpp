@@ -11,6 +11,7 @@
 #include "sim/core/json_io.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
@@ -54,13 +55,13 @@ TEST_CASE("stages 1 and 2: one reduce-scatter and one all-gather of 2 psi, no pe
     CHECK(ops(r.comm.by_phase, "forward_all_gather") == 0);
     CHECK(ops(r.comm.by_phase, "backward_all_gather") == 0);
     CHECK(inter(r.comm.by_phase, "gradient_reduction") ==
-          doctest::Approx(ring_inter(2 * p)).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * p)).epsilon(1e-9));
     CHECK(inter(r.comm.by_phase, "parameter_all_gather") ==
-          doctest::Approx(ring_inter(2 * p)).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * p)).epsilon(1e-9));
     CHECK(inter(r.comm.by_collective, "reduce_scatter") ==
-          doctest::Approx(ring_inter(2 * p)).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * p)).epsilon(1e-9));
     CHECK(inter(r.comm.by_collective, "all_gather") ==
-          doctest::Approx(ring_inter(2 * p)).epsilon(1e-9));
+          zerosim::testing::Approx(ring_inter(2 * p)).epsilon(1e-9));
     // In allgather_bucket_size (5e8) buckets.
     CHECK(ops(r.comm.by_phase, "parameter_all_gather") ==
           static_cast<std::uint64_t>(std::ceil(p / 5e8)));
@@ -77,17 +78,19 @@ TEST_CASE("model-state memory: 2+2+12/W (stage 1), 2+2/W+12/W (stage 2), 16/S (H
     return r.memory.component("params_fp16") + r.memory.component("grads_fp16") +
            r.memory.component("optimizer_fp32");
   };
-  CHECK(z1.memory.component("params_fp16") == doctest::Approx(2 * p).epsilon(1e-12));
-  CHECK(z1.memory.component("grads_fp16") == doctest::Approx(2 * p).epsilon(1e-12));
-  CHECK(z1.memory.component("optimizer_fp32") == doctest::Approx(12 * p / W).epsilon(1e-12));
-  CHECK(z2.memory.component("params_fp16") == doctest::Approx(2 * p).epsilon(1e-12));
-  CHECK(z2.memory.component("grads_fp16") == doctest::Approx(2 * p / W).epsilon(1e-12));
-  CHECK(z2.memory.component("optimizer_fp32") == doctest::Approx(12 * p / W).epsilon(1e-12));
-  CHECK(states(h) == doctest::Approx(16 * p / N).epsilon(1e-12));
-  CHECK(states(z3) == doctest::Approx(16 * p / W).epsilon(1e-12));
+  CHECK(z1.memory.component("params_fp16") == zerosim::testing::Approx(2 * p).epsilon(1e-12));
+  CHECK(z1.memory.component("grads_fp16") == zerosim::testing::Approx(2 * p).epsilon(1e-12));
+  CHECK(z1.memory.component("optimizer_fp32") ==
+        zerosim::testing::Approx(12 * p / W).epsilon(1e-12));
+  CHECK(z2.memory.component("params_fp16") == zerosim::testing::Approx(2 * p).epsilon(1e-12));
+  CHECK(z2.memory.component("grads_fp16") == zerosim::testing::Approx(2 * p / W).epsilon(1e-12));
+  CHECK(z2.memory.component("optimizer_fp32") ==
+        zerosim::testing::Approx(12 * p / W).epsilon(1e-12));
+  CHECK(states(h) == zerosim::testing::Approx(16 * p / N).epsilon(1e-12));
+  CHECK(states(z3) == zerosim::testing::Approx(16 * p / W).epsilon(1e-12));
   // Stage 1 and 2 differ in memory only by the gradient partition.
   CHECK(z1.memory.peak_bytes - z2.memory.peak_bytes ==
-        doctest::Approx(2 * p - 2 * p / W).epsilon(1e-9));
+        zerosim::testing::Approx(2 * p - 2 * p / W).epsilon(1e-9));
 }
 
 TEST_CASE("stage 1 reduces once per step, stage 2 every micro-step; otherwise they are equal") {
@@ -101,16 +104,20 @@ TEST_CASE("stage 1 reduces once per step, stage 2 every micro-step; otherwise th
   for (const int G : {2, 4}) {  // 4: extended from 1 and 2 (sim/step/accumulation.hpp)
     CAPTURE(G);
     const auto a = simulate(paper("zero1", G)), b = simulate(paper("zero2", G));
-    CHECK(inter(a.comm.by_phase, "gradient_reduction") == doctest::Approx(rs).epsilon(1e-12));
+    CHECK(inter(a.comm.by_phase, "gradient_reduction") ==
+          zerosim::testing::Approx(rs).epsilon(1e-12));
     CHECK(ops(a.comm.by_phase, "gradient_reduction") ==
           ops(z1.comm.by_phase, "gradient_reduction"));
-    CHECK(inter(b.comm.by_phase, "gradient_reduction") == doctest::Approx(G * rs).epsilon(1e-12));
+    CHECK(inter(b.comm.by_phase, "gradient_reduction") ==
+          zerosim::testing::Approx(G * rs).epsilon(1e-12));
     CHECK(ops(b.comm.by_phase, "gradient_reduction") ==
           G * ops(z2.comm.by_phase, "gradient_reduction"));
     // The parameters are all-gathered once per step by both.
-    CHECK(inter(a.comm.by_phase, "parameter_all_gather") == doctest::Approx(ag).epsilon(1e-12));
-    CHECK(inter(b.comm.by_phase, "parameter_all_gather") == doctest::Approx(ag).epsilon(1e-12));
-    CHECK(a.breakdown.compute_s == doctest::Approx(b.breakdown.compute_s).epsilon(1e-12));
+    CHECK(inter(a.comm.by_phase, "parameter_all_gather") ==
+          zerosim::testing::Approx(ag).epsilon(1e-12));
+    CHECK(inter(b.comm.by_phase, "parameter_all_gather") ==
+          zerosim::testing::Approx(ag).epsilon(1e-12));
+    CHECK(a.breakdown.compute_s == zerosim::testing::Approx(b.breakdown.compute_s).epsilon(1e-12));
     CHECK(a.step_time_s < b.step_time_s);
   }
 }
@@ -130,7 +137,7 @@ TEST_CASE("HSDP: ZeRO-3 inside each node, the gradient shards all-reduced across
   // node: every rank sends 2 (Y-1)/Y of it, all across the network.
   CHECK(ops(r.comm.by_collective, "all_reduce") == 1);
   CHECK(inter(r.comm.by_collective, "all_reduce") ==
-        doctest::Approx(W * 2 * (2 * p / N) * (Y - 1) / Y).epsilon(1e-9));
+        zerosim::testing::Approx(W * 2 * (2 * p / N) * (Y - 1) / Y).epsilon(1e-9));
   CHECK(inter(r.comm.by_phase, "gradient_reduction") == inter(r.comm.by_collective, "all_reduce"));
   // The all-reduce once per step, the intra-node reduce-scatters every micro-step.
   const auto r2 = simulate(paper("hsdp", 2));
@@ -200,7 +207,8 @@ TEST_CASE("published stage-1 and stage-2 DeepSpeed configs give their hand-resol
     // The flags' default buckets are larger; the bytes of each phase are the same.
     for (const auto& [phase, t] : c.comm.by_phase) {
       CAPTURE(phase);
-      CHECK(inter(a.comm.by_phase, phase) == doctest::Approx(t.inter_node_bytes).epsilon(1e-9));
+      CHECK(inter(a.comm.by_phase, phase) ==
+            zerosim::testing::Approx(t.inter_node_bytes).epsilon(1e-9));
     }
   }
 }

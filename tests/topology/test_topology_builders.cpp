@@ -9,6 +9,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/topology/topology.hpp"
+#include "tests/support/approx.hpp"
 #include "tests/topology/cluster_spec.hpp"
 
 using namespace zerosim;
@@ -42,11 +43,11 @@ TEST_CASE("1-node DGX-H100: gpu0 -> gpu5 goes through the NVSwitch over NVLink")
   for (auto id : r.links) {
     CHECK(t.link(id).cls == LinkClass::NvLink);
     CHECK(t.link(id).bandwidth_Bps ==
-          doctest::Approx(450e9));  // 18 NVLink4 x 25 GB/s per direction
+          zerosim::testing::Approx(450e9));  // 18 NVLink4 x 25 GB/s per direction
   }
   CHECK_FALSE(r.crosses_nodes);
   CHECK(r.latency_s ==
-        doctest::Approx(t.link(r.links[0]).latency_s + t.link(r.links[1]).latency_s));
+        zerosim::testing::Approx(t.link(r.links[0]).latency_s + t.link(r.links[1]).latency_s));
 }
 
 TEST_CASE("2-node DGX-2, 8 NICs: same-rail route uses nic1 of both nodes and the rail-1 leaf") {
@@ -57,9 +58,9 @@ TEST_CASE("2-node DGX-2, 8 NICs: same-rail route uses nic1 of both nodes and the
         std::vector<std::string>{"n0.gpu3", "n0.nic1", "rail1.leaf0", "n1.nic1", "n1.gpu3"});
   CHECK(r.crosses_nodes);
   CHECK(t.link(r.links[0]).cls == LinkClass::Pcie);
-  CHECK(t.link(r.links[0]).bandwidth_Bps == doctest::Approx(15.75e9));  // PCIe gen3 x16
+  CHECK(t.link(r.links[0]).bandwidth_Bps == zerosim::testing::Approx(15.75e9));  // PCIe gen3 x16
   CHECK(t.link(r.links[1]).cls == LinkClass::Network);
-  CHECK(t.link(r.links[1]).bandwidth_Bps == doctest::Approx(100e9 / 8));  // EDR 100 Gbps
+  CHECK(t.link(r.links[1]).bandwidth_Bps == zerosim::testing::Approx(100e9 / 8));  // EDR 100 Gbps
   CHECK(t.link(r.links[3]).cls == LinkClass::Pcie);
 }
 
@@ -140,10 +141,11 @@ TEST_CASE("datasheet bandwidths per node type") {
     Topology t = build_cluster(spec(c.type, 2));
     const int g = t.gpus_per_node();
     const Route& r = t.route(0, g);
-    CHECK(t.link(r.links[0]).bandwidth_Bps == doctest::Approx(c.pcie_GBps * 1e9));
-    CHECK(t.link(r.links[1]).bandwidth_Bps == doctest::Approx(c.nic_gbps * 1e9 / 8));
-    CHECK(t.nic_Bps() == doctest::Approx(c.nic_gbps * 1e9 / 8));
-    CHECK(t.link(t.route(0, 1).links[0]).bandwidth_Bps == doctest::Approx(c.nvlink_GBps * 1e9));
+    CHECK(t.link(r.links[0]).bandwidth_Bps == zerosim::testing::Approx(c.pcie_GBps * 1e9));
+    CHECK(t.link(r.links[1]).bandwidth_Bps == zerosim::testing::Approx(c.nic_gbps * 1e9 / 8));
+    CHECK(t.nic_Bps() == zerosim::testing::Approx(c.nic_gbps * 1e9 / 8));
+    CHECK(t.link(t.route(0, 1).links[0]).bandwidth_Bps ==
+          zerosim::testing::Approx(c.nvlink_GBps * 1e9));
   }
 }
 
@@ -157,8 +159,8 @@ TEST_CASE("fat-tree with oversubscription 2: a leaf's uplinks carry half its dow
       if (t.vertex(l.from).kind == NodeKind::Nic) down += l.bandwidth_Bps;
       if (t.vertex(l.from).kind == NodeKind::SpineSwitch) up += l.bandwidth_Bps;
     }
-    CHECK(down == doctest::Approx(32 * 400e9 / 8));
-    CHECK(up == doctest::Approx(down / over));
+    CHECK(down == zerosim::testing::Approx(32 * 400e9 / 8));
+    CHECK(up == zerosim::testing::Approx(down / over));
   }
 }
 

@@ -14,6 +14,7 @@
 #include "sim/profile/cost_profile.hpp"
 #include "sim/topology/node_types.hpp"
 #include "sim/topology/topology.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
@@ -78,7 +79,7 @@ TEST_CASE("shipped presets load with the documented shapes") {
   CHECK(v.node_count() == 1);
   CHECK(v.gpu_count() == 16);
   CHECK(v.nics_per_node() == 8);
-  CHECK(v.nic_Bps() == doctest::Approx(100e9 / 8));
+  CHECK(v.nic_Bps() == zerosim::testing::Approx(100e9 / 8));
   Topology paper = load_cluster("dgx2-v100-24n-rail");
   CHECK(paper.gpu_count() == 384);  // the ZeRO++ evaluation cluster
   for (const char* n : {"dgx-a100", "dgx-h100", "dgx-h200"})
@@ -113,7 +114,7 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
     CHECK(t.gpus_per_node() == c.gpus_per_node);
     CHECK(t.gpu_count() == c.nodes * c.gpus_per_node);
     CHECK(t.nics_per_node() == c.nics);
-    CHECK(t.nic_Bps() == doctest::Approx(c.nic_gbps * 1e9 / 8));
+    CHECK(t.nic_Bps() == zerosim::testing::Approx(c.nic_gbps * 1e9 / 8));
     CHECK(t.gpu_model() == c.gpu_model);
     CHECK(t.summary().find(std::string("fabric ") + c.fabric + ", oversubscription 1\n") !=
           std::string::npos);
@@ -125,8 +126,8 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
   CHECK(load_cluster("polaris").node_type() == "polaris-a100");
   // The 40 GB A100's profile: datasheet memory and HBM bandwidth, not the 80 GB part's.
   const CostProfile a40 = select_cost_profile("", load_cluster("polaris"));
-  CHECK(a40.hbm_Bps == doctest::Approx(1555e9));
-  CHECK(a40.peak_flops == doctest::Approx(312e12));
+  CHECK(a40.hbm_Bps == zerosim::testing::Approx(1555e9));
+  CHECK(a40.peak_flops == zerosim::testing::Approx(312e12));
 }
 
 TEST_CASE("Polaris at 256 nodes: 1024 GPUs; GPUs 0-1 use NIC 0, GPUs 2-3 NIC 1, on either fabric") {
@@ -179,7 +180,7 @@ TEST_CASE("command-line overrides apply to builder presets") {
   Topology t = load_cluster("dgx2-v100", o);
   CHECK(t.gpu_count() == 48);
   CHECK(t.nics_per_node() == 4);
-  CHECK(t.nic_Bps() == doctest::Approx(200e9 / 8));
+  CHECK(t.nic_Bps() == zerosim::testing::Approx(200e9 / 8));
   CHECK(t.summary().find("fat-tree, oversubscription 2") != std::string::npos);
 }
 

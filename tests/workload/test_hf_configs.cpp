@@ -12,6 +12,7 @@
 #include "sim/workload/hf_config.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -83,8 +84,8 @@ TEST_CASE("Mixtral: 46.7B parameters, 12.9B active; every layer is MoE") {
   CHECK(m.arch.moe.experts == 8);
   CHECK(m.arch.moe.top_k == 2);
   CHECK(moe_layer_count(m) == 32);
-  CHECK(total_param_count(m) == doctest::Approx(46.7e9).epsilon(0.001));
-  CHECK(active_param_count(m) == doctest::Approx(12.9e9).epsilon(0.002));
+  CHECK(total_param_count(m) == zerosim::testing::Approx(46.7e9).epsilon(0.001));
+  CHECK(active_param_count(m) == zerosim::testing::Approx(12.9e9).epsilon(0.002));
   check_published(active_param_count(m), 13e9, 1e9);
   // Without model_type the class in "architectures" decides.
   auto j = load_json_file(data_dir() + "/workloads/hf/mixtral-8x7b-v0.1.json");
@@ -194,7 +195,7 @@ TEST_CASE("an MoE's FLOPs per token count its top-k experts; its gathers and mem
   const double fwd = 2.0 * T * (static_cast<double>(active_param_count(m)) - embed) -
                      2.0 * T * (4096.0 * 2 * 32 + 4096) +  // norms: no GEMM
                      32 * 4.0 * T * s * 4096;
-  CHECK(model_forward_flops(m, T, s) == doctest::Approx(fwd).epsilon(1e-9));
+  CHECK(model_forward_flops(m, T, s) == zerosim::testing::Approx(fwd).epsilon(1e-9));
   // Every expert is a module of its own, gathered whole.
   const auto mods = build_modules(m, T, s);
   std::int64_t gathered = 0;
@@ -210,7 +211,8 @@ TEST_CASE("an MoE's FLOPs per token count its top-k experts; its gathers and mem
   dense.arch.moe = MoeShape{};
   dense.ffn = 2 * 14336;
   CHECK(model_forward_flops(dense, T, s) ==
-        doctest::Approx(model_forward_flops(m, T, s) - 32 * 2.0 * T * 4096 * 8).epsilon(1e-9));
+        zerosim::testing::Approx(model_forward_flops(m, T, s) - 32 * 2.0 * T * 4096 * 8)
+            .epsilon(1e-9));
 }
 
 TEST_CASE("an unknown architecture exits 2 naming the key and the supported list") {

@@ -11,6 +11,7 @@
 #include "sim/core/error.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -28,9 +29,9 @@ TEST_CASE("GPT layer parameters are 12h^2 + 13h") {
 }
 
 TEST_CASE("GPT presets have the sizes their names say") {
-  CHECK(total_param_count(load_model("gpt-49b")) == doctest::Approx(49e9).epsilon(0.03));
-  CHECK(total_param_count(load_model("gpt-91b")) == doctest::Approx(91e9).epsilon(0.03));
-  CHECK(total_param_count(load_model("gpt-138b")) == doctest::Approx(138e9).epsilon(0.03));
+  CHECK(total_param_count(load_model("gpt-49b")) == zerosim::testing::Approx(49e9).epsilon(0.03));
+  CHECK(total_param_count(load_model("gpt-91b")) == zerosim::testing::Approx(91e9).epsilon(0.03));
+  CHECK(total_param_count(load_model("gpt-138b")) == zerosim::testing::Approx(138e9).epsilon(0.03));
 }
 
 TEST_CASE("Llama parameter counts match the published ones") {
@@ -74,28 +75,29 @@ TEST_CASE("forward FLOPs are Megatron's 24Th^2 + 4Tsh per layer plus 2ThV, backw
   auto m = load_model("gpt-18b");
   const double T = 2048, s = 512, h = 6144, V = 50257, l = 40;
   const double fwd = l * (24 * T * h * h + 4 * T * s * h) + 2 * T * h * V;
-  CHECK(model_forward_flops(m, 2048, 512) == doctest::Approx(fwd).epsilon(1e-12));
+  CHECK(model_forward_flops(m, 2048, 512) == zerosim::testing::Approx(fwd).epsilon(1e-12));
   // Megatron's 96 = 4 passes of the layers (fwd, recompute, 2x bwd) x 24; the logits GEMM is not
   // recomputed, so it counts 3 passes (6·B·s·h·V).
   const double B = T / s, layers = l * (24 * T * h * h + 4 * T * s * h), logits = 2 * T * h * V;
   CHECK(megatron_step_flops(m, B, 512, true) ==
-        doctest::Approx(4 * layers + 3 * logits).epsilon(1e-12));
+        zerosim::testing::Approx(4 * layers + 3 * logits).epsilon(1e-12));
   // DESIGN.md's 72 scales the whole expression by 3/4 (the logits term too).
   CHECK(megatron_step_flops(m, B, 512, false) ==
-        doctest::Approx(3 * layers + 2.25 * logits).epsilon(1e-12));
+        zerosim::testing::Approx(3 * layers + 2.25 * logits).epsilon(1e-12));
 }
 
 TEST_CASE("activation bytes follow Korthikanti et al.: 34·T·h + 5·a·s·T per GPT layer") {
   auto m = load_model("gpt-18b");
   const double T = 1024, s = 512, h = 6144, a = 32;
   const auto eager = AttentionImpl::Eager;
-  CHECK(layer_activation_bytes(m, 1024, 512, eager) == doctest::Approx(34 * T * h + 5 * a * s * T));
+  CHECK(layer_activation_bytes(m, 1024, 512, eager) ==
+        zerosim::testing::Approx(34 * T * h + 5 * a * s * T));
   CHECK(layer_checkpoint_bytes(m, 1024) == 2 * T * h);
   const double head = 2 * T * h + 6 * T * 50257;
   CHECK(activation_bytes(m, 1024, 512, true, eager) ==
-        doctest::Approx(40 * 2 * T * h + (34 * T * h + 5 * a * s * T) + head));
+        zerosim::testing::Approx(40 * 2 * T * h + (34 * T * h + 5 * a * s * T) + head));
   CHECK(activation_bytes(m, 1024, 512, false, eager) ==
-        doctest::Approx(40 * (34 * T * h + 5 * a * s * T) + head));
+        zerosim::testing::Approx(40 * (34 * T * h + 5 * a * s * T) + head));
 }
 
 TEST_CASE("FlashAttention keeps no s x s tensors: 34·T·h + 4·a·T per GPT layer") {
