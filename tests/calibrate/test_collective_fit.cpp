@@ -363,3 +363,17 @@ TEST_CASE("NVLS's per-chunk cost is recovered, also from a base profile without 
   // itself is far off on the mid sizes (6 us per chunk on 35-120 us collectives).
   CHECK(fit.worst_abs_rel_err < 5e-3);
 }
+
+TEST_CASE("every shipped profile's collective parameters sit inside their documented ranges") {
+  // Shipped values come from NCCL's constants, datasheets or fits on public logs; a value outside
+  // its physical range would mean the model misses something instead.
+  for (const std::string& path : shipped_cost_profiles()) {
+    const CostProfile p = load_cost_profile(path);
+    for (const CollectiveParam& c : collective_params(p)) {
+      CAPTURE(path);
+      CAPTURE(c.key);
+      CHECK(c.value >= c.lo);
+      CHECK(c.value <= c.hi);
+    }
+  }
+}
