@@ -104,11 +104,14 @@ def fit(z, jsonls, tmp, name, cluster, version, base=None, loss=None):
             "summary": summary, "confounded": confounded}
 
 
-def predict(z, tmp, cluster, nodes, gpn, op, sizes, profile):
-    """{size: row} for a sweep covering sizes (exact sizes the sweep misses are run one by one)."""
+def predict(z, tmp, cluster, nodes, gpn, op, sizes, profile, gpt=1):
+    """{size: row} for a sweep covering sizes (exact sizes the sweep misses are run one by one);
+    gpt: GPUs per benchmark thread, as the log's nccl-tests ran (its -g)."""
     lo, hi = min(sizes), max(sizes)
     base = ["collective", "--cluster", cluster, "--nodes", str(nodes), "--gpus-per-node", str(gpn),
             "--op", op, "--tier", "analytic", "--profile", profile, "--json"]
+    if gpt > 1:
+        base += ["--gpus-per-thread", str(gpt)]
     rows = {r["size_bytes"]: r for r in json.loads(
         zs(z, base + ["--min-bytes", str(lo), "--max-bytes", str(hi)], tmp))["rows"]}
     out = {}
@@ -127,10 +130,11 @@ def evaluate(z, tmp, cluster, recs, profile, ops=None):
     for r in recs:
         if ops and r["op"] not in ops:
             continue
-        groups.setdefault((r["op"], r["nodes"], r["gpus_per_node"]), []).append(r)
+        key = (r["op"], r["nodes"], r["gpus_per_node"], r.get("gpus_per_thread", 1))
+        groups.setdefault(key, []).append(r)
     out = []
-    for (op, nodes, gpn), rs in groups.items():
-        pred = predict(z, tmp, cluster, nodes, gpn, op, [r["bytes"] for r in rs], profile)
+    for (op, nodes, gpn, gpt), rs in groups.items():
+        pred = predict(z, tmp, cluster, nodes, gpn, op, [r["bytes"] for r in rs], profile, gpt)
         for r in rs:
             p = pred[r["bytes"]]
             # busbw error = measured time / predicted time - 1 (rows match the size within 1%)
@@ -435,7 +439,8 @@ def main():
                "base %s, NCCL %s. %s" % (name, cluster, base, ver, fc["summary"]))
         per_op_table(body, pc, dc)
         between = sorted(2 * r["bytes"] for r in recs if 2 * r["bytes"] < max(x["bytes"] for x in recs))
-        pr = predict(z, tmp, cluster, 1, recs[0]["gpus_per_node"], "all_reduce", between, fc["profile"])
+        pr = predict(z, tmp, cluster, 1, recs[0]["gpus_per_node"], "all_reduce", between, fc["profile"],
+                     recs[0].get("gpus_per_thread", 1))
         meas = {r["bytes"]: r["busbw_GBps"] for r in recs}
         rows = []
         for s in between:

@@ -28,8 +28,8 @@ bool consistent(double given, double expected) {
 }
 
 void parse_collective(const JsonReader& r, const std::string& where, Measurements& out) {
-  r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "tier", "bytes", "time_s",
-                    "algbw_GBps", "busbw_GBps"});
+  r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "gpus_per_thread", "tier",
+                    "bytes", "time_s", "algbw_GBps", "busbw_GBps"});
   CollectiveRecord c;
   c.where = where;
   c.op = r.at("op").get_string();
@@ -51,6 +51,14 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
       r.at("gpus_per_node")
           .fail(fmt::format("{} nodes x {} ranks per node hold fewer than the {} ranks", c.nodes,
                             c.gpus_per_node, c.ranks));
+  }
+  if (r.has("gpus_per_thread")) {
+    c.gpus_per_thread = r.at("gpus_per_thread").get_int32_at_least(1);
+    if (c.gpus_per_thread > c.gpus_per_node)
+      r.at("gpus_per_thread")
+          .fail(fmt::format("must not exceed the ranks per node ({}): one thread drives GPUs of "
+                            "its own node",
+                            c.gpus_per_node));
   }
   c.tier = tier_for_nodes(c.nodes);
   if (r.has("tier") && r.at("tier").get_string() != c.tier)
@@ -129,6 +137,7 @@ json to_json(const CollectiveRecord& r) {
             {"algbw_GBps", r.algbw_GBps},
             {"busbw_GBps", r.busbw_GBps}};
   if (r.gpus_per_node > 0) j["gpus_per_node"] = r.gpus_per_node;
+  if (r.gpus_per_thread > 1) j["gpus_per_thread"] = r.gpus_per_thread;
   return j;
 }
 

@@ -28,8 +28,9 @@ struct CollectiveRecord {
   std::string op;  // all_gather | reduce_scatter | all_reduce | all_to_all | send_recv
   int ranks = 0;
   int nodes = 1;
-  int gpus_per_node = 0;  // ranks per node; 0 = not known (written only when > 0)
-  std::string tier;       // "intra_node" when nodes == 1, else "inter_node"
+  int gpus_per_node = 0;    // ranks per node; 0 = not known (written only when > 0)
+  int gpus_per_thread = 1;  // GPUs one benchmark thread drove (nccl-tests' -g; written when > 1)
+  std::string tier;         // "intra_node" when nodes == 1, else "inter_node"
   std::uint64_t bytes = 0;
   double time_s = 0;
   double algbw_GBps = 0;  // bytes / time_s / 1e9

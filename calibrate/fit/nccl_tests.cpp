@@ -134,6 +134,7 @@ struct Pending {
   std::vector<std::pair<std::string, int>> ranks_on_host;        // host -> distinct ranks on it
   std::vector<std::string> devices;                              // distinct GPU names
   int declared_ranks = 0, declared_nodes = 0, declared_gpn = 0;  // from JSON sources
+  int gpus_per_thread = 0;  // from a JSON source's nGpus; 0: the run header's (text logs)
   std::vector<Row> rows;
   int zero_rows = 0;     // rows of size 0 (skipped)
   int skipped_rows = 0;  // rows of a skipped section
@@ -205,6 +206,12 @@ class Importer {
       return;
     }
     resolve_shape(p);
+    const int gpt = p.gpus_per_thread > 0 ? p.gpus_per_thread : gpus_per_thread_;
+    if (gpt > s.gpus_per_node)
+      throw InputError(file_, "nGpus",
+                       fmt::format("{} GPUs per thread at {}, but the section has {} rank(s) per "
+                                   "node: a thread drives GPUs of its own node",
+                                   gpt, s.where, s.gpus_per_node));
     CollKind kind = parse_coll_kind(s.op, "--op");
     for (const Row& r : p.rows) {
       check_count(r, s.op, s.ranks);
@@ -213,6 +220,7 @@ class Importer {
       c.ranks = s.ranks;
       c.nodes = s.nodes;
       c.gpus_per_node = s.gpus_per_node;
+      c.gpus_per_thread = gpt;
       c.tier = tier_for_nodes(s.nodes);
       c.bytes = r.bytes;
       c.time_s = r.time_us * 1e-6;
@@ -251,6 +259,8 @@ class Importer {
   }
 
   NcclTestsLog& log() { return log_; }
+  // The run header's "nGpus G": GPUs each benchmark thread drives, for the sections that follow.
+  void set_gpus_per_thread(int g) { gpus_per_thread_ = g; }
   const std::string& file() const { return file_; }
   const NcclTestsOptions& opt() const { return opt_; }
 
@@ -328,6 +338,7 @@ class Importer {
 
   std::string file_;
   NcclTestsOptions opt_;
+  int gpus_per_thread_ = 1;
   NcclTestsLog log_;
   std::vector<std::string> devices_;   // distinct GPU names over the sections read
   std::vector<std::string> filtered_;  // sections left out by --op
@@ -354,6 +365,16 @@ void read_comment_line(Importer& imp, Pending& cur, const std::string& line,
   }
   if (tok[0] == "#" && tok.size() >= 2 && tok[1] == "nThread") {
     if (imp.log().header.empty()) imp.log().header = trim(line);
+    // "# nThread T nGpus G ...": each thread drives G GPUs.
+    auto g = std::find(tok.begin(), tok.end(), "nGpus");
+    if (g != tok.end()) {
+      std::uint64_t n = 0;
+      if (g + 1 == tok.end() || !parse_u64(*(g + 1), n) || n < 1 || n > 1024)
+        throw InputError(
+            where, "nGpus",
+            fmt::format("'{}' is not a GPU count (1 to 1024)", g + 1 == tok.end() ? "" : *(g + 1)));
+      imp.set_gpus_per_thread(static_cast<int>(n));
+    }
     if (cur.has_content()) {  // a second run without a section line: same op, new ranks
       std::string test = cur.sec.test;
       imp.finish(std::move(cur));
@@ -506,6 +527,9 @@ void read_nccl_json_object(Importer& imp, const JsonReader& r) {
   if (r.has("config") && r.at("config").value().is_object() && p.rank_ids.empty() &&
       p.declared_ranks == 0)
     read_json_devices(r.at("config"), p);
+  for (const JsonReader& o : {r, r.has("config") ? r.at("config") : r})
+    if (o.value().is_object() && o.has("nGpus"))
+      p.gpus_per_thread = o.at("nGpus").get_int32_at_least(1);
   JsonReader results = r.at("results");
   std::size_t n = results.array_size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -572,6 +596,7 @@ void read_zerosim_json(Importer& imp, const JsonReader& r) {
     p.declared_nodes = (ranks + gpn - 1) / gpn;
     p.declared_gpn = std::min(gpn, ranks);
   }
+  if (r.has("gpus_per_thread")) p.gpus_per_thread = r.at("gpus_per_thread").get_int32_at_least(1);
   if (r.has("gpu_model")) {
     std::string model = r.at("gpu_model").get_string();
     if (!model.empty()) p.devices.push_back(model);

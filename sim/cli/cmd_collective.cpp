@@ -39,6 +39,7 @@ struct CollectiveOptions {
   std::string proto = "auto";
   int ranks = 0;
   int gpus_per_node = 0;
+  int gpus_per_thread = 1;  // nccl-tests' -g: GPUs each benchmark thread drives
   bool nccl_tests = false;
   std::string bytes, min_bytes, max_bytes;
   double step_factor = 2;
@@ -107,6 +108,20 @@ std::vector<int> ranks_of(const CollectiveOptions& o, const Topology& topo) {
     throw flag_error(o.gpus_per_node > 0 ? "--gpus-per-node" : "--ranks",
                      fmt::format("a collective needs at least 2 ranks, got {}", all.size()));
   return all;
+}
+
+// nccl-tests' -g: a thread drives GPUs of its own node, the same number on every node.
+void check_gpus_per_thread(const CollectiveOptions& o, int ranks, int nodes) {
+  const int per_node = ranks / nodes;
+  if (o.gpus_per_thread > 1 && ranks % nodes != 0)
+    throw flag_error(
+        "--gpus-per-thread",
+        fmt::format("needs the same ranks on every node ({} ranks on {} nodes)", ranks, nodes));
+  if (o.gpus_per_thread > per_node || per_node % o.gpus_per_thread != 0)
+    throw flag_error("--gpus-per-thread",
+                     fmt::format("must divide the {} rank(s) per node (a thread drives GPUs of its "
+                                 "own node), got {}",
+                                 per_node, o.gpus_per_thread));
 }
 
 std::vector<std::vector<int>> groups_for(CollKind kind, const std::vector<int>& all) {
@@ -193,7 +208,7 @@ CollectiveRows time_sizes(const CollectiveOptions& o, CollectiveOp& op,
   CollectiveRows out;
   for (std::uint64_t size : sizes) {
     op.bytes = static_cast<double>(size);
-    const double t = collective_time(o.tier, op, topo, profile);
+    const double t = nccl_tests_time(o.tier, op, topo, profile, o.gpus_per_thread);
     const double algbw = static_cast<double>(size) / t / kGBpsToBps;
     const double busbw = algbw * busbw_factor(kind, ranks);
     const std::uint64_t count = count_of(kind, size, ranks);
@@ -240,11 +255,11 @@ std::string nccl_tests_text(const CollectiveRun& c) {
   const Topology& topo = c.topo;
   std::string out = fmt::format(
       "# nccl-tests text format written by zerosim collective (simulated: tier {}, profile {}, "
-      "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus 1 minBytes {} maxBytes {} "
+      "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus {} minBytes {} maxBytes {} "
       "step: {:g}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n"
       "# Using devices\n",
-      c.o.tier, c.profile.name, topo.name(), perf_name(c.kind), c.sizes.front(), c.sizes.back(),
-      c.o.step_factor);
+      c.o.tier, c.profile.name, topo.name(), perf_name(c.kind), c.o.gpus_per_thread,
+      c.sizes.front(), c.sizes.back(), c.o.step_factor);
   for (std::size_t r = 0; r < c.members.size(); ++r) {
     const int g = c.members[r];
     out += fmt::format("#  Rank {:>2} Group  0 Pid {:>6} on {:>10} device {:>2} [0x{:02x}] {}\n", r,
@@ -275,6 +290,7 @@ std::string json_text(const CollectiveRun& c) {
            {"algorithm", to_string(c.chosen)},
            {"ranks", static_cast<int>(c.members.size())},
            {"rank_nodes", c.nodes},
+           {"gpus_per_thread", c.o.gpus_per_thread},
            {"tier", c.o.tier},
            {"profile", c.profile.name},
            {"rows", c.rows.rows},
@@ -315,6 +331,7 @@ void run(const CollectiveOptions& o) {
   const Algorithm chosen = select_algorithm(op, topo);  // validates before the sweep
   check_nccl_settings(o, op, chosen);
   const int nodes = comm_shape(op, topo).nodes;
+  check_gpus_per_thread(o, ranks, nodes);
   CollectiveRows rows = time_sizes(o, op, sizes, ranks, chosen, topo, profile);
   const CollectiveRun c{o, topo, profile, kind, chosen, members, sizes, nodes, std::move(rows)};
   if (o.nccl_tests)
@@ -342,6 +359,10 @@ void register_collective(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--gpus-per-node", opts->gpus_per_node,
                   "use the first G GPUs of every node (nccl-tests with G ranks per node)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--gpus-per-thread", opts->gpus_per_thread,
+                  "GPUs each benchmark thread drives, as nccl-tests' -g (default 1: one process "
+                  "per GPU); a call then takes at least that many host launches")
       ->check(CLI::PositiveNumber);
   sub->add_option("--bytes", opts->bytes, "size in nccl-tests' convention, e.g. 1GiB");
   sub->add_option("--min-bytes", opts->min_bytes, "smallest size of a sweep");

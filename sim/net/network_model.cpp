@@ -1,6 +1,7 @@
 // The registry of network tiers and the one-collective timing helper.
 #include "sim/net/network_model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -54,6 +55,12 @@ double collective_time(const std::string& tier, const CollectiveOp& op, const To
   model->start(op, [&] { done = engine.now(); });
   engine.run();
   return done;
+}
+
+double nccl_tests_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+                       const CostProfile& profile, int gpus_per_thread) {
+  return std::max(collective_time(tier, op, topo, profile),
+                  gpus_per_thread * profile.nccl.host_launch_s);
 }
 
 std::optional<NcclChoice> nccl_choice_for(const CollectiveOp& op, const Topology& topo,

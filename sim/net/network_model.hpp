@@ -73,6 +73,13 @@ std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine
 double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile);
 
+// Time per call of a loop of back-to-back calls of op, as nccl-tests measures it with each thread
+// driving gpus_per_thread GPUs (its -g): the host issues the next call while the GPUs run this one,
+// so a call takes its time on the GPUs (collective_time) or, if longer, the thread's launches for
+// its GPUs (gpus_per_thread x nccl.host_launch_s).
+double nccl_tests_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+                       const CostProfile& profile, int gpus_per_thread);
+
 // NCCL's choice (algorithm, protocol) for op at its size, as both tiers make it; nullopt for
 // zerosim's compositions and point-to-point ops (is_nccl_collective).
 std::optional<NcclChoice> nccl_choice_for(const CollectiveOp& op, const Topology& topo,

@@ -75,7 +75,7 @@ NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
                     "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency",
-                    "ll_intra_efficiency", "nvls_chunk_us"});
+                    "ll_intra_efficiency", "nvls_chunk_us", "host_launch_us"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -99,6 +99,8 @@ NcclParams parse_nccl(const JsonReader& r) {
     r.at("channels")
         .fail(fmt::format("must be in [1, 64], NCCL's channel range (got {})", n.channels));
   n.launch_s = r.at("launch_us").get_nonnegative() * 1e-6;
+  // Optional: the host's launch time per GPU, binding only in a back-to-back loop (0 when absent).
+  if (r.has("host_launch_us")) n.host_launch_s = r.at("host_launch_us").get_nonnegative() * 1e-6;
   n.nvls = r.at("nvls").get_bool();
   if (n.nvls && (n.arch != GpuArch::Hopper || n.version_code < 21800))
     r.at("nvls").fail("NVLink SHARP needs arch hopper and NCCL 2.18 or later");
@@ -368,6 +370,7 @@ json to_json(const CostProfile& p) {
                {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
+  if (p.nccl.host_launch_s > 0) j["nccl"]["host_launch_us"] = clean(p.nccl.host_launch_s * 1e6);
   if (p.nccl.nvls_chunk_s > 0) j["nccl"]["nvls_chunk_us"] = clean(p.nccl.nvls_chunk_s * 1e6);
   if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);
   if (p.nccl.ll_intra_efficiency != 1)

@@ -42,8 +42,13 @@ struct NcclParams {
   GpuArch arch = GpuArch::Hopper;
   double channels = 16;  // NCCL's channels: the per-channel bandwidth caps multiply by it (a
                          // fitted value may be fractional: an average over the collectives)
-  double launch_s = 0;   // per collective call: launch, proxy and host overhead
-  bool nvls = false;     // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
+  double launch_s = 0;   // per collective call on the GPUs' timeline: the kernel's start after
+                         // the previous one, NCCL's setup, the proxy's wake-up
+  // The host's time to launch one GPU's part of a collective call (NCCL's enqueue, the kernel
+  // launch). A thread driving G GPUs issues G of them per call, so a loop of back-to-back calls,
+  // as nccl-tests times them, takes at least G x this per call (nccl_tests_time). 0: not binding.
+  double host_launch_s = 0;
+  bool nvls = false;              // NVLink SHARP (Hopper NVSwitch systems, NCCL >= 2.18)
   double nvls_efficiency = 0.85;  // NVLS busbw / NVLink line rate per GPU per direction (the
                                   // time; NCCL's choice uses its own 0.85)
   // Time each NVLS worker (channel x head) spends per chunk beyond moving its bytes: the

@@ -364,6 +364,34 @@ TEST_CASE("NVLS's per-chunk cost is recovered, also from a base profile without 
   CHECK(fit.worst_abs_rel_err < 5e-3);
 }
 
+TEST_CASE("the host's launches per GPU (nccl.host_launch_us) are recovered from a base without") {
+  // Records of one benchmark thread driving a node's 8 GPUs (nccl-tests -g 8): below a few hundred
+  // KiB every call takes the thread's 8 launches, 8 x 4 us, whatever its size. A floor moves no
+  // record until it binds, so the fit's second search, started just under the fastest record,
+  // finds it.
+  CostProfile none = base();
+  none.nccl.host_launch_s = 0;
+  CostProfile truth = none;
+  truth.nccl.host_launch_s = 4e-6;
+  std::vector<CollectiveRecord> records;
+  int floored = 0;
+  for (std::uint64_t b = 1ull << 10; b <= 64ull << 20; b *= 2) {
+    CollectiveRecord r = record("all_reduce", 1, 8, b);
+    r.gpus_per_thread = 8;
+    r.time_s = predict_record(r, kCluster, truth);
+    r.algbw_GBps = static_cast<double>(b) / r.time_s / 1e9;
+    floored += r.time_s == 32e-6;
+    records.push_back(r);
+  }
+  REQUIRE(floored >= 4);
+  REQUIRE(floored < static_cast<int>(records.size()) - 4);
+  const CollectiveFit fit = fit_collectives(records, none, kCluster, CollectiveLoss::Cauchy);
+  const CollectiveParam& c = param(fit, "nccl/host_launch_us");
+  CHECK(c.informed);
+  CHECK(c.value == zerosim::testing::Approx(4).epsilon(0.02));
+  CHECK(fit.worst_abs_rel_err < 1e-2);
+}
+
 TEST_CASE("every shipped profile's collective parameters sit inside their documented ranges") {
   // Shipped values come from NCCL's constants, datasheets or fits on public logs; a value outside
   // its physical range would mean the model misses something instead.

@@ -90,3 +90,33 @@ TEST_CASE("the Azure H200 node's NVLS all_reduce curve is fitted within 10% with
     CHECK(std::fabs(busbw_err) <= 0.10);
   }
 }
+
+TEST_CASE(
+    "the Azure A100 node's all_reduce log is fitted within 5%, its small rows by 8 launches") {
+  // Experiment (c): the log was run by one thread driving the node's 8 GPUs (nThread 1 nGpus 8),
+  // so from 1 KiB to 256 KiB every call takes the thread's 8 kernel launches (42-45 us). With that
+  // floor NCCL's own LL constants meet the 1 MiB row; without it the fit put LL at 1.93 times
+  // NCCL's bandwidth and left 1 MiB 11.8% off.
+  const NcclTestsLog log = load_nccl_tests(std::string(ZEROSIM_SOURCE_DIR) +
+                                               "/tests/calibrate/data/real/azure-1node/"
+                                               "nccl-tests-a100-allreduce-train.log",
+                                           NcclTestsOptions{});
+  REQUIRE(log.records.size() == 12);
+  for (const CollectiveRecord& r : log.records) REQUIRE(r.gpus_per_thread == 8);
+  CostProfile base = select_cost_profile_for_gpu("dgx-a100", "");
+  base.nccl.version = "2.18";
+  base.nccl.version_code = nccl_version_code("2.18");
+  base.nccl.host_launch_s = 0;
+  const CollectiveFit fit =
+      fit_collectives(log.records, base, "azure-nd-a100-v4", CollectiveLoss::Squared);
+  // The floor: 8 launches between the log's flat rows, 42.2 and 45.4 us.
+  CHECK(8 * fit.profile.nccl.host_launch_s >= 42.2e-6 * 0.97);
+  CHECK(8 * fit.profile.nccl.host_launch_s <= 45.4e-6 * 1.03);
+  // LL inside the node at NCCL's assumed rate (its tuner's 1/4 of the link), within 10%.
+  CHECK(std::fabs(fit.profile.nccl.ll_intra_efficiency - 1) <= 0.10);
+  for (const CollectiveRecord& r : log.records) {
+    const double busbw_err = r.time_s / predict_record(r, "azure-nd-a100-v4", fit.profile) - 1;
+    INFO(r.bytes << " B: busbw error " << busbw_err * 100 << "%");
+    CHECK(std::fabs(busbw_err) <= 0.05);
+  }
+}

@@ -539,3 +539,54 @@ TEST_CASE("records carry gpus_per_node; measurement files read it strictly, opti
                        "m.jsonl:2", "/gpus_per_node", "");
   }
 }
+
+TEST_CASE("records carry the GPUs each benchmark thread drove (nccl-tests' nGpus), strictly") {
+  // One thread driving 8 GPUs (the Azure node logs, the fixture), one process per GPU (the H100
+  // cluster and Polaris, launched under MPI).
+  for (const char* f : {"/azure-1node/nccl-tests-a100-allreduce-train.log",
+                        "/azure-1node/nccl-tests-h200-allreduce-train.log"})
+    CHECK(load_nccl_tests(kReal + f, NcclTestsOptions{}).records.front().gpus_per_thread == 8);
+  CHECK(load_nccl_tests(kFixture, op("all_reduce")).records.front().gpus_per_thread == 8);
+  const NcclTestsLog h100 =
+      load_nccl_tests(kReal + "/h100-10nodes/nccl_N10_G2.log", NcclTestsOptions{});
+  CHECK(h100.records.front().gpus_per_thread == 1);
+  // Written only when more than one; read back strictly.
+  const std::string head = measurements_header(json::object()) + "\n";
+  const NcclTestsLog azure = load_nccl_tests(
+      kReal + "/azure-1node/nccl-tests-h200-allreduce-train.log", NcclTestsOptions{});
+  const std::string line = to_json(azure.records.front()).dump();
+  CHECK(line.find("\"gpus_per_thread\":8") != std::string::npos);
+  CHECK(to_json(h100.records.front()).dump().find("gpus_per_thread") == std::string::npos);
+  Measurements m;
+  parse_measurements_text(head + line + "\n", "m.jsonl", m);
+  CHECK(m.collectives.at(0).gpus_per_thread == 8);
+  const std::string rec =
+      R"({"kind": "collective", "op": "all_reduce", "ranks": 8, "nodes": 2, "bytes": 1024, )"
+      R"("time_s": 1e-5)";
+  for (const char* bad : {R"(, "gpus_per_thread": 0})", R"(, "gpus_per_thread": 5})",
+                          R"(, "gpus_per_thread": "2"})"}) {
+    CAPTURE(bad);
+    Measurements out;
+    expect_input_error([&] { parse_measurements_text(head + rec + bad + "\n", "m.jsonl", out); },
+                       "m.jsonl:2", "/gpus_per_thread", "");
+  }
+  // The text header's nGpus: a count, and no more than the ranks of one node.
+  const std::string rows =
+      "#  Rank  0 Group  0 Pid 1 on a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid 1 on a device  1 [0x07] NVIDIA A100-SXM4-80GB\n"
+      "        1024           256     float     sum      -1    44.80    0.02    0.04      0    "
+      "44.80    0.02    0.04      0\n";
+  CHECK(parse_nccl_tests("# nThread 1 nGpus 2 minBytes 8\n" + rows, "log.txt", op("all_reduce"))
+            .records.front()
+            .gpus_per_thread == 2);
+  expect_bad("# nThread 1 nGpus x minBytes 8\n" + rows, op("all_reduce"), "log.txt:1", "nGpus",
+             "GPU count");
+  expect_bad("# nThread 1 nGpus 4 minBytes 8\n" + rows, op("all_reduce"), "log.txt", "nGpus",
+             "a thread drives GPUs of its own node");
+  // -J JSON: the config's nGpus.
+  const NcclTestsLog j = parse_nccl_tests(
+      R"({"config": {"collective": "all_reduce_perf", "nranks": 2, "nGpus": 2},
+          "results": [{"size": 1024, "out_of_place": {"time": 40.0}}]})",
+      "log.json", NcclTestsOptions{});
+  CHECK(j.records.front().gpus_per_thread == 2);
+}

@@ -76,6 +76,32 @@ TEST_CASE("bad input exits 2 with a message naming the flag") {
   r = run_collective("--cluster dgx-h100 --nodes 1 --op all_gather --bytes 1MiB --tier packet");
   CHECK(r.code == 2);
   CHECK(mentions(r, "--tier"));
+
+  // nccl-tests' -g: a thread drives GPUs of its own node, as many on every node.
+  r = run_collective(
+      "--cluster dgx-h100 --nodes 2 --gpus-per-node 4 --op all_gather --bytes 1MiB "
+      "--gpus-per-thread 3");
+  CHECK(r.code == 2);
+  CHECK(mentions(r, "--gpus-per-thread"));
+  CHECK(mentions(r, "must divide the 4 rank(s) per node"));
+}
+
+TEST_CASE("--gpus-per-thread G: a call takes at least G of the profile's host launches") {
+  // dgx-h100 launches one GPU's part of a call in nccl.host_launch_us = 3.8 us (the Azure H200
+  // node's nccl-tests log): 8 GPUs on one thread take 30.4 us per call, above a 1 KiB all_reduce's
+  // time on the GPUs; a 1 GiB one is not affected.
+  auto time_us = [](const std::string& args) {
+    const Run r = run_collective(
+        "--cluster dgx-h100 --nodes 1 --op all_reduce --tier analytic "
+        "--json " +
+        args);
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    return zerosim::json::parse(r.out).at("rows")[0].at("time_us").get<double>();
+  };
+  const double one = time_us("--bytes 1KiB");
+  CHECK(one < 30.4);
+  CHECK(time_us("--bytes 1KiB --gpus-per-thread 8") == zerosim::testing::Approx(30.4));
+  CHECK(time_us("--bytes 1GiB --gpus-per-thread 8") == time_us("--bytes 1GiB"));
 }
 
 TEST_CASE("size sweep: one row per size, algbw = size/time, busbw = algbw * nccl-tests factor") {
@@ -155,7 +181,7 @@ TEST_CASE("collective: algorithm and protocol per row, --algo/--proto, --nccl-te
 
   const Run nt = run_collective(
       "--cluster dgx-h100 --nodes 2 --gpus-per-node 2 --op all_gather --min-bytes 1MiB "
-      "--max-bytes 64MiB --step-factor 4 --nccl-tests");
+      "--max-bytes 64MiB --step-factor 4 --gpus-per-thread 2 --nccl-tests");
   REQUIRE_MESSAGE(nt.code == 0, nt.out);
   CHECK(mentions(nt, "# Collective test starting: all_gather_perf"));
   CHECK(mentions(nt, "H100-SXM5-80GB"));
@@ -185,6 +211,7 @@ TEST_CASE("collective: algorithm and protocol per row, --algo/--proto, --nccl-te
   CHECK(text.find("\"ranks\":4") != std::string::npos);
   CHECK(text.find("\"nodes\":2") != std::string::npos);
   CHECK(text.find("\"gpus_per_node\":2") != std::string::npos);
+  CHECK(text.find("\"gpus_per_thread\":2") != std::string::npos);
   std::remove(path);
   std::remove(meas.c_str());
 }

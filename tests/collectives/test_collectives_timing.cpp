@@ -447,3 +447,23 @@ TEST_CASE("the small-message path: below p2p_small_bytes per peer, each network 
     CHECK(extra(make_op(CollKind::AllToAll, Algorithm::TwoHopAllToAll, all, 128 * n)) == 0);
   }
 }
+
+TEST_CASE("nccl-tests' thread driving G GPUs times a call at no less than G host launches") {
+  // A loop of back-to-back calls: the host launches the next call's G kernels while the GPUs run
+  // this one, so a call takes max(its time on the GPUs, G x nccl.host_launch_s).
+  const Topology topo = test::dgx("dgx-h100", 1);
+  CostProfile prof = test::shipped_profile("dgx-h100");
+  prof.nccl.host_launch_s = 5e-6;
+  auto op = make_op(CollKind::AllReduce, Algorithm::Auto, world_group(topo), 1 << 10);
+  const double gpu_small = collective_time("analytic", op, topo, prof);
+  REQUIRE(gpu_small > 5e-6);
+  REQUIRE(gpu_small < 40e-6);
+  CHECK(nccl_tests_time("analytic", op, topo, prof, 1) == gpu_small);
+  CHECK(nccl_tests_time("analytic", op, topo, prof, 8) == Approx(40e-6).epsilon(1e-12));
+  op.bytes = S;
+  const double gpu_large = collective_time("analytic", op, topo, prof);
+  CHECK(nccl_tests_time("analytic", op, topo, prof, 8) == gpu_large);
+  // The floor is the benchmark loop's, not the GPUs': a collective alone is priced without it.
+  prof.nccl.host_launch_s = 0;
+  CHECK(collective_time("analytic", op, topo, prof) == gpu_large);
+}

@@ -179,6 +179,19 @@ TEST_CASE("nccl.nvls_chunk_us is optional (0 when absent) and needs NVLS") {
   expect_bad([](json& j) { j["nccl"]["nvls_chunk_us"] = -1; }, "/nccl/nvls_chunk_us", "negative");
 }
 
+TEST_CASE("nccl.host_launch_us is optional (0 when absent), non-negative, round-trips") {
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.host_launch_s == 0);
+  CHECK_FALSE(to_json(plain)["nccl"].contains("host_launch_us"));
+  json j = minimal_profile();
+  j["nccl"]["host_launch_us"] = 5.4;
+  const CostProfile p = parse_cost_profile(j, "ok.json");
+  CHECK(p.nccl.host_launch_s == zerosim::testing::Approx(5.4e-6));
+  CHECK(to_json(p)["nccl"]["host_launch_us"] == zerosim::testing::Approx(5.4));
+  CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
+  expect_bad([](json& j) { j["nccl"]["host_launch_us"] = -1; }, "/nccl/host_launch_us", "negative");
+}
+
 TEST_CASE("the small-message path's keys are optional, read and written together") {
   json j = minimal_profile();
   j["nccl"]["p2p_small_bytes"] = 256;
