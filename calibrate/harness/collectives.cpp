@@ -181,6 +181,7 @@ void run_collectives_single(Context& ctx, int ngpus) {
         double t =
             time_one(ctx, op, bytes, ms, fmt::format("{} of {} B over {} GPUs", op, bytes, r));
         auto rec = make_record(op, r, 1, bytes, t);
+        rec.gpus_per_thread = r;  // this thread launches every GPU's part of each call
         ctx.record(calib::to_json(rec));
         print_row(rec);
       }
