@@ -277,11 +277,7 @@ class CollectiveProblem {
         P_(params_.size()),
         N_(records.size()),
         z0_(P_) {
-    // A base on its range's bound starts 1% inside it: at the bound the sigmoid's slope is ~0
-    // and no step could move the parameter (an optional term absent from the base profile).
-    for (std::size_t j = 0; j < P_; ++j)
-      z0_[j] = logit(std::clamp((params_[j].base - params_[j].lo) / (params_[j].hi - params_[j].lo),
-                                0.01, 0.99));
+    for (std::size_t j = 0; j < P_; ++j) z0_[j] = z_at(j, params_[j].base);
   }
 
   // The search from the base values, parameter `key` (if given) moved to `value`.
@@ -289,9 +285,7 @@ class CollectiveProblem {
     LmState s;
     s.z = z0_;
     for (std::size_t j = 0; j < P_; ++j)
-      if (params_[j].key == key)
-        s.z[j] = logit(
-            std::clamp((value - params_[j].lo) / (params_[j].hi - params_[j].lo), 0.01, 0.99));
+      if (params_[j].key == key) s.z[j] = z_at(j, value);
     s.t = predict(s.z);
     s.r = residuals(s.z, s.t);
     s.c = cost(s.r);
@@ -405,6 +399,13 @@ class CollectiveProblem {
     return t;
   }
 
+  // The point of parameter j at `value`. A value on its range's bound starts 1% inside it: at the
+  // bound the sigmoid's slope is ~0 and no step could move the parameter (an optional term absent
+  // from the base profile).
+  double z_at(std::size_t j, double value) const {
+    return logit(std::clamp((value - params_[j].lo) / (params_[j].hi - params_[j].lo), 0.01, 0.99));
+  }
+
   double value_of(const std::vector<double>& z, std::size_t j) const {
     return params_[j].lo + (params_[j].hi - params_[j].lo) * sigmoid(z[j]);
   }
@@ -514,21 +515,28 @@ CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, cons
   // then stay at the base values rather than absorb what the larger sizes show.
   bool small = false;
   for (const CollectiveRecord& r : records) small = small || r.bytes <= kSmallRecordBytes;
-  const CollectiveProblem problem(records, base, setup, collective_params(base, small), loss);
+  const std::vector<CollectiveParam> fit_params = collective_params(base, small);
+  const CollectiveProblem problem(records, base, setup, fit_params, loss);
   LmState s = problem.start();
   CollectiveFit out;
   out.iterations = problem.minimize(s);
   // The host's launches are a floor: below the records' times they move nothing, so a search from
   // a base under them never finds them. A second search starts the floor just under the fastest
-  // record (per GPU its thread launches) and wins if it fits the records better.
+  // record (per GPU its thread launches) and wins if it fits the records better; it is skipped
+  // when that start lies above the floor's range, where no value in range reaches any record.
   double fastest = records.front().time_s / records.front().gpus_per_thread;
   for (const CollectiveRecord& r : records)
     fastest = std::min(fastest, r.time_s / r.gpus_per_thread);
-  LmState floored = problem.start("nccl/host_launch_us", 0.99 * fastest * 1e6);
-  const int floored_iterations = problem.minimize(floored);
-  if (problem.records_cost(floored.r) < problem.records_cost(s.r)) {
-    s = floored;
-    out.iterations = floored_iterations;
+  const double floor_us = 0.99 * fastest * 1e6;
+  const auto host = std::find_if(fit_params.begin(), fit_params.end(),
+                                 [](const auto& c) { return c.key == "nccl/host_launch_us"; });
+  if (host != fit_params.end() && floor_us < host->hi) {
+    LmState floored = problem.start(host->key, floor_us);
+    const int floored_iterations = problem.minimize(floored);
+    if (problem.records_cost(floored.r) < problem.records_cost(s.r)) {
+      s = floored;
+      out.iterations = floored_iterations;
+    }
   }
   out.profile = base;
   std::vector<CollectiveParam> params = problem.fitted(s.z);

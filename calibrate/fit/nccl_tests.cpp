@@ -477,12 +477,17 @@ NcclTestsLog parse_text(const std::string& text, const std::string& file,
   return imp.done();
 }
 
+// Where a -J JSON object may hold its run's settings: itself and its "config" object.
+std::vector<JsonReader> json_scopes(const JsonReader& r) {
+  std::vector<JsonReader> where = {r};
+  if (r.has("config") && r.at("config").value().is_object()) where.push_back(r.at("config"));
+  return where;
+}
+
 // A string naming the test of a -J JSON object, under the keys nccl-tests versions may use.
 std::optional<std::pair<std::string, std::string>> json_test(const JsonReader& r) {
   static const char* kKeys[] = {"collective", "test", "name", "op", "test_name"};
-  std::vector<JsonReader> where = {r};
-  if (r.has("config") && r.at("config").value().is_object()) where.push_back(r.at("config"));
-  for (const JsonReader& o : where)
+  for (const JsonReader& o : json_scopes(r))
     for (const char* k : kKeys) {
       if (!o.has(k) || !o.at(k).value().is_string()) continue;
       std::string v = o.at(k).value().get<std::string>();
@@ -527,9 +532,8 @@ void read_nccl_json_object(Importer& imp, const JsonReader& r) {
   if (r.has("config") && r.at("config").value().is_object() && p.rank_ids.empty() &&
       p.declared_ranks == 0)
     read_json_devices(r.at("config"), p);
-  for (const JsonReader& o : {r, r.has("config") ? r.at("config") : r})
-    if (o.value().is_object() && o.has("nGpus"))
-      p.gpus_per_thread = o.at("nGpus").get_int32_at_least(1);
+  for (const JsonReader& o : json_scopes(r))
+    if (o.has("nGpus")) p.gpus_per_thread = o.at("nGpus").get_int32_at_least(1);
   JsonReader results = r.at("results");
   std::size_t n = results.array_size();
   for (std::size_t i = 0; i < n; ++i) {

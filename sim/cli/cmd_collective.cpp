@@ -117,7 +117,7 @@ void check_gpus_per_thread(const CollectiveOptions& o, int ranks, int nodes) {
     throw flag_error(
         "--gpus-per-thread",
         fmt::format("needs the same ranks on every node ({} ranks on {} nodes)", ranks, nodes));
-  if (o.gpus_per_thread > per_node || per_node % o.gpus_per_thread != 0)
+  if (per_node % o.gpus_per_thread != 0)
     throw flag_error("--gpus-per-thread",
                      fmt::format("must divide the {} rank(s) per node (a thread drives GPUs of its "
                                  "own node), got {}",

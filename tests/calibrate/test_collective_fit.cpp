@@ -82,6 +82,13 @@ const CollectiveParam& param(const CollectiveFit& f, const std::string& key) {
   return f.params.front();
 }
 
+// The fit informed `key` and recovered `value` within 2%.
+void check_fitted(const CollectiveFit& fit, const std::string& key, double value) {
+  const CollectiveParam& c = param(fit, key);
+  CHECK(c.informed);
+  CHECK(c.value == zerosim::testing::Approx(value).epsilon(0.02));
+}
+
 // Fits base() to records the model generated from `truth`, which sets `key` alone to `value`, and
 // checks the value is recovered with every record reproduced; the records must include some that
 // the modelled NCCL runs with `proto`, the one the parameter prices.
@@ -98,9 +105,7 @@ void check_recovered(const std::string& key, double value, const std::vector<std
   }
   REQUIRE(with_proto > 0);
   const CollectiveFit fit = fit_collectives(records, base(), kCluster, CollectiveLoss::Cauchy);
-  const CollectiveParam& c = param(fit, key);
-  CHECK(c.informed);
-  CHECK(c.value == zerosim::testing::Approx(value).epsilon(0.02));
+  check_fitted(fit, key, value);
   CHECK(fit.worst_abs_rel_err < 1e-3);
 }
 
@@ -355,9 +360,7 @@ TEST_CASE("NVLS's per-chunk cost is recovered, also from a base profile without 
   const Topology topo = record_cluster(records.back(), kCluster);
   REQUIRE(nccl_choice_for(record_op(records.back(), topo), topo, truth)->algo == NcclAlgo::Nvls);
   const CollectiveFit fit = fit_collectives(records, none, kCluster, CollectiveLoss::Cauchy);
-  const CollectiveParam& c = param(fit, "nccl/nvls_chunk_us");
-  CHECK(c.informed);
-  CHECK(c.value == zerosim::testing::Approx(6).epsilon(0.02));
+  check_fitted(fit, "nccl/nvls_chunk_us", 6);
   // The weak prior still pulls toward the distant base (0), so the records are reproduced to a
   // few tenths of a percent rather than the 0.1% of fits that start near the truth; the base
   // itself is far off on the mid sizes (6 us per chunk on 35-120 us collectives).
@@ -386,9 +389,7 @@ TEST_CASE("the host's launches per GPU (nccl.host_launch_us) are recovered from 
   REQUIRE(floored >= 4);
   REQUIRE(floored < static_cast<int>(records.size()) - 4);
   const CollectiveFit fit = fit_collectives(records, none, kCluster, CollectiveLoss::Cauchy);
-  const CollectiveParam& c = param(fit, "nccl/host_launch_us");
-  CHECK(c.informed);
-  CHECK(c.value == zerosim::testing::Approx(4).epsilon(0.02));
+  check_fitted(fit, "nccl/host_launch_us", 4);
   CHECK(fit.worst_abs_rel_err < 1e-2);
 }
 
