@@ -11,8 +11,9 @@
 // (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
 // treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate). A tree's price
 // adds its pipeline fill across log2(nodes) network levels when the buffer spans few chunks
-// (tree_fill; NCCL's tuner assumes a filled pipeline); NVLS's adds a cost per chunk of each of its
-// workers (nvls_chunk_time; the tuner does not see it either).
+// (tree_fill; NCCL's tuner assumes a filled pipeline); NVLS's adds the fill of its three-stage
+// pipeline (nvls_fill) and a cost per chunk of each of its workers (nvls_chunk_time; the tuner
+// sees neither).
 // hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
 // replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
 // the same ratio (profile / table ring value), so one fitted number per class and protocol moves
@@ -72,9 +73,12 @@ constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0
                          1.9,
                          false};
 
+// 2.18-2.22 carry NVLS's and NVLS tree's 23 us as base latency; 2.23+ carry it (25 us) as the
+// NVLink hop. Both tables here hold it as the NVLink hop, so the profile's NVLink Simple latency
+// scales it as it scales every other NVLink hop (NCCL's tuner sum is the same either way).
 constexpr Table kV218 = {
-    {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 23.0f}, {0, 0, 23.0f}, {0, 0, 0}},
-    {{{.6f, 1.25f, 4}, {.6f, 1.9f, 3.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{{.6f, 1.25f, 4}, {.6f, 1.9f, 3.4f}, {0, 0, 23.0f}, {0, 0, 23.0f}, {0, 0, 0}},
      {{1.0f, 1.9f, 6}, {1.0f, 2.5f, 5.7f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
      {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 18}, {0, 0, 19}, {0, 0, 0}}},
     1.0 / 4.0,
@@ -222,10 +226,30 @@ double nvls_chunk_bytes(double bytes, double ops) {
   return chunk;
 }
 
+// Chunks each of NVLS's concurrent ops moves in turn.
+double nvls_chunks_per_op(const CommShape& s, double bytes) {
+  const double ops = kNvlsChannels * s.ranks;
+  return std::max(1.0, std::ceil(bytes / (ops * nvls_chunk_bytes(bytes, ops))));
+}
+
 double nvls_chunk_time(const CommShape& s, const CostProfile& profile, double bytes) {
   if (!(profile.nccl.nvls_chunk_s > 0) || !(bytes > 0)) return 0;
-  const double ops = kNvlsChannels * s.ranks;
-  return std::ceil(bytes / (ops * nvls_chunk_bytes(bytes, ops))) * profile.nccl.nvls_chunk_s;
+  return nvls_chunks_per_op(s, bytes) * profile.nccl.nvls_chunk_s;
+}
+
+// NVLS's pipeline fill. NCCL's one-node NVLS all_reduce kernel (src/device/all_reduce.h) splits
+// each op's warps into three groups a chunk passes through in turn: scatter (input into the
+// NVLS buffers), reduce (multimem load-reduce, multicast store) and gather (out to the output).
+// With k chunks per op the transfer takes (k + 2) / k of the filled pipeline's time: the first
+// chunk's way in and the last one's way out leave the links partly idle. Evidence: on the Azure
+// H200 node (NCCL 2.20) the time from 256 MiB to 4 GiB is one straight line at 274.7 GB/s whose
+// intercept doubles (55 -> 110 us) where the chunk doubles at 1 GiB; NCCL's tuner assumes 1.
+constexpr double kNvlsStages = 3;
+
+double nvls_fill(const CommShape& s, double bytes) {
+  if (!(bytes > 0)) return 1.0;
+  const double k = nvls_chunks_per_op(s, bytes);
+  return (k + kNvlsStages - 1) / k;
 }
 
 // NCCL's getNetOverhead (2.18+): the host CPU's cost of posting one network operation, in seconds.
@@ -456,6 +480,7 @@ std::vector<NcclChoice> nccl_candidates(const CommShape& shape, const CostProfil
         c.tuner_bw_factor = tree_correction(profile.nccl.version_code, p, bytes);
         c.fill = tree_fill(shape, profile.nccl.channels, p, bytes);
       }
+      if (a == kNvls) c.fill = nvls_fill(shape, bytes);
       out.push_back(c);
     }
   }

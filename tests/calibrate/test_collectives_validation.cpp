@@ -68,11 +68,11 @@ TEST_CASE("fit on the H100 logs predicts the held-out 10 x 2 log within 10% at e
   CHECK(checked == 4 * 10);  // all_reduce, all_gather, reduce_scatter, alltoall at 32 MiB..16 GiB
 }
 
-TEST_CASE("the Azure H200 node's NVLS all_reduce curve is fitted within 10% with NCCL's chunks") {
+TEST_CASE("the Azure H200 node's NVLS all_reduce curve is fitted within 5% with NCCL's chunks") {
   // Experiment (c) of the report: the log alone, least squares (its target is the fit's own
-  // error). NVLS runs from 1 MiB; its two slopes (172-182 GB/s algbw from 1 to 16 MiB, 262-275
-  // above 64 MiB) follow NCCL's chunk sizes with a cost per chunk. Without that term the worst
-  // row is 22% off; the issue's target, 5% at every size, is not met (16 MiB: 9.6%).
+  // error). NVLS runs from 1 MiB. Its time from 256 MiB to 4 GiB is one line at 274.7 GB/s whose
+  // intercept doubles where NCCL's chunk doubles (1 GiB): the fill of NVLS's three-stage pipeline,
+  // (k + 2) / k over each worker's k chunks. Without the fill the fit leaves 16 MiB 9.4% off.
   const NcclTestsLog log = load_nccl_tests(std::string(ZEROSIM_SOURCE_DIR) +
                                                "/tests/calibrate/data/real/azure-1node/"
                                                "nccl-tests-h200-allreduce-train.log",
@@ -83,11 +83,10 @@ TEST_CASE("the Azure H200 node's NVLS all_reduce curve is fitted within 10% with
   base.nccl.version_code = nccl_version_code("2.20");
   const CollectiveFit fit =
       fit_collectives(log.records, base, "azure-nd-h200-v5", CollectiveLoss::Squared);
-  CHECK(fit.profile.nccl.nvls_chunk_s > 1e-6);
   for (const CollectiveRecord& r : log.records) {
     const double busbw_err = r.time_s / predict_record(r, "azure-nd-h200-v5", fit.profile) - 1;
     INFO(r.bytes << " B: busbw error " << busbw_err * 100 << "%");
-    CHECK(std::fabs(busbw_err) <= 0.10);
+    CHECK(std::fabs(busbw_err) <= 0.05);
   }
 }
 

@@ -250,8 +250,8 @@ TEST_CASE("nccl.ll_intra_efficiency divides LL's wire time inside a node only, n
 }
 
 TEST_CASE("NVLS is chosen by NCCL's own efficiency (0.85) and priced by nccl.nvls_efficiency") {
-  const CostProfile full = test::shipped_profile("dgx-h200");
-  REQUIRE(full.nccl.nvls_efficiency == 0.85);
+  CostProfile full = test::shipped_profile("dgx-h200");
+  full.nccl.nvls_efficiency = 0.85;
   CostProfile half = full;
   half.nccl.nvls_efficiency = 0.425;
   const CommShape node = all_reduce_shape(8, 1);
@@ -293,6 +293,48 @@ TEST_CASE("NVLS pays nccl.nvls_chunk_s per chunk of each of its 16 x ranks worke
   CHECK(only_choice(node, with, NcclAlgo::Ring, NcclProto::Simple, 64 * MiB).latency_s ==
         only_choice(node, none, NcclAlgo::Ring, NcclProto::Simple, 64 * MiB).latency_s);
   check_same_choices(node, none, with, 1.0 / kNvLinkH100Bps);
+}
+
+TEST_CASE("NVLS's three-stage pipeline fill: (k + 2) / k over each worker's k chunks") {
+  // 8 ranks, 128 workers, NCCL's chunks as above: 1 MiB is one 16 KiB chunk per worker (fill 3),
+  // 4 MiB two (2), 16 MiB four 32 KiB chunks (1.5), 64 MiB eight 64 KiB chunks (1.25), 4 GiB 256
+  // 128 KiB chunks (258 / 256). The wire time scales by it; NCCL's tuner does not see it.
+  const CostProfile prof = test::shipped_profile("dgx-h200");
+  const CommShape node = all_reduce_shape(8, 1);
+  const double u = 1.0 / kNvLinkH100Bps;
+  const double MiB = 1 << 20;
+  auto fill = [&](double bytes) {
+    return only_choice(node, prof, NcclAlgo::Nvls, NcclProto::Simple, bytes).fill;
+  };
+  CHECK(fill(MiB) == Approx(3.0).epsilon(1e-15));
+  CHECK(fill(4 * MiB) == Approx(2.0).epsilon(1e-15));
+  CHECK(fill(16 * MiB) == Approx(1.5).epsilon(1e-15));
+  CHECK(fill(64 * MiB) == Approx(1.25).epsilon(1e-15));
+  CHECK(fill(4096 * MiB) == Approx(258.0 / 256).epsilon(1e-15));
+  const NcclChoice c = only_choice(node, prof, NcclAlgo::Nvls, NcclProto::Simple, 16 * MiB);
+  CHECK(c.effective_wire(u, 1.0) == Approx(1.5 * c.capped_wire(u, 1.0) / c.hw_bw_factor));
+  // Ring choices keep a fill of 1.
+  CHECK(only_choice(node, prof, NcclAlgo::Ring, NcclProto::Simple, 16 * MiB).fill == 1.0);
+}
+
+TEST_CASE(
+    "NVLS's 23 us (NCCL 2.18-2.22) is an NVLink hop: the profile's NVLink latency scales it") {
+  // NCCL 2.20's tables hold NVLS's latency as 23 us of base latency; the model holds it as the
+  // NVLink hop, scaled by the profile's NVLink Simple latency over NCCL's 3.4 us. Doubling that
+  // latency adds 23 us to NVLS's price and nothing to what NCCL's tuner sees.
+  CostProfile nccl = test::shipped_profile("dgx-h200");
+  nccl.nccl.version = "2.20";
+  nccl.nccl.version_code = 22000;
+  nccl.nccl.nvls_chunk_s = 0;
+  nccl.link_classes[LinkClass::NvLink].hop_latency_s = 3.4e-6;
+  CostProfile slow = nccl;
+  slow.link_classes[LinkClass::NvLink].hop_latency_s = 6.8e-6;
+  const CommShape node = all_reduce_shape(8, 1);
+  const NcclChoice a = only_choice(node, nccl, NcclAlgo::Nvls, NcclProto::Simple, 1 << 20);
+  const NcclChoice b = only_choice(node, slow, NcclAlgo::Nvls, NcclProto::Simple, 1 << 20);
+  CHECK(a.latency_s == Approx(nccl.nccl.launch_s + 23e-6).epsilon(1e-6));
+  CHECK(b.latency_s - a.latency_s == Approx(23e-6).epsilon(1e-6));
+  CHECK(a.tuner_latency_s == b.tuner_latency_s);
 }
 
 TEST_CASE("a tree's pipeline fill: (k + levels - 1) / k over its log2(nodes) network levels") {
