@@ -50,8 +50,9 @@ struct NcclChoice {
   double cap_Bps = 0;          // NCCL's bandwidth cap on busbw for this choice; 0 = none
   double tuner_bw_factor = 1;  // NCCL's tuner-only bandwidth correction (treeCorrectionFactor):
                                // what NCCL chooses by, not what the links deliver
-  double fill = 1;  // >= 1: a tree's pipeline fill across its network levels when the buffer
-                    // spans few chunks per channel, (k + levels - 1) / k; NCCL's tuner assumes 1
+  double fill = 1;  // >= 1: a pipeline's fill when the buffer spans few chunks: a tree's across
+                    // its network levels, (k + levels - 1) / k; NVLS's three stages, (k + 2) / k;
+                    // NCCL's tuner assumes 1
   double hw_bw_factor = 1;  // the achieved bandwidth / what NCCL's tuner assumes (LL128:
                             // nccl.ll128_efficiency; LL inside a node: ll_intra_efficiency;
                             // NVLS: nvls_efficiency / 0.85): the time, not the choice
