@@ -237,9 +237,9 @@ double nvls_chunk_time(const CommShape& s, const CostProfile& profile, double by
   return nvls_chunks_per_op(s, bytes) * profile.nccl.nvls_chunk_s;
 }
 
-// NVLS's pipeline fill. NCCL's one-node NVLS all_reduce kernel (src/device/all_reduce.h) splits
-// each op's warps into three groups a chunk passes through in turn: scatter (input into the
-// NVLS buffers), reduce (multimem load-reduce, multicast store) and gather (out to the output).
+// NVLS's pipeline fill. NCCL's one-node NVLS all_reduce kernel (src/device/all_reduce.h, as
+// recalled) splits each op's warps into three groups a chunk passes through in turn: scatter
+// (input into the NVLS buffers), reduce (multimem load-reduce, multicast store) and gather.
 // With k chunks per op the transfer takes (k + 2) / k of the filled pipeline's time: the first
 // chunk's way in and the last one's way out leave the links partly idle. Evidence: on the Azure
 // H200 node (NCCL 2.20) the time from 256 MiB to 4 GiB is one straight line at 274.7 GB/s whose
