@@ -324,7 +324,7 @@ TEST_CASE(
   // latency adds 23 us to NVLS's price and nothing to what NCCL's tuner sees.
   CostProfile nccl = test::shipped_profile("dgx-h200");
   nccl.nccl.version = "2.20";
-  nccl.nccl.version_code = 22000;
+  nccl.nccl.version_code = nccl_version_code("2.20");
   nccl.nccl.nvls_chunk_s = 0;
   nccl.link_classes[LinkClass::NvLink].hop_latency_s = 3.4e-6;
   CostProfile slow = nccl;
