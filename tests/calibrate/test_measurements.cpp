@@ -52,15 +52,12 @@ TEST_CASE("a measurement file with every record kind") {
 TEST_CASE("bad measurement files") {
   Measurements m;
   CHECK_THROWS_AS(parse_measurements_text("", "empty.jsonl", m), InputError);
-  try {
-    parse_measurements_text(R"({"kind": "kernel", "name": "copy", "bytes": 1, "time_s": 1})",
-                            "m.jsonl", m);
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "m.jsonl:1");
-    CHECK(e.path() == "");
-    CHECK(e.rule().find("header") != std::string::npos);
-  }
+  expect_input_error(
+      [&] {
+        parse_measurements_text(R"({"kind": "kernel", "name": "copy", "bytes": 1, "time_s": 1})",
+                                "m.jsonl", m);
+      },
+      "m.jsonl:1", "", "header");
   expect_bad(R"({"kind": "fft"})", "m.jsonl:2", "/kind", "unknown record kind");
   expect_bad(R"({"kind": "kernel", "name": "copy", "bytes": 1, "time_s": 1, "color": 3})",
              "m.jsonl:2", "/color", "unknown key");

@@ -101,20 +101,14 @@ TEST_CASE("-J JSON output") {
   REQUIRE(log.records.size() == 1);
   CHECK(log.records[0].time_s == zerosim::testing::Approx(30.5e-6));
   CHECK(log.records[0].where == "log.json:/results/0");
-  try {
-    parse_nccl_tests(text, "log.json", op("all_reduce"));
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--ranks");
-  }
-  try {
+  CHECK(caught_input_error([&] { parse_nccl_tests(text, "log.json", op("all_reduce")); }).path() ==
+        "--ranks");
+  const auto e = caught_input_error([] {
     parse_nccl_tests(R"({"results": [{"size": 8, "out_of_place": {"algbw": 1}}]})", "log.json",
                      op("all_reduce", 8));
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "/results/0/out_of_place");
-    CHECK(e.rule().find("time") != std::string::npos);
-  }
+  });
+  CHECK(e.path() == "/results/0/out_of_place");
+  CHECK(e.rule().find("time") != std::string::npos);
 }
 
 TEST_CASE("bad logs name file:line and the column") {

@@ -7,6 +7,7 @@
 #include "sim/core/error.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using test::make_op;
@@ -273,12 +274,8 @@ TEST_CASE("bad groups and incompatible algorithms are input errors") {
   const Topology topo = test::dgx("dgx-h100", 2);
   const CostProfile prof = test::shipped_profile("dgx-h100");
   auto expect_error = [&](const CollectiveOp& op, const std::string& path) {
-    try {
-      lower_collective(op, topo, prof);
-      FAIL("expected InputError at " << path);
-    } catch (const InputError& e) {
-      CHECK(e.path() == path);
-    }
+    CAPTURE(path);
+    CHECK(caught_input_error([&] { lower_collective(op, topo, prof); }).path() == path);
   };
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {}, S), "/groups");
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1}, {}}, S), "/groups/1");

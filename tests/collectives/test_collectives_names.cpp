@@ -4,6 +4,7 @@
 #include "sim/core/error.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -19,13 +20,9 @@ TEST_CASE("collective kinds and algorithms round-trip through their names") {
 }
 
 TEST_CASE("unknown names are input errors naming the flag and the choices") {
-  try {
-    parse_coll_kind("allgather", "--op");
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--op");
-    CHECK(std::string(e.what()).find("all_gather|reduce_scatter") != std::string::npos);
-  }
+  const auto e = caught_input_error([&] { parse_coll_kind("allgather", "--op"); });
+  CHECK(e.path() == "--op");
+  CHECK(std::string(e.what()).find("all_gather|reduce_scatter") != std::string::npos);
   CHECK_THROWS_AS(parse_algorithm("tree", "--algo"), InputError);
 }
 

@@ -4,6 +4,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/utf8.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -23,13 +24,9 @@ TEST_CASE("invalid sequences are rejected") {
   CHECK_FALSE(is_valid_utf8("\xED\xA0\x80"));      // surrogate U+D800
   CHECK_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // beyond U+10FFFF
   CHECK_FALSE(is_valid_utf8("\xC3("));             // bad continuation byte
-  try {
-    require_utf8("\xFF", "--model");
-    FAIL("no error");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--model");
-    CHECK(std::string(e.what()).find("not valid UTF-8") != std::string::npos);
-  }
+  const auto e = caught_input_error([] { require_utf8("\xFF", "--model"); });
+  CHECK(e.path() == "--model");
+  CHECK(std::string(e.what()).find("not valid UTF-8") != std::string::npos);
 }
 
 TEST_CASE("printable escapes invalid UTF-8 and control characters and caps the length") {

@@ -15,6 +15,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
@@ -39,13 +40,10 @@ TEST_CASE("a symlink at the output is written through, not replaced") {
 TEST_CASE("a folder at the output is an InputError that says so") {
   ScratchDir d("write");
   fs::create_directories(d.path / "out.json");
-  try {
-    write_file_atomic((d.path / "out.json").string(), "x");
-    FAIL("no error");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("output path is a folder") != std::string::npos);
-    CHECK(std::string(e.what()).find("Success") == std::string::npos);
-  }
+  const auto e =
+      caught_input_error([&] { write_file_atomic((d.path / "out.json").string(), "x"); });
+  CHECK(std::string(e.what()).find("output path is a folder") != std::string::npos);
+  CHECK(std::string(e.what()).find("Success") == std::string::npos);
 }
 
 TEST_CASE("a failed write is an OutputError with the path and the OS error; the old file stays") {

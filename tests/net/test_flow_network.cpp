@@ -9,6 +9,7 @@
 #include "sim/net/analytic_network.hpp"
 #include "sim/net/flow_network.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using zerosim::testing::Approx;
@@ -147,13 +148,9 @@ TEST_CASE("unknown tier names --tier") {
   const Topology topo = h100(1);
   const CostProfile prof = profile();
   Engine e;
-  try {
-    make_network_model("packet", e, topo, prof);
-    FAIL("expected InputError");
-  } catch (const InputError& err) {
-    CHECK(err.path() == "--tier");
-    CHECK(std::string(err.what()).find("packet") != std::string::npos);
-  }
+  const auto err = caught_input_error([&] { make_network_model("packet", e, topo, prof); });
+  CHECK(err.path() == "--tier");
+  CHECK(std::string(err.what()).find("packet") != std::string::npos);
 }
 
 TEST_CASE("the flow tier refuses an op too large to route, before lowering it") {
@@ -179,14 +176,10 @@ TEST_CASE("the flow tier refuses an op too large to route, before lowering it") 
 
   Engine e;
   FlowNetwork net(e, topo, prof);
-  try {
-    net.start(a2a, [] {});
-    FAIL("expected InputError");
-  } catch (const InputError& err) {
-    CHECK(err.path() == "--tier");
-    const std::string what = err.what();
-    CHECK(what.find("33634200 flows") != std::string::npos);
-    CHECK(what.find("--tier analytic") != std::string::npos);
-  }
+  const auto err = caught_input_error([&] { net.start(a2a, [] {}); });
+  CHECK(err.path() == "--tier");
+  const std::string what = err.what();
+  CHECK(what.find("33634200 flows") != std::string::npos);
+  CHECK(what.find("--tier analytic") != std::string::npos);
   CHECK(net.cached_plans() == 0);  // refused before lowering
 }

@@ -13,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/strategy/strategy.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using namespace zerosim::plan;
@@ -77,12 +78,7 @@ TEST_CASE(
   for (const auto& x : c) splits.insert({x.micro_batch, x.scenario.grad_accum});
   CHECK(splits == std::set<std::pair<int, int>>{{1, 4}, {2, 2}, {4, 1}});
   q.global_batch = 100;  // not a multiple of 384 GPUs
-  try {
-    enumerate_candidates(q, multi);
-    FAIL("no throw");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--global-batch");
-  }
+  CHECK(caught_input_error([&] { enumerate_candidates(q, multi); }).path() == "--global-batch");
 }
 
 TEST_CASE(
@@ -168,12 +164,8 @@ TEST_CASE("activation checkpointing is searched on and off; off wins where it fi
   for (const auto& x : enumerate_candidates(q, multi))
     CHECK_FALSE(x.scenario.activation_checkpointing);
   q.checkpointing = {};
-  try {
-    enumerate_candidates(q, multi);
-    FAIL("no throw");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--activation-checkpointing");
-  }
+  CHECK(caught_input_error([&] { enumerate_candidates(q, multi); }).path() ==
+        "--activation-checkpointing");
 }
 
 TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {

@@ -13,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/profile/cost_profile.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -70,14 +71,8 @@ void expect_bad(const std::function<void(json&)>& mutate, const std::string& pat
                 const std::string& rule_part) {
   json j = minimal_profile();
   mutate(j);
-  try {
-    parse_cost_profile(j, "bad.json");
-    FAIL("expected InputError at " << path);
-  } catch (const InputError& e) {
-    CHECK(e.file() == "bad.json");
-    CHECK(e.path() == path);
-    CHECK_MESSAGE(e.rule().find(rule_part) != std::string::npos, e.what());
-  }
+  CAPTURE(path);
+  expect_input_error([&] { parse_cost_profile(j, "bad.json"); }, "bad.json", path, rule_part);
 }
 
 // An optional ratio under "nccl": 1 when absent, not written when 1, read and written back when
@@ -345,12 +340,8 @@ TEST_CASE("shipped profiles are listed as std::filesystem lists them, sorted") {
     const CostProfile p = load_cost_profile(path);
     names += (names.empty() ? "" : ", ") + p.name + " (" + p.gpu_model + ")";
   }
-  try {
-    select_cost_profile_for_gpu("", "MI300X");
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("(shipped: " + names + ")") != std::string::npos);
-  }
+  const auto e = caught_input_error([] { select_cost_profile_for_gpu("", "MI300X"); });
+  CHECK(std::string(e.what()).find("(shipped: " + names + ")") != std::string::npos);
 }
 
 TEST_CASE("selection by GPU model, by name and by file") {
@@ -371,21 +362,14 @@ TEST_CASE("selection by GPU model, by name and by file") {
 }
 
 TEST_CASE("selection failures name --profile") {
-  try {
-    select_cost_profile_for_gpu("", "MI300X");
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--profile");
-    CHECK(std::string(e.what()).find("MI300X") != std::string::npos);
-    CHECK(std::string(e.what()).find("dgx-h100") != std::string::npos);
-  }
-  try {
-    select_cost_profile_for_gpu("no-such-profile", "H100-SXM5-80GB");
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--profile");
-    CHECK(e.rule().find("unknown preset") != std::string::npos);
-  }
+  const auto by_gpu = caught_input_error([] { select_cost_profile_for_gpu("", "MI300X"); });
+  CHECK(by_gpu.path() == "--profile");
+  CHECK(std::string(by_gpu.what()).find("MI300X") != std::string::npos);
+  CHECK(std::string(by_gpu.what()).find("dgx-h100") != std::string::npos);
+  const auto by_name =
+      caught_input_error([] { select_cost_profile_for_gpu("no-such-profile", "H100-SXM5-80GB"); });
+  CHECK(by_name.path() == "--profile");
+  CHECK(by_name.rule().find("unknown preset") != std::string::npos);
   CHECK_THROWS_AS(select_cost_profile_for_gpu("/nonexistent/p.json", ""), InputError);
 }
 

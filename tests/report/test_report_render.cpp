@@ -18,6 +18,7 @@
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using namespace zerosim::report;
@@ -39,13 +40,9 @@ TEST_CASE("read_results accepts sweep, array and single results and rejects malf
   CHECK(read_results(doc["results"][0], "a.json").size() == 1u);
   json bad = doc;
   bad["results"][3].erase("step_time_s");
-  try {
-    read_results(bad, "bad.json");
-    FAIL("no throw");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "bad.json");
-    CHECK(e.path() == "/results/3");
-  }
+  const auto e = caught_input_error([&] { read_results(bad, "bad.json"); });
+  CHECK(e.file() == "bad.json");
+  CHECK(e.path() == "/results/3");
   bad = doc;
   bad["results"][2]["memory"]["fits"] = "yes";
   CHECK_THROWS_AS(read_results(bad, "bad.json"), InputError);

@@ -10,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/step/scenario_schema.hpp"
+#include "tests/support/input_error.hpp"
 #include "tests/support/run_cli.hpp"
 
 using namespace zerosim;
@@ -109,13 +110,10 @@ TEST_CASE("rules: integers, finite numbers in range, choices; InputError naming 
   CHECK(scenario_param_rule(*find_scenario_param("--tier"), "exact") ==
         "'exact' is not flow or analytic");
   Scenario s;
-  try {
-    apply_scenario_param(s, *find_scenario_param("--fabric"), "torus");
-    FAIL("no throw");
-  } catch (const InputError& e) {
-    CHECK(e.path() == "--fabric");
-    CHECK(e.rule() == "'torus' is not rail or fat-tree");
-  }
+  const auto e = caught_input_error(
+      [&] { apply_scenario_param(s, *find_scenario_param("--fabric"), "torus"); });
+  CHECK(e.path() == "--fabric");
+  CHECK(e.rule() == "'torus' is not rail or fat-tree");
   CHECK(scenario_param_help(nodes, false) ==
         "number of server nodes (builder presets only) (default: the preset's)");
   CHECK(scenario_param_help(*find_scenario_param("--grad-accum"), false).ends_with("(default: 1)"));

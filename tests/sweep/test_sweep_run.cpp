@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 using namespace zerosim::sweep;
@@ -98,13 +99,9 @@ TEST_CASE("partial file keeps finished results; resume runs only the rest") {
   RunOptions opt;
   opt.threads = 1;
   opt.partial_path = partial;
-  try {
-    run_scenarios(s, all_indices(s.size()), failing, opt);
-    FAIL("expected an error");
-  } catch (const InputError& e) {
-    CHECK(e.file() == "x.json");
-    CHECK(e.rule().find("sweep scenario #50") != std::string::npos);
-  }
+  const auto e = caught_input_error([&] { run_scenarios(s, all_indices(s.size()), failing, opt); });
+  CHECK(e.file() == "x.json");
+  CHECK(e.rule().find("sweep scenario #50") != std::string::npos);
   auto kept = read_partial(partial, s);
   CHECK(kept.size() == 50u);
   // Simulate a kill in the middle of writing the next line.

@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 #include "tests/topology/cluster_spec.hpp"
 
 using namespace zerosim;
@@ -174,13 +175,10 @@ TEST_CASE("single-leaf fabrics route without spines") {
 
 TEST_CASE("bad builder parameters name the field") {
   auto expect = [](ClusterSpec s, const char* field) {
-    try {
-      build_cluster(s, "f.json");
-      FAIL("expected InputError for " << field);
-    } catch (const InputError& e) {
-      CHECK(e.file() == "f.json");
-      CHECK(e.path() == field);
-    }
+    CAPTURE(field);
+    const auto e = caught_input_error([&] { build_cluster(s, "f.json"); });
+    CHECK(e.file() == "f.json");
+    CHECK(e.path() == field);
   };
   expect(spec("dgx-h100", 0), "nodes");
   expect(spec("dgx-h100", 1, 9), "nics_per_node");

@@ -13,6 +13,7 @@
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -34,15 +35,12 @@ void check_published(std::int64_t counted, double published, double quoted_unit)
 }
 
 void check_error(const std::string& text, const std::string& path, const std::string& words) {
-  try {
-    from_text(text);
-    FAIL("accepted: " << text);
-  } catch (const InputError& e) {
-    CAPTURE(e.what());
-    CHECK(e.file() == "config.json");
-    CHECK(std::string(e.what()).find(path) != std::string::npos);
-    CHECK(std::string(e.what()).find(words) != std::string::npos);
-  }
+  CAPTURE(text);
+  const auto e = caught_input_error([&] { from_text(text); });
+  CAPTURE(e.what());
+  CHECK(e.file() == "config.json");
+  CHECK(std::string(e.what()).find(path) != std::string::npos);
+  CHECK(std::string(e.what()).find(words) != std::string::npos);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 
@@ -167,13 +168,9 @@ TEST_CASE("Hugging Face config.json") {
     std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
       "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})";
   }
-  try {
-    load_model(path);
-    FAIL("missing num_attention_heads accepted");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("num_attention_heads") != std::string::npos);
-    CHECK(e.file() == path);
-  }
+  const auto e = caught_input_error([&] { load_model(path); });  // no num_attention_heads
+  CHECK(std::string(e.what()).find("num_attention_heads") != std::string::npos);
+  CHECK(e.file() == path);
   std::filesystem::remove(path);
 }
 
