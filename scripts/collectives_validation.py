@@ -163,8 +163,9 @@ def pct(x):
 
 
 def ring_latency_bound(train, held, pb):
-    """Rows bounding, from the 2-node all_gather log alone, the 256-node ring/LL time of any model
-    whose per-hop latencies and per-call costs do not depend on the node count.
+    """(text, rows, bounded sizes): from the 2-node all_gather log alone, a bound on the 256-node
+    ring/LL time of any model whose per-hop latencies and per-call costs do not depend on the node
+    count.
 
     A ring all_gather over r ranks on n nodes runs r - 1 steps; its critical chain crosses at most n
     network hops and r - 1 - n NVLink hops (a chain that skips one NVLink hop). The 2-node log's
@@ -180,12 +181,13 @@ def ring_latency_bound(train, held, pb):
     ratio = max(n / n2, (r - 1 - n) / (r2 - 1 - n2))
     data = ((r - 1 - n) / r) / ((r2 - 1 - n2) / r2)
     algo = {x["bytes"]: (x["algo"], x["proto"], x["err"]) for x in pb if x["op"] == "all_gather"}
-    rows = []
+    rows, sizes = [], []
     for h in held:
         b = h["bytes"]
         if b not in t2 or algo.get(b, ("",))[:2] != ("ring", "LL"):
             continue
         bound = ratio * lat2 + data * t2[b]
+        sizes.append(b)
         rows.append([size_str(b), "%.0f" % (1e6 * h["time_s"]), "%.0f" % (1e6 * bound),
                      pct(h["time_s"] / bound - 1), pct(algo[b][2])])
     head = ("The 2-node all_gather's latency-bound rows take at least %.2f us for %d ranks on %d nodes; "
@@ -193,7 +195,7 @@ def ring_latency_bound(train, held, pb):
             "model with node-count-independent hop latencies predicts more than %.1f x %.2f us = %.2f ms "
             "plus the data term (at most %.2f x the 2-node time at that size):"
             % (1e6 * lat2, r2, n2, r, n, ratio, ratio, 1e6 * lat2, 1e3 * ratio * lat2, data))
-    return head, rows
+    return head, rows, sizes
 
 
 # ---------------------------------------------------------------- report pieces (markdown + html)
@@ -442,11 +444,11 @@ def main():
     body.h(3, "Training (2-node) logs: busbw error per op")
     per_op_table(body, fbt, dbt)
     body.h(3, "What the 2-node logs can predict of the 256-node ring")
-    head, rows = ring_latency_bound([r for r in ptr[0][1] if r["op"] == "all_gather"],
+    head, rows, sizes = ring_latency_bound([r for r in ptr[0][1] if r["op"] == "all_gather"],
                                     [r for r in pte[0][1] if r["op"] == "all_gather"], pb)
     body.p(head)
     body.table(["size", "measured us", "bound us", "busbw excess at least", "fitted error"], rows)
-    ag = [(x["bytes"], x["err"]) for x in db if x["op"] == "all_gather" and x["bytes"] <= 2 << 20]
+    ag = [(x["bytes"], x["err"]) for x in db if x["op"] == "all_gather" and x["bytes"] in sizes]
     t256 = {r["bytes"]: r["time_s"] for r in pte[0][1]}
     steps = pte[0][1][0]["ranks"] - 1
     body.p("At these sizes the 256-node ring takes %.1f us per step over its %d steps; the derived "

@@ -84,8 +84,8 @@ const Accessor kAccessors[] = {
      1, 32, [](CostProfile& p) { return &p.nccl.channels; }, 1},
     {"nccl/launch_us",
      "cost of one collective call on the GPUs' timeline: the kernel's start after the previous "
-     "one, NCCL's setup, the proxy's wake-up (0-60 us; Polaris' 2-node logs fit 1.9 us, the "
-     "H100 cluster 1.3, the Azure A100 node 5.3; the host's launches are host_launch_us)",
+     "one, NCCL's setup, the proxy's wake-up (0-60 us; the shared logs' fits give 1.3-5.3 us; the "
+     "host's launches are host_launch_us)",
      0, 60, [](CostProfile& p) { return &p.nccl.launch_s; }, 1e6},
     {"nccl/host_launch_us",
      "the host's time to launch one GPU's part of a collective call (NCCL's enqueue, the "
@@ -125,7 +125,7 @@ const Accessor kAccessors[] = {
     {"nccl/nvls_chunk_us",
      "time each NVLS worker (channel x head) spends per chunk beyond moving its bytes, the "
      "cross-GPU synchronization of the chunk's reduce and broadcast (an NVLink round trip is "
-     "about 1 us; the H100 cluster's nccl-tests fit 0.75 us, an H200 node's 1.45): the time of an "
+     "about 1 us; the shared logs' fits give 0.75-1.45 us): the time of an "
      "NVLS collective, not NCCL's choice",
      0, 20, [](CostProfile& p) { return &p.nccl.nvls_chunk_s; }, 1e6},
 };
