@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/closest_match.hpp"
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/file_cache.hpp"
@@ -50,14 +51,25 @@ void JsonReader::fail(const std::string& rule) const { throw InputError(file_, p
 
 void JsonReader::require_object(std::initializer_list<std::string_view> allowed) const {
   if (!value_->is_object()) fail(fmt::format("must be an object, not {}", value_->type_name()));
+  // Every unknown key at once, each with the closest allowed one: a file with three typos is
+  // fixed in one run.
+  const std::vector<std::string_view> known(allowed);
+  std::string first, others;
   for (const auto& [key, _] : value_->items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string list;
-      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      throw InputError(file_, path_ + "/" + key,
-                       fmt::format("unknown key '{}' (allowed: {})", printable(key), list));
-    }
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string hint = did_you_mean(key, known);
+    if (first.empty())
+      first = key;
+    else
+      others += fmt::format("{}'{}'{}", others.empty() ? "" : ", ", printable(key), hint);
   }
+  if (first.empty()) return;
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  throw InputError(file_, path_ + "/" + first,
+                   fmt::format("unknown key '{}'{}{} (allowed: {})", printable(first),
+                               did_you_mean(first, known),
+                               others.empty() ? "" : "; also unknown here: " + others, list));
 }
 
 bool JsonReader::has(std::string_view key) const {
