@@ -1,5 +1,6 @@
 // Fuzzes DeepSpeed JSON configs (parse_deepspeed).
 #include "fuzz/fuzz_common.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -50,10 +50,13 @@ JsonReader::JsonReader(const json& value, std::string file, std::string path)
 void JsonReader::fail(const std::string& rule) const { throw InputError(file_, path_, rule); }
 
 void JsonReader::require_object(std::initializer_list<std::string_view> allowed) const {
+  require_object(std::vector<std::string_view>(allowed));
+}
+
+void JsonReader::require_object(const std::vector<std::string_view>& known) const {
   if (!value_->is_object()) fail(fmt::format("must be an object, not {}", value_->type_name()));
   // Every unknown key at once, each with the closest allowed one: a file with three typos is
   // fixed in one run.
-  const std::vector<std::string_view> known(allowed);
   std::string first, others;
   for (const auto& [key, _] : value_->items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
@@ -65,7 +68,7 @@ void JsonReader::require_object(std::initializer_list<std::string_view> allowed)
   }
   if (first.empty()) return;
   std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  for (auto a : known) list += (list.empty() ? "" : ", ") + std::string(a);
   throw InputError(file_, path_ + "/" + first,
                    fmt::format("unknown key '{}'{}{} (allowed: {})", printable(first),
                                did_you_mean(first, known),

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace zerosim {
 
@@ -29,6 +30,7 @@ class JsonReader {
 
   // Throws unless value is an object whose keys are all in `allowed`.
   void require_object(std::initializer_list<std::string_view> allowed) const;
+  void require_object(const std::vector<std::string_view>& allowed) const;
   bool has(std::string_view key) const;
   JsonReader at(std::string_view key) const;  // throws "missing required key"
   JsonReader at(std::size_t index) const;     // for arrays

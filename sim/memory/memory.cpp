@@ -70,8 +70,23 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       {"quant_buffers", (s.qwz ? live * (max_gather + 4 * max_gather / block) : 0) +
                             (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
       {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing, in.attention)},
+      {"optimizer_step_grads_fp32", 0},
       {"reserved", in.reserved_bytes},
   };
+  // Stage 3's optimizer steps its partition in sub-groups of sub_group_size elements and holds
+  // an FP32 copy of one sub-group's gradients while it does (DeepSpeed stage3.py,
+  // _create_fp16_sub_groups and _prepare_fp32_grad_for_sub_group), after the backward's transient
+  // buffers are freed: it raises the peak only by what it exceeds them by.
+  if (s.stage == 3 && s.offload_optimizer == OffloadDevice::None) {
+    const double sub_group = 4 * std::min(psi / S, static_cast<double>(s.sub_group_elems));
+    double transient = 0;
+    for (const auto& [name, b] : e.components)
+      if (name == "gathered_params" || name == "grad_buckets" || name == "quant_buffers" ||
+          name == "activations")
+        transient += b;
+    for (auto& [name, b] : e.components)
+      if (name == "optimizer_step_grads_fp32") b = std::max(0.0, sub_group - transient);
+  }
   for (const auto& [_, b] : e.components) e.peak_bytes += b;
   e.capacity_bytes = in.capacity_bytes;
   e.fits = e.peak_bytes <= e.capacity_bytes;

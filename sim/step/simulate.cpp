@@ -20,6 +20,7 @@
 #include "sim/step/lower.hpp"
 #include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/topology/node_types.hpp"
 
 namespace zerosim {
@@ -156,6 +157,7 @@ Strategy echoed_strategy(Strategy s) {
   s.auto_dtypes = defaults.auto_dtypes;
   s.offload_pageable = defaults.offload_pageable;
   s.unmodelled_keys = defaults.unmodelled_keys;
+  s.keys_without_effect = defaults.keys_without_effect;
   return s;
 }
 
@@ -412,6 +414,14 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
         "parameter is gathered with its module, as with a threshold of 0 (the tensors under "
         "DeepSpeed's default threshold, biases and norms, are below 0.1% of the weights of the "
         "shipped models)");
+  if (!st.keys_without_effect.empty()) {
+    std::string keys;
+    for (const std::string& k : st.keys_without_effect) keys += (keys.empty() ? "" : ", ") + k;
+    warnings.push_back(
+        "DeepSpeed config: accepted without effect on step time or memory (docs/step-model.md, "
+        "\"DeepSpeed configs\"): " +
+        keys);
+  }
   if (st.offload_optimizer != OffloadDevice::None)
     warnings.push_back(fmt::format(
         "offload: CPU Adam at {:.2g} parameters/s per node, ZeRO-Offload's measurement on a DGX-2 "

@@ -2,7 +2,7 @@
 // ranks, replicated across the groups), and the ZeRO++ components (qwZ, hpZ, qgZ) of stage 3, each
 // switchable, plus the DeepSpeed knobs that shape the step (overlap, bucket sizes, prefetch,
 // micro-batch, accumulation). From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly
-// read: unknown zero_optimization keys and ZeRO++ keys outside stage 3 are InputError).
+// read by deepspeed_config.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -67,6 +67,12 @@ struct Strategy {
   // result's warnings with what is modelled instead. Not echoed in results.
   static constexpr int kUnmodelledPersistence = 2;
   int unmodelled_keys = 0;
+  // Keys the config gives that do not change the modelled step ("zero_optimization.aio", ...),
+  // said in the result's warnings (deepspeed_config.hpp). Not echoed in results.
+  std::vector<std::string> keys_without_effect;
+  // sub_group_size: stage 3's optimizer steps its partition in sub-groups of at least this many
+  // elements, each with an FP32 copy of its gradients (DeepSpeed's default 1e9).
+  std::int64_t sub_group_elems = 1'000'000'000;
 
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
   // Canonical: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", ...
@@ -81,13 +87,6 @@ struct Strategy {
 // "zero1" | "zero2" | "hsdp" | "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components
 // in any order, each once).
 Strategy parse_strategy(const std::string& text, const std::string& flag = "--strategy");
-// A DeepSpeed JSON config (the whole file).
-Strategy parse_deepspeed(const json& j, const std::string& file);
-Strategy load_deepspeed(const std::string& path);
-// Fills what a config left "auto" as Hugging Face's Trainer does (reduce_bucket_size = hidden^2,
-// stage3_prefetch_bucket_size = 0.9 hidden^2) and an "auto" dtype by the GPU (bf16 from Ampere on,
-// fp16 on Volta). Returns a sentence per value filled, for the result's warnings.
-std::vector<std::string> resolve_auto(Strategy& s, std::int64_t hidden, bool gpu_has_bf16);
 json to_json(const Strategy& s);
 
 }  // namespace zerosim

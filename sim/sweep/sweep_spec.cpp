@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 
 namespace zerosim::sweep {

@@ -21,6 +21,7 @@
 #include "sim/core/input_file.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/model.hpp"

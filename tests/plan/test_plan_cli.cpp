@@ -12,6 +12,7 @@
 #include <set>
 
 #include "sim/core/json_io.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"

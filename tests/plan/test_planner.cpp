@@ -12,6 +12,7 @@
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "tests/support/input_error.hpp"
 

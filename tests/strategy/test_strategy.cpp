@@ -4,6 +4,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/strategy/buckets.hpp"
+#include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
 #include "tests/support/input_error.hpp"
