@@ -18,7 +18,7 @@ namespace zerosim {
 
 // 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
 // 3: the scenario's attention implementation ("attention": flash | eager).
-constexpr int kResultSchemaVersion = 3;
+constexpr int kResultSchemaVersion = 4;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {

@@ -71,7 +71,7 @@ TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inc
   expect_input_error([&] { read(j); }, "r.json", "/comm", "missing required key 'flows'");
   j = good;
   j["schema_version"] = 1;
-  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 3");
+  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 4");
   j = good;
   j["scenario"]["strategy"]["name"] = "zero3";
   expect_input_error([&] { read(j); }, "r.json", "/scenario/strategy/name", "zeropp");
