@@ -12,10 +12,12 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/profile/cost_profile.hpp"
 
 namespace zerosim::calib {
@@ -150,7 +152,31 @@ json to_json(const GemmRecord& r) {
           {"k", r.k},       {"time_s", r.time_s}, {"dtype", r.dtype}};
 }
 
+namespace {
+
+// Non-blank lines of `text`: its header and its records.
+std::size_t content_lines(std::string_view text) {
+  std::size_t n = 0;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    if (text.substr(0, end).find_first_not_of(" \t\r") != std::string_view::npos) ++n;
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return n;
+}
+
+}  // namespace
+
 void parse_measurements_text(const std::string& text, const std::string& file, Measurements& out) {
+  const std::size_t held = out.collectives.size() + out.kernels.size() + out.gemms.size();
+  if (const std::size_t lines = content_lines(text);
+      lines > 0 && held + lines - 1 > kMaxMeasurementRecords)
+    throw InputError(
+        file, "",
+        fmt::format("{} records{}, more than the limit of {} (the fit's time grows "
+                    "with them): fit on a subset",
+                    lines - 1, held > 0 ? fmt::format(" after {} read before", held) : "",
+                    kMaxMeasurementRecords));
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
@@ -200,6 +226,9 @@ void load_measurements(const std::string& path, Measurements& out) {
 
 MeasurementWriter::MeasurementWriter(const std::string& path, const json& provenance)
     : path_(path) {
+  // Appending to a FIFO would block for a reader; to a device, write into it.
+  if (const std::string rule = non_regular_output_rule(path); !rule.empty())
+    throw InputError(path, "--out", rule);
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw InputError(path, "--out",
@@ -221,7 +250,7 @@ void MeasurementWriter::append(const json& record) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw InputError(path_, "--out", fmt::format("write failed: {}", std::strerror(errno)));
+      throw OutputError(path_, fmt::format("appending a record failed: {}", std::strerror(errno)));
     }
     p += n;
     left -= static_cast<std::size_t>(n);

@@ -13,6 +13,7 @@
 // reduce_scatter: total input per rank; all_reduce: buffer; all_to_all: total sent per rank;
 // send_recv: bytes sent).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ namespace zerosim::calib {
 
 constexpr int kMeasurementsVersion = 1;
 constexpr const char* kMeasurementsFormat = "zerosim-measurements";
+// Records `calibrate fit` reads in all (README, Limits): the fit's time grows with them, about
+// 0.1 ms each; more are refused before any is parsed.
+constexpr std::size_t kMaxMeasurementRecords = 100000;
 
 struct CollectiveRecord {
   std::string op;  // all_gather | reduce_scatter | all_reduce | all_to_all | send_recv

@@ -17,6 +17,7 @@
 #include "calibrate/fit/measurements.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/collectives/collective.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
@@ -248,10 +249,10 @@ void register_calibrate(CLI::App& app) {
       "file name)");
   imp->add_option("--ranks", ia->ranks,
                   "ranks of the run (default: counted from the log's Rank lines)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1));
   imp->add_option("--nodes", ia->nodes,
                   "nodes of the run (default: distinct hosts in the log, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1));
   imp->add_flag("--in-place", ia->in_place, "take the in-place columns instead of out-of-place");
   imp->add_option("--out", ia->out, "measurement file to write (atomically)")->required();
   imp->callback([ia] { run_import(*ia); });

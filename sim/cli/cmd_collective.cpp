@@ -85,6 +85,8 @@ std::vector<std::uint64_t> sizes_of(const CollectiveOptions& o) {
   return sizes;
 }
 
+constexpr int kMaxAllToAllRanks = 1024;
+
 // The ranks: the first R GPUs, or the first G GPUs of every node (nccl-tests run with G ranks per
 // node), or every GPU.
 std::vector<int> ranks_of(const CollectiveOptions& o, const Topology& topo) {
@@ -323,9 +325,20 @@ void run(const CollectiveOptions& o) {
                      {{"--out", o.out}});
   const std::vector<std::uint64_t> sizes = sizes_of(o);
   begin_work();
-  const Topology topo = load_from(o.cluster);
+  ClusterFlags cluster = o.cluster;  // a cluster past the tier's limit is refused unbuilt
+  cluster.overrides.max_gpus = tier_max_gpus(o.tier);
+  cluster.overrides.max_gpus_of = "the " + o.tier + " tier";
+  const Topology topo = load_from(cluster);
   const std::vector<int> members = ranks_of(o, topo);
   const int ranks = static_cast<int>(members.size());
+  // all_to_all sends from every rank to every other: its flows, and the time to simulate them,
+  // grow with the square of the ranks (README, Limits).
+  if (kind == CollKind::AllToAll && ranks > kMaxAllToAllRanks)
+    throw flag_error(o.ranks > 0           ? "--ranks"
+                     : o.gpus_per_node > 0 ? "--gpus-per-node"
+                                           : "--nodes",
+                     fmt::format("all_to_all over {} ranks, more than its limit of {} ranks", ranks,
+                                 kMaxAllToAllRanks));
   const CostProfile profile = select_cost_profile(o.profile, topo);
   CollectiveOp op = collective_op(o, kind, members, sizes.front());
   const Algorithm chosen = select_algorithm(op, topo);  // validates before the sweep
@@ -355,15 +368,15 @@ void register_collective(CLI::App& app) {
                   "NCCL's ring|tree|nvls|nvlstree|pat (as NCCL_ALGO), zerosim's "
                   "hierarchical|direct|two_hop|intra_node, or auto (default: NCCL's choice)");
   sub->add_option("--proto", opts->proto, "LL|LL128|Simple|auto, as NCCL_PROTO (default: auto)");
-  sub->add_option("--ranks", opts->ranks, "use the first R GPUs (default: every GPU)")
-      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--ranks", opts->ranks, "use the first R GPUs, R >= 2 (default: every GPU)")
+      ->check(int_range(2));
   sub->add_option("--gpus-per-node", opts->gpus_per_node,
                   "use the first G GPUs of every node (nccl-tests with G ranks per node)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1));
   sub->add_option("--gpus-per-thread", opts->gpus_per_thread,
                   "GPUs each benchmark thread drives, as nccl-tests' -g (default 1: one process "
                   "per GPU); a call then takes at least that many host launches")
-      ->check(CLI::PositiveNumber);
+      ->check(int_range(1));
   sub->add_option("--bytes", opts->bytes, "size in nccl-tests' convention, e.g. 1GiB");
   sub->add_option("--min-bytes", opts->min_bytes, "smallest size of a sweep");
   sub->add_option("--max-bytes", opts->max_bytes, "largest size of a sweep");

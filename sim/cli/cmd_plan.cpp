@@ -112,7 +112,13 @@ void run_plan_command(const PlanArgs& a) {
   q.confirm_top = a.confirm;
   q.threads = a.threads;
   begin_work();
-  Topology topo = load_from(a.cluster);
+  // A cluster past the limit of a tier the plan runs on is refused unbuilt: every candidate runs
+  // on the analytic tier, the --confirm best on the flow tier.
+  ClusterFlags cluster = a.cluster;
+  const std::string tier = a.confirm > 0 ? "flow" : "analytic";
+  cluster.overrides.max_gpus = tier_max_gpus(tier);
+  cluster.overrides.max_gpus_of = "the " + tier + " tier" + (a.confirm > 0 ? " (--confirm)" : "");
+  Topology topo = load_from(cluster);
   plan::ClusterShape shape{topo.node_count(), topo.gpus_per_node(),
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};
   auto result = plan::run_plan(q, shape, sweep::simulate_runner());
@@ -158,17 +164,17 @@ void register_plan(CLI::App& app) {
                   "activation checkpointing settings to search (default: true,false)");
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
-      ->check(CLI::Range(1LL, 1LL << 40));
+      ->check(int_range(1, 1LL << 40));
   cmd->add_option("--micro-batches", a->micro_batches,
                   "micro-batch sizes (sequences per GPU) to search");
   cmd->add_option("--qwz-bits", a->qwz_bits, "qwZ weight bits to search (4,8; default 8)");
   cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (default 4)");
   cmd->add_option("--confirm", a->confirm, "candidates re-simulated on the flow tier (default 8)")
-      ->check(CLI::Range(0, 10000));
+      ->check(int_range(0, 10000));
   cmd->add_option("--top", a->top, "configurations printed (default 10)")
-      ->check(CLI::Range(1, 100000));
+      ->check(int_range(1, 100000));
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(int_range(0, 4096));
   cmd->add_option("--out", a->out,
                   "write the ranked plan as JSON (atomic; readable by `zerosim report`)");
   cmd->add_flag("--json", a->json, "print the ranked plan as JSON instead of the table");

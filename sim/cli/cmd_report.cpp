@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
@@ -102,7 +103,7 @@ void register_report(CLI::App& app) {
                   "per result (html and md)");
   rep->add_option("--gpu-hour-price", args->gpu_hour_price,
                   "price of one GPU-hour (any currency) to cost the time to train (default: none)")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+      ->check(finite_range(1e-6, 1e6));
   rep->callback([args] { run_report(*args); });
 
   auto cargs = std::make_shared<CompareArgs>();

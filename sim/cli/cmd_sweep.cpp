@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/validators.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/finite_json.hpp"
 #include "sim/core/json_io.hpp"
@@ -115,7 +116,14 @@ void check_sweep_flags(const SweepArgs& a, const std::vector<sweep::Axis>& axes)
       if (ax.flag == "--profile") inputs.push_back(data_input(ax.flag, "calibrate/profiles", v));
       if (ax.flag == "--deepspeed") inputs.push_back({ax.flag, v});
     }
-  check_output_paths(inputs, {{"--out", a.out}, {"--csv", a.csv}});
+  for (const auto& [flag, path] : {std::pair{"--out", a.out}, std::pair{"--csv", a.csv}})
+    if (path == "-")
+      throw flag_error(flag,
+                       "give a file, not '-' (without --out, the sweep document goes to "
+                       "standard output)");
+  std::vector<FlagPath> outputs = {{"--out", a.out}, {"--csv", a.csv}};
+  if (!a.out.empty()) outputs.push_back({"--out", a.out + ".partial"});  // where results go first
+  check_output_paths(inputs, outputs);
 }
 
 // Says which scenarios are not run because their strategy does not read an axis.
@@ -308,7 +316,8 @@ void register_sweep(CLI::App& app) {
                   "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");
   cmd->add_option("--csv", args->csv, "CSV output (atomic)");
   cmd->add_option("--threads", args->threads,
-                  "worker threads per process (default: all cores / ranks per host)");
+                  "worker threads per process (default: all cores / ranks per host)")
+      ->check(int_range(0, 4096));
   cmd->add_flag("--resume", args->resume,
                 "reuse the finished results of an interrupted sweep (OUT.partial)");
   cmd->callback([args] { run_sweep_command(*args); });

@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <iostream>
 #include <new>
 #include <string>
 #include <vector>
@@ -92,6 +95,18 @@ int run(int argc, char** argv) {
   return 0;
 }
 
+// Standard output is an output like --out: a full disk or a closed pipe behind it is an error
+// (exit 1 with the OS error), not a success with the result lost.
+int flush_stdout(int code) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail()) return code;
+  const int err = errno != 0 ? errno : EIO;
+  std::fprintf(stderr, "zerosim: error: <standard output>: writing the output failed: %s\n",
+               std::strerror(err));
+  return code == 0 ? 1 : code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,7 +115,7 @@ int main(int argc, char** argv) {
   // (exit 1, the path and the OS error, no partial file), instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    return run(argc, argv);
+    return flush_stdout(run(argc, argv));
   } catch (...) {
     // Building the app or a handler's own message failed (out of memory): a fixed message needs
     // no allocation.

@@ -12,6 +12,15 @@ CLI::Validator finite_range(double min, double max) {
       fmt::format("FINITE in [{:g} - {:g}]", min, max));
 }
 
+CLI::Validator int_range(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& input) {
+        return int_range_rule(static_cast<double>(min), static_cast<double>(max), input);
+      },
+      max == std::numeric_limits<int>::max() ? fmt::format("INT >= {}", min)
+                                             : fmt::format("INT in [{} - {}]", min, max));
+}
+
 CLI::Validator scenario_validator(const ScenarioParam& p) {
   return CLI::Validator([&p](std::string& input) { return scenario_param_rule(p, input); },
                         scenario_param_range(p));

@@ -4,12 +4,16 @@
 // the same rule and message as `sweep`'s lists and the Python module's keywords.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <limits>
 
 #include "sim/step/scenario_schema.hpp"
 
 namespace zerosim::cli {
 
 CLI::Validator finite_range(double min, double max);
+// An integer flag within [min, max] ("must be at least 1, not '0'"): CLI::PositiveNumber and
+// CLI::Range state their bounds as doubles (a 309-digit number) and let "nan" through.
+CLI::Validator int_range(long long min, long long max = std::numeric_limits<int>::max());
 CLI::Validator scenario_validator(const ScenarioParam& p);
 
 // Adds p's flag to `app` with the schema's help, type name and rule, storing into `target`

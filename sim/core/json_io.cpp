@@ -11,9 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,15 +24,110 @@
 #include "sim/core/error.hpp"
 #include "sim/core/file_cache.hpp"
 #include "sim/core/input_file.hpp"
+#include "sim/core/output_paths.hpp"
 #include "sim/core/utf8.hpp"
 
 namespace zerosim {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The text as the parser reads it, recording how many bytes it has consumed, so that a key can be
+// located by its byte offset (nlohmann's callbacks carry no position).
+class CountingIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  CountingIterator() = default;
+  CountingIterator(const char* p, const char* begin, std::size_t* consumed)
+      : p_(p), begin_(begin), consumed_(consumed) {}
+  reference operator*() const { return *p_; }
+  CountingIterator& operator++() {
+    ++p_;
+    *consumed_ = static_cast<std::size_t>(p_ - begin_);
+    return *this;
+  }
+  CountingIterator operator++(int) {
+    CountingIterator old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const CountingIterator& o) const { return p_ == o.p_; }
+
+ private:
+  const char* p_ = nullptr;
+  const char* begin_ = nullptr;
+  std::size_t* consumed_ = nullptr;
+};
+
+// Refuses a key given twice in one object (RFC 8259 leaves the meaning open; nlohmann would keep
+// the last value silently), naming both occurrences by byte offset. One frame per open container:
+// its JSON path, the keys seen with where each ended, and the next array index.
+class DuplicateKeyCheck {
+ public:
+  DuplicateKeyCheck(const std::string& file, const std::size_t& consumed)
+      : file_(file), consumed_(consumed) {}
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    using E = json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        frames_.push_back({child_path(), event == E::object_start, {}, {}, 0});
+        break;
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.last_key = parsed.get<std::string>();
+        const auto [it, inserted] = f.keys.emplace(f.last_key, consumed_);
+        if (!inserted)
+          throw InputError(file_, f.path + "/" + f.last_key,
+                           fmt::format("duplicate key '{}' (its key ends at byte {}, the first "
+                                       "one at byte {}): give each key once per object",
+                                       printable(f.last_key), consumed_, it->second));
+        break;
+      }
+      case E::value:
+        if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool object = false;
+    std::unordered_map<std::string, std::size_t> keys;
+    std::string last_key;
+    std::size_t index = 0;
+  };
+  // The path of a container opening inside the current frame.
+  std::string child_path() {
+    if (frames_.empty()) return "";
+    Frame& f = frames_.back();
+    return f.path + "/" + (f.object ? f.last_key : std::to_string(f.index++));
+  }
+  const std::string& file_;
+  const std::size_t& consumed_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 json parse_json_text(std::string_view text, const std::string& file) {
   try {
-    return json::parse(text.begin(), text.end());
+    std::size_t consumed = 0;
+    const CountingIterator first(text.data(), text.data(), &consumed);
+    const CountingIterator last(text.data() + text.size(), text.data(), &consumed);
+    return json::parse(first, last, DuplicateKeyCheck(file, consumed));
   } catch (const json::parse_error& e) {
     // e.what() quotes the last token read, which may be megabytes of one unterminated string.
     throw InputError(
@@ -163,9 +260,6 @@ bool JsonReader::bool_or(std::string_view key, bool fallback) const {
   return has(key) ? at(key).get_bool() : fallback;
 }
 
-namespace {
-
-// Writes all of `content` to fd, retrying short writes and EINTR. False on any other error.
 bool write_all(int fd, std::string_view content) {
   while (!content.empty()) {
     ssize_t n = ::write(fd, content.data(), content.size());
@@ -175,6 +269,8 @@ bool write_all(int fd, std::string_view content) {
   }
   return true;
 }
+
+namespace {
 
 int fsync_retry(int fd) {
   int rc;
@@ -197,6 +293,9 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (!fs::is_directory(dir, ec)) throw InputError(path, "", "output folder does not exist");
   if (fs::is_directory(target, ec))
     throw InputError(path, "", "output path is a folder, not a file");
+  // Renaming over a device or a FIFO would replace it (as root, /dev/null itself).
+  if (const std::string rule = non_regular_output_rule(target.string()); !rule.empty())
+    throw InputError(path, "", rule);
   target_ = target.string();
   dir_ = dir.string();
   tmp_ = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
@@ -270,6 +369,14 @@ void AtomicFile::commit() {
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
+  if (path == "-") {
+    std::fflush(stdout);
+    errno = 0;
+    if (!write_all(STDOUT_FILENO, content))
+      throw OutputError("<standard output>", fmt::format("writing the output failed: {}",
+                                                         std::strerror(errno != 0 ? errno : EIO)));
+    return;
+  }
   AtomicFile file(path);
   file.write(content);
   file.commit();
@@ -300,7 +407,7 @@ std::string resolve_data_file(const std::string& dir, const std::string& name,
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   throw InputError("<command line>", flag,
-                   fmt::format("unknown preset '{}' (presets: {})", name, list));
+                   fmt::format("unknown preset '{}' (presets: {})", printable(name), list));
 }
 
 }  // namespace zerosim

@@ -58,12 +58,17 @@ class JsonReader {
   std::string file_, path_;
 };
 
-// Writes `content` to `path` atomically and durably: a temporary file in the same folder, fsynced,
+// Writes `content` to standard output when `path` is "-" (a file named so is "./-"); otherwise to
+// `path` atomically and durably: a temporary file in the same folder, fsynced,
 // renamed over `path`, then the folder fsynced (a crash leaves the old file or the new one, whole).
 // A symlink at `path` is written through (its target replaced, the link kept). A bad path (missing
 // or unwritable folder, a folder at the path) is an InputError; a failed write (disk full, I/O
 // error) an OutputError with the OS error. No partial file is left behind.
 void write_file_atomic(const std::string& path, std::string_view content);
+
+// Writes all of `content` to the file descriptor, retrying short writes and EINTR; false (errno
+// set) on any other error, e.g. ENOSPC.
+bool write_all(int fd, std::string_view content);
 
 // A file written atomically in pieces, with write_file_atomic's guarantees and errors: the
 // constructor checks the path and creates the temporary file, write() appends (buffered),

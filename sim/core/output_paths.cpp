@@ -49,6 +49,8 @@ void check_writable(const FlagPath& out) {
   std::error_code ec;
   if (fs::is_directory(p, ec))
     throw InputError(out.path, out.flag, "output path is a folder, not a file");
+  if (const std::string rule = non_regular_output_rule(out.path); !rule.empty())
+    throw InputError(out.path, out.flag, rule);
   if (!fs::is_directory(dir, ec))
     throw InputError(out.path, out.flag, "output folder does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
@@ -56,6 +58,21 @@ void check_writable(const FlagPath& out) {
 }
 
 }  // namespace
+
+std::string non_regular_output_rule(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  const char* kind = S_ISDIR(st.st_mode)    ? "folder"
+                     : S_ISCHR(st.st_mode)  ? "character device"
+                     : S_ISBLK(st.st_mode)  ? "block device"
+                     : S_ISFIFO(st.st_mode) ? "FIFO"
+                     : S_ISSOCK(st.st_mode) ? "socket"
+                                            : "special file";
+  return fmt::format(
+      "output path is a {}, not a regular file: an output is written only to a regular file or a "
+      "new path ('-' for standard output where the flag says so), never over such a node",
+      kind);
+}
 
 FlagPath data_input(const std::string& flag, const std::string& dir, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || name.ends_with(".json"))

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/no_fit_advice.hpp"
 #include "sim/report/result_view.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -78,13 +80,31 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
   if (notes && q.qwz_bits == std::vector<int>{8})
     notes->push_back(
         "qwZ searched with INT8 weights only (the paper's setting; INT4 weights: --qwz-bits 4,8)");
+  // The limits of the scenario schema: accumulation steps and tokens per GPU.
+  const auto max_accum = static_cast<long long>(find_scenario_param("--grad-accum")->max);
+  const auto max_tokens = static_cast<long long>(find_scenario_param("--tokens-per-gpu")->max);
+  std::string too_deep;  // a micro-batch whose accumulation would pass max_accum
   std::vector<Candidate> out;
   for (int m : q.micro_batches) {
     if (m <= 0) throw flag_error("--micro-batches", fmt::format("must be positive (got {})", m));
+    if (std::int64_t{m} * shape.seq_len > max_tokens)  // 64-bit: both factors are int
+      throw flag_error("--micro-batches",
+                       fmt::format("micro-batch {} x sequence length {} is more than {} tokens "
+                                   "per GPU",
+                                   m, shape.seq_len, max_tokens));
     int ga = 1;
     if (q.global_batch > 0) {
       if (q.global_batch % (world * m) != 0) continue;
-      ga = static_cast<int>(q.global_batch / (world * m));
+      const long long steps = q.global_batch / (world * m);
+      if (steps > max_accum) {
+        too_deep = fmt::format(
+            "{} sequences on {} GPUs at micro-batch {} need {} accumulation steps, more than the "
+            "limit of {}",
+            q.global_batch, world, m, steps, max_accum);
+        if (notes) notes->push_back(too_deep + ": that micro-batch is not searched");
+        continue;
+      }
+      ga = static_cast<int>(steps);
     }
     for (int mask = 0; mask < 8; ++mask) {
       bool qwz = mask & 1, hpz = mask & 2, qgz = mask & 4;
@@ -131,6 +151,7 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
       }
     }
   }
+  if (out.empty() && !too_deep.empty()) throw flag_error("--global-batch", too_deep);
   if (out.empty())
     throw flag_error(
         "--global-batch",

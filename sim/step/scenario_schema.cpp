@@ -94,12 +94,14 @@ std::string one_of(const std::vector<std::string>& choices) {
 std::string int_rule(double min, double max, const std::string& value, long long& out) {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec == std::errc::invalid_argument || p != value.data() + value.size())
-    return fmt::format("'{}' is not an integer", value);
+    return fmt::format("'{}' is not an integer", printable(value));
   const bool huge = ec == std::errc::result_out_of_range;
   if ((huge && value[0] == '-') || (!huge && out < min))
-    return fmt::format("must be at least {}, not '{}'", static_cast<long long>(min), value);
+    return fmt::format("must be at least {}, not '{}'", static_cast<long long>(min),
+                       printable(value));
   if (huge || out > max)
-    return fmt::format("must be at most {}, not '{}'", static_cast<long long>(max), value);
+    return fmt::format("must be at most {}, not '{}'", static_cast<long long>(max),
+                       printable(value));
   return "";
 }
 
@@ -107,11 +109,11 @@ std::string real_rule(double min, double max, const std::string& value, double& 
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if ((ec != std::errc() && ec != std::errc::result_out_of_range) ||
       p != value.data() + value.size())
-    return fmt::format("'{}' is not a number", value);
+    return fmt::format("'{}' is not a number", printable(value));
   if (ec == std::errc::result_out_of_range || !std::isfinite(out))
-    return fmt::format("must be a finite number, not '{}'", value);
+    return fmt::format("must be a finite number, not '{}'", printable(value));
   if (out < min || out > max)
-    return fmt::format("must be between {:g} and {:g}, not '{}'", min, max, value);
+    return fmt::format("must be between {:g} and {:g}, not '{}'", min, max, printable(value));
   return "";
 }
 
@@ -131,7 +133,7 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
         } else {
           if (!p.choices.empty() &&
               std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
-            rule = fmt::format("'{}' is not {}", value, one_of(p.choices));
+            rule = fmt::format("'{}' is not {}", printable(value), one_of(p.choices));
           if constexpr (std::is_same_v<T, bool>)
             parsed = value == "true";
           else
@@ -177,6 +179,16 @@ void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std:
 std::string finite_range_rule(double min, double max, const std::string& value) {
   double v = 0;
   return real_rule(min, max, value, v);
+}
+
+int tier_max_gpus(const std::string& tier) {
+  constexpr int kFlowMaxGpus = 4096, kAnalyticMaxGpus = 16384;
+  return tier == "flow" ? kFlowMaxGpus : kAnalyticMaxGpus;
+}
+
+std::string int_range_rule(double min, double max, const std::string& value) {
+  long long v = 0;
+  return int_rule(min, max, value, v);
 }
 
 std::string scenario_param_type(const ScenarioParam& p) {

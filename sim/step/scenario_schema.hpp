@@ -48,6 +48,12 @@ void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std:
 
 // The rule of a floating-point value: finite, within [min, max]; "" if it is.
 std::string finite_range_rule(double min, double max, const std::string& value);
+// The most GPUs a cluster may have on network tier `tier` ("flow"; any other: "analytic"): a
+// larger one is refused before it is built (README, Limits: the time a step takes at the limit).
+int tier_max_gpus(const std::string& tier);
+
+// The rule of an integer value: within [min, max]; "" if it is.
+std::string int_range_rule(double min, double max, const std::string& value);
 
 // "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]",
 // "{rail,fat-tree}",

@@ -350,7 +350,13 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
 Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   Resolved r;
   FileCache& files = context.files();
-  ClusterOverrides ov{sc.nodes, sc.nics_per_node, sc.nic_gbps, sc.fabric, sc.oversubscription};
+  ClusterOverrides ov{sc.nodes,
+                      sc.nics_per_node,
+                      sc.nic_gbps,
+                      sc.fabric,
+                      sc.oversubscription,
+                      tier_max_gpus(sc.tier),
+                      "the " + sc.tier + " tier"};
   r.topo = context.clusters().get(sc.cluster, ov, files);
   r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files);
   r.setup.model = load_model(sc.model, &files);

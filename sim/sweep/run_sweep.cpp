@@ -1,9 +1,13 @@
 #include "sim/sweep/run_sweep.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -190,11 +194,41 @@ void SweepDocumentStream::finish() {
 
 namespace {
 
-// The partial file new results are appended to (closed: none) and its size in bytes, which is
-// where the next line starts.
+// The partial file new results are appended to (fd < 0: none) and its size in bytes, which is
+// where the next line starts. A line that cannot be written whole (a full disk) is cut off again,
+// so the file keeps whole lines only, each a result --resume reuses.
 struct PartialFile {
-  std::ofstream out;
+  std::string path;
+  int fd = -1;
   std::uint64_t written = 0;
+  PartialFile() = default;
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+  ~PartialFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  bool is_open() const { return fd >= 0; }
+  void open(const std::string& file) {
+    path = file;
+    fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+      throw OutputError(file, fmt::format("cannot open the partial results file to append: {}",
+                                          std::strerror(errno)));
+  }
+  void append(std::string_view line) {
+    errno = 0;
+    if (write_all(fd, line)) {
+      written += line.size();
+      return;
+    }
+    const int err = errno != 0 ? errno : EIO;
+    const bool cut = ::ftruncate(fd, static_cast<off_t>(written)) == 0;
+    throw OutputError(
+        path,
+        fmt::format("appending to the partial results file failed: {}; {}", std::strerror(err),
+                    cut ? "it keeps the whole results written before, for --resume"
+                        : "its last line may be cut (--resume skips it)"));
+  }
 };
 
 // Resumed results are copied into the fresh partial file so it stays complete on its own. The
@@ -234,9 +268,7 @@ std::vector<std::size_t> resume_results(std::size_t total, const ScenarioAt& sce
   if (fresh) {
     fresh->commit();
     fresh.reset();
-    partial.out.open(options.partial_path, std::ios::binary | std::ios::app);
-    if (!partial.out)
-      throw InputError(options.partial_path, "", "partial results file is not writable");
+    partial.open(options.partial_path);
   }
   return todo;
 }
@@ -324,7 +356,7 @@ class ScenarioPool {
     StepResult r = runner_(scenario, context);
     // The line is assembled outside the lock.
     std::string line;
-    if (partial_.out.is_open()) {
+    if (partial_.is_open()) {
       const json result = to_json(r);
       // The partial file never holds a number --resume would refuse (JSON null).
       require_finite_result(result, "the result of " + scenario_label(scenario));
@@ -332,13 +364,7 @@ class ScenarioPool {
     }
     std::lock_guard lock(mu_);
     const std::uint64_t offset = partial_.written;
-    if (partial_.out.is_open()) {
-      partial_.out << line;
-      partial_.out.flush();
-      if (!partial_.out)
-        throw OutputError(options_.partial_path, "writing the partial results file failed");
-      partial_.written += line.size();
-    }
+    if (partial_.is_open()) partial_.append(line);
     sink_(i, std::move(r), offset);
     count_done();
   }

@@ -172,6 +172,10 @@ struct ClusterOverrides {
   double nic_gbps = 0;
   std::string fabric;
   double oversubscription = 0;
+  // > 0: a cluster of more GPUs is refused (InputError naming --nodes and `max_gpus_of`, e.g. "the
+  // flow tier") before a builder preset is built, so that a run too large to finish fails at once.
+  int max_gpus = 0;
+  std::string max_gpus_of = {};
 };
 // `files`: the file parsed once per distinct content there; null: read and parsed afresh.
 Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {},

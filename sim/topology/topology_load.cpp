@@ -291,7 +291,12 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
       throw InputError(
           "<command line>", flag,
           fmt::format("overrides apply only to builder presets; '{}' is an explicit graph", path));
-    return read_explicit(root, path);
+    Topology t = read_explicit(root, path);
+    if (o.max_gpus > 0 && t.gpu_count() > o.max_gpus)
+      throw InputError(path, "/nodes",
+                       fmt::format("{} GPUs, more than {}'s limit of {}", t.gpu_count(),
+                                   o.max_gpus_of, o.max_gpus));
+    return t;
   }
   root.require_object({"name", "description", "builder"});
   if (root.has("description")) root.at("description").get_string();
@@ -309,6 +314,12 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
   if (!o.fabric.empty()) s.fabric = o.fabric, flag_of["fabric"] = "--fabric";
   if (o.oversubscription > 0)
     s.oversubscription = o.oversubscription, flag_of["oversubscription"] = "--oversubscription";
+  const NodeTypeSpec* type = find_node_type(s.node_type);
+  if (o.max_gpus > 0 && type && std::int64_t{s.nodes} * type->gpus > o.max_gpus)
+    throw InputError(
+        o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
+        fmt::format("{} nodes x {} GPUs = {} GPUs, more than {}'s limit of {}", s.nodes, type->gpus,
+                    std::int64_t{s.nodes} * type->gpus, o.max_gpus_of, o.max_gpus));
   return build_cluster_located(s, [&](const std::string& field) {
     auto it = flag_of.find(field);
     if (it != flag_of.end())
