@@ -7,7 +7,7 @@
 #   share/zerosim/{topologies,workloads,calibrate/profiles}   the shipped data, which an installed
 #                                              zerosim finds beside itself (sim/core/data_dir.hpp)
 # Components: `cli` (bin/zerosim), `data` (share/zerosim) and `python` (the module,
-# python/CMakeLists.txt) are what a wheel carries (python/build_backend/zerosim_build.py stages them
+# python/CMakeLists.txt) are what a wheel carries (python/pep517/zerosim_build.py stages them
 # with `cmake --install --component`); the rest is the C++ package.
 # scripts/test-install.sh checks it: the installed CLI with the source tree hidden, and a program
 # of its own built against the package.
