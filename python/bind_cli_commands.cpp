@@ -4,8 +4,10 @@
 // CLI's errors are said of the keywords.
 #include <fmt/format.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -23,6 +25,8 @@
 namespace zerosim::python {
 
 namespace {
+
+using namespace pybind11::literals;
 
 // A scratch folder, removed when done.
 class Scratch {
@@ -55,8 +59,45 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-// `zerosim ARGS...` in this process; a parse error is a ValueError in the keywords' words.
-void run_cli(const std::vector<std::string>& args) {
+// What the process writes to stderr meanwhile, kept in a file; on destruction each line that does
+// not name the scratch folder (the CLI's "wrote <scratch file>") goes to Python's sys.stderr.
+class StderrNotes {
+ public:
+  explicit StderrNotes(std::string scratch) : scratch_(std::move(scratch)) {
+    std::fflush(stderr);
+    file_ = std::tmpfile();
+    saved_ = ::dup(STDERR_FILENO);
+    if (file_ && saved_ >= 0) ::dup2(::fileno(file_), STDERR_FILENO);
+  }
+  ~StderrNotes() {
+    if (!file_ || saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    std::rewind(file_);
+    std::string line;
+    for (int c = std::fgetc(file_); c != EOF; c = std::fgetc(file_)) {
+      line += static_cast<char>(c);
+      if (c != '\n') continue;
+      if (line.find(scratch_) == std::string::npos)
+        py::print(line, "end"_a = "", "file"_a = py::module_::import("sys").attr("stderr"));
+      line.clear();
+    }
+    std::fclose(file_);
+  }
+  StderrNotes(const StderrNotes&) = delete;
+  StderrNotes& operator=(const StderrNotes&) = delete;
+
+ private:
+  std::string scratch_;
+  std::FILE* file_ = nullptr;
+  int saved_ = -1;
+};
+
+// `zerosim ARGS...` in this process; a parse error is a ValueError in the keywords' words. Its
+// notes on stderr pass on, but for those naming scratch files.
+void run_cli(const std::vector<std::string>& args, const Scratch& scratch) {
+  const StderrNotes notes(scratch.path(""));
   py::gil_scoped_release release;
   CLI::App app{"zerosim"};
   app.require_subcommand(1);
@@ -94,7 +135,7 @@ py::object collective(const py::dict& kw) {
   }
   const Scratch scratch;
   args.insert(args.end(), {"--json", "--out", scratch.path("collective.json")});
-  run_cli(args);
+  run_cli(args, scratch);
   return to_python(parse_json_text(read_file(scratch.path("collective.json")), "collective"));
 }
 
@@ -144,7 +185,7 @@ std::string report(py::handle results, const py::dict& kw) {
       "report", results_file(results, scratch), "--format", format, "--out", out};
   for (const char* k : {"train_tokens", "gpu_hour_price"})
     if (!kw[k].is_none()) args.insert(args.end(), {flag_of(k), flag_text(k, kw[k])});
-  run_cli(args);
+  run_cli(args, scratch);
   return read_file(out);
 }
 
