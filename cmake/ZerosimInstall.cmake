@@ -6,13 +6,16 @@
 #                                              zerosim::zerosim (every module) and zerosim::<module>
 #   share/zerosim/{topologies,workloads,calibrate/profiles}   the shipped data, which an installed
 #                                              zerosim finds beside itself (sim/core/data_dir.hpp)
+# Components: `cli` (bin/zerosim), `data` (share/zerosim) and `python` (the module,
+# python/CMakeLists.txt) are what a wheel carries (python/pep517/zerosim_build.py stages them
+# with `cmake --install --component`); the rest is the C++ package.
 # scripts/test-install.sh checks it: the installed CLI with the source tree hidden, and a program
 # of its own built against the package.
 include(CMakePackageConfigHelpers)
 
 set(ZEROSIM_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/zerosim)
 zerosim_module_targets(ZEROSIM_INSTALL_TARGETS)
-install(TARGETS zerosim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS zerosim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
 install(TARGETS ${ZEROSIM_INSTALL_TARGETS} libzerosim EXPORT zerosimTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -30,6 +33,6 @@ install(FILES ${PROJECT_BINARY_DIR}/zerosimConfig.cmake ${PROJECT_BINARY_DIR}/ze
   DESTINATION ${ZEROSIM_CONFIG_DIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/topologies ${PROJECT_SOURCE_DIR}/workloads
-  DESTINATION ${ZEROSIM_INSTALL_DATA_DIR})
+  DESTINATION ${ZEROSIM_INSTALL_DATA_DIR} COMPONENT data)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/calibrate/profiles
-  DESTINATION ${ZEROSIM_INSTALL_DATA_DIR}/calibrate)
+  DESTINATION ${ZEROSIM_INSTALL_DATA_DIR}/calibrate COMPONENT data)

@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
       libbenchmark-dev libpng-dev openmpi-bin libopenmpi-dev clang libclang-rt-14-dev chromium
-      pybind11-dev python3-dev python3-jsonschema python3-pandas clang-format clang-tidy)
+      pybind11-dev python3-dev python3-venv python3-jsonschema python3-pandas clang-format clang-tidy)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

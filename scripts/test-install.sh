@@ -10,7 +10,11 @@
 #   4. a CMake project of its own (tests/install/consumer: find_package(zerosim), zerosim::zerosim,
 #      simulate()) builds against the prefix and, source tree hidden too, prints the same JSON;
 #   5. when built, the Python module imports from the prefix (source tree hidden) and its
-#      r.to_json() is that JSON too.
+#      r.to_json() is that JSON too;
+#   6. when built, `pip install --no-build-isolation .` (offline, pyproject.toml) into a fresh venv
+#      of $PYTHON (default python3), reusing this build (ZEROSIM_BUILD_DIR): with the source tree
+#      hidden, the README's `import zerosim; print(zerosim.simulate(...))` runs, and the venv's
+#      module and its bin/zerosim print that JSON too (the wheel's data found beside them).
 # Hidden: a private mount namespace (unshare -m, or unshare -rm without root) with an empty tmpfs
 # over the source tree, so nothing in it can be read; where namespaces are not allowed, strace
 # records every file the run touches and any path in the source tree fails the check.
@@ -108,5 +112,29 @@ r = zerosim.simulate(cluster="dgx2-v100", nodes=4, model="gpt-18b", strategy="ze
 sys.stdout.write(r.to_json() + "\n")' >"$work/python.json" || fail "import zerosim from the prefix failed"
   cmp "$work/expected.json" "$work/python.json" || fail "the installed Python module's JSON differs from the CLI's"
   echo "test-install: import zerosim from the prefix, source tree hidden: JSON identical"
+fi
+# 6. pip install . into a fresh venv, reusing this build; then, source tree hidden, the venv alone.
+if [ -d "$build/python" ]; then
+  py=${PYTHON:-python3}
+  t0=$(date +%s)
+  "$py" -m venv "$work/venv" || fail "$py -m venv failed (Debian: apt-get install python3-venv)"
+  ZEROSIM_BUILD_DIR=$build "$work/venv/bin/pip" install --no-build-isolation --no-index \
+    --disable-pip-version-check "$src" >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log"; fail "pip install --no-build-isolation . failed"; }
+  echo "test-install: pip install --no-build-isolation . into a fresh venv ($("$py" --version)," \
+    "ZEROSIM_BUILD_DIR=$build): $(( $(date +%s) - t0 )) s"
+  hidden "$work/venv/bin/python" -c 'import zerosim
+print(zerosim.simulate(cluster="dgx-h100", nodes=2, model="llama-3-8b"))' >"$work/readme.txt" \
+    || fail "the venv's import zerosim; zerosim.simulate(...) failed"
+  grep -q '^StepResult(dgx-h100 x2 (16 GPUs), llama-3-8b, ' "$work/readme.txt" \
+    || fail "the venv's zerosim.simulate(...) printed: $(cat "$work/readme.txt")"
+  echo "test-install: venv, source tree hidden: $(cat "$work/readme.txt")"
+  hidden "$work/venv/bin/python" -c 'import sys, zerosim
+r = zerosim.simulate(cluster="dgx2-v100", nodes=4, model="gpt-18b", strategy="zeropp")
+sys.stdout.write(r.to_json() + "\n")' >"$work/venv-python.json" || fail "the venv's module failed"
+  cmp "$work/expected.json" "$work/venv-python.json" || fail "the venv's module's JSON differs from the CLI's"
+  hidden "$work/venv/bin/zerosim" "${args[@]}" >"$work/venv-cli.json" || fail "the venv's zerosim failed"
+  cmp "$work/expected.json" "$work/venv-cli.json" || fail "the venv's zerosim's JSON differs"
+  echo "test-install: pip-installed module and CLI, source tree hidden: JSON identical"
 fi
 echo "test-install: passed"

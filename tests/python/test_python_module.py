@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """The Python module against the CLI: a result's typed fields, its JSON equal byte for byte to
-`zerosim simulate --json`, a sweep's rows in a pandas DataFrame equal to single simulations, and bad
-input raising ValueError with the CLI's message. Usage: test_python_module.py ZEROSIM_CLI (PYTHONPATH
+`zerosim simulate --json`; sweep(), plan(), collective() and report() equal to the CLI's sweep,
+plan, collective and report output; a sweep that keeps going past a bad combination; signatures,
+docstrings and __repr__; bad input raising ValueError / TypeError in Python's words; total and
+active parameters against their closed forms. Usage: test_python_module.py ZEROSIM_CLI (PYTHONPATH
 holds the built module). Exit 77 (CTest: skipped) without pandas."""
+import inspect
+import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import zerosim
 
@@ -17,6 +22,7 @@ except ImportError:
 
 cli = sys.argv[1]
 root = pathlib.Path(__file__).resolve().parents[2]
+scratch = pathlib.Path(tempfile.mkdtemp(prefix="zerosim-test-python-"))
 failures = []
 
 
@@ -26,6 +32,21 @@ def check(cond, what):
         print("FAILED:", what)
 
 
+def run_cli(*args, ok=(0,)):
+    p = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
+    check(p.returncode in ok, f"zerosim {' '.join(map(str, args))}: exit {p.returncode} {p.stderr}")
+    return p.stdout
+
+
+def raises(exc, needle, fn, **kwargs):
+    try:
+        fn(**kwargs)
+        check(False, f"{fn.__name__}({kwargs}) raises {exc.__name__}")
+    except exc as e:
+        check(needle in str(e), f"{fn.__name__}({kwargs}): '{e}' says '{needle}'")
+
+
+# A result's fields, and its JSON against the CLI's.
 r = zerosim.simulate(cluster="dgx-h100", nodes=4, model="llama-3-8b", strategy="zeropp")
 check(isinstance(r, zerosim.StepResult), "simulate returns a StepResult")
 check(r.scenario.world_size == 32 and r.scenario.gpus_per_node == 8, "world size 4 x 8")
@@ -40,15 +61,15 @@ check(r.tokens_per_s == r.scenario.world_size * r.scenario.tokens_per_gpu / r.st
 check(set(r.comm.by_collective) >= {"all_gather", "all_to_all"}, "ZeRO++ gathers and all-to-alls")
 check(r.offload is None and b.exposed_offload_s == 0, "nothing offloaded")
 o = zerosim.simulate(cluster="dgx-h100", nodes=2, model="llama-3-8b", tier="analytic",
-                     deepspeed=str(root / "workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json"))
+                     deepspeed=root / "workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json")
 check(o.offload is not None and o.offload.h2d_bytes_per_gpu > 0 and o.breakdown.host_optimizer_s > 0,
-      "ZeRO-Offload: bytes and CPU Adam")
+      "ZeRO-Offload (deepspeed= a pathlib.Path): bytes and CPU Adam")
 ob = o.breakdown
 check(abs(ob.compute_s + ob.recompute_s + ob.optimizer_s + ob.param_fetch_s + ob.exposed_comm.total_s +
           ob.exposed_kernels_s + ob.exposed_offload_s + ob.idle_s - o.step_time_s) <= 1e-9 * o.step_time_s,
       "offload breakdown adds up to the step")
 
-version = subprocess.run([cli, "--version"], check=True, capture_output=True, text=True).stdout
+version = run_cli("--version")
 check(version.splitlines()[0] == "zerosim " + zerosim.__version__, "__version__ is the CLI's --version")
 check(r.scenario.strategy.dtype == "bf16", "flags on an H100 train in BF16")
 check(r.scenario.attention == "flash", "llama-3-8b on an H100 runs FlashAttention (auto)")
@@ -56,31 +77,121 @@ eager = zerosim.simulate(cluster="dgx-h100", nodes=4, model="llama-3-8b", strate
                          attention="eager", tier="analytic")
 check(eager.scenario.attention == "eager", "attention='eager' is simulated as asked")
 
-cmd = [cli, "simulate", "--cluster", "dgx-h100", "--nodes", "4", "--model", "llama-3-8b",
-       "--strategy", "zeropp", "--json"]
-out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+out = run_cli("simulate", "--cluster", "dgx-h100", "--nodes", "4", "--model", "llama-3-8b",
+              "--strategy", "zeropp", "--json")
 check(r.to_json() + "\n" == out, "to_json() is the CLI's --json text, byte for byte")
+check(r.to_dict() == json.loads(out), "to_dict() is the CLI's --json document")
+check(r.to_dataframe().iloc[0].to_dict() == r.row(), "to_dataframe() is row() in one row")
+check(repr(r).startswith("StepResult(dgx-h100 x4 (32 GPUs), llama-3-8b, zeropp: step_time_s="),
+      f"repr: {r!r}")
 
+# Total and active parameters: Mixtral 8x7B's published 46.7B and 12.9B, and the 6 of 8 experts a
+# token does not use (3 matrices of hidden x ffn each, in every layer) as their exact difference.
+mix = zerosim.simulate(cluster="dgx-h100", nodes=4, model=root / "workloads/hf/mixtral-8x7b-v0.1.json",
+                       tier="analytic")
+m = mix.scenario.model
+check(m.moe and round(m.total_params / 1e9, 1) == 46.7 and round(m.active_params / 1e9, 1) == 12.9,
+      f"Mixtral 8x7B: {m.total_params} total, {m.active_params} active parameters")
+check(m.total_params - m.active_params == (8 - 2) * 3 * 4096 * 14336 * 32, "experts not used")
+check(mix.scenario.params == m.total_params and mix.row()["active_params"] == m.active_params,
+      "params and active_params in the scenario and the row")
+check(r.scenario.model.active_params == r.scenario.model.total_params == r.scenario.params,
+      "a dense model: active == total")
+
+# Signatures, docstrings, errors in Python's words.
+sig = inspect.signature(zerosim.simulate)
+check(all(p.kind == p.KEYWORD_ONLY for p in sig.parameters.values()), "keyword-only")
+check(sig.parameters["nodes"].annotation == "int | None" and sig.parameters["nodes"].default is None,
+      "nodes: int | None = None")
+check(sig.parameters["model"].default is inspect.Parameter.empty, "model is required")
+check("number of server nodes" in zerosim.simulate.__doc__, "simulate's docstring has the flags' help")
+check("threads" in inspect.signature(zerosim.sweep).parameters, "sweep(threads=...)")
+for cls, prop in [(zerosim.StepResult, "step_time_s"), (zerosim.Scenario, "world_size"),
+                  (zerosim.ModelShape, "active_params"), (zerosim.MemoryEstimate, "fits")]:
+    check(bool(getattr(cls, prop).__doc__), f"{cls.__name__}.{prop} has a docstring")
+raises(ValueError, "nodes must be an int in 1..1048576, got '2'", zerosim.simulate,
+       cluster="dgx-h100", nodes="2", model="llama-3-8b")
+raises(TypeError, "missing 1 required keyword-only argument: 'model'", zerosim.simulate,
+       cluster="dgx-h100", nodes=2)
+raises(TypeError, "unexpected keyword argument 'colour'", zerosim.simulate,
+       cluster="dgx-h100", model="gpt-18b", colour="red")
+raises(ValueError, "nodes must be an int in 1..1048576, got 0", zerosim.simulate,
+       cluster="dgx-h100", nodes=0, model="gpt-18b")
+raises(ValueError, "nic_gbps must be a number in 0.001..1e+06, got True", zerosim.simulate,
+       cluster="dgx-h100", model="gpt-18b", nic_gbps=True)
+raises(ValueError, "strategy: strategy 'zero4'", zerosim.simulate,
+       cluster="dgx-h100", model="gpt-18b", strategy="zero4")
+raises(ValueError, "attention must be 'auto', 'flash' or 'eager', got 'sdpa'", zerosim.simulate,
+       cluster="dgx-h100", model="gpt-18b", attention="sdpa")
+raises(ValueError, "nodes takes one value in simulate(), got [1, 2] (sweep() takes lists)",
+       zerosim.simulate, cluster="dgx-h100", model="gpt-18b", nodes=[1, 2])
+raises(TypeError, "missing 1 required keyword-only argument: 'cluster'", zerosim.sweep, model="gpt-18b")
+
+# A sweep: its rows in a DataFrame equal to single simulations.
 rows = zerosim.sweep(cluster="dgx2-v100", nodes=4, model="gpt-18b", nics_per_node=[1, 4],
                      strategy=["zero3", "zeropp"], tier="analytic", threads=2)
 df = pandas.DataFrame(rows)
-check(len(df) == 4, "2 x 2 rows")
+check(len(df) == 4 and df.equals(rows.to_dataframe()), "2 x 2 rows; DataFrame(sweep) == to_dataframe()")
 check(list(df["strategy"]) == ["zero3", "zeropp", "zero3", "zeropp"], "sweep order: last axis fastest")
 one = zerosim.simulate(cluster="dgx2-v100", nodes=4, model="gpt-18b", nics_per_node=4,
                        strategy="zeropp", tier="analytic")
 check(df.iloc[3]["step_time_s"] == one.step_time_s, "a sweep row equals simulate()")
-check(one.row() == rows[3], "row() is the sweep's row")
+check(one.row() == rows[3] and one == rows.results[3], "row() is the sweep's row")
+check(rows.invalid == [], "nothing invalid")
 
-for kwargs, needle in [({"cluster": "dgx-h100", "nodes": 0, "model": "gpt-18b"}, "--nodes"),
-                       ({"cluster": "dgx-h100", "model": "gpt-18b", "strategy": "zero4"}, "--strategy"),
-                       ({"cluster": "dgx-h100", "model": "gpt-18b", "colour": "red"}, "--colour"),
-                       ({"cluster": "dgx-h100", "model": "gpt-18b", "attention": "sdpa"}, "--attention"),
-                       ({"cluster": "dgx-h100", "model": "gpt-18b", "nodes": [1, 2]}, "sweep()")]:
-    try:
-        zerosim.simulate(**kwargs)
-        check(False, f"{kwargs} raises")
-    except ValueError as e:
-        check(needle in str(e), f"the error of {kwargs} names {needle}: {e}")
+# A bad combination (hpZ groups of 3 do not divide 16 GPUs) is set aside; the rest runs, and both
+# are the CLI sweep's.
+sweep_args = ["--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b", "--strategy",
+              "zero3+hpz", "--hpz-size", "8,3", "--tier", "analytic"]
+mixed = zerosim.sweep(cluster="dgx-h100", nodes=2, model="llama-3-8b", strategy="zero3+hpz",
+                      hpz_size=[8, 3], tier="analytic")
+run_cli("sweep", *sweep_args, "--out", scratch / "mixed.json", ok=(2,))
+doc = json.loads((scratch / "mixed.json").read_text())
+check(len(mixed) == 1 and [x.to_dict() for x in mixed.results] == doc["results"],
+      "the valid scenario ran, as in the CLI's sweep")
+check(len(mixed.invalid) == 1 and mixed.invalid[0]["scenario"] == doc["invalid"][0]["scenario"]
+      and "hpz_size" in mixed.invalid[0]["error"] and "--" not in mixed.invalid[0]["error"],
+      f"the invalid one, as the CLI's, its error said of keywords: {mixed.invalid}")
+
+# plan() against `zerosim plan`: the same document, table and DeepSpeed config.
+plan_kw = dict(cluster="dgx-h100", nodes=2, model="llama-3-8b", micro_batches=[1, 2],
+               activation_checkpointing=[True], confirm=2, threads=2)
+plan_args = ["--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b", "--micro-batches",
+             "1,2", "--activation-checkpointing", "true", "--confirm", "2", "--threads", "2"]
+p = zerosim.plan(**plan_kw)
+run_cli("plan", *plan_args, "--out", scratch / "plan.json", "--emit-deepspeed", scratch / "ds.json")
+check(p.to_dict() == json.loads((scratch / "plan.json").read_text()), "plan.to_dict() is the CLI's plan")
+check(p.deepspeed_config() == json.loads((scratch / "ds.json").read_text()),
+      "deepspeed_config() is --emit-deepspeed's")
+check(str(p) == run_cli("plan", *plan_args), "str(plan) is the CLI's table")
+check(p.winner is not None and p.winner.result == p.ranked[0].result and
+      all(a.tokens_per_s >= b.tokens_per_s for a, b in zip(p.ranked[:2], p.ranked[1:2])) and
+      repr(p).startswith("Plan("), "winner first")
+raises(ValueError, "qwz_bits must hold 4 or 8", zerosim.plan, cluster="dgx-h100", model="gpt-18b",
+       qwz_bits=[6])
+
+# collective() against `zerosim collective --json`.
+coll = zerosim.collective(cluster="dgx-h100", nodes=2, op="all_reduce", min_bytes="1MiB",
+                          max_bytes="64MiB", step_factor=8)
+check(coll == json.loads(run_cli("collective", "--cluster", "dgx-h100", "--nodes", "2", "--op",
+                                  "all_reduce", "--min-bytes", "1MiB", "--max-bytes", "64MiB",
+                                  "--step-factor", "8", "--json")),
+      "collective() is the CLI's --json document")
+check([row["size_bytes"] for row in coll["rows"]] == [1 << 20, 8 << 20, 64 << 20], "its sizes")
+raises(ValueError, "ranks", zerosim.collective, cluster="dgx-h100", op="all_reduce", bytes=1024,
+       ranks=1)
+
+# report() against `zerosim report`.
+(scratch / "results.json").write_text(r.to_json() + "\n")  # report() names its document so
+for fmt in ("md", "csv"):
+    check(zerosim.report(r, format=fmt) == run_cli("report", scratch / "results.json", "--format", fmt),
+          f"report(result, format={fmt!r}) is the CLI's")
+check(zerosim.report(scratch / "mixed.json") == run_cli("report", scratch / "mixed.json"),
+      "report(a results file)")
+check(zerosim.report(mixed) == zerosim.report(mixed.results), "report(SweepResult) == report(list)")
+check(zerosim.report(p, format="html").lstrip().lower().startswith("<!doctype html"), "report(plan) in HTML")
+raises(ValueError, "format must be 'md', 'html' or 'csv', got 'pdf'", zerosim.report, results=r,
+       format="pdf")
 
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)
