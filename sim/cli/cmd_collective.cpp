@@ -317,7 +317,7 @@ std::string table_text(const CollectiveRun& c) {
 }
 
 void run(const CollectiveOptions& o) {
-  const CollKind kind = parse_coll_kind(o.op, "--op");
+  const CollKind kind = parse_coll_op(o.op, "--op");
   if (o.tier != "flow" && o.tier != "analytic")
     throw flag_error("--tier", fmt::format("unknown tier '{}'; expected flow|analytic", o.tier));
   check_output_paths({data_input("--cluster", "topologies", o.cluster.cluster),
@@ -362,7 +362,9 @@ void register_collective(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "collective", "simulate one collective and print an nccl-tests-like table (algbw, busbw)");
   add_cluster_flags(sub, opts->cluster);
-  sub->add_option("--op", opts->op, "all_gather|reduce_scatter|all_reduce|all_to_all|send_recv")
+  sub->add_option("--op", opts->op,
+                  "all_gather|reduce_scatter|all_reduce|all_to_all|send_recv (or nccl-tests' "
+                  "allgather|reducescatter|allreduce|alltoall|sendrecv)")
       ->required();
   sub->add_option("--algo", opts->algo,
                   "NCCL's ring|tree|nvls|nvlstree|pat (as NCCL_ALGO), zerosim's "

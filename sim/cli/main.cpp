@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/did_you_mean.hpp"
 #include "sim/core/data_dir.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/malloc_tuning.hpp"
@@ -74,7 +75,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "zerosim: error: <command line>: %s\n", safe(e.what()).c_str());
+    std::fprintf(stderr, "zerosim: error: <command line>: %s%s\n", safe(e.what()).c_str(),
+                 safe(zerosim::cli::parse_error_hint(app).c_str()).c_str());
     return 2;
   } catch (const zerosim::InputError& e) {
     std::fprintf(stderr, "zerosim: error: %s\n", safe(e.what()).c_str());

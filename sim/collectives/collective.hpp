@@ -34,7 +34,11 @@ enum class NcclProto { Auto, LL, LL128, Simple };
 
 const char* to_string(CollKind k);
 const char* to_string(Algorithm a);
-CollKind parse_coll_kind(const std::string& s, const std::string& where);   // InputError if unknown
+CollKind parse_coll_kind(const std::string& s, const std::string& where);  // InputError if unknown
+// A collective named on the command line (--op): parse_coll_kind's names, or nccl-tests' and
+// NCCL's spellings without the underscore (allgather, reducescatter, allreduce, alltoall,
+// sendrecv: nccl-tests' alltoall_perf, sendrecv_perf; NCCL's ncclAllReduce...).
+CollKind parse_coll_op(const std::string& s, const std::string& where);
 Algorithm parse_algorithm(const std::string& s, const std::string& where);  // InputError if unknown
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor(n).

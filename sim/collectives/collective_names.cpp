@@ -6,8 +6,10 @@
 #include <numeric>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/collectives/collective.hpp"
+#include "sim/core/closest_match.hpp"
 #include "sim/core/error.hpp"
 
 namespace zerosim {
@@ -19,6 +21,15 @@ constexpr std::array<std::pair<CollKind, const char*>, 5> kKindNames{{
     {CollKind::AllReduce, "all_reduce"},
     {CollKind::AllToAll, "all_to_all"},
     {CollKind::SendRecv, "send_recv"},
+}};
+
+// nccl-tests' and NCCL's spellings (--op only).
+constexpr std::array<std::pair<CollKind, const char*>, 5> kNcclTestsNames{{
+    {CollKind::AllGather, "allgather"},
+    {CollKind::ReduceScatter, "reducescatter"},
+    {CollKind::AllReduce, "allreduce"},
+    {CollKind::AllToAll, "alltoall"},
+    {CollKind::SendRecv, "sendrecv"},
 }};
 
 constexpr std::array<std::pair<Algorithm, const char*>, 6> kAlgoNames{{
@@ -34,6 +45,14 @@ template <typename Table>
 std::string joined_names(const Table& table) {
   std::string out;
   for (const auto& [value, name] : table) out += (out.empty() ? "" : "|") + std::string(name);
+  return out;
+}
+
+template <typename... Tables>
+std::vector<std::string> names_of(const Tables&... tables) {
+  std::vector<std::string> out;
+  for (const auto* table : {&tables...})
+    for (const auto& entry : *table) out.emplace_back(entry.second);
   return out;
 }
 
@@ -54,15 +73,28 @@ const char* to_string(Algorithm a) {
 CollKind parse_coll_kind(const std::string& s, const std::string& where) {
   for (const auto& [kind, name] : kKindNames)
     if (s == name) return kind;
-  throw flag_error(where, fmt::format("unknown collective '{}'; expected one of {}", s,
-                                      joined_names(kKindNames)));
+  throw flag_error(where,
+                   fmt::format("unknown collective '{}'; expected one of {}{}", s,
+                               joined_names(kKindNames), did_you_mean(s, names_of(kKindNames))));
+}
+
+CollKind parse_coll_op(const std::string& s, const std::string& where) {
+  for (const auto& [kind, name] : kNcclTestsNames)
+    if (s == name) return kind;
+  for (const auto& [kind, name] : kKindNames)
+    if (s == name) return kind;
+  throw flag_error(
+      where, fmt::format("unknown collective '{}'; expected one of {} (or nccl-tests' {}){}", s,
+                         joined_names(kKindNames), joined_names(kNcclTestsNames),
+                         did_you_mean(s, names_of(kKindNames, kNcclTestsNames))));
 }
 
 Algorithm parse_algorithm(const std::string& s, const std::string& where) {
   for (const auto& [algo, name] : kAlgoNames)
     if (s == name) return algo;
-  throw flag_error(where, fmt::format("unknown algorithm '{}'; expected one of {}", s,
-                                      joined_names(kAlgoNames)));
+  throw flag_error(where,
+                   fmt::format("unknown algorithm '{}'; expected one of {}{}", s,
+                               joined_names(kAlgoNames), did_you_mean(s, names_of(kAlgoNames))));
 }
 
 double busbw_factor(CollKind k, int n) {

@@ -53,6 +53,14 @@ std::string closest_match(std::string_view word, std::initializer_list<std::stri
   return closest_match(word, std::vector<std::string_view>(known));
 }
 
+std::string closest_match(std::string_view word, const std::vector<std::string>& known) {
+  return closest_match(word, std::vector<std::string_view>(known.begin(), known.end()));
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known) {
+  return did_you_mean(word, std::vector<std::string_view>(known.begin(), known.end()));
+}
+
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
   const std::string m = closest_match(word, known);
   return m.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", printable(m));

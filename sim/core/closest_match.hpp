@@ -18,8 +18,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // order; empty when none is close enough.
 std::string closest_match(std::string_view word, const std::vector<std::string_view>& known);
 std::string closest_match(std::string_view word, std::initializer_list<std::string_view> known);
+std::string closest_match(std::string_view word, const std::vector<std::string>& known);
 
 // " (did you mean 'X'?)" with the closest match, or "" when there is none.
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known);
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known);
 
 }  // namespace zerosim

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "sim/core/closest_match.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/utf8.hpp"
 
@@ -133,7 +134,8 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
         } else {
           if (!p.choices.empty() &&
               std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
-            rule = fmt::format("'{}' is not {}", printable(value), one_of(p.choices));
+            rule = fmt::format("'{}' is not {}{}", printable(value), one_of(p.choices),
+                               did_you_mean(value, p.choices));
           if constexpr (std::is_same_v<T, bool>)
             parsed = value == "true";
           else

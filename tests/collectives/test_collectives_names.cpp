@@ -19,6 +19,34 @@ TEST_CASE("collective kinds and algorithms round-trip through their names") {
   CHECK(std::string(to_string(Algorithm::TwoHopAllToAll)) == "two_hop");
 }
 
+TEST_CASE("--op takes nccl-tests' and NCCL's spellings too; files take the names only") {
+  const std::pair<const char*, CollKind> spellings[] = {{"allgather", CollKind::AllGather},
+                                                        {"reducescatter", CollKind::ReduceScatter},
+                                                        {"allreduce", CollKind::AllReduce},
+                                                        {"alltoall", CollKind::AllToAll},
+                                                        {"sendrecv", CollKind::SendRecv}};
+  for (const auto& [spelling, kind] : spellings) {
+    CHECK(parse_coll_op(spelling, "--op") == kind);
+    CHECK(parse_coll_op(to_string(kind), "--op") == kind);
+    CHECK_THROWS_AS(parse_coll_kind(spelling, "op"), InputError);
+  }
+}
+
+TEST_CASE("a misspelled collective or algorithm is answered with the closest name") {
+  CHECK(caught_input_error([&] { parse_coll_op("all_reduse", "--op"); })
+            .rule()
+            .find("did you mean 'all_reduce'?") != std::string::npos);
+  CHECK(caught_input_error([&] { parse_coll_op("alreduce", "--op"); })
+            .rule()
+            .find("did you mean 'allreduce'?") != std::string::npos);
+  CHECK(caught_input_error([&] { parse_algorithm("hierarchcal", "--algo"); })
+            .rule()
+            .find("did you mean 'hierarchical'?") != std::string::npos);
+  CHECK(
+      caught_input_error([&] { parse_coll_op("broadcast", "--op"); }).rule().find("did you mean") ==
+      std::string::npos);
+}
+
 TEST_CASE("unknown names are input errors naming the flag and the choices") {
   const auto e = caught_input_error([&] { parse_coll_kind("allgather", "--op"); });
   CHECK(e.path() == "--op");

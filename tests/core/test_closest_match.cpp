@@ -30,7 +30,14 @@ TEST_CASE("a suggestion comes only within a third of the word's length") {
   CHECK(closest_match("--bytes", flags).empty());  // 3 edits from --nodes: unrelated
   CHECK(closest_match("ab", {"abc"}).empty());     // too short to guess
   CHECK(closest_match("Stage", {"stage"}) == "stage");
-  CHECK(closest_match("simulat", {"simulate", "sweep", "plan"}) == "simulate");
+  const std::vector<std::string> commands = {"simulate", "sweep", "plan", "report", "compare"};
+  CHECK(closest_match("simulat", commands) == "simulate");
+  CHECK(closest_match("swep", commands) == "sweep");  // 4 characters: 1 edit allowed
+  CHECK(closest_match("sewp", commands).empty());     // a transposition and an insertion: 2 > 1
+  CHECK(closest_match("xyz", commands).empty());      // nothing close
+  CHECK(closest_match("pln", commands) == "plan");
+  CHECK(closest_match("pn", commands).empty());  // too short to guess
+  CHECK(did_you_mean("reprot", commands) == " (did you mean 'report'?)");
   // Equals: the first in the list's order (deterministic).
   CHECK(closest_match("abcd", {"abce", "abcf"}) == "abce");
   CHECK(did_you_mean("bfloat17", {"bfloat16", "fp16"}) == " (did you mean 'bfloat16'?)");
