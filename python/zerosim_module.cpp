@@ -79,6 +79,8 @@ py::dict row_of(const StepResult& r) {
   d["fabric"] = s.fabric;
   d["oversubscription"] = s.oversubscription;
   d["model"] = s.model.name;
+  d["params"] = s.params;
+  d["active_params"] = s.active_params;
   d["strategy"] = s.strategy.name();
   d["tokens_per_gpu"] = s.tokens_per_gpu;
   d["seq_len"] = s.seq_len;
@@ -116,6 +118,7 @@ void bind_scenario_types(py::module_& m) {
       .def_readonly("ffn", &ModelShape::ffn)
       .def_readonly("vocab", &ModelShape::vocab)
       .def_readonly("seq", &ModelShape::seq)
+      .def_readonly("seq_source", &ModelShape::seq_source)
       .def_readonly("flash_attention", &ModelShape::flash_attention);
   py::class_<Strategy>(m, "Strategy")
       .def_property_readonly("name", &Strategy::name)
@@ -144,9 +147,11 @@ void bind_scenario_types(py::module_& m) {
       .def_readonly("oversubscription", &ScenarioEcho::oversubscription)
       .def_readonly("model", &ScenarioEcho::model)
       .def_readonly("params", &ScenarioEcho::params)
+      .def_readonly("active_params", &ScenarioEcho::active_params)
       .def_readonly("strategy", &ScenarioEcho::strategy)
       .def_readonly("tokens_per_gpu", &ScenarioEcho::tokens_per_gpu)
       .def_readonly("seq_len", &ScenarioEcho::seq_len)
+      .def_readonly("seq_len_source", &ScenarioEcho::seq_len_source)
       .def_readonly("micro_batch_sequences", &ScenarioEcho::micro_batch_sequences)
       .def_readonly("grad_accum", &ScenarioEcho::grad_accum)
       .def_readonly("activation_checkpointing", &ScenarioEcho::activation_checkpointing)
