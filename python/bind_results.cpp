@@ -40,8 +40,8 @@ py::dict row_of(const StepResult& r) {
   d["fabric"] = s.fabric;
   d["oversubscription"] = s.oversubscription;
   d["model"] = s.model.name;
-  d["params"] = total_param_count(s.model);
-  d["active_params"] = active_param_count(s.model);
+  d["params"] = s.params;
+  d["active_params"] = s.active_params;
   d["strategy"] = s.strategy.name();
   d["tokens_per_gpu"] = s.tokens_per_gpu;
   d["seq_len"] = s.seq_len;
@@ -82,6 +82,7 @@ void bind_model(py::module_& m) {
       .def_readonly("ffn", &ModelShape::ffn, "MLP intermediate size")
       .def_readonly("vocab", &ModelShape::vocab, "vocabulary size")
       .def_readonly("seq", &ModelShape::seq, "default sequence length")
+      .def_readonly("seq_source", &ModelShape::seq_source, "the rule that chose seq")
       .def_readonly("flash_attention", &ModelShape::flash_attention,
                     "True when the model's training stack runs FlashAttention on Ampere and later")
       .def_property_readonly("moe", &ModelShape::moe, "True for a mixture of experts")
@@ -136,12 +137,13 @@ void bind_scenario(py::module_& m) {
       .def_readonly("oversubscription", &E::oversubscription, "leaf downlink:uplink ratio")
       .def_readonly("model", &E::model, "the model's shape (ModelShape)")
       .def_readonly("params", &E::params, "the model's parameters (ModelShape.total_params)")
-      .def_property_readonly(
-          "active_params", [](const E& s) { return active_param_count(s.model); },
-          "parameters one token uses (params when dense)")
+      .def_readonly("active_params", &E::active_params,
+                    "parameters one token uses (params when dense)")
       .def_readonly("strategy", &E::strategy, "the strategy as resolved (Strategy)")
       .def_readonly("tokens_per_gpu", &E::tokens_per_gpu, "tokens per GPU per micro-step")
       .def_readonly("seq_len", &E::seq_len, "sequence length")
+      .def_readonly("seq_len_source", &E::seq_len_source,
+                    "where the sequence length came from: --seq-len or the model's default rule")
       .def_readonly("micro_batch_sequences", &E::micro_batch_sequences,
                     "sequences per GPU per micro-step")
       .def_readonly("grad_accum", &E::grad_accum, "micro-steps per optimizer step")

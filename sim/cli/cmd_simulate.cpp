@@ -45,6 +45,9 @@ void print_scenario(const ScenarioEcho& sc) {
       "checkpointing {}\n",
       sc.model.name, static_cast<double>(sc.params) / 1e9, active, sc.attention,
       sc.activation_checkpointing ? "on" : "off");
+  // A Hugging Face config's default length is a rule of its own: said, with the flag to change it.
+  if (sc.seq_len_source != "--seq-len" && !sc.model.seq_source.empty())
+    fmt::print("  sequence length {}: {}; --seq-len sets another\n", sc.seq_len, sc.seq_len_source);
 }
 
 // The DeepSpeed settings the step ran with, and where they came from: without --deepspeed they

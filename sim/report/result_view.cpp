@@ -174,6 +174,8 @@ ResultView view_of(const StepResult& r) {
   v.identity = to_json(r).at("scenario").dump();
   v.cluster = sc.cluster;
   v.model = sc.model.name;
+  v.params = sc.params;
+  v.active_params = sc.active_params;
   v.strategy = sc.strategy.name();
   v.variant = variant_of(sc.strategy, sc.gpus_per_node);
   v.checkpointing = sc.activation_checkpointing;

@@ -24,6 +24,7 @@ struct ResultView {
   double oversubscription = 1;
   int nodes = 0, gpus = 0, nics_per_node = 0, seq_len = 0, grad_accum = 1;
   std::int64_t tokens_per_gpu = 0;
+  std::int64_t params = 0, active_params = 0;  // total, and those one token uses
   double nic_gbps = 0;
   // metrics
   double step_time_s = 0, tflops_per_gpu = 0, tokens_per_s = 0;

@@ -152,7 +152,7 @@ std::vector<std::pair<double, Recommendation>> recommendations(
 
 std::string csv_header() {
   return "cluster,nodes,gpus,nics_per_node,nic_gbps,network_gbps_per_node,fabric,oversubscription,"
-         "model,strategy,variant,activation_checkpointing,attention,"
+         "model,params,active_params,strategy,variant,activation_checkpointing,attention,"
          "tokens_per_gpu,seq_len,"
          "grad_accum,tier,step_time_s,tflops_per_gpu,mfu,hfu,tokens_per_s,compute_s,recompute_s,"
          "optimizer_s,"
@@ -166,15 +166,16 @@ std::string csv_row(const ResultView& r) {
   for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
   return fmt::format(
       "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-      "{},{},{},{},{},{}\n",
+      "{},{},{},{},{},{},{},{}\n",
       csv_field(r.cluster), r.nodes, r.gpus, r.nics_per_node, r.nic_gbps, r.network_gbps_per_node(),
-      csv_field(r.fabric), r.oversubscription, csv_field(r.model), csv_field(r.strategy),
-      csv_field(r.variant), r.checkpointing ? "true" : "false", csv_field(r.attention),
-      r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier), r.step_time_s, r.tflops_per_gpu,
-      csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s, r.compute_s, r.recompute_s,
-      r.optimizer_s, r.param_fetch_s, r.quant_kernels_s, r.exposed_all_gather_s,
-      r.exposed_reduce_scatter_s, r.exposed_all_to_all_s, r.inter_node_bytes, r.intra_node_bytes,
-      r.peak_bytes_per_gpu, r.capacity_bytes, r.fits ? "true" : "false", csv_field(warnings));
+      csv_field(r.fabric), r.oversubscription, csv_field(r.model), r.params, r.active_params,
+      csv_field(r.strategy), csv_field(r.variant), r.checkpointing ? "true" : "false",
+      csv_field(r.attention), r.tokens_per_gpu, r.seq_len, r.grad_accum, csv_field(r.tier),
+      r.step_time_s, r.tflops_per_gpu, csv_number(r.mfu), csv_number(r.hfu), r.tokens_per_s,
+      r.compute_s, r.recompute_s, r.optimizer_s, r.param_fetch_s, r.quant_kernels_s,
+      r.exposed_all_gather_s, r.exposed_reduce_scatter_s, r.exposed_all_to_all_s,
+      r.inter_node_bytes, r.intra_node_bytes, r.peak_bytes_per_gpu, r.capacity_bytes,
+      r.fits ? "true" : "false", csv_field(warnings));
 }
 
 std::string render_csv(const std::vector<ResultView>& results) {

@@ -26,9 +26,10 @@ std::uint64_t get_count(const JsonReader& r) {
 }
 
 ModelShape read_model(const JsonReader& r) {
-  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-                    "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "flash_attention", "arch", "source"});
+  r.require_object({"name",       "family",        "layers",          "hidden",    "heads",
+                    "kv_heads",   "ffn",           "vocab",           "seq",       "gated_ffn",
+                    "bias",       "norm",          "tied_embeddings", "positions", "dropout",
+                    "seq_source", "position_rows", "flash_attention", "arch",      "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
   m.family = r.at("family").get_string();
@@ -39,6 +40,8 @@ ModelShape read_model(const JsonReader& r) {
   m.ffn = r.at("ffn").get_int_at_least(1);
   m.vocab = r.at("vocab").get_int_at_least(1);
   m.seq = r.at("seq").get_int32_at_least(1);
+  if (r.has("seq_source")) m.seq_source = r.at("seq_source").get_string();
+  if (r.has("position_rows")) m.position_rows = r.at("position_rows").get_int32_at_least(1);
   m.gated_ffn = r.at("gated_ffn").get_bool();
   m.bias = r.at("bias").get_bool();
   m.layernorm = read_layernorm(r.at("norm"));
@@ -131,9 +134,11 @@ json scenario_json(const ScenarioEcho& s) {
   put(j, "oversubscription", s.oversubscription);
   put(j, "model", to_json(s.model));
   put(j, "params", s.params);
+  put(j, "active_params", s.active_params);
   put(j, "strategy", to_json(s.strategy));
   put(j, "tokens_per_gpu", s.tokens_per_gpu);
   put(j, "seq_len", s.seq_len);
+  put(j, "seq_len_source", s.seq_len_source);
   put(j, "micro_batch_sequences", s.micro_batch_sequences);
   put(j, "grad_accum", s.grad_accum);
   put(j, "activation_checkpointing", s.activation_checkpointing);
@@ -145,17 +150,18 @@ json scenario_json(const ScenarioEcho& s) {
 }
 
 ScenarioEcho read_scenario(const JsonReader& r) {
-  r.require_object({"cluster",       "node_type",
-                    "gpu_model",     "nodes",
-                    "gpus_per_node", "world_size",
-                    "nics_per_node", "nic_gbps",
-                    "fabric",        "oversubscription",
-                    "model",         "params",
-                    "strategy",      "tokens_per_gpu",
-                    "seq_len",       "micro_batch_sequences",
-                    "grad_accum",    "activation_checkpointing",
-                    "attention",     "prefetch_depth",
-                    "profile",       "tier"});
+  r.require_object({"cluster",        "node_type",
+                    "gpu_model",      "nodes",
+                    "gpus_per_node",  "world_size",
+                    "nics_per_node",  "nic_gbps",
+                    "fabric",         "oversubscription",
+                    "model",          "params",
+                    "active_params",  "strategy",
+                    "tokens_per_gpu", "seq_len",
+                    "seq_len_source", "micro_batch_sequences",
+                    "grad_accum",     "activation_checkpointing",
+                    "attention",      "prefetch_depth",
+                    "profile",        "tier"});
   ScenarioEcho s;
   s.cluster = r.at("cluster").get_string();
   s.node_type = r.at("node_type").get_string();
@@ -169,9 +175,13 @@ ScenarioEcho read_scenario(const JsonReader& r) {
   s.oversubscription = r.at("oversubscription").get_positive();
   s.model = read_model(r.at("model"));
   s.params = r.at("params").get_int_at_least(0);
+  s.active_params = r.at("active_params").get_int_at_least(0);
+  if (s.active_params > s.params)
+    r.at("active_params").fail(fmt::format("must be at most params ({})", s.params));
   s.strategy = read_strategy(r.at("strategy"));
   s.tokens_per_gpu = r.at("tokens_per_gpu").get_int_at_least(1);
   s.seq_len = r.at("seq_len").get_int32_at_least(1);
+  s.seq_len_source = r.at("seq_len_source").get_string();
   s.micro_batch_sequences = r.at("micro_batch_sequences").get_int_at_least(1);
   s.grad_accum = r.at("grad_accum").get_int32_at_least(1);
   s.activation_checkpointing = r.at("activation_checkpointing").get_bool();

@@ -18,6 +18,9 @@ namespace zerosim {
 
 // 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
 // 3: the scenario's attention implementation ("attention": flash | eager).
+// 4: the model's flash_attention, seq_source, position_rows and arch norm_bias and qk_norm; the
+// scenario's active_params and
+//    seq_len_source; the model's seq is the run's for a learned position table.
 constexpr int kResultSchemaVersion = 4;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
@@ -29,10 +32,12 @@ struct ScenarioEcho {
   std::string fabric;  // rail | fat-tree | explicit
   double oversubscription = 1;
   ModelShape model;
-  std::int64_t params = 0;
+  std::int64_t params = 0;          // every parameter (at the run's sequence length)
+  std::int64_t active_params = 0;   // those one token uses (== params for a dense model)
   Strategy strategy;                // as resolved ("auto" filled, hpz_size set); echoed fields only
   std::int64_t tokens_per_gpu = 0;  // per micro-step
   int seq_len = 0;
+  std::string seq_len_source;  // "--seq-len", or the model's rule for its default
   std::int64_t micro_batch_sequences = 0;
   int grad_accum = 1;
   bool activation_checkpointing = true;

@@ -12,6 +12,7 @@
 #include "sim/core/closest_match.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/utf8.hpp"
+#include "sim/workload/hf_config.hpp"
 
 namespace zerosim {
 
@@ -40,7 +41,11 @@ std::vector<ScenarioParam> make_table() {
        "leaf downlink:uplink bandwidth ratio (builder presets only)", "the preset's"},
       {"--model", "model", &S::model, 0, 0, none,
        "workload preset, workload file or Hugging Face config.json", "", true},
-      {"--seq-len", "seq_len", &S::seq_len, 1, 1 << 24, none, "sequence length", "the model's"},
+      {"--seq-len", "seq_len", &S::seq_len, 1, 1 << 24, none, "sequence length",
+       fmt::format("a preset's seq; for a Hugging Face config its pretraining length "
+                   "(rope_scaling.original_max_position_embeddings) or {}, at most its "
+                   "max_position_embeddings",
+                   kHfDefaultSeqLen)},
       {"--tokens-per-gpu", "tokens_per_gpu", &S::tokens_per_gpu, 1, kCountMax, none,
        "tokens per GPU per micro-step",
        fmt::format("{}, or one sequence when longer", Scenario::kDefaultTokensPerGpu)},

@@ -312,6 +312,12 @@ void resolve_attention(const Scenario& sc, Resolved& r) {
 void resolve_sequence(const Scenario& sc, Resolved& r) {
   if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
   r.setup.seq = sc.seq_len > 0 ? sc.seq_len : r.setup.model.seq;
+  const int rows = r.setup.model.position_rows;
+  if (r.setup.model.learned_positions && rows > 0 && r.setup.seq > rows)
+    throw flag_error("--seq-len",
+                     fmt::format("{} is longer than the model's learned position table ({} rows: "
+                                 "a position beyond it has no embedding)",
+                                 r.setup.seq, rows));
   r.setup.model = with_sequence_length(std::move(r.setup.model), r.setup.seq);
 }
 
@@ -454,7 +460,8 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
 }
 
 // The scenario as the result echoes it: the cluster's and the setup's resolved values.
-ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params) {
+ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params,
+                     std::int64_t active_params) {
   const Topology& topo = *r.topo;
   const StepSetup& setup = r.setup;
   ScenarioEcho echo;
@@ -470,9 +477,13 @@ ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params)
   echo.oversubscription = topo.oversubscription();
   echo.model = setup.model;
   echo.params = params;
+  echo.active_params = active_params;
   echo.strategy = echoed_strategy(setup.strategy);
   echo.tokens_per_gpu = setup.tokens;
   echo.seq_len = setup.seq;
+  echo.seq_len_source = sc.seq_len > 0                   ? "--seq-len"
+                        : setup.model.seq_source.empty() ? "the model's \"seq\""
+                                                         : setup.model.seq_source;
   echo.micro_batch_sequences = setup.tokens / setup.seq;
   echo.grad_accum = setup.grad_accum;
   echo.activation_checkpointing = setup.checkpointing;
@@ -618,7 +629,8 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
     }
   }
   result.warnings = warnings_of(sc, r, *step.low, mem);
-  result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model));
+  result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model),
+                            context.modules().active_params(r.setup.model));
   result.memory = std::move(mem);
   if (!trace_path.empty())
     write_chrome_trace(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <span>
@@ -15,8 +16,12 @@ namespace {
 enum class Kind {
   Llama,
   Qwen2,
+  Qwen3,
   Gemma,
   Gemma2,
+  Gemma3Text,
+  Gemma3,
+  Olmo2,
   Phi3,
   Gpt2,
   GptNeox,
@@ -24,6 +29,7 @@ enum class Kind {
   Mpt,
   Mixtral,
   Qwen2Moe,
+  Qwen3Moe,
   DeepseekV2,
   DeepseekV3
 };
@@ -38,8 +44,13 @@ constexpr Known kKnown[] = {
     {"llama", "LlamaForCausalLM", Kind::Llama},
     {"mistral", "MistralForCausalLM", Kind::Llama},
     {"qwen2", "Qwen2ForCausalLM", Kind::Qwen2},
+    {"qwen3", "Qwen3ForCausalLM", Kind::Qwen3},
     {"gemma", "GemmaForCausalLM", Kind::Gemma},
     {"gemma2", "Gemma2ForCausalLM", Kind::Gemma2},
+    {"gemma3_text", "Gemma3ForCausalLM", Kind::Gemma3Text},
+    // Gemma 3's multimodal configs: the decoder is its text_config.
+    {"gemma3", "Gemma3ForConditionalGeneration", Kind::Gemma3},
+    {"olmo2", "Olmo2ForCausalLM", Kind::Olmo2},
     {"phi3", "Phi3ForCausalLM", Kind::Phi3},
     {"gpt2", "GPT2LMHeadModel", Kind::Gpt2},
     {"gpt_neox", "GPTNeoXForCausalLM", Kind::GptNeox},
@@ -50,6 +61,7 @@ constexpr Known kKnown[] = {
     {"mpt", "MPTForCausalLM", Kind::Mpt},
     {"mixtral", "MixtralForCausalLM", Kind::Mixtral},
     {"qwen2_moe", "Qwen2MoeForCausalLM", Kind::Qwen2Moe},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", Kind::Qwen3Moe},
     {"deepseek_v2", "DeepseekV2ForCausalLM", Kind::DeepseekV2},
     {"deepseek_v3", "DeepseekV3ForCausalLM", Kind::DeepseekV3},
 };
@@ -210,7 +222,10 @@ void gemma(ModelShape& m, const JsonReader& r, Kind kind) {
   a.activation = activation(r, given(r, "hidden_activation") ? "hidden_activation" : "hidden_act",
                             "gelu_pytorch_tanh");
   a.attn_bias = flag_or(r, "attention_bias", false);
-  if (kind == Kind::Gemma2) a.layer_norms = 4;  // pre and post norm around attention and MLP
+  if (kind == Kind::Gemma) return;
+  a.layer_norms = 4;  // pre and post norm around attention and MLP
+  // Gemma 3: RMSNorm on each head's query and key (Gemma3Attention q_norm, k_norm).
+  if (kind != Kind::Gemma2) a.qk_norm = QkNorm::PerHead;
 }
 
 void mixtral(ModelShape& m, const JsonReader& r) {
@@ -221,10 +236,13 @@ void mixtral(ModelShape& m, const JsonReader& r) {
   e.expert_ffn = m.ffn;
 }
 
-void qwen2_moe(ModelShape& m, const JsonReader& r) {
+// Qwen2-MoE, and Qwen3-MoE: no q/k/v biases but RMSNorms on each head's query and key, no shared
+// expert (its config has no shared_expert_intermediate_size).
+void qwen_moe(ModelShape& m, const JsonReader& r, Kind kind) {
   MoeShape& e = m.arch.moe;
   llama_like(m, r, false);
-  m.arch.qkv_bias = true;
+  m.arch.qkv_bias = kind == Kind::Qwen2Moe;
+  if (kind == Kind::Qwen3Moe) m.arch.qk_norm = QkNorm::PerHead;
   e.experts = static_cast<int>(dim(r, "num_experts", kMaxExperts));
   read_top_k(e, r);
   e.expert_ffn = dim(r, "moe_intermediate_size", kMaxFfn);
@@ -267,6 +285,7 @@ void gpt2(ModelShape& m, const JsonReader& r) {
   m.ffn = dim_or(r, "n_inner", 4 * m.hidden, kMaxFfn);  // null: 4h
   m.vocab = dim(r, "vocab_size", kMaxVocab);
   m.seq = r.at(key_of(r, {"n_positions", "max_position_embeddings"})).get_int32_at_least(1);
+  m.position_rows = m.seq;   // wpe: one row per position up to n_positions
   m.tied_embeddings = true;  // GPT2LMHeadModel always ties its head
   m.dropout = any_positive(r, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, 0.1);
   m.arch.activation = activation(r, "activation_function", "gelu_new");
@@ -376,6 +395,7 @@ void mpt(ModelShape& m, const JsonReader& r) {
   a.norm_bias = m.bias;
   const bool alibi = flag_or(attn, "alibi", true), rope = flag_or(attn, "rope", false);
   m.learned_positions = flag_or(r, "learned_pos_emb", true) && !alibi && !rope;
+  if (m.learned_positions) m.position_rows = m.seq;  // wpe: max_seq_len rows
   m.tied_embeddings = flag_or(r, "tie_word_embeddings", true);
   m.dropout =
       any_positive(r, {"resid_pdrop", "emb_pdrop"}, 0) || any_positive(attn, {"attn_pdrop"}, 0);
@@ -400,13 +420,28 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
     case Kind::Phi3:
       llama_like(m, r, false);
       return;
+    case Kind::Qwen3:  // Qwen3Attention: RMSNorm on each head's query and key
+      llama_like(m, r, false);
+      a.attn_bias = flag_or(r, "attention_bias", false);
+      a.qk_norm = QkNorm::PerHead;
+      return;
+    case Kind::Olmo2:
+      // Olmo2Attention: RMSNorms over the whole query and key projections; the block's two norms
+      // follow attention and MLP (post-norm), as many as a pre-norm block's.
+      llama_like(m, r, false);
+      a.attn_bias = flag_or(r, "attention_bias", false);
+      a.qk_norm = QkNorm::Full;
+      return;
     case Kind::Gemma:
     case Kind::Gemma2:
+    case Kind::Gemma3Text:
+    case Kind::Gemma3:
       return gemma(m, r, kind);
     case Kind::Mixtral:
       return mixtral(m, r);
     case Kind::Qwen2Moe:
-      return qwen2_moe(m, r);
+    case Kind::Qwen3Moe:
+      return qwen_moe(m, r, kind);
     case Kind::DeepseekV2:
     case Kind::DeepseekV3:
       return deepseek(m, r);
@@ -419,6 +454,65 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
     case Kind::Mpt:
       return mpt(m, r);
   }
+}
+
+// The training sequence length of a run that names none (seq_source says which rule gave it): the
+// config's pretraining length when it states one (rope_scaling.original_max_position_embeddings,
+// the context a long-context model was pretrained at before its RoPE was stretched), else
+// kHfDefaultSeqLen; never beyond the position limit the family read into m.seq
+// (max_position_embeddings, n_positions, max_seq_len), which is the longest context the positions
+// reach, not a length a training step runs at.
+void default_sequence(ModelShape& m, const JsonReader& r) {
+  const int limit = m.seq;
+  std::string limit_text =
+      fmt::format("the family's position limit {} (the config states none)", limit);
+  for (const char* k : {"max_position_embeddings", "n_positions", "max_seq_len"})
+    if (given(r, k)) {
+      limit_text = fmt::format("the config's {} {}", k, limit);
+      break;
+    }
+  int pretrained = 0;
+  if (given(r, "rope_scaling")) {
+    const JsonReader rope = section(r, "rope_scaling");
+    if (given(rope, "original_max_position_embeddings"))
+      pretrained = rope.at("original_max_position_embeddings").get_int32_at_least(1);
+  }
+  const int wanted = pretrained > 0 ? pretrained : kHfDefaultSeqLen;
+  m.seq = std::min(wanted, limit);
+  if (m.seq < wanted)
+    m.seq_source = fmt::format("{}, below {}", limit_text,
+                               pretrained > 0 ? "its pretraining length"
+                                              : fmt::format("the default {}", kHfDefaultSeqLen));
+  else if (pretrained > 0)
+    m.seq_source = fmt::format(
+        "the config's pretraining length, rope_scaling.original_max_position_embeddings ({} is "
+        "its longest context)",
+        limit_text);
+  else
+    m.seq_source = fmt::format(
+        "the default for Hugging Face configs, {} ({} is its longest context, not a training "
+        "length)",
+        kHfDefaultSeqLen, limit_text);
+}
+
+// The config the decoder is read from: Gemma 3's with Gemma3TextConfig's defaults filled into
+// `filled` (a multimodal config's text_config states only what differs from them), from its
+// text_config in a multimodal config; every other family's is the config itself.
+JsonReader decoder_config(const JsonReader& r, Kind kind, json& filled) {
+  if (kind != Kind::Gemma3Text && kind != Kind::Gemma3) return r;
+  // transformers' Gemma3TextConfig defaults.
+  filled = json{{"vocab_size", 262208},
+                {"hidden_size", 2304},
+                {"intermediate_size", 9216},
+                {"num_hidden_layers", 26},
+                {"num_attention_heads", 8},
+                {"num_key_value_heads", 4},
+                {"head_dim", 256},
+                {"max_position_embeddings", 131072},
+                {"tie_word_embeddings", true}};
+  const JsonReader text = kind == Kind::Gemma3 ? section(r, "text_config") : r;
+  for (const auto& [key, value] : text.value().items()) filled[key] = value;
+  return JsonReader(filled, text.file(), text.path());
 }
 
 }  // namespace
@@ -446,10 +540,15 @@ ModelShape parse_hf_config(const JsonReader& r) {
   m.name = r.has("_name_or_path") && r.value()["_name_or_path"].is_string()
                ? r.at("_name_or_path").get_string()
                : r.file();
-  parse_family(m, r, known.kind);
+  json filled;  // Gemma 3's decoder config with its defaults (outlives `decoder`)
+  const JsonReader decoder = decoder_config(r, known.kind, filled);
+  parse_family(m, decoder, known.kind);
+  default_sequence(m, decoder);
   // Llama-like families are told apart by their model_type (mistral, phi3, mixtral, ...).
   if (m.family == "llama") m.family = std::string(known.model_type);
   m.source = "Hugging Face config " + r.file();
+  if (known.kind == Kind::Gemma3)
+    m.source += " (its text_config, the decoder; the vision encoder is not modelled)";
   return m;
 }
 

@@ -32,6 +32,10 @@ bool read_either(const JsonReader& r, const char* yes, const char* no) {
 }
 }  // namespace
 
+const char* to_string(QkNorm q) {
+  return q == QkNorm::PerHead ? "head" : q == QkNorm::Full ? "full" : "none";
+}
+
 bool read_layernorm(const JsonReader& r) { return read_either(r, "layernorm", "rmsnorm"); }
 bool read_learned_positions(const JsonReader& r) { return read_either(r, "learned", "rotary"); }
 
@@ -115,9 +119,10 @@ void validate(const ModelShape& m, const JsonReader& r) {
 }
 
 ModelShape parse_workload(const JsonReader& r) {
-  r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
-                    "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "flash_attention", "arch", "source"});
+  r.require_object({"name",       "family",        "layers",          "hidden",    "heads",
+                    "kv_heads",   "ffn",           "vocab",           "seq",       "gated_ffn",
+                    "bias",       "norm",          "tied_embeddings", "positions", "dropout",
+                    "seq_source", "position_rows", "flash_attention", "arch",      "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
   const Family& family = read_family(r);
@@ -131,6 +136,8 @@ ModelShape parse_workload(const JsonReader& r) {
   m.ffn = family.gpt_layers && !r.has("ffn") ? 4 * m.hidden : get_dim(r.at("ffn"), kMaxFfn);
   m.vocab = get_dim(r.at("vocab"), kMaxVocab);
   m.seq = r.at("seq").get_int32_at_least(1);
+  m.seq_source = r.string_or("seq_source", "");
+  m.position_rows = r.has("position_rows") ? r.at("position_rows").get_int32_at_least(1) : 0;
   m.gated_ffn = r.bool_or("gated_ffn", m.gated_ffn);
   m.bias = r.bool_or("bias", m.bias);
   if (r.has("norm")) m.layernorm = read_layernorm(r.at("norm"));
@@ -153,7 +160,10 @@ ModelShape parse_model(const json& j, const std::string& file) {
 }
 
 ModelShape with_sequence_length(ModelShape m, int seq) {
-  if (m.learned_positions) m.seq = seq;
+  if (m.learned_positions && m.position_rows == 0 && m.seq != seq) {
+    m.seq = seq;
+    m.seq_source.clear();
+  }
   return m;
 }
 
@@ -178,6 +188,8 @@ json to_json(const ModelShape& m) {
   j.emplace("ffn", m.ffn);
   j.emplace("vocab", m.vocab);
   j.emplace("seq", m.seq);
+  if (!m.seq_source.empty()) j.emplace("seq_source", m.seq_source);
+  if (m.position_rows > 0) j.emplace("position_rows", m.position_rows);
   j.emplace("gated_ffn", m.gated_ffn);
   j.emplace("bias", m.bias);
   j.emplace("norm", m.layernorm ? "layernorm" : "rmsnorm");
@@ -200,6 +212,7 @@ json to_json(const ArchShape& a) {
   j.emplace("parallel_attn", a.parallel_attn);
   j.emplace("layer_norms", a.layer_norms);
   j.emplace("norm_bias", a.norm_bias);
+  j.emplace("qk_norm", to_string(a.qk_norm));
   if (a.mla != MlaShape{}) {
     json mla = json::object();
     mla.emplace("q_lora_rank", a.mla.q_lora_rank);
@@ -228,7 +241,7 @@ json to_json(const ArchShape& a) {
 
 ArchShape read_arch(const JsonReader& r) {
   r.require_object({"activation", "head_dim", "attn_bias", "qkv_bias", "mlp_bias", "parallel_attn",
-                    "layer_norms", "norm_bias", "mla", "moe"});
+                    "layer_norms", "norm_bias", "qk_norm", "mla", "moe"});
   ArchShape a;
   a.activation = r.at("activation").get_string();
   a.head_dim = r.at("head_dim").get_int_at_least(0);
@@ -241,6 +254,12 @@ ArchShape read_arch(const JsonReader& r) {
   if (a.layer_norms != 1 && a.layer_norms != 2 && a.layer_norms != 4)
     r.at("layer_norms").fail("must be 1, 2 or 4");
   a.norm_bias = r.bool_or("norm_bias", true);
+  if (r.has("qk_norm")) {
+    const std::string q = r.at("qk_norm").get_string();
+    for (QkNorm v : {QkNorm::None, QkNorm::PerHead, QkNorm::Full})
+      if (q == to_string(v)) a.qk_norm = v;
+    if (q != to_string(a.qk_norm)) r.at("qk_norm").fail("must be \"none\", \"head\" or \"full\"");
+  }
   if (r.has("mla")) {
     const auto q = r.at("mla");
     q.require_object({"q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_dim"});

@@ -2,9 +2,9 @@
 // (workloads/<name>.json), a workload file with the same keys, or a Hugging Face config.json
 // (hf_config.hpp: the architecture is chosen by its "model_type"). The plain shape (layers, width,
 // heads, MLP width, vocabulary) covers GPT, Llama and MPT; what other architectures add (a head
-// width of their own, partial biases, parallel attention, the norms per layer, DeepSeek's
-// low-rank attention, mixture-of-experts MLPs) is ModelShape::arch, at its defaults for GPT and
-// Llama.
+// width of their own, partial biases, parallel attention, the norms per layer and on queries and
+// keys, DeepSeek's low-rank attention, mixture-of-experts MLPs) is ModelShape::arch, at its
+// defaults for GPT and Llama.
 // Derived quantities (parameters, FLOPs, activation bytes) live in transformer.hpp.
 #pragma once
 #include <compare>
@@ -45,6 +45,12 @@ struct MoeShape {
   auto operator<=>(const MoeShape&) const = default;
 };
 
+// RMSNorms on the attention's queries and keys before RoPE: none, one per head (head_dim weights,
+// shared by the heads: Qwen 3, Gemma 3) or one over the whole projection (q_dim and kv_dim
+// weights: OLMo 2).
+enum class QkNorm : std::uint8_t { None, PerHead, Full };
+const char* to_string(QkNorm q);  // "none", "head", "full"
+
 // What an architecture adds to the GPT/Llama shape; every default is GPT's and Llama's.
 struct ArchShape {
   std::string activation;     // Hugging Face hidden_act as given ("" for workload presets)
@@ -56,6 +62,7 @@ struct ArchShape {
   int layer_norms = 2;         // per layer: 1 (Falcon-7B's shared one), 2, 4 (Gemma 2)
   bool norm_bias = true;       // a LayerNorm has its bias (false: MPT's no_bias, which removes
                                // every bias, the norms' included)
+  QkNorm qk_norm = QkNorm::None;
   MlaShape mla;
   MoeShape moe;
   auto operator<=>(const ArchShape&) const = default;
@@ -75,9 +82,14 @@ struct ModelShape {
   int kv_heads = 0;  // grouped-query attention; == heads for multi-head attention
   std::int64_t ffn = 0;
   std::int64_t vocab = 0;
-  // The training sequence length when the run names none. A learned position table has one row
-  // per position of the run's sequence (with_sequence_length).
+  // The training sequence length when the run names none, and why it is that ("": the workload's
+  // "seq"; a Hugging Face config's rule, hf_config.hpp). A learned position table has one row per
+  // position of the run's sequence (with_sequence_length).
   int seq = 0;
+  std::string seq_source;
+  // Rows of a learned position table a Hugging Face config fixes (GPT-2's n_positions, MPT's
+  // max_seq_len); 0: one row per position of the run's sequence (the presets).
+  int position_rows = 0;
   bool gated_ffn = false;
   bool bias = true;
   bool layernorm = true;  // false: RMSNorm (weight only)
@@ -109,10 +121,10 @@ bool read_layernorm(const JsonReader& r);
 // "positions": true for "learned", false for "rotary", else an InputError naming the key.
 bool read_learned_positions(const JsonReader& r);
 
-// The model as a run of sequence length `seq` builds it: a learned position table gets one row per
-// position (LLM Foundry sets MPT's max_seq_len, Megatron-LM's examples their
-// --max-position-embeddings, to the run's sequence length), so its parameter count follows the
-// run; a model without one is unchanged.
+// The model as a run of sequence length `seq` builds it: a learned position table that no config
+// fixes (position_rows 0) gets one row per position (LLM Foundry sets MPT's max_seq_len,
+// Megatron-LM's examples their --max-position-embeddings, to the run's sequence length), so its
+// parameter count follows the run; any other model is unchanged.
 ModelShape with_sequence_length(ModelShape m, int seq);
 
 // Parses a workload JSON (strict keys; see workloads/*.json; "arch" as to_json writes it) or, when

@@ -64,6 +64,11 @@ void add_qkv(Module& qkv, const ModelShape& m, double T) {
     const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
     add_linear(qkv.params, m, "qkv", m.hidden, m.q_dim() + 2 * m.kv_dim(), bias || m.arch.qkv_bias);
     qkv.gemms.push_back({"qkv", 2 * T * h * (q + 2 * kv)});
+    if (m.arch.qk_norm != QkNorm::None) {
+      const bool per_head = m.arch.qk_norm == QkNorm::PerHead;
+      add_norm(qkv.params, m, "q_norm", per_head ? m.head_dim() : m.q_dim());
+      add_norm(qkv.params, m, "k_norm", per_head ? m.head_dim() : m.kv_dim());
+    }
     return;
   }
   const std::int64_t H = m.heads, qk = a.qk_nope_dim + a.qk_rope_dim;
@@ -223,7 +228,9 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false};
   embed.params.push_back({"word_embeddings", m.vocab * m.hidden, false});
   if (m.learned_positions)
-    embed.params.push_back({"position_embeddings", std::int64_t{seq} * m.hidden, false});
+    embed.params.push_back({"position_embeddings",
+                            std::int64_t{m.position_rows > 0 ? m.position_rows : seq} * m.hidden,
+                            false});
   embed.gather_elems = embed.param_elems();
   mods.push_back(embed);
 

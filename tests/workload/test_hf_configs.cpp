@@ -56,6 +56,8 @@ TEST_CASE("every published config's count matches its published count") {
       {"mixtral-8x7b-v0.1.json", 47e9, 1e9}, {"qwen1.5-moe-a2.7b.json", 14.3e9, 0.1e9},
       {"deepseek-v2-lite.json", 16e9, 1e9},  {"gpt-neox-20b.json", 20554567680.0, 1},
       {"falcon-7b.json", 7e9, 1e9},          {"phi-3-mini-4k-instruct.json", 3.8e9, 0.1e9},
+      {"qwen3-8b.json", 8.2e9, 0.1e9},       {"qwen3-30b-a3b.json", 30.5e9, 0.1e9},
+      {"gemma-3-1b-pt.json", 1e9, 1e9},      {"olmo-2-1124-7b.json", 7e9, 1e9},
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -74,6 +76,10 @@ TEST_CASE("exact counts of the published configs (the architectures' tensors, su
   CHECK(total_param_count(hf("gpt-neox-20b.json")) == 20554567680);
   CHECK(total_param_count(hf("falcon-7b.json")) == 6921720704);
   CHECK(total_param_count(hf("phi-3-mini-4k-instruct.json")) == 3821079552);
+  CHECK(total_param_count(hf("qwen3-8b.json")) == 8190735360);
+  CHECK(total_param_count(hf("qwen3-30b-a3b.json")) == 30532122624);
+  CHECK(total_param_count(hf("gemma-3-1b-pt.json")) == 999885952);
+  CHECK(total_param_count(hf("olmo-2-1124-7b.json")) == 7298617344);
 }
 
 TEST_CASE("Mixtral: 46.7B parameters, 12.9B active; every layer is MoE") {
@@ -260,4 +266,91 @@ TEST_CASE("shapes whose counts would overflow or whose module list would not fit
     "num_attention_heads": 1073741824, "head_dim": 1048576, "intermediate_size": 2048,
     "vocab_size": 10, "max_position_embeddings": 8})",
               "config.json", "heads x head width");
+}
+
+TEST_CASE("a config's default sequence length: its pretraining length or 4096, at most its limit") {
+  const std::string base = R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 10, )";
+  auto seq_of = [&](const std::string& rest) { return from_text(base + rest); };
+  // max_position_embeddings is the longest context, not a training length.
+  const auto long_ctx = seq_of(R"("max_position_embeddings": 131072})");
+  CHECK(long_ctx.seq == kHfDefaultSeqLen);
+  CHECK(long_ctx.seq_source.find("the default for Hugging Face configs, 4096") == 0);
+  CHECK(long_ctx.seq_source.find("max_position_embeddings 131072") != std::string::npos);
+  // A stated pretraining length (Llama 3.1's rope_scaling) wins over the default.
+  const auto llama31 = seq_of(R"("max_position_embeddings": 131072, "rope_scaling": {
+    "factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}})");
+  CHECK(llama31.seq == 8192);
+  CHECK(llama31.seq_source.find("pretraining length") != std::string::npos);
+  // A shorter limit caps both.
+  const auto short_ctx = seq_of(R"("max_position_embeddings": 2048})");
+  CHECK(short_ctx.seq == 2048);
+  CHECK(short_ctx.seq_source ==
+        "the config's max_position_embeddings 2048, below the default 4096");
+  // rope_scaling: null is no rope scaling; a non-object one is refused.
+  CHECK(seq_of(R"("max_position_embeddings": 32768, "rope_scaling": null})").seq == 4096);
+  check_error(base + R"("max_position_embeddings": 32768, "rope_scaling": 2})", "/rope_scaling",
+              "must be an object");
+  // GPT-2 reads n_positions; workload presets keep their own seq and no rule.
+  CHECK(from_text(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4,
+    "vocab_size": 10, "n_positions": 1024})")
+            .seq == 1024);
+  CHECK(load_model("llama-3-8b").seq_source.empty());
+}
+
+TEST_CASE("Qwen 3: RMSNorm on each head's query and key; Qwen3-MoE has no shared expert") {
+  const auto q = hf("qwen3-8b.json");
+  CHECK(q.family == "qwen3");
+  CHECK(q.arch.qk_norm == QkNorm::PerHead);
+  CHECK(!q.arch.qkv_bias);
+  // One layer: q, k, v, o; gate, up, down; two norms and the two head_dim-wide q/k norms.
+  const std::int64_t h = 4096, d = 128, f = 12288;
+  CHECK(layer_param_count(q) == h * 32 * d * 2 + h * 8 * d * 2 + 3 * h * f + 2 * h + 2 * d);
+  const auto moe = hf("qwen3-30b-a3b.json");
+  CHECK(moe.family == "qwen3_moe");
+  CHECK(moe.arch.moe.experts == 128);
+  CHECK(moe.arch.moe.top_k == 8);
+  CHECK(moe.arch.moe.shared_ffn == 0);
+  CHECK(moe_layer_count(moe) == 48);
+  // "3.3B activated" on its model card; zerosim counts 3.35B (both embedding tables and every
+  // parameter but the 120 unrouted experts of each layer), 1.6% above: not checked, as DeepSeek's.
+  CHECK(active_param_count(moe) == 3353032704);
+}
+
+TEST_CASE("Gemma 3: text config and a multimodal config's text_config, with their defaults") {
+  const auto g = hf("gemma-3-1b-pt.json");
+  CHECK(g.family == "gemma3_text");
+  CHECK(g.arch.layer_norms == 4);
+  CHECK(g.arch.qk_norm == QkNorm::PerHead);
+  CHECK(g.tied_embeddings);  // Gemma3TextConfig's default
+  // The Gemma 3 report's table of sizes: 1B has 302M embedding and 698M non-embedding parameters.
+  const std::int64_t embedding = g.vocab * g.hidden;
+  check_published(embedding, 302e6, 1e6);
+  check_published(total_param_count(g) - embedding, 698e6, 1e6);
+  // The 4B model's multimodal config: its text_config states what differs from the defaults
+  // (8 heads of 256, vocabulary 262208); the report gives 3,209M non-embedding parameters.
+  const auto mm = from_text(R"({"architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3", "text_config": {"hidden_size": 2560, "intermediate_size": 10240,
+    "model_type": "gemma3_text", "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0,
+    "rope_type": "linear"}, "sliding_window": 1024}, "vision_config": {"hidden_size": 1152}})");
+  CHECK(mm.family == "gemma3");
+  CHECK(mm.heads == 8);
+  CHECK(mm.kv_heads == 4);
+  CHECK(mm.vocab == 262208);
+  CHECK(mm.seq == 4096);  // linear RoPE scaling states no pretraining length
+  CHECK(mm.source.find("vision encoder is not modelled") != std::string::npos);
+  check_published(total_param_count(mm) - mm.vocab * mm.hidden, 3209e6, 1e6);
+  check_error(R"({"model_type": "gemma3", "text_config": 3})", "/text_config", "must be an object");
+}
+
+TEST_CASE("OLMo 2: RMSNorms over the whole query and key projections") {
+  const auto o = hf("olmo-2-1124-7b.json");
+  CHECK(o.family == "olmo2");
+  CHECK(o.arch.qk_norm == QkNorm::Full);
+  const std::int64_t h = 4096, f = 11008;
+  CHECK(layer_param_count(o) == 4 * h * h + 3 * h * f + 2 * h + 2 * h);
+  // The arch survives its JSON.
+  json j = to_json(o);
+  j["family"] = "llama";
+  CHECK(parse_model(j, "w.json").arch == o.arch);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/workload/hf_config.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/approx.hpp"
@@ -165,7 +166,9 @@ TEST_CASE("Hugging Face config.json") {
   auto m = load_model(path);
   CHECK(m.family == "llama");
   CHECK(total_param_count(m) == 8030261248);
-  CHECK(m.seq == 8192);
+  // max_position_embeddings is its longest context; without a stated pretraining length the
+  // default sequence is 4096 (hf_config.hpp).
+  CHECK(m.seq == kHfDefaultSeqLen);
   {
     std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
       "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})";
