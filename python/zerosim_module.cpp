@@ -118,6 +118,8 @@ void bind_scenario_types(py::module_& m) {
       .def_readonly("seq", &ModelShape::seq);
   py::class_<Strategy>(m, "Strategy")
       .def_property_readonly("name", &Strategy::name)
+      .def_property_readonly("display_name", [](const Strategy& s) { return s.id().display(); })
+      .def_property_readonly("family", [](const Strategy& s) { return to_string(s.family()); })
       .def_readonly("qwz", &Strategy::qwz)
       .def_readonly("hpz", &Strategy::hpz)
       .def_readonly("qgz", &Strategy::qgz)
