@@ -101,7 +101,13 @@ void bind_model(py::module_& m) {
 
 void bind_strategy(py::module_& m) {
   py::class_<Strategy>(m, "Strategy", "The parallelism strategy as resolved for the scenario")
-      .def_property_readonly("name", &Strategy::name, "zero3, zeropp, zero3+qwz, ...")
+      .def_property_readonly("name", &Strategy::name, "zero3, zeropp, zero3+qwz, fsdp, ...")
+      .def_property_readonly(
+          "display_name", [](const Strategy& s) { return s.id().display(); },
+          "the name reports print (ZeRO++, ZeRO-3 + qwZ, FSDP FULL_SHARD, ...)")
+      .def_property_readonly(
+          "family", [](const Strategy& s) { return to_string(s.family()); },
+          "deepspeed or fsdp")
       .def_readonly("qwz", &Strategy::qwz, "qwZ: quantized weights in the all-gather")
       .def_readonly("hpz", &Strategy::hpz, "hpZ: a secondary weight partition within a group")
       .def_readonly("qgz", &Strategy::qgz, "qgZ: quantized gradients in the reduce-scatter")

@@ -130,7 +130,19 @@ void run_plan_command(const PlanArgs& a) {
   if (!a.out.empty()) write_file_atomic(a.out, document);
   if (result.ranked.empty()) throw nothing_fits(result);
   if (!a.deepspeed_out.empty()) {
-    const auto& w = result.ranked.front();
+    // The best DeepSpeed configuration: #1, or the first below an FSDP #1 (FSDP has no ds_config).
+    const auto ds = std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& c) {
+      return parse_strategy_id(c.scenario.strategy).family() == StrategyFamily::DeepSpeed;
+    });
+    if (ds == result.ranked.end())
+      throw flag_error("--emit-deepspeed", "no DeepSpeed configuration fits; nothing to write");
+    const auto& w = *ds;
+    const std::size_t rank = static_cast<std::size_t>(ds - result.ranked.begin()) + 1;
+    if (rank > 1)
+      std::fprintf(stderr,
+                   "zerosim plan: note: #1 is PyTorch FSDP, which has no DeepSpeed config; the "
+                   "config written is that of #%zu, the best DeepSpeed configuration\n",
+                   rank);
     if (w.scenario.quant_bits_weights != 8 || w.scenario.quant_bits_grads != 4)
       std::fprintf(stderr,
                    "zerosim plan: note: the winner uses qwZ INT%d / qgZ INT%d; DeepSpeed's config "
@@ -140,11 +152,11 @@ void run_plan_command(const PlanArgs& a) {
     write_file_atomic(a.deepspeed_out, plan::deepspeed_config(w, shape).dump(2) + "\n");
     // Not a key of DeepSpeed's ZeRO config: the training script turns it on or off.
     std::fprintf(stderr,
-                 "zerosim plan: note: #1 runs with activation checkpointing %s (Hugging Face "
+                 "zerosim plan: note: #%zu runs with activation checkpointing %s (Hugging Face "
                  "Trainer: --gradient_checkpointing %s)\n",
-                 w.scenario.activation_checkpointing ? "on" : "off",
+                 rank, w.scenario.activation_checkpointing ? "on" : "off",
                  w.scenario.activation_checkpointing ? "true" : "false");
-    std::fprintf(stderr, "zerosim plan: wrote the DeepSpeed config of #1 to %s\n",
+    std::fprintf(stderr, "zerosim plan: wrote the DeepSpeed config of #%zu to %s\n", rank,
                  a.deepspeed_out.c_str());
   }
 }

@@ -54,6 +54,17 @@ void print_scenario(const ScenarioEcho& sc) {
 // are DeepSpeed's own defaults. Stages 1 and 2 gather the updated parameters in buckets; HSDP
 // names its shard group.
 void print_strategy(const Strategy& st) {
+  if (st.family() == StrategyFamily::Fsdp) {
+    const FsdpOptions& f = st.fsdp;
+    fmt::print(
+        "  PyTorch FSDP: {}{}, backward_prefetch {}, forward_prefetch {}, limit_all_gathers {}, "
+        "param_dtype {}-byte, reduce_dtype {}-byte, one unit per transformer block\n",
+        to_string(f.sharding),
+        st.hybrid() ? fmt::format(" (sharded within groups of {} GPUs)", st.shard_size) : "",
+        to_string(f.backward_prefetch), f.forward_prefetch, f.limit_all_gathers, f.param_bytes,
+        st.grad_comm_bytes);
+    return;
+  }
   if (st.stage < 3)
     fmt::print("  ZeRO stage {}: allgather_bucket_size {:g}\n", st.stage,
                static_cast<double>(st.allgather_bucket_elems));

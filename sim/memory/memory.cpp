@@ -18,6 +18,83 @@ double MemoryEstimate::component(const std::string& name) const {
   return 0;
 }
 
+namespace {
+
+// What does not fit, naming the three largest parts (empty when it fits); the peak and the verdict.
+void finish(MemoryEstimate& e, double capacity) {
+  for (const auto& [_, b] : e.components) e.peak_bytes += b;
+  e.capacity_bytes = capacity;
+  e.fits = e.peak_bytes <= e.capacity_bytes;
+  if (e.fits) return;
+  auto sorted = e.components;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](auto& a, auto& b) { return a.second > b.second; });
+  e.warning = fmt::format(
+      "does not fit in GPU memory: needs {} per GPU, the GPU has {} (over by {}); largest parts: "
+      "{} {}, {} {}, {} {}",
+      format_bytes(e.peak_bytes), format_bytes(e.capacity_bytes),
+      format_bytes(e.peak_bytes - e.capacity_bytes), sorted[0].first,
+      format_bytes(sorted[0].second), sorted[1].first, format_bytes(sorted[1].second),
+      sorted[2].first, format_bytes(sorted[2].second));
+}
+
+// PyTorch FSDP (FSDP1, flat parameters per unit: each transformer block, and the root holding the
+// embedding, final norm and head). Sharded over S ranks and kept in FP32 outside forward and
+// backward (MixedPrecision: "the sharded parameters are kept in full precision"): the
+// FlatParameter shard, its gradient shard (_saved_grad_shard, cast back to the parameter dtype by
+// _cast_grad_to_param_dtype) and Adam's two moments, 4 + 4 + 8 bytes per parameter / S. Unsharded
+// in param_dtype: the root unit from its forward to the end of its backward (the root is not
+// resharded after forward, _post_forward_reshard), and the blocks the rate limiter lets be
+// gathered at once (_limiter_utils.py: a new all-gather is issued once the free of the unit two
+// frees back is waited on, so the running unit, the gathered one and, with BACKWARD_PRE or
+// forward_prefetch, the one being gathered ahead: 2 or 3 blocks); without limit_all_gathers the
+// CPU may issue every block's all-gather before the GPU computes the first (all blocks);
+// SHARD_GRAD_OP keeps every unit unsharded from its forward to its backward (the whole model).
+// Unsharded gradients: the root's, accumulated over the whole backward, and the unit computing
+// its gradient and the unit being reduce-scattered, each in param_dtype plus its reduce_dtype copy
+// when the two differ (_post_backward_hook).
+MemoryEstimate fsdp_memory(const MemoryInputs& in, const std::vector<Module>& modules, double psi) {
+  const Strategy& s = *in.strategy;
+  const double S = s.shard_ranks(in.world);
+  double root = 0, block = 0, blocks = 0;
+  std::vector<double> per_layer;
+  for (const Module& m : modules) {
+    const auto n = static_cast<double>(m.param_elems());
+    if (m.kind != ModuleKind::Layer) {
+      root += n;
+      continue;
+    }
+    const auto l = static_cast<std::size_t>(m.layer);
+    if (per_layer.size() <= l) per_layer.resize(l + 1, 0);
+    per_layer[l] += n;
+  }
+  for (const double n : per_layer) block = std::max(block, n);
+  const FsdpOptions& f = s.fsdp;
+  const double p = f.param_bytes, r = s.grad_comm_bytes;
+  const double layers = static_cast<double>(per_layer.size());
+  if (!f.limit_all_gathers)
+    blocks = layers;
+  else
+    blocks = std::min(
+        layers, f.forward_prefetch || f.backward_prefetch == BackwardPrefetch::Pre ? 3.0 : 2.0);
+  const double unsharded = f.sharding == FsdpSharding::ShardGradOp ? psi : root + blocks * block;
+  MemoryEstimate e;
+  e.components = {
+      {"params_shard_fp32", 4 * psi / S},
+      {"grads_shard_fp32", 4 * psi / S},
+      {"optimizer_fp32", 8 * psi / S},
+      {"unsharded_params", p * unsharded},
+      {"unsharded_grads", (p + (r != p ? r : 0)) * (root + 2 * block)},
+      {"activations",
+       activation_bytes(*in.model, in.tokens, in.seq, in.checkpointing, in.attention)},
+      {"reserved", in.reserved_bytes},
+  };
+  finish(e, in.capacity_bytes);
+  return e;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const ModelShape& m = *in.model;
   const Strategy& s = *in.strategy;
@@ -29,6 +106,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       in.modules ? in.modules->modules(m, in.tokens, in.seq)
                  : std::make_shared<const std::vector<Module>>(build_modules(m, in.tokens, in.seq));
   const std::vector<Module>& modules = *shared;
+  if (s.family() == StrategyFamily::Fsdp) return fsdp_memory(in, modules, psi);
   double max_gather = 0;
   for (const auto& mod : modules)
     max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
@@ -87,21 +165,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
     for (auto& [name, b] : e.components)
       if (name == "optimizer_step_grads_fp32") b = std::max(0.0, sub_group - transient);
   }
-  for (const auto& [_, b] : e.components) e.peak_bytes += b;
-  e.capacity_bytes = in.capacity_bytes;
-  e.fits = e.peak_bytes <= e.capacity_bytes;
-  if (!e.fits) {
-    auto sorted = e.components;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](auto& a, auto& b) { return a.second > b.second; });
-    e.warning = fmt::format(
-        "does not fit in GPU memory: needs {} per GPU, the GPU has {} (over by {}); largest parts: "
-        "{} {}, {} {}, {} {}",
-        format_bytes(e.peak_bytes), format_bytes(e.capacity_bytes),
-        format_bytes(e.peak_bytes - e.capacity_bytes), sorted[0].first,
-        format_bytes(sorted[0].second), sorted[1].first, format_bytes(sorted[1].second),
-        sorted[2].first, format_bytes(sorted[2].second));
-  }
+  finish(e, in.capacity_bytes);
   return e;
 }
 

@@ -9,8 +9,8 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/no_fit_advice.hpp"
-#include "sim/report/result_view.hpp"
 #include "sim/step/scenario_schema.hpp"
+#include "sim/strategy/strategy_name.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
@@ -18,14 +18,8 @@ namespace zerosim::plan {
 
 namespace {
 
-std::string strategy_string(bool qwz, bool hpz, bool qgz) {
-  if (qwz && hpz && qgz) return "zeropp";
-  std::string s = "zero3";
-  if (qwz) s += "+qwz";
-  if (hpz) s += "+hpz";
-  if (qgz) s += "+qgz";
-  return s;
-}
+// The strategy of a candidate (its scenario holds the name the planner wrote).
+StrategyId id_of(const Scenario& s) { return parse_strategy_id(s.strategy); }
 
 bool fits(const StepResult& r) { return r.memory.fits; }
 
@@ -117,7 +111,7 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
             for (const bool ckpt : q.checkpointing) {
               Candidate c;
               c.scenario = q.base;
-              c.scenario.strategy = strategy_string(qwz, hpz, qgz);
+              c.scenario.strategy = StrategyId{StrategyKind::Zero3, qwz, hpz, qgz}.name();
               c.scenario.deepspeed.clear();
               c.scenario.hpz_partition = k;
               c.scenario.quant_bits_weights = wb;
@@ -131,14 +125,18 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
               out.push_back(std::move(c));
             }
     }
-    // ZeRO stages 1 and 2, and HSDP sharded within each node (on more than one node; on one it is
-    // ZeRO-3).
-    for (const char* other : {"zero1", "zero2", "hsdp"}) {
-      if (other == std::string("hsdp") && !multi_node) continue;
+    // ZeRO stages 1 and 2, HSDP sharded within each node, and PyTorch FSDP's FULL_SHARD,
+    // SHARD_GRAD_OP and HYBRID_SHARD with PyTorch's defaults (the hybrid ones on more than one
+    // node; on one they are ZeRO-3 and FULL_SHARD).
+    for (const StrategyKind other :
+         {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Hsdp, StrategyKind::FsdpFullShard,
+          StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard}) {
+      if (!multi_node && (other == StrategyKind::Hsdp || other == StrategyKind::FsdpHybridShard))
+        continue;
       for (const bool ckpt : q.checkpointing) {
         Candidate c;
         c.scenario = q.base;
-        c.scenario.strategy = other;
+        c.scenario.strategy = StrategyId{other}.name();
         c.scenario.deepspeed.clear();
         c.scenario.hpz_partition = 0;
         c.scenario.hsdp_size = 0;
@@ -227,17 +225,16 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
 
 std::string describe(const Candidate& c) {
   const Scenario& s = c.scenario;
-  std::string name = report::strategy_display(s.strategy);
+  const StrategyId id = id_of(s);
+  std::string name = id.display();
   std::vector<std::string> knobs;
-  bool qwz = s.strategy == "zeropp" || s.strategy.find("qwz") != std::string::npos;
-  bool hpz = s.strategy == "zeropp" || s.strategy.find("hpz") != std::string::npos;
-  bool qgz = s.strategy == "zeropp" || s.strategy.find("qgz") != std::string::npos;
+  const bool qwz = id.qwz, hpz = id.hpz, qgz = id.qgz;
   if (hpz)
     knobs.push_back(
         fmt::format("hpZ {}", s.hpz_partition > 0 ? std::to_string(s.hpz_partition) : "node"));
   if (qwz) knobs.push_back(fmt::format("qwZ INT{}", s.quant_bits_weights));
   if (qgz) knobs.push_back(fmt::format("qgZ INT{}", s.quant_bits_grads));
-  if (s.strategy == "hsdp")
+  if (id.kind == StrategyKind::Hsdp)
     knobs.push_back(
         fmt::format("shard group {}", s.hsdp_size > 0 ? std::to_string(s.hsdp_size) : "node"));
   std::string out = name;
@@ -293,21 +290,22 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
 
 json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   const Scenario& s = c.scenario;
-  bool all = s.strategy == "zeropp";
-  bool qwz = all || s.strategy.find("qwz") != std::string::npos;
-  bool hpz = all || s.strategy.find("hpz") != std::string::npos;
-  bool qgz = all || s.strategy.find("qgz") != std::string::npos;
+  const StrategyId id = id_of(s);
+  if (id.family() != StrategyFamily::DeepSpeed)
+    throw flag_error("--deepspeed-out",
+                     fmt::format("{} is no DeepSpeed strategy: it has no ds_config", id.display()));
+  const bool qwz = id.qwz, hpz = id.hpz, qgz = id.qgz;
   int k = hpz ? (s.hpz_partition > 0 ? s.hpz_partition : shape.gpus_per_node) : 1;
   long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
-  json zero = {{"stage", s.strategy == "zero1"   ? 1
-                         : s.strategy == "zero2" ? 2
-                                                 : 3},
+  json zero = {{"stage", id.kind == StrategyKind::Zero1   ? 1
+                         : id.kind == StrategyKind::Zero2 ? 2
+                                                          : 3},
                {"overlap_comm", true},
                {"reduce_scatter", true},
                {"contiguous_gradients", true}};
-  if (s.strategy == "hsdp")
+  if (id.kind == StrategyKind::Hsdp)
     zero["mics_shard_size"] = s.hsdp_size > 0 ? s.hsdp_size : shape.gpus_per_node;
-  else if (s.strategy != "zero1" && s.strategy != "zero2") {
+  else if (id.kind == StrategyKind::Zero3) {
     zero["zero_quantized_weights"] = qwz;
     zero["zero_hpz_partition_size"] = k;
     zero["zero_quantized_gradients"] = qgz;

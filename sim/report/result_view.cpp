@@ -11,83 +11,38 @@ namespace zerosim::report {
 
 namespace {
 
-struct Techniques {
-  bool qwz = false, hpz = false, qgz = false, known = true;
-};
-
-Techniques parse_techniques(const std::string& s) {
-  Techniques t;
-  if (s == "zeropp") {
-    t.qwz = t.hpz = t.qgz = true;
-    return t;
+// Chart colors of the strategies outside the palette's ten, which the stage-3 variants (by their
+// rank) and unknown strategies use.
+const char* own_color(StrategyKind k) {
+  switch (k) {
+    case StrategyKind::Zero1:
+      return "#17BECF";
+    case StrategyKind::Zero2:
+      return "#BCBD22";
+    case StrategyKind::Hsdp:
+      return "#9467BD";
+    case StrategyKind::FsdpFullShard:
+      return "#D62728";
+    case StrategyKind::FsdpShardGradOp:
+      return "#FF9896";
+    case StrategyKind::FsdpHybridShard:
+      return "#AD494A";
+    case StrategyKind::Zero3:
+      break;
   }
-  std::size_t start = 0;
-  bool first = true;
-  while (start <= s.size()) {
-    auto plus = s.find('+', start);
-    std::string part =
-        s.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
-    if (first) {
-      if (part != "zero3") t.known = false;
-      first = false;
-    } else if (part == "qwz") {
-      t.qwz = true;
-    } else if (part == "hpz") {
-      t.hpz = true;
-    } else if (part == "qgz") {
-      t.qgz = true;
-    } else {
-      t.known = false;
-    }
-    if (plus == std::string::npos) break;
-    start = plus + 1;
-  }
-  return t;
-}
-
-// The strategies beside stage 3 and its ZeRO++ components: name, display name, sort rank (stages 1
-// and 2 before ZeRO-3, HSDP after ZeRO++) and chart color (outside the palette's ten, which
-// the stage-3 variants and unknown strategies use).
-struct OtherStrategy {
-  const char* name;
-  const char* display;
-  int rank;
-  const char* color;
-};
-constexpr OtherStrategy kOtherStrategies[] = {{"zero1", "ZeRO-1", -2, "#17BECF"},
-                                              {"zero2", "ZeRO-2", -1, "#BCBD22"},
-                                              {"hsdp", "HSDP", 8, "#9467BD"}};
-
-const OtherStrategy* other_strategy(const std::string& s) {
-  for (const auto& o : kOtherStrategies)
-    if (s == o.name) return &o;
   return nullptr;
 }
 
 }  // namespace
 
 std::string strategy_display(const std::string& strategy) {
-  if (const OtherStrategy* o = other_strategy(strategy)) return o->display;
-  Techniques t = parse_techniques(strategy);
-  if (!t.known) return strategy;
-  if (t.qwz && t.hpz && t.qgz) return "ZeRO++";
-  std::string out = "ZeRO-3";
-  if (t.qwz) out += " + qwZ";
-  if (t.hpz) out += " + hpZ";
-  if (t.qgz) out += " + qgZ";
-  return out;
+  const auto id = find_strategy_id(strategy);
+  return id ? id->display() : strategy;
 }
 
 int strategy_rank(const std::string& strategy) {
-  if (const OtherStrategy* o = other_strategy(strategy)) return o->rank;
-  Techniques t = parse_techniques(strategy);
-  if (!t.known) return 100;
-  int count = t.qwz + t.hpz + t.qgz;
-  // zero3=0; singles 1..3 (qwZ, hpZ, qgZ); pairs 4..6; ZeRO++ 7.
-  if (count == 0) return 0;
-  if (count == 3) return 7;
-  if (count == 1) return t.qwz ? 1 : t.hpz ? 2 : 3;
-  return !t.qgz ? 4 : !t.hpz ? 5 : 6;
+  const auto id = find_strategy_id(strategy);
+  return id ? id->rank() : 100;
 }
 
 std::vector<const ResultView*> distinct_strategies(const std::vector<const ResultView*>& rows) {
@@ -103,9 +58,10 @@ std::vector<const ResultView*> distinct_strategies(const std::vector<const Resul
 }
 
 std::string strategy_color(const std::string& strategy) {
-  if (const OtherStrategy* o = other_strategy(strategy)) return o->color;
-  const int rank = strategy_rank(strategy);
-  return palette(rank < 100 ? static_cast<std::size_t>(rank) : 9);
+  const auto id = find_strategy_id(strategy);
+  if (!id) return palette(9);
+  if (const char* own = own_color(id->kind)) return own;
+  return palette(static_cast<std::size_t>(id->rank()));
 }
 
 std::string ResultView::strategy_name() const {
@@ -163,6 +119,15 @@ std::string variant_of(const Strategy& st, int gpus_per_node) {
   if (st.qgz && st.qgz_chunks > 1) add(fmt::format("qgZ {} chunks", st.qgz_chunks));
   if (st.hsdp && st.shard_size > 0 && st.shard_size != gpus_per_node)
     add(fmt::format("S={}", st.shard_size));
+  if (st.family() == StrategyFamily::Fsdp) {
+    const FsdpOptions& f = st.fsdp;
+    if (f.backward_prefetch != BackwardPrefetch::Pre)
+      add(fmt::format("backward_prefetch {}", to_string(f.backward_prefetch)));
+    if (f.forward_prefetch) add("forward_prefetch");
+    if (!f.limit_all_gathers) add("limit_all_gathers off");
+    if (f.param_bytes != 2) add(fmt::format("param {}-byte", f.param_bytes));
+    if (st.grad_comm_bytes != f.param_bytes) add(fmt::format("reduce {}-byte", st.grad_comm_bytes));
+  }
   return v;
 }
 

@@ -100,19 +100,19 @@ std::vector<ResultView> read_results(const json& doc, const std::string& file);
 // read_results of a results file.
 std::vector<ResultView> load_results(const std::string& path);
 
-// "ZeRO-1", "ZeRO-2", "HSDP", "ZeRO-3", "ZeRO++", "ZeRO-3 + qwZ + hpZ" from a strategy string like
-// "zero3+qwz+hpz".
+// The display name of a result's strategy name (StrategyId::display: "ZeRO-3 + qwZ + hpZ" for
+// "zero3+qwz+hpz"); a name outside the vocabulary as it is.
 std::string strategy_display(const std::string& strategy);
 // MFU or HFU as a percentage ("39.1%"), "-" when the document has none.
 std::string format_utilization(double fraction);
-// Sort rank of a strategy: ZeRO-1 and ZeRO-2 first, then ZeRO-3, its single techniques, pairs,
-// ZeRO++, HSDP; unknown ones after.
+// Sort rank of a strategy (StrategyId::rank: ZeRO-1 and ZeRO-2 first, then ZeRO-3, its single
+// techniques, pairs, ZeRO++, HSDP, FSDP); unknown ones after.
 int strategy_rank(const std::string& strategy);
 // One row per strategy with its variant (ResultView::strategy_key) of a set of rows, ZeRO-3 first
 // and ZeRO++ last: what charts draw a series or a category for.
 std::vector<const ResultView*> distinct_strategies(const std::vector<const ResultView*>& rows);
-// A strategy's color in every chart (ZeRO-3's variants by their rank, stages 1 and 2 and HSDP their
-// own; unknown strategies share one).
+// A strategy's color in every chart (ZeRO-3's variants by their rank, stages 1 and 2, HSDP and
+// FSDP's their own; unknown strategies share one).
 std::string strategy_color(const std::string& strategy);
 
 }  // namespace zerosim::report

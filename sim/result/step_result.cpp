@@ -54,6 +54,27 @@ ModelShape read_model(const JsonReader& r) {
   return m;
 }
 
+// FsdpOptions (to_json(Strategy)'s "fsdp"; sharding as the strategy's name says).
+void read_fsdp(const JsonReader& f, FsdpOptions& o) {
+  f.require_object(
+      {"sharding", "backward_prefetch", "forward_prefetch", "limit_all_gathers", "param_bytes"});
+  if (f.at("sharding").get_string() != to_string(o.sharding))
+    f.at("sharding")
+        .fail(fmt::format("must be {}, as the strategy's name says", to_string(o.sharding)));
+  const std::string prefetch = f.at("backward_prefetch").get_string();
+  bool known = false;
+  for (const BackwardPrefetch p :
+       {BackwardPrefetch::Pre, BackwardPrefetch::Post, BackwardPrefetch::None})
+    if (prefetch == to_string(p)) {
+      o.backward_prefetch = p;
+      known = true;
+    }
+  if (!known) f.at("backward_prefetch").fail("must be BACKWARD_PRE, BACKWARD_POST or NONE");
+  o.forward_prefetch = f.at("forward_prefetch").get_bool();
+  o.limit_all_gathers = f.at("limit_all_gathers").get_bool();
+  o.param_bytes = f.at("param_bytes").get_int32_at_least(1);
+}
+
 Strategy read_strategy(const JsonReader& r) {
   r.require_object({"name",
                     "qwz",
@@ -74,23 +95,34 @@ Strategy read_strategy(const JsonReader& r) {
                     "source",
                     "shard_size",
                     "offload_optimizer",
-                    "offload_param"});
-  Strategy s;
+                    "offload_param",
+                    "fsdp"});
+  const auto id = find_strategy_id(r.at("name").get_string());
+  if (!id)
+    r.at("name").fail(
+        "is no strategy of the vocabulary (zero1, zero2, hsdp, zero3[+qwz][+hpz][+qgz], zeropp, "
+        "fsdp, fsdp-grad-op, fsdp-hybrid)");
+  Strategy s = strategy_of(*id);
   s.qwz = r.at("qwz").get_bool();
   s.hpz = r.at("hpz").get_bool();
   s.qgz = r.at("qgz").get_bool();
-  // The stage and HSDP are named, not flagged: zero1, zero2, hsdp (with its shard_size).
+  // The stage, HSDP and FSDP are named, not flagged (a hybrid one with its shard_size).
   const std::string name = r.at("name").get_string();
-  if (name == "zero1" || name == "zero2") s.stage = name == "zero1" ? 1 : 2;
-  if (name == "hsdp") {
-    s.hsdp = true;
-    if (!r.has("shard_size")) r.fail("missing required key 'shard_size' (strategy hsdp)");
+  if (s.hybrid()) {
+    if (!r.has("shard_size"))
+      r.fail(fmt::format("missing required key 'shard_size' (strategy {})", name));
     s.shard_size = r.at("shard_size").get_int32_at_least(1);
   } else if (r.has("shard_size")) {
-    r.at("shard_size").fail("only the hsdp strategy has a shard size");
+    r.at("shard_size").fail("only the hsdp and fsdp-hybrid strategies have a shard size");
   }
   if (name != s.name())
     r.at("name").fail(fmt::format("must be '{}', the name of the qwz/hpz/qgz flags", s.name()));
+  if (s.family() == StrategyFamily::Fsdp) {
+    if (!r.has("fsdp")) r.fail(fmt::format("missing required key 'fsdp' (strategy {})", name));
+    read_fsdp(r.at("fsdp"), s.fsdp);
+  } else if (r.has("fsdp")) {
+    r.at("fsdp").fail("only the fsdp strategies have FSDP settings");
+  }
   s.hpz_size = r.at("hpz_size").get_int32_at_least(0);
   s.weight_bits = r.at("weight_bits").get_int32_at_least(1);
   s.grad_bits = r.at("grad_bits").get_int32_at_least(1);

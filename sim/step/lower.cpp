@@ -65,7 +65,10 @@ double quantized_grad_bytes(double elems, const Strategy& s) {
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                        ModuleCache* modules, GroupListCache* groups) {
   LoweredStep out;
-  lowering::lower_deepspeed(setup, topo, profile, modules, groups, out);
+  if (setup.strategy.family() == StrategyFamily::Fsdp)
+    lowering::lower_fsdp(setup, topo, profile, modules, groups, out);
+  else
+    lowering::lower_deepspeed(setup, topo, profile, modules, groups, out);
   return out;
 }
 

@@ -411,8 +411,8 @@ class DeepSpeedLowering : ProgramBuilder {
   Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
   std::vector<int> chunk_pieces_;
   std::size_t forward_runs_ = 0;
-  std::vector<std::int64_t> held_;  // per run of out_.trace: held_elems
-  int S_ = 1;                       // ranks a parameter is sharded over
+  std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems
+  int S_ = 1;                                        // ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
   std::vector<int> drained_ = {kReduce};             // streams the end of each backward waits for
 };

@@ -97,8 +97,8 @@ void ProgramBuilder::collective(int stream, CollKind kind, Algorithm algo, const
   const auto s = static_cast<std::size_t>(stream);
   out_.collective_slots[s].push_back(
       LoweredStep::CollectiveSlot{timed_[s], static_cast<int>(prog_.collectives.size()) - 1});
-  push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1,
-                      -1, label(pre, suffix)});
+  push(stream, StepOp{OpKind::Collective, c, 0, static_cast<int>(prog_.collectives.size()) - 1, -1,
+                      label(pre, suffix)});
 }
 
 void ProgramBuilder::gpu_optimizer(double part, int pre) {

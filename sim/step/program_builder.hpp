@@ -168,7 +168,7 @@ class ProgramBuilder {
   GroupListCache* group_cache_;
   LoweredStep& out_;
   StepProgram& prog_;
-  int W_ = 1, N_ = 1;  // world, GPUs per node
+  int W_ = 1, N_ = 1;            // world, GPUs per node
   std::vector<int> name_piece_;  // per module: the piece of its name
 
  private:
@@ -208,5 +208,7 @@ class ProgramBuilder {
 // The families' lowerings (one file each), called by lower_step.
 void lower_deepspeed(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                      ModuleCache* modules, GroupListCache* groups, LoweredStep& out);
+void lower_fsdp(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                ModuleCache* modules, GroupListCache* groups, LoweredStep& out);
 
 }  // namespace zerosim::lowering

@@ -25,9 +25,11 @@ constexpr double kQgzChunksMax = 256;
 
 std::vector<ScenarioParam> make_table() {
   using S = Scenario;
-  const std::vector<std::string> none, fabrics = {"rail", "fat-tree"}, tiers = {"flow", "analytic"},
-                                       booleans = {"true", "false"},
-                                       attention = {"auto", "flash", "eager"};
+  const std::vector<std::string> none,
+      fabrics = {"rail", "fat-tree"}, tiers = {"flow", "analytic"}, booleans = {"true", "false"},
+      attention = {"auto", "flash", "eager"}, prefetch = {"pre", "post", "none"},
+      dtypes = {"auto", "bf16", "fp16", "fp32"};
+  const auto fsdp = [](const Strategy& s) { return s.family() == StrategyFamily::Fsdp; };
   // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy
   // vary fastest so that one group's bandwidth/strategy grid is contiguous in a sweep's output.
   return {
@@ -58,7 +60,7 @@ std::vector<ScenarioParam> make_table() {
        "line rate per NIC in Gbit/s (builder presets only)", "the preset's"},
       {"--strategy", "strategy", &S::strategy, 0, 0, none,
        "zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz "
-       "| ..."},
+       "| ... | fsdp (FULL_SHARD) | fsdp-grad-op (SHARD_GRAD_OP) | fsdp-hybrid (HYBRID_SHARD)"},
       {"--deepspeed", "deepspeed", &S::deepspeed, 0, 0, none,
        "DeepSpeed config JSON (replaces --strategy; its micro-batch and accumulation replace the "
        "flags)",
@@ -67,8 +69,9 @@ std::vector<ScenarioParam> make_table() {
        "hpZ secondary partition size k", "GPUs per node", false,
        [](const Strategy& s) { return s.hpz; }},
       {"--hsdp-size", "hsdp_size", &S::hsdp_size, 1, kCountMax, none,
-       "HSDP shard group size S (ZeRO-3 within S consecutive ranks, replicated across groups)",
-       "GPUs per node", false, [](const Strategy& s) { return s.hsdp; }},
+       "shard group size S of hsdp and fsdp-hybrid (sharded within S consecutive ranks, "
+       "replicated across groups)",
+       "GPUs per node", false, [](const Strategy& s) { return s.hybrid(); }},
       {"--qwz-bits", "quant_bits_weights", &S::quant_bits_weights, 1, kCountMax, none,
        "qwZ weight quantization bits (8 or 4)", "", false, [](const Strategy& s) { return s.qwz; }},
       {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,
@@ -77,6 +80,19 @@ std::vector<ScenarioParam> make_table() {
       {"--qgz-chunks", "qgz_chunks", &S::qgz_chunks, 1, kQgzChunksMax, none,
        "pipeline qgZ's two hops over this many chunks (1 = off)", "", false,
        [](const Strategy& s) { return s.qgz; }},
+      {"--fsdp-backward-prefetch", "fsdp_backward_prefetch", &S::fsdp_backward_prefetch, 0, 0,
+       prefetch, "FSDP backward_prefetch: BACKWARD_PRE, BACKWARD_POST or none", "", false, fsdp},
+      {"--fsdp-forward-prefetch", "fsdp_forward_prefetch", &S::fsdp_forward_prefetch, 0, 0,
+       booleans, "FSDP forward_prefetch", "", false, fsdp},
+      {"--fsdp-limit-all-gathers", "fsdp_limit_all_gathers", &S::fsdp_limit_all_gathers, 0, 0,
+       booleans, "FSDP limit_all_gathers (the rate limiter: two all-gathers in flight)", "", false,
+       fsdp},
+      {"--fsdp-param-dtype", "fsdp_param_dtype", &S::fsdp_param_dtype, 0, 0, dtypes,
+       "FSDP MixedPrecision param_dtype (the all-gathers' dtype; auto: the training dtype)", "",
+       false, fsdp},
+      {"--fsdp-reduce-dtype", "fsdp_reduce_dtype", &S::fsdp_reduce_dtype, 0, 0, dtypes,
+       "FSDP MixedPrecision reduce_dtype (the gradient reductions' dtype; auto: param_dtype)", "",
+       false, fsdp},
       {"--profile", "profile", &S::profile, 0, 0, none, "cost profile name or file",
        "matches the GPU"},
       {"--tier", "tier", &S::tier, 0, 0, tiers, "network model"},

@@ -256,6 +256,48 @@ void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
                     format_bytes(capacity), nt->name));
 }
 
+// Bytes per element of an FSDP MixedPrecision dtype flag's value; "auto" is `fallback`.
+int dtype_bytes(const std::string& value, int fallback) {
+  return value == "auto" ? fallback : value == "fp32" ? 4 : 2;
+}
+
+// PyTorch FSDP's knobs from their flags (checked by the scenario schema). Given to a strategy of
+// another family they are an error, not ignored.
+void resolve_fsdp(const Scenario& sc, Strategy& st) {
+  const Scenario defaults;
+  if (st.family() != StrategyFamily::Fsdp) {
+    const std::pair<const char*, bool> given[] = {
+        {"--fsdp-backward-prefetch", sc.fsdp_backward_prefetch != defaults.fsdp_backward_prefetch},
+        {"--fsdp-forward-prefetch", sc.fsdp_forward_prefetch != defaults.fsdp_forward_prefetch},
+        {"--fsdp-limit-all-gathers", sc.fsdp_limit_all_gathers != defaults.fsdp_limit_all_gathers},
+        {"--fsdp-param-dtype", sc.fsdp_param_dtype != defaults.fsdp_param_dtype},
+        {"--fsdp-reduce-dtype", sc.fsdp_reduce_dtype != defaults.fsdp_reduce_dtype}};
+    for (const auto& [flag, set] : given)
+      if (set)
+        throw flag_error(flag, fmt::format("needs an FSDP strategy (fsdp, fsdp-grad-op or "
+                                           "fsdp-hybrid), not {}",
+                                           st.name()));
+    return;
+  }
+  // A Scenario filled in code has not met the schema's check of the flags.
+  for (const auto& [flag, value] :
+       {std::pair{"--fsdp-backward-prefetch", &sc.fsdp_backward_prefetch},
+        std::pair{"--fsdp-param-dtype", &sc.fsdp_param_dtype},
+        std::pair{"--fsdp-reduce-dtype", &sc.fsdp_reduce_dtype}})
+    if (const std::string rule = scenario_param_rule(*find_scenario_param(flag), *value);
+        !rule.empty())
+      throw flag_error(flag, rule);
+  FsdpOptions& f = st.fsdp;
+  f.backward_prefetch = sc.fsdp_backward_prefetch == "post"   ? BackwardPrefetch::Post
+                        : sc.fsdp_backward_prefetch == "none" ? BackwardPrefetch::None
+                                                              : BackwardPrefetch::Pre;
+  f.forward_prefetch = sc.fsdp_forward_prefetch;
+  f.limit_all_gathers = sc.fsdp_limit_all_gathers;
+  // The training dtype's width: 2 (bf16 from Ampere on, fp16 before).
+  f.param_bytes = dtype_bytes(sc.fsdp_param_dtype, 2);
+  st.grad_comm_bytes = dtype_bytes(sc.fsdp_reduce_dtype, f.param_bytes);
+}
+
 // The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
 void resolve_strategy(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
@@ -272,10 +314,12 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
       {sc.hpz_partition, "--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)",
        "hpZ group size", "/zero_optimization/zero_hpz_partition_size"},
       sc.deepspeed, topo);
-  resolve_group_size(st.shard_size, st.hsdp,
-                     {sc.hsdp_size, "--hsdp-size", "needs --strategy hsdp", "HSDP shard group size",
+  resolve_group_size(st.shard_size, st.hybrid(),
+                     {sc.hsdp_size, "--hsdp-size", "needs --strategy hsdp or fsdp-hybrid",
+                      st.hsdp ? "HSDP shard group size" : "HYBRID_SHARD shard group size",
                       "/zero_optimization/mics_shard_size"},
                      sc.deepspeed, topo);
+  resolve_fsdp(sc, st);
   if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
     throw flag_error("--qwz-bits",
                      fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
@@ -373,9 +417,12 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   resolve_attention(sc, r);
   r.setup.checkpointing = sc.activation_checkpointing;
   r.setup.labels = labels;
-  // Prefetch depth counts modules of the mean size.
+  // Prefetch depth counts modules of the mean size. FSDP gathers one unit ahead: the next block's
+  // all-gather is issued as soon as the rate limiter allows (see lower_fsdp.cpp).
   r.setup.prefetch_depth =
-      prefetch_depth(r.setup.strategy, context.modules().mean_module_params(r.setup.model));
+      r.setup.strategy.family() == StrategyFamily::Fsdp
+          ? 1
+          : prefetch_depth(r.setup.strategy, context.modules().mean_module_params(r.setup.model));
   return r;
 }
 

@@ -20,13 +20,20 @@ struct Scenario {
   std::string fabric;
   double oversubscription = 0;
   std::string model = "gpt-18b";    // preset, workload file or HF config.json
-  std::string strategy = "zeropp";  // zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz+hpz+qgz ...
+  std::string strategy = "zeropp";  // a name of the strategy vocabulary (strategy_name.hpp)
   std::string deepspeed;       // ds_config.json (overrides strategy, micro-batch, accumulation)
   int hpz_partition = 0;       // 0: GPUs per node when hpz is on
   int hsdp_size = 0;           // HSDP shard group size; 0: GPUs per node when the strategy is hsdp
   int quant_bits_weights = 8;  // qwZ bits
   int quant_bits_grads = 4;    // qgZ bits
   int qgz_chunks = 1;          // > 1: pipeline qgZ's two all-to-all hops over this many chunks
+  // PyTorch FSDP's knobs (FullyShardedDataParallel's arguments, PyTorch's defaults; "auto" dtype:
+  // the training dtype, and reduce_dtype None = param_dtype).
+  std::string fsdp_backward_prefetch = "pre";  // pre | post | none
+  bool fsdp_forward_prefetch = false;
+  bool fsdp_limit_all_gathers = true;
+  std::string fsdp_param_dtype = "auto";   // auto | bf16 | fp16 | fp32
+  std::string fsdp_reduce_dtype = "auto";  // auto | bf16 | fp16 | fp32
   static constexpr int kDefaultTokensPerGpu = 2048;
   int tokens_per_gpu = kDefaultTokensPerGpu;  // per micro-step; the default is raised to one
                                               // sequence for models with longer ones

@@ -9,59 +9,91 @@
 
 namespace zerosim {
 
-std::string Strategy::name() const {
-  if (stage == 1) return "zero1";
-  if (stage == 2) return "zero2";
-  if (hsdp) return "hsdp";
-  if (qwz && hpz && qgz) return "zeropp";
-  std::string n = "zero3";
-  if (qwz) n += "+qwz";
-  if (hpz) n += "+hpz";
-  if (qgz) n += "+qgz";
-  return n;
+const char* to_string(FsdpSharding s) {
+  switch (s) {
+    case FsdpSharding::FullShard:
+      return "FULL_SHARD";
+    case FsdpSharding::ShardGradOp:
+      return "SHARD_GRAD_OP";
+    case FsdpSharding::HybridShard:
+      return "HYBRID_SHARD";
+    case FsdpSharding::None:
+      break;
+  }
+  return "NONE";
+}
+
+const char* to_string(BackwardPrefetch p) {
+  switch (p) {
+    case BackwardPrefetch::Pre:
+      return "BACKWARD_PRE";
+    case BackwardPrefetch::Post:
+      return "BACKWARD_POST";
+    case BackwardPrefetch::None:
+      break;
+  }
+  return "NONE";
+}
+
+StrategyId Strategy::id() const {
+  StrategyId id;
+  switch (fsdp.sharding) {
+    case FsdpSharding::FullShard:
+      id.kind = StrategyKind::FsdpFullShard;
+      return id;
+    case FsdpSharding::ShardGradOp:
+      id.kind = StrategyKind::FsdpShardGradOp;
+      return id;
+    case FsdpSharding::HybridShard:
+      id.kind = StrategyKind::FsdpHybridShard;
+      return id;
+    case FsdpSharding::None:
+      break;
+  }
+  id.kind = stage == 1   ? StrategyKind::Zero1
+            : stage == 2 ? StrategyKind::Zero2
+            : hsdp       ? StrategyKind::Hsdp
+                         : StrategyKind::Zero3;
+  if (id.kind == StrategyKind::Zero3) {
+    id.qwz = qwz;
+    id.hpz = hpz;
+    id.qgz = qgz;
+  }
+  return id;
+}
+
+Strategy strategy_of(const StrategyId& id) {
+  Strategy s;
+  switch (id.kind) {
+    case StrategyKind::Zero1:
+      s.stage = 1;
+      break;
+    case StrategyKind::Zero2:
+      s.stage = 2;
+      break;
+    case StrategyKind::Hsdp:
+      s.hsdp = true;
+      break;
+    case StrategyKind::Zero3:
+      s.qwz = id.qwz;
+      s.hpz = id.hpz;
+      s.qgz = id.qgz;
+      break;
+    case StrategyKind::FsdpFullShard:
+      s.fsdp.sharding = FsdpSharding::FullShard;
+      break;
+    case StrategyKind::FsdpShardGradOp:
+      s.fsdp.sharding = FsdpSharding::ShardGradOp;
+      break;
+    case StrategyKind::FsdpHybridShard:
+      s.fsdp.sharding = FsdpSharding::HybridShard;
+      break;
+  }
+  return s;
 }
 
 Strategy parse_strategy(const std::string& text, const std::string& flag) {
-  Strategy s;
-  if (text == "zeropp" || text == "zero++") {
-    s.qwz = s.hpz = s.qgz = true;
-    return s;
-  }
-  if (text == "zero1" || text == "zero2") {
-    s.stage = text == "zero1" ? 1 : 2;
-    return s;
-  }
-  if (text == "hsdp") {
-    s.hsdp = true;
-    return s;
-  }
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    auto plus = text.find('+', start);
-    parts.push_back(text.substr(start, plus == std::string::npos ? plus : plus - start));
-    if (plus == std::string::npos) break;
-    start = plus + 1;
-  }
-  if (parts[0] != "zero3")
-    throw flag_error(flag, fmt::format("strategy '{}' must start with zero3 (or be zeropp, zero1, "
-                                       "zero2 or hsdp); e.g. zero3, zeropp, zero3+qwz+hpz",
-                                       text));
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    bool* bit = parts[i] == "qwz"   ? &s.qwz
-                : parts[i] == "hpz" ? &s.hpz
-                : parts[i] == "qgz" ? &s.qgz
-                                    : nullptr;
-    if (!bit)
-      throw flag_error(flag,
-                       fmt::format("unknown strategy component '{}' in '{}' (known: qwz, hpz, qgz)",
-                                   parts[i], text));
-    if (*bit)
-      throw flag_error(flag,
-                       fmt::format("strategy component '{}' given twice in '{}'", parts[i], text));
-    *bit = true;
-  }
-  return s;
+  return strategy_of(parse_strategy_id(text, flag));
 }
 
 const char* to_string(OffloadDevice d) {
@@ -79,7 +111,7 @@ const char* to_string(OffloadDevice d) {
 json to_json(const Strategy& s) {
   json j = json::object();
   j.emplace("name", s.name());
-  if (s.hsdp) j.emplace("shard_size", s.shard_size);
+  if (s.hybrid()) j.emplace("shard_size", s.shard_size);
   j.emplace("qwz", s.qwz);
   j.emplace("hpz", s.hpz);
   j.emplace("qgz", s.qgz);
@@ -96,6 +128,13 @@ json to_json(const Strategy& s) {
   j.emplace("grad_comm_bytes", s.grad_comm_bytes);
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);
+  // Only for FSDP: DeepSpeed's results keep their bytes.
+  if (s.family() == StrategyFamily::Fsdp)
+    j.emplace("fsdp", json{{"sharding", to_string(s.fsdp.sharding)},
+                           {"backward_prefetch", to_string(s.fsdp.backward_prefetch)},
+                           {"forward_prefetch", s.fsdp.forward_prefetch},
+                           {"limit_all_gathers", s.fsdp.limit_all_gathers},
+                           {"param_bytes", s.fsdp.param_bytes}});
   // Only when offloading: results without it keep their bytes.
   if (s.offload_optimizer != OffloadDevice::None)
     j.emplace("offload_optimizer", to_string(s.offload_optimizer));

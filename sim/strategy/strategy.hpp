@@ -1,14 +1,17 @@
-// Strategy: ZeRO stages 1, 2 and 3, hybrid sharding (HSDP: stage 3 within groups of shard_size
-// ranks, replicated across the groups), and the ZeRO++ components (qwZ, hpZ, qgZ) of stage 3, each
-// switchable, plus the DeepSpeed knobs that shape the step (overlap, bucket sizes, prefetch,
-// micro-batch, accumulation). From `--strategy zero3+qwz+hpz` or a DeepSpeed config (strictly
-// read by deepspeed_config.hpp).
+// Strategy: a strategy of the vocabulary (strategy_name.hpp) with the settings that shape its
+// step. DeepSpeed: ZeRO stages 1, 2 and 3, hybrid sharding (HSDP: stage 3 within groups of
+// shard_size ranks, replicated across the groups), and the ZeRO++ components (qwZ, hpZ, qgZ) of
+// stage 3, each switchable, plus the DeepSpeed knobs (overlap, bucket sizes, prefetch,
+// micro-batch, accumulation). PyTorch FSDP: FULL_SHARD, SHARD_GRAD_OP and HYBRID_SHARD with FSDP1's
+// knobs (FsdpOptions). From `--strategy zero3+qwz+hpz` (or fsdp, ...) or a DeepSpeed config
+// (strictly read by deepspeed_config.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/strategy/strategy_name.hpp"
 
 namespace zerosim {
 
@@ -17,6 +20,25 @@ namespace zerosim {
 // (nvme, ZeRO-Infinity).
 enum class OffloadDevice : std::uint8_t { None, Cpu, Nvme };
 const char* to_string(OffloadDevice d);
+
+// PyTorch FSDP's ShardingStrategy of an FSDP strategy (torch/distributed/fsdp/api.py); None: a
+// DeepSpeed strategy.
+enum class FsdpSharding : std::uint8_t { None, FullShard, ShardGradOp, HybridShard };
+const char* to_string(FsdpSharding s);  // "FULL_SHARD" | "SHARD_GRAD_OP" | "HYBRID_SHARD" | "NONE"
+// FSDP's BackwardPrefetch (api.py): issue the next unit's all-gather before the current unit's
+// gradient computation (BACKWARD_PRE), after it (BACKWARD_POST), or not at all (None).
+enum class BackwardPrefetch : std::uint8_t { Pre, Post, None };
+const char* to_string(BackwardPrefetch p);  // "BACKWARD_PRE" | "BACKWARD_POST" | "NONE"
+
+// FSDP1's knobs (FullyShardedDataParallel's arguments), with PyTorch's defaults.
+struct FsdpOptions {
+  FsdpSharding sharding = FsdpSharding::None;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
+  bool forward_prefetch = false;
+  bool limit_all_gathers = true;  // the rate limiter (_limiter_utils.py)
+  int param_bytes = 2;  // MixedPrecision.param_dtype: 2 (bf16, fp16) or 4 (fp32, or none set)
+  bool operator==(const FsdpOptions&) const = default;
+};
 
 struct Strategy {
   // 1: optimizer states partitioned; 2: gradients too; 3: parameters too (gathered per module).
@@ -74,18 +96,28 @@ struct Strategy {
   // elements, each with an FP32 copy of its gradients (DeepSpeed's default 1e9).
   std::int64_t sub_group_elems = 1'000'000'000;
 
+  // PyTorch FSDP (sharding not None); grad_comm_bytes is its MixedPrecision.reduce_dtype.
+  FsdpOptions fsdp;
+
   bool operator==(const Strategy&) const = default;  // memo keys (LoweringCache)
-  // Canonical: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", ...
-  std::string name() const;
-  // Ranks one parameter shard is spread over: the world (stages 1-3) or the HSDP group.
-  int shard_ranks(int world) const { return hsdp ? shard_size : world; }
+  StrategyId id() const;
+  StrategyFamily family() const {
+    return fsdp.sharding == FsdpSharding::None ? StrategyFamily::DeepSpeed : StrategyFamily::Fsdp;
+  }
+  // StrategyId::name: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", "fsdp", ...
+  std::string name() const { return id().name(); }
+  // Sharded within groups of shard_size ranks and replicated across them: HSDP, HYBRID_SHARD.
+  bool hybrid() const { return hsdp || fsdp.sharding == FsdpSharding::HybridShard; }
+  // Ranks one parameter shard is spread over: the world, or the group of a hybrid strategy.
+  int shard_ranks(int world) const { return hybrid() ? shard_size : world; }
   bool offloads() const {
     return offload_optimizer != OffloadDevice::None || offload_param != OffloadDevice::None;
   }
 };
 
-// "zero1" | "zero2" | "hsdp" | "zero3" | "zeropp" | "zero3+qwz" | "zero3+hpz+qgz" | ... (components
-// in any order, each once).
+// The strategy of a vocabulary entry with its defaults (DeepSpeed's, or PyTorch FSDP's).
+Strategy strategy_of(const StrategyId& id);
+// A --strategy value (parse_strategy_id): strategy_of its id.
 Strategy parse_strategy(const std::string& text, const std::string& flag = "--strategy");
 json to_json(const Strategy& s);
 

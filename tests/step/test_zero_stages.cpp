@@ -12,6 +12,7 @@
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/comm_totals.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
@@ -29,16 +30,6 @@ Scenario paper(const std::string& strategy, int grad_accum = 1) {
 }
 
 double psi() { return static_cast<double>(total_param_count(load_model("gpt-18b"))); }
-
-// Inter-node bytes of a phase or of a collective kind (0 when absent).
-double inter(const std::map<std::string, CommTotals>& m, const std::string& key) {
-  const auto it = m.find(key);
-  return it == m.end() ? 0 : it->second.inter_node_bytes;
-}
-std::uint64_t ops(const std::map<std::string, CommTotals>& m, const std::string& key) {
-  const auto it = m.find(key);
-  return it == m.end() ? 0 : it->second.count;
-}
 
 // A world ring moves S (W-1)/W bytes per rank of an S-byte buffer; one edge per channel per node
 // crosses to the next node, so the network carries Y S (W-1)/W.

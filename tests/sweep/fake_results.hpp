@@ -15,10 +15,8 @@ namespace zerosim::testing {
 // step = compute + exposed comm, comm shrinking with network bandwidth and with each ZeRO++
 // technique; ZeRO-1, ZeRO-2 and HSDP communicate as ZeRO-3 here and hold more model states.
 inline StepResult fake_result(const Scenario& s) {
-  const bool all = s.strategy == "zeropp";
-  const bool qwz = all || s.strategy.find("qwz") != std::string::npos;
-  const bool hpz = all || s.strategy.find("hpz") != std::string::npos;
-  const bool qgz = all || s.strategy.find("qgz") != std::string::npos;
+  const StrategyId id = parse_strategy_id(s.strategy);
+  const bool qwz = id.qwz, hpz = id.hpz, qgz = id.qgz;
   const int nodes = s.nodes > 0 ? s.nodes : 1;
   const int nics = s.nics_per_node > 0 ? s.nics_per_node : 8;
   const double gbps = s.nic_gbps > 0 ? s.nic_gbps : 100;
@@ -33,10 +31,15 @@ inline StepResult fake_result(const Scenario& s) {
   const double gpus = 16.0 * nodes;
   const double peak = 10e9 +
                       (hpz ? 2.25e9 * 16 / (s.hpz_partition > 0 ? s.hpz_partition : 16) : 0) +
-                      (s.strategy == "zero1"   ? 9e9
-                       : s.strategy == "zero2" ? 4.5e9
-                       : s.strategy == "hsdp"  ? 2.25e9
-                                               : 0) +
+                      // FSDP: 0.5e9 more than ZeRO-3 (or HSDP for HYBRID_SHARD); SHARD_GRAD_OP
+                      // keeps the model gathered.
+                      (id.kind == StrategyKind::Zero1             ? 9e9
+                       : id.kind == StrategyKind::Zero2           ? 4.5e9
+                       : id.kind == StrategyKind::Hsdp            ? 2.25e9
+                       : id.kind == StrategyKind::FsdpFullShard   ? 0.5e9
+                       : id.kind == StrategyKind::FsdpShardGradOp ? 6e9
+                       : id.kind == StrategyKind::FsdpHybridShard ? 2.75e9
+                                                                  : 0) +
                       (s.activation_checkpointing ? 2e6 : 3e6) * s.tokens_per_gpu;
   StepResult r;
   ScenarioEcho& e = r.scenario;
@@ -51,9 +54,7 @@ inline StepResult fake_result(const Scenario& s) {
   e.model.hidden = e.model.ffn = e.model.vocab = 1;
   e.model.seq = e.seq_len = 512;
   e.micro_batch_sequences = std::max(1, s.tokens_per_gpu / 512);
-  e.strategy.qwz = qwz;
-  e.strategy.hpz = hpz;
-  e.strategy.qgz = qgz;
+  e.strategy = strategy_of(id);
   e.tokens_per_gpu = s.tokens_per_gpu;
   e.grad_accum = s.grad_accum;
   e.tier = s.tier;

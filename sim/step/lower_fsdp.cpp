@@ -1,0 +1,295 @@
+// PyTorch FSDP's lowering policy (FSDP1, FullyShardedDataParallel): FULL_SHARD, SHARD_GRAD_OP and
+// HYBRID_SHARD with backward_prefetch, forward_prefetch, limit_all_gathers and mixed precision, as
+// torch/distributed/fsdp/_runtime_utils.py runs them (the copies in
+// shared/reference/pytorch-fsdp/; function names below are that file's unless said otherwise).
+//
+// Units: each transformer block is one FSDP unit (one FlatParameter), the root unit holds what no
+// block holds (embedding, final norm, untied head). The CPU issues the hooks in program order and
+// runs ahead of the GPU; it blocks only in the rate limiter (_unshard: with limit_all_gathers,
+// once two free events are queued, it synchronizes on the oldest before issuing the next
+// all-gather; _limiter_utils.py, _FreeEventQueue). A CPU block delays every op issued after it;
+// all but the next all-gather are later than the event in their own stream order anyway, so the
+// block is a wait of that all-gather on the event.
+//
+// Streams: "compute" (the default stream) and "nccl": the shard process group's NCCL stream, on
+// which the unshard stream's all-gathers and the post-backward stream's reduce-scatters run in the
+// order the CPU issues them (api.py, BackwardPrefetch: "any collectives, even if issued from
+// different streams, contend for the same per-device NCCL stream"). HYBRID_SHARD adds
+// "nccl.inter", the inter-node process group's stream of the gradient all-reduces.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/step/program_builder.hpp"
+
+namespace zerosim::lowering {
+namespace {
+
+enum FsdpStream { kNccl = 1, kNcclInter = 2 };
+
+class FsdpLowering : ProgramBuilder {
+ public:
+  FsdpLowering(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+               ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
+      : ProgramBuilder(setup, topo, profile, modules, groups, out) {
+    add_stream("nccl");  // kNccl
+    S_ = st_.shard_ranks(W_);
+    if (S_ == W_) {
+      shard_ = world_groups();
+    } else {
+      // HYBRID_SHARD: FULL_SHARD within each node's process group, the gradient shards
+      // all-reduced across the replicas (_post_backward_hook: allreduce_hook on
+      // _inter_node_state).
+      add_stream("nccl.inter");  // kNcclInter
+      shard_ = block_groups(S_);
+      shard_algo_ = S_ <= N_ ? Algorithm::IntraNode : Algorithm::Ring;
+      replicas_ = strided_groups(S_);
+    }
+  }
+
+  void build() {
+    load_modules();
+    make_units();
+    const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
+                      U = units_.size();
+    // Per micro-step: a module's forward, recompute and backward ops, a unit's waits, records and
+    // collectives (<= 12 per stream).
+    reserve(G * (4 * M + 12 * U), G * (3 * M + 4 * U), M + U + 2 * G + 1, G * 3 * U);
+    name_modules();
+    for (Unit& u : units_) u.piece = piece({u.root ? "root" : "unit", u.root ? "" : u.name});
+    for (int mu = 0; mu < s_.grad_accum; ++mu) {
+      forward(mu);
+      backward(mu);
+    }
+    // Adam on the local shard of every flat parameter (FSDP's sharded FlatParameter).
+    gpu_optimizer(static_cast<double>(total_params()) / S_, prefix(piece({"optimizer"})));
+  }
+
+ private:
+  // An FSDP unit: one FlatParameter and the modules whose parameters it holds.
+  struct Unit {
+    std::vector<int> modules;  // forward order
+    double elems = 0;          // parameters of the flat parameter
+    bool root = false;
+    std::string name;  // block index
+    int piece = -1;
+    // Runtime state (FlatParamHandle / _FSDPState's per-handle dictionaries).
+    bool sharded = true;              // the unsharded flat parameter is freed
+    bool prefetched = false;          // _handles_prefetched
+    bool needs_pre_forward = false;   // _needs_pre_forward_unshard
+    bool needs_pre_backward = false;  // _needs_pre_backward_unshard
+  };
+
+  void make_units() {
+    const auto& mods = *out_.modules;
+    units_.push_back(Unit{});
+    units_[0].root = true;
+    int last_layer = -1;
+    for (std::size_t i = 0; i < mods.size(); ++i) {
+      const Module& m = mods[i];
+      Unit* u = &units_[0];
+      if (m.kind == ModuleKind::Layer) {
+        if (m.layer != last_layer) {
+          units_.push_back(Unit{});
+          units_.back().name = std::to_string(m.layer);
+          last_layer = m.layer;
+        }
+        u = &units_.back();
+      }
+      u->modules.push_back(static_cast<int>(i));
+      u->elems += static_cast<double>(m.param_elems());
+    }
+  }
+
+  // Bytes of a unit's all-gather buffer (MixedPrecision.param_dtype) and of its reduce-scatter
+  // (reduce_dtype; None: param_dtype).
+  double gather_bytes(const Unit& u) const { return st_.fsdp.param_bytes * u.elems; }
+  double reduce_bytes(const Unit& u) const { return st_.grad_comm_bytes * u.elems; }
+
+  // _unshard: with limit_all_gathers the CPU first synchronizes on the oldest free event once two
+  // are queued (_FreeEventQueue.dequeue_if_needed); then, if the flat parameter is sharded,
+  // all-gathers it on the unshard stream (FlatParamHandle.unshard is a no-op otherwise).
+  void unshard(Unit& u, CommPhase phase, int phase_piece) {
+    if (st_.fsdp.limit_all_gathers && free_events_.size() >= kMaxInflightAllGathers) {
+      cpu_after_ = free_events_.front();
+      free_events_.pop_front();
+    }
+    if (!u.sharded) return;
+    if (cpu_after_ != waited_cpu_after_) {
+      wait(kNccl, cpu_after_);
+      waited_cpu_after_ = cpu_after_;
+    }
+    collective(kNccl, CollKind::AllGather, shard_algo_, shard_, gather_bytes(u),
+               Category::AllGather, phase, prefix(phase_piece, u.piece), ".ag");
+    last_unshard_ = event();
+    record(kNccl, last_unshard_);
+    u.sharded = false;
+  }
+  // _reshard: frees the unsharded flat parameter; with limit_all_gathers a free event recorded on
+  // the compute stream joins the queue.
+  void reshard(Unit& u, bool free) {
+    if (!free) return;
+    u.sharded = true;
+    u.prefetched = false;
+    if (st_.fsdp.limit_all_gathers) {
+      const int ev = event();
+      record(kCompute, ev);
+      free_events_.push_back(ev);
+    }
+  }
+  // The compute stream waits for the unshard stream (current_stream().wait_stream(unshard)): for
+  // the last all-gather issued.
+  void wait_unshard() {
+    if (last_unshard_ != waited_unshard_) {
+      wait(kCompute, last_unshard_);
+      waited_unshard_ = last_unshard_;
+    }
+  }
+  // _prefetch_handles / _get_handles_to_prefetch with the default prefetch limit of 1: the next
+  // unit of the pre-forward order (forward) or the previous one of the post-forward order
+  // (backward), when it still needs its unshard and is not prefetched.
+  void prefetch_forward(std::size_t u, int phase_piece) {
+    if (!st_.fsdp.forward_prefetch || u + 1 >= units_.size()) return;
+    Unit& t = units_[u + 1];
+    if (!t.needs_pre_forward || t.prefetched) return;
+    unshard(t, CommPhase::ForwardGather, phase_piece);
+    t.prefetched = true;
+  }
+  void prefetch_backward(std::size_t u, int phase_piece) {
+    // Post-forward order: blocks 1..L, then the root (its forward ends last).
+    const std::size_t target = u == 0 ? units_.size() - 1 : u - 1;
+    if (target == 0) return;  // before block 1 in post-forward order: nothing
+    Unit& t = units_[target];
+    if (!t.needs_pre_backward || t.prefetched) return;
+    unshard(t, CommPhase::BackwardGather, phase_piece);
+    t.prefetched = true;
+  }
+
+  // _pre_forward with _pre_forward_unshard (the root first runs _root_pre_forward, whose
+  // _wait_for_computation_stream makes the unshard stream wait for the compute stream).
+  void pre_forward(std::size_t i, int phase_piece) {
+    Unit& u = units_[i];
+    if (u.root) {
+      if (st_.fsdp.forward_prefetch)
+        for (Unit& t : units_) t.needs_pre_forward = true;
+      after(kCompute, kNccl);
+    }
+    if (!u.prefetched) unshard(u, CommPhase::ForwardGather, phase_piece);
+    u.needs_pre_forward = false;
+    wait_unshard();
+    prefetch_forward(i, phase_piece);
+  }
+  // _post_forward / _post_forward_reshard: FULL_SHARD and HYBRID_SHARD free a non-root unit's
+  // parameters (RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES), SHARD_GRAD_OP keeps them for backward;
+  // the root keeps its own. _register_pre_backward_hooks marks the unit as needing its
+  // pre-backward unshard.
+  void post_forward(std::size_t i) {
+    Unit& u = units_[i];
+    reshard(u, !u.root && st_.fsdp.sharding != FsdpSharding::ShardGradOp);
+    u.needs_pre_backward = true;
+  }
+
+  void forward(int mu) {
+    const int phase = piece({"mb", Digits(mu), ".fwd."});
+    const auto run = [&](int m) {
+      module_compute(Category::Compute, m, false, module_prefix(phase, m), "");
+    };
+    const Unit& root = units_[0];
+    pre_forward(0, phase);
+    run(root.modules.front());  // the embedding
+    for (std::size_t i = 1; i < units_.size(); ++i) {
+      pre_forward(i, phase);
+      for (const int m : units_[i].modules) run(m);
+      post_forward(i);
+    }
+    for (std::size_t k = 1; k < root.modules.size(); ++k) run(root.modules[k]);  // norm, head
+    post_forward(0);
+  }
+
+  // _pre_backward_hook: the unit's unshard unless prefetched, the compute stream's wait, then
+  // BACKWARD_PRE's prefetch.
+  void pre_backward(std::size_t i, int phase_piece) {
+    Unit& u = units_[i];
+    if (u.needs_pre_backward && !u.prefetched) unshard(u, CommPhase::BackwardGather, phase_piece);
+    if (u.needs_pre_backward) wait_unshard();
+    u.needs_pre_backward = false;
+    if (st_.fsdp.backward_prefetch == BackwardPrefetch::Pre) prefetch_backward(i, phase_piece);
+  }
+  // _post_backward_hook: reshard (_should_free_in_backward: every sharded strategy frees when
+  // gradients are synchronized), BACKWARD_POST's prefetch, then on the post-backward stream,
+  // after the gradient computation: the reduce-scatter in reduce_dtype and, for HYBRID_SHARD,
+  // the all-reduce of the shard across the replicas.
+  void post_backward(std::size_t i, int phase_piece) {
+    Unit& u = units_[i];
+    reshard(u, true);
+    if (st_.fsdp.backward_prefetch == BackwardPrefetch::Post) prefetch_backward(i, phase_piece);
+    const int pre = prefix(phase_piece, u.piece);
+    after(kCompute, kNccl);
+    // The post-backward stream runs its reductions in order: this unit's reduce-scatter after the
+    // previous unit's all-reduce.
+    if (post_backward_tail_ >= 0) wait(kNccl, post_backward_tail_);
+    collective(kNccl, CollKind::ReduceScatter, shard_algo_, shard_, reduce_bytes(u),
+               Category::ReduceScatter, CommPhase::GradientReduction, pre, ".rs");
+    post_backward_tail_ = -1;
+    if (!replicas_.empty()) {
+      after(kNccl, kNcclInter);
+      collective(kNcclInter, CollKind::AllReduce, Algorithm::Ring, replicas_, reduce_bytes(u) / S_,
+                 Category::AllReduce, CommPhase::GradientReduction, pre, ".ar");
+      post_backward_tail_ = event();
+      record(kNcclInter, post_backward_tail_);
+    }
+  }
+
+  void backward(int mu) {
+    const int phase = piece({"mb", Digits(mu), ".bwd."});
+    const int recompute_phase = piece({"mb", Digits(mu), ".rec."});
+    const auto run = [&](int m) {
+      module_compute(Category::Compute, m, true, module_prefix(phase, m), "");
+    };
+    const Unit& root = units_[0];
+    pre_backward(0, phase);
+    for (std::size_t k = root.modules.size(); k-- > 1;) run(root.modules[k]);  // head, norm
+    for (std::size_t i = units_.size(); i-- > 1;) {
+      const Unit& u = units_[i];
+      pre_backward(i, phase);
+      // Activation checkpointing inside the unit (FSDP(CheckpointWrapper(block))): the
+      // recompute runs the block's forward with the parameters the pre-backward hook unsharded.
+      if (s_.checkpointing)
+        for (const int m : u.modules)
+          if ((*out_.modules)[static_cast<std::size_t>(m)].recomputed)
+            module_compute(Category::Recompute, m, false, module_prefix(recompute_phase, m), "");
+      for (std::size_t k = u.modules.size(); k-- > 0;) run(u.modules[k]);
+      post_backward(i, phase);
+    }
+    run(root.modules.front());  // the embedding
+    post_backward(0, phase);
+    // _post_backward_final_callback: the compute stream waits for the post-backward stream; the
+    // prefetch and pre-backward states are cleared.
+    if (post_backward_tail_ >= 0) {
+      wait(kCompute, post_backward_tail_);
+      post_backward_tail_ = -1;
+    }
+    join(kNccl);
+    for (Unit& u : units_) u.prefetched = u.needs_pre_backward = false;
+  }
+
+  static constexpr std::size_t kMaxInflightAllGathers = 2;  // _FreeEventQueue
+  std::vector<Unit> units_;  // the root, then the blocks in forward order
+  GroupList shard_, replicas_;
+  Algorithm shard_algo_ = Algorithm::Ring;
+  int S_ = 1;
+  std::deque<int> free_events_;                 // the rate limiter's queue
+  int cpu_after_ = -1, waited_cpu_after_ = -1;  // the last event the CPU synchronized on
+  int last_unshard_ = -1, waited_unshard_ = -1;
+  int post_backward_tail_ = -1;  // the last all-reduce (HYBRID_SHARD)
+};
+
+}  // namespace
+
+void lower_fsdp(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                ModuleCache* modules, GroupListCache* groups, LoweredStep& out) {
+  FsdpLowering(setup, topo, profile, modules, groups, out).build();
+}
+
+}  // namespace zerosim::lowering
