@@ -1,6 +1,7 @@
 // zerosim command line: subcommands registered from cmd_*.cpp; exit 0 ok, 2 bad input, 1 anything
 // else.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -103,9 +104,12 @@ int flush_stdout(int code) {
   std::cout.flush();
   errno = 0;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail()) return code;
-  const int err = errno != 0 ? errno : EIO;
-  std::fprintf(stderr, "zerosim: error: <standard output>: writing the output failed: %s\n",
-               std::strerror(err));
+  // errno is that of the failed flush; an earlier failure (output past 1 MiB) left no errno.
+  if (errno != 0)
+    std::fprintf(stderr, "zerosim: error: <standard output>: writing the output failed: %s\n",
+                 std::strerror(errno));
+  else
+    std::fputs("zerosim: error: <standard output>: writing the output failed\n", stderr);
   return code == 0 ? 1 : code;
 }
 
@@ -116,6 +120,9 @@ int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk
   // (exit 1, the path and the OS error, no partial file), instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Standard output to a file or a pipe is written in 1 MiB pieces: a failure then surfaces at a
+  // flush that reports its OS error, not inside a printf that leaves only the stream's error flag.
+  if (!::isatty(STDOUT_FILENO)) std::setvbuf(stdout, nullptr, _IOFBF, std::size_t{1} << 20);
   try {
     return flush_stdout(run(argc, argv));
   } catch (...) {

@@ -58,7 +58,7 @@ check_node() {
     after=$(identity "$node")
     [ "$rc" = 2 ] || fail "$what: '$c' exited $rc, not 2: $out"
     [ "$before" = "$after" ] || fail "$what: '$c' changed it: $before -> $after"
-    [[ "$out" == *"$node"* && "$out" == *"not a regular file"* ]] ||
+    [[ "$out" == *"$node"* && "$out" == *"output path is a "*", not a "*"file"* ]] ||
       fail "$what: '$c' did not name the path and the rule: $out"
     [ "$elapsed" -lt 1000 ] || fail "$what: '$c' took $elapsed ms to refuse"
   done

@@ -2,6 +2,7 @@
 // spelled: ./x, a symlink, a hard link), or another output of it, or a folder, is refused before
 // any work with both flags named; distinct files pass.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -71,4 +72,22 @@ TEST_CASE("a preset name stands for its file in the data folder") {
   CHECK(p.path.ends_with("topologies/dgx-h100.json"));
   CHECK(error_of({p}, {{"--out", p.path}}).find("--cluster") != std::string::npos);
   CHECK(data_input("--model", "workloads", "./m.json").path == "./m.json");
+}
+
+TEST_CASE("an output that exists and is not a regular file is refused; a new path passes") {
+  ScratchDir d("outpaths_special");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  fs::create_symlink(d / "fifo", d / "link");
+  for (const std::string name : {"fifo", "link"}) {
+    const std::string e = error_of({}, {{"--out", d / name}});
+    INFO(e);
+    CHECK(e.find("--out") != std::string::npos);
+    CHECK(e.find("output path is a FIFO, not a regular file") != std::string::npos);
+    CHECK(fs::is_fifo(d / name));
+  }
+  CHECK(non_regular_output_rule(d / "new.json").empty());
+  std::ofstream(d / "file.json") << "{}";
+  CHECK(non_regular_output_rule(d / "file.json").empty());
+  CHECK(non_regular_output_rule("/dev/null").find("character device") != std::string::npos);
+  CHECK(error_of({}, {{"--out", "-"}}).empty());  // standard output
 }

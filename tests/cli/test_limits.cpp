@@ -1,0 +1,152 @@
+// The README's limits table, each limit at its edge: at the limit the command runs (exit 0) within
+// a bound of the time the table states, and one past it is refused (exit 2) in under a second,
+// naming the flag and the limit, before the work it bounds (a cluster's size before it is built).
+#include <doctest/doctest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "calibrate/fit/measurements.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/run_cli.hpp"
+
+namespace {
+
+struct Timed {
+  CliRun run;
+  double seconds;
+};
+
+Timed timed(const std::string& args) {
+  const auto start = std::chrono::steady_clock::now();
+  CliRun r = run(args);
+  return {std::move(r),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// One past a limit: exit 2 in under a second with every fragment in the message.
+void refused_at_once(const std::string& args, std::initializer_list<const char*> fragments) {
+  const Timed t = timed(args);
+  INFO(args << "\n" << t.run.out);
+  CHECK(t.run.rc == 2);
+  CHECK(t.seconds < 1.0);
+  for (const char* f : fragments) CHECK(t.run.out.find(f) != std::string::npos);
+}
+
+// At a limit: runs. The README states the time on a loaded 2-core machine; the bound here is
+// twice that, for slower CI machines, and the peak memory of the children so far stays below 1 GB.
+void runs_within(const std::string& args, double stated_s) {
+  const Timed t = timed(args + " >/dev/null");
+  INFO(args << "\n" << t.run.out);
+  CHECK(t.run.rc == 0);
+  CHECK(t.seconds < 2 * stated_s);
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  CHECK(usage.ru_maxrss < 1024 * 1024);  // KiB
+  MESSAGE(args << ": " << t.seconds << " s");
+}
+
+}  // namespace
+
+TEST_CASE("GPUs per scenario: 4096 on the flow tier, 16384 on the analytic tier") {
+  runs_within("simulate --cluster dgx2-v100 --nodes 256 --model gpt-18b", 4.8);
+  runs_within("simulate --cluster dgx2-v100 --nodes 1024 --model gpt-18b --tier analytic", 3.2);
+  // One node past each (16 GPUs a DGX-2 node), and the sizes that once ran for minutes.
+  refused_at_once("simulate --cluster dgx2-v100 --nodes 257 --model gpt-18b",
+                  {"--nodes", "4112 GPUs", "the flow tier's limit of 4096"});
+  refused_at_once("simulate --cluster dgx2-v100 --nodes 1025 --model gpt-18b --tier analytic",
+                  {"--nodes", "the analytic tier's limit of 16384"});
+  refused_at_once("simulate --cluster dgx2-v100 --nodes 16384 --model gpt-18b", {"--nodes"});
+  refused_at_once(
+      "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --seq-len 16777216 --tier "
+      "analytic",
+      {"--nodes"});
+  refused_at_once("sweep --cluster dgx-h100 --nodes 2,2049 --model gpt-18b --tier analytic",
+                  {"--nodes", "limit of 16384"});
+  refused_at_once("plan --cluster dgx-h100 --nodes 513 --model gpt-18b",
+                  {"--nodes", "the flow tier (--confirm)'s limit of 4096"});
+  refused_at_once(
+      "collective --cluster dgx-h100 --nodes 2049 --op all_gather --bytes 1MiB "
+      "--tier analytic",
+      {"--nodes", "limit of 16384"});
+}
+
+TEST_CASE("collective: all_to_all over at most 1024 ranks; --ranks at least 2") {
+  runs_within(
+      "collective --cluster dgx-h100 --nodes 128 --op all_to_all --bytes 1GiB --tier analytic",
+      6.9);
+  refused_at_once("collective --cluster dgx-h100 --nodes 129 --op all_to_all --bytes 1GiB",
+                  {"--nodes", "1032 ranks, more than its limit of 1024"});
+  refused_at_once("collective --cluster dgx-h100 --nodes 512 --op all_to_all --bytes 1GiB",
+                  {"--nodes", "limit of 1024"});
+  refused_at_once(
+      "collective --cluster dgx-h100 --nodes 200 --op all_to_all --bytes 1GiB "
+      "--ranks 1025",
+      {"--ranks", "limit of 1024"});
+  refused_at_once("collective --cluster dgx-h100 --op all_gather --bytes 1MiB --ranks 1",
+                  {"--ranks", "must be at least 2, not '1'"});
+}
+
+TEST_CASE("calibrate fit: at most 100000 records, refused before any is parsed") {
+  const ScratchDir dir("limits_fit");
+  const std::string log =
+      std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/dgx-a100-all_reduce_perf-8gpu.txt";
+  const std::string one = dir / "one.jsonl";
+  REQUIRE(run("calibrate import-nccl-tests '" + log + "' --out '" + one + "'").rc == 0);
+  // The log's records repeated up to the limit, and one more.
+  std::ifstream in(one);
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> records;
+  while (std::getline(in, line)) records.push_back(line);
+  REQUIRE(!records.empty());
+  const auto write = [&](const std::string& path, std::size_t n) {
+    std::ofstream out(path);
+    out << header << '\n';
+    for (std::size_t i = 0; i < n; ++i) out << records[i % records.size()] << '\n';
+  };
+  const std::size_t limit = zerosim::calib::kMaxMeasurementRecords;
+  write(dir / "at.jsonl", limit);
+  write(dir / "past.jsonl", limit + 1);
+  runs_within("calibrate fit '" + (dir / "at.jsonl") + "' --base dgx-a100 --out '" +
+                  (dir / "at.json") + "'",
+              11);
+  refused_at_once("calibrate fit '" + (dir / "past.jsonl") + "' --base dgx-a100 --out '" +
+                      (dir / "past.json") + "'",
+                  {"past.jsonl", "100001 records, more than the limit of 100000"});
+  // Across files: the limit counts them together.
+  refused_at_once("calibrate fit '" + (dir / "at.jsonl") + "' '" + one +
+                      "' --base dgx-a100 --out '" + (dir / "two.json") + "'",
+                  {"one.jsonl", "after 100000 read before"});
+}
+
+TEST_CASE("plan: the global batch's accumulation is computed in 64 bits and bounded") {
+  // 2^35 sequences on 16 GPUs need 2^31 / micro-batch steps: once wrapped to a negative int
+  // and blamed on --grad-accum, a flag never given.
+  refused_at_once(
+      "plan --cluster dgx-h100 --nodes 2 --model gpt-18b --confirm 0 --global-batch 34359738368 "
+      "--micro-batches 1,2",
+      {"--global-batch", "1073741824 accumulation steps, more than the limit of 1000000000"});
+  const CliRun r = run(
+      "plan --cluster dgx-h100 --nodes 2 --model gpt-18b --confirm 0 --global-batch 1099511627777");
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("--global-batch") != std::string::npos);
+  CHECK(r.out.find("--grad-accum") == std::string::npos);
+}
+
+TEST_CASE("flag ranges read as ranges, and a quoted input is cut at 256 bytes") {
+  refused_at_once("collective --cluster dgx-h100 --op all_gather --bytes 1MiB --gpus-per-node 0",
+                  {"--gpus-per-node", "must be at least 1, not '0'"});
+  refused_at_once("report x.json --gpu-hour-price nan", {"--gpu-hour-price", "finite"});
+  refused_at_once("report x.json --gpu-hour-price inf", {"--gpu-hour-price", "finite"});
+  const CliRun r = run("topology --cluster " + std::string(5000, 'x'));
+  CHECK(r.rc == 2);
+  CHECK(r.out.size() < 1024);
+  CHECK(r.out.find(std::string(257, 'x')) == std::string::npos);
+  const CliRun n =
+      run("simulate --cluster dgx-h100 --model gpt-18b --nodes " + std::string(5000, '9'));
+  CHECK(n.rc == 2);
+  CHECK(n.out.size() < 1024);
+}
