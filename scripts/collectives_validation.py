@@ -525,6 +525,16 @@ def main():
                     % (100 * m, 100 * w, sum(abs(r["err"]) <= 0.30 for r in sbig), len(sbig)),
                     "MET" if w <= 0.30 else "MISSED"])
 
+    smb = evaluate(z, tmp, "polaris", p8,
+                   os.path.join(ROOT, "calibrate/profiles/polaris-a100-measured.json"))
+    smbig = [r for r in smb if r["bytes"] >= (16 << 20)]
+    m, w = stats(smbig)
+    summary.append(["b3. shipped polaris-a100-measured (the Polaris default; its fit saw these logs) "
+                    "on the 8-node logs, >= 16 MiB", "30%",
+                    "mean %.1f%%, worst %.1f%%; %d of %d within 30%%"
+                    % (100 * m, 100 * w, sum(abs(r["err"]) <= 0.30 for r in smbig), len(smbig)),
+                    "MET (in sample)" if w <= 0.30 else "MISSED"])
+
     body.h(2, "b. Polaris: fit on 2 and 8 nodes, predict 256 nodes")
     body.p("Fitted on: " + ", ".join(tr_names) + ". Cluster polaris, base polaris-a100 with its "
            "group law unfitted at its base value, NCCL 2.21 (2.18 and 2.21 share NCCL's tuning "
@@ -580,10 +590,12 @@ def main():
     body.h(3, "Fitted parameters (Polaris, all node counts)")
     params_table(body, fl)
 
-    body.h(2, "b3. The shipped polaris-a100 profile on the 8-node logs")
-    body.p("calibrate/profiles/polaris-a100.json as shipped, no fit in this run.")
-    per_op_table(body, sb, [])
-    detail_table(body, sb, None, spread, lambda b: 0.30 if b >= (16 << 20) else 10.0)
+    body.h(2, "b3. The shipped Polaris profiles on the 8-node logs")
+    body.p("calibrate/profiles/polaris-a100.json (derived) as shipped, no fit in this run; derived "
+           "error = calibrate/profiles/polaris-a100-measured.json (the default for Polaris; its fit "
+           "included these logs, so this column is in sample).")
+    per_op_table(body, sb, smb)
+    detail_table(body, sb, smb, spread, lambda b: 0.30 if b >= (16 << 20) else 10.0)
 
     # ---- c. Azure
     body.h(2, "c. Azure one-node all_reduce: each log fitted on its own")

@@ -29,7 +29,6 @@ namespace {
 
 constexpr double kPrior = 0.02;
 constexpr int kMaxIterations = 60;
-constexpr int kJacobianRefresh = 8;  // iterations between finite-difference Jacobians
 constexpr std::uint64_t kSmallRecordBytes = std::uint64_t{4} << 20;
 
 struct Accessor {
@@ -305,43 +304,23 @@ class CollectiveProblem {
   }
 
   // Levenberg-Marquardt iterations from `s` until no damped step improves or the gain is below
-  // 1e-6 (counted past the limit); returns the iteration count. The Jacobian is taken by finite
-  // differences at the start and every kJacobianRefresh iterations; in between, Broyden's rank-one
-  // update from each accepted step stands in for it (one evaluation per step instead of one per
-  // parameter: a parameter the analytic plans read re-plans every record shape, 0.4 s for a
-  // 256-node all-to-all). A search ends only on a freshly differenced Jacobian.
+  // 1e-6 (counted past the limit); returns the iteration count. Each iteration is told to
+  // `progress` with the cost and the evaluations of every record's time so far.
   int minimize(LmState& s, const FitProgress& progress, const char* search) const {
     int it = 0;
-    Matrix J;
-    int age = kJacobianRefresh;  // iterations since J was differenced
     for (; it < kMaxIterations; ++it) {
       if (progress)
-        progress(
-            fmt::format("calibrate fit: {} search, iteration {}, cost {:.6g}, {} evaluations "
-                        "of {} records",
-                        search, it + 1, s.c, evaluations_, N_));
-      if (age >= kJacobianRefresh) {
-        J = jacobian(s);
-        age = 0;
-      }
+        progress(fmt::format("calibrate fit: {} search, iteration {}, cost {:.6g}, {} evaluations "
+                             "of {} records",
+                             search, it + 1, s.c, evaluations_, N_));
+      const Matrix J = jacobian(s);
       const Matrix A = gram(J, N_ + P_);
       std::vector<double> g(P_, 0.0);
       for (std::size_t i = 0; i < N_ + P_; ++i)
         for (std::size_t a = 0; a < P_; ++a) g[a] -= J[i][a] * s.r[i];
-      const LmState before = s;
       const LmStep step = damped_step(A, g, s);
-      if (step != LmStep::Improved && age > 0) {  // a stale Jacobian: difference it again
-        s.lambda = before.lambda;
-        age = kJacobianRefresh;
-        continue;
-      }
       if (step == LmStep::None) break;
-      if (step == LmStep::Converged) {
-        it = kMaxIterations;
-        break;
-      }
-      broyden_update(J, before, s);
-      ++age;
+      if (step == LmStep::Converged) it = kMaxIterations;
     }
     return it;
   }
@@ -491,24 +470,6 @@ class CollectiveProblem {
     double s = 0;
     for (double x : r) s += x * x;
     return s;
-  }
-
-  // Broyden's rank-one update of J after the step from `a` to `b`: the secant condition
-  // J (z_b - z_a) = r_b - r_a, changing J least.
-  void broyden_update(Matrix& J, const LmState& a, const LmState& b) const {
-    std::vector<double> dz(P_);
-    double dz2 = 0;
-    for (std::size_t j = 0; j < P_; ++j) {
-      dz[j] = b.z[j] - a.z[j];
-      dz2 += dz[j] * dz[j];
-    }
-    if (!(dz2 > 0)) return;
-    for (std::size_t i = 0; i < N_ + P_; ++i) {
-      double pred = 0;
-      for (std::size_t j = 0; j < P_; ++j) pred += J[i][j] * dz[j];
-      const double f = (b.r[i] - a.r[i] - pred) / dz2;
-      for (std::size_t j = 0; j < P_; ++j) J[i][j] += f * dz[j];
-    }
   }
 
   // Jacobian by forward differences.
