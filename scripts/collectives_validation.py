@@ -8,7 +8,10 @@ Logs: tests/calibrate/data/real/ (byte copies of shared/data/nccl-tests/). Pytho
 Experiments (the fit never sees send_recv: zerosim prices it at the full NIC rate, nccl-tests'
 sendrecv ring at >= 10 ranks runs at half; it is shown as a known gap):
   a. H100: fit on 10x1, 10x8, 1x8, 2x1, 2x8 logs; predict the held-out 10 nodes x 2 GPUs log.
-  b. Polaris: fit on the 2-node NCCL 2.21 logs; predict the 256-node logs.
+  b. Polaris: fit on the 2-node (NCCL 2.21) and 8-node (2.18) logs, predict the 256-node logs;
+     fit on all three node counts (the fabric's group law); the shipped profile on the 8-node logs.
+     Each log's run-to-run spread (its .dat.4 and .dat.5 runs of one collective) is stated and
+     every error is judged against it.
   c. Azure: fit each one-node all_reduce log on its own; predict at the sizes between.
   d. The derived (shipped, unfitted) profile on the same logs.
 Errors are of busbw: predicted / measured - 1 (= measured time / predicted time - 1).
@@ -148,6 +151,40 @@ def evaluate(z, tmp, cluster, recs, profile, ops=None):
 def stats(rows):
     e = [abs(r["err"]) for r in rows]
     return (sum(e) / len(e), max(e)) if e else (float("nan"), float("nan"))
+
+
+def run_spread(z, tmp, names):
+    """{(op, nodes, bytes): |t5 / t4 - 1|} and a table row per pair of runs (.dat.4, .dat.5) of one
+    collective on one node count and NCCL version: the same job's two environments, the log's
+    run-to-run spread."""
+    spread, rows = {}, []
+    for n in names:
+        if not n.endswith(".dat.4") or not os.path.exists(os.path.join(ROOT, POL, n[:-1] + "5")):
+            continue
+        t4 = {r["bytes"]: r for r in import_log(z, POL + "/" + n, tmp)[1]}
+        t5 = {r["bytes"]: r for r in import_log(z, POL + "/" + n[:-1] + "5", tmp)[1]}
+        d = {b: abs(t5[b]["time_s"] / t4[b]["time_s"] - 1) for b in t4 if b in t5}
+        r0 = next(iter(t4.values()))
+        for b, v in d.items():
+            spread[(r0["op"], r0["nodes"], b)] = v
+        small = [v for b, v in d.items() if b < (1 << 20)]
+        big = [v for b, v in d.items() if b >= (1 << 20)]
+        huge = [v for b, v in d.items() if b >= (16 << 20)]
+        slower = sum(t5[b]["time_s"] > t4[b]["time_s"] for b in d if b < (1 << 20))
+        rows.append([n[:-2] + ".{4,5}", r0["op"], r0["nodes"], len(d),
+                     "%.1f%%" % (100 * sum(small) / len(small)), "%.1f%%" % (100 * max(small)),
+                     "%.1f%%" % (100 * sum(big) / len(big)), "%.1f%%" % (100 * max(big)),
+                     "%.1f%%" % (100 * sum(huge) / len(huge)),
+                     "%d of %d" % (slower, len(small))])
+    return spread, rows
+
+
+def within_noise(rows, spread):
+    """Rows whose |error| is at most the log's run-to-run spread at that size (only sizes with
+    two runs)."""
+    judged = [r for r in rows if (r["op"], r["nodes"], r["bytes"]) in spread]
+    ok = [r for r in judged if abs(r["err"]) <= spread[(r["op"], r["nodes"], r["bytes"])]]
+    return len(ok), len(judged)
 
 
 def size_str(b):
@@ -301,15 +338,27 @@ def chart_rows(rep, title, rows, derived=None):
     rep.chart(title, series)
 
 
-def detail_table(rep, rows, derived=None):
+def detail_table(rep, rows, derived=None, spread=None, limit=None):
+    """limit(bytes) -> the target |error| at that size, when the rows have one."""
     dmap = {(r["op"], r["bytes"]): r for r in (derived or [])}
     head = ["op", "size", "measured GB/s", "fitted GB/s", "error", "algo/proto"]
+    if limit:
+        head.append("target")
+    if spread is not None:
+        head.append("run spread")
     if derived:
         head.append("derived error")
     out = []
     for r in rows:
         line = [r["op"], size_str(r["bytes"]), "%.4g" % r["meas"], "%.4g" % r["pred"], pct(r["err"]),
                 r["algo"] + "/" + r["proto"]]
+        if limit:
+            line.append(("%d%% met" if abs(r["err"]) <= limit(r["bytes"]) else "%d%% MISSED")
+                        % round(100 * limit(r["bytes"])))
+        if spread is not None:
+            v = spread.get((r["op"], r["nodes"], r["bytes"]))
+            line.append("" if v is None else "%.1f%%%s" % (100 * v, " (error within)"
+                                                          if abs(r["err"]) <= v else ""))
         if derived:
             d = dmap.get((r["op"], r["bytes"]))
             line.append(pct(d["err"]) if d else "")
@@ -326,7 +375,8 @@ def per_op_table(rep, rows, derived):
         m, w = stats(rs)
         dm, dw = stats([r for r in derived if r["op"] == op])
         out.append([op + (" (known gap, not fitted)" if op == "send_recv" else ""), len(rs),
-                    "%.1f%%" % (100 * m), "%.1f%%" % (100 * w), "%.1f%%" % (100 * dm), "%.1f%%" % (100 * dw)])
+                    "%.1f%%" % (100 * m), "%.1f%%" % (100 * w),
+                    "%.1f%%" % (100 * dm) if derived else "", "%.1f%%" % (100 * dw) if derived else ""])
     rep.table(["op", "sizes", "fitted mean", "fitted worst", "derived mean", "derived worst"], out)
 
 
@@ -415,59 +465,137 @@ def main():
     params_table(body, fa)
 
     # ---- b. Polaris
-    tr_names = ["nccl_2_21__n2.g4.2024-04-29-19-08-14__all_gather_output.dat.4",
-                "nccl_2_21__n2.g4.2024-04-29-19-08-14__all_reduce_output.dat.4",
-                "nccl_2_21__n2.g4.2024-04-29-19-08-14__alltoall_output.dat.5"]
-    te_names = ["nccl_2_21__n256.g4.2024-04-29-19-19-41__all_gather_output.dat.4",
-                "nccl_2_21__n256.g4.2024-04-29-19-19-41__all_reduce_output.dat.4",
-                "nccl_2_21__n256.g4.2024-04-29-19-19-41__alltoall_output.dat.5"]
+    n2 = "nccl_2_21__n2.g4.2024-04-29-19-08-14__"
+    n8 = "nccl_2_18__n8.g4.2024-04-29-18-14-00__"
+    n256 = "nccl_2_21__n256.g4.2024-04-29-19-19-41__"
+    ops = ["all_gather_output.dat.4", "all_reduce_output.dat.4", "alltoall_output.dat.5"]
+    tr_names = [n2 + o for o in ops] + [n8 + o for o in ops]
+    te_names = [n256 + o for o in ops]
     ptr = [import_log(z, POL + "/" + n, tmp) for n in tr_names]
     pte = [import_log(z, POL + "/" + n, tmp) for n in te_names]
+    spread, spread_rows = run_spread(z, tmp, sorted(os.listdir(os.path.join(ROOT, POL))))
     fb = fit(z, [t[0] for t in ptr], tmp, "polaris", "polaris", "2.21", base="polaris-a100")
     print("b. Polaris: fitted on", ", ".join(tr_names))
     pte_recs = [r for t in pte for r in t[1]]
     pb = evaluate(z, tmp, "polaris", pte_recs, fb["profile"])
     db = evaluate(z, tmp, "polaris", pte_recs, fb["derived"])
+
+    def pol_limit(b):
+        return 0.25 if b >= (1 << 20) else 0.50
+
     m, w = stats(pb)
-    within = sum(abs(r["err"]) <= 0.25 for r in pb)
-    summary.append(["b. Polaris 256 nodes x 4 held out (3 ops, 4 B-1 GiB)", "25% at every size",
-                    "mean %.1f%%, worst %.1f%%; %d of %d within 25%%" % (100 * m, 100 * w, within, len(pb)),
-                    "MET" if w <= 0.25 else "MISSED"])
+    met = sum(abs(r["err"]) <= pol_limit(r["bytes"]) for r in pb)
+    big = [r for r in pb if r["bytes"] >= (1 << 20)]
+    summary.append(["b1. Polaris 256 nodes x 4 held out from the 2- and 8-node fit (3 ops, 4 B-1 GiB)",
+                    "25% at >= 1 MiB, 50% below",
+                    "mean %.1f%%, worst %.1f%%; %d of %d sizes met (>= 1 MiB: %d of %d within 25%%)"
+                    % (100 * m, 100 * w, met, len(pb), sum(abs(r["err"]) <= 0.25 for r in big), len(big)),
+                    "MET" if met == len(pb) else "MISSED"])
+    ok, judged = within_noise(pb, spread)
+    summary.append(["b1. same, judged against the 256-node logs' run-to-run spread (all_reduce)",
+                    "|error| <= spread", "%d of %d sizes" % (ok, judged), "INFO"])
     ptr_recs = [r for t in ptr for r in t[1]]
     fbt = evaluate(z, tmp, "polaris", ptr_recs, fb["profile"])
     dbt = evaluate(z, tmp, "polaris", ptr_recs, fb["derived"])
-    body.h(2, "b. Polaris: fit on 2 nodes, predict 256 nodes")
-    body.p("Fitted on: " + ", ".join(tr_names) + ". Cluster polaris, base polaris-a100, NCCL 2.21. " +
-           fb["summary"])
+
+    # b2. all three node counts: the fitted law.
+    # The 256-node alltoall is left out of this fit: every evaluation that moves a parameter its
+    # analytic plan reads re-routes its 1024 x 1023 flows (~0.4 s), and the fit needs hundreds.
+    fl = fit(z, [t[0] for t in ptr] + [t[0] for t in pte if "alltoall" not in t[0]], tmp,
+             "polaris-all", "polaris", "2.21", base="polaris-a100")
+    print("b2. Polaris: fitted on the 2-, 8- and 256-node logs")
+    pl = evaluate(z, tmp, "polaris", pte_recs + ptr_recs, fl["profile"])
+    m, w = stats(pl)
+    law = [p for p in fl["params"] if p["key"] == "nccl/group_step_us"]
+    in_range = all(not p["at_bound"] for p in fl["params"] if p["informed"])
+    summary.append(["b2. Polaris fit on 2 + 8 + 256 nodes, 256-node alltoall predicted (the group law)",
+                    "every fitted parameter inside its range",
+                    "group step %s us; %s; busbw mean %.1f%%, worst %.1f%%"
+                    % ("%.3g" % law[0]["value"] if law else "n/a",
+                       "no informed parameter at a bound" if in_range else "a parameter AT A BOUND",
+                       100 * m, 100 * w), "MET" if in_range else "MISSED"])
+
+    # b3. the shipped profile, unfitted here, on the 8-node logs.
+    p8 = [r for t in ptr[3:] for r in t[1]]
+    sb = evaluate(z, tmp, "polaris", p8, os.path.join(ROOT, "calibrate/profiles/polaris-a100.json"))
+    sbig = [r for r in sb if r["bytes"] >= (16 << 20)]
+    m, w = stats(sbig)
+    summary.append(["b3. shipped polaris-a100 on the 8-node logs, >= 16 MiB", "30%",
+                    "mean %.1f%%, worst %.1f%%; %d of %d within 30%%"
+                    % (100 * m, 100 * w, sum(abs(r["err"]) <= 0.30 for r in sbig), len(sbig)),
+                    "MET" if w <= 0.30 else "MISSED"])
+
+    smb = evaluate(z, tmp, "polaris", p8,
+                   os.path.join(ROOT, "calibrate/profiles/polaris-a100-measured.json"))
+    smbig = [r for r in smb if r["bytes"] >= (16 << 20)]
+    m, w = stats(smbig)
+    summary.append(["b3. shipped polaris-a100-measured (the Polaris default; its fit saw these logs) "
+                    "on the 8-node logs, >= 16 MiB", "30%",
+                    "mean %.1f%%, worst %.1f%%; %d of %d within 30%%"
+                    % (100 * m, 100 * w, sum(abs(r["err"]) <= 0.30 for r in smbig), len(smbig)),
+                    "MET (in sample)" if w <= 0.30 else "MISSED"])
+
+    body.h(2, "b. Polaris: fit on 2 and 8 nodes, predict 256 nodes")
+    body.p("Fitted on: " + ", ".join(tr_names) + ". Cluster polaris, base polaris-a100 with its "
+           "group law unfitted at its base value, NCCL 2.21 (2.18 and 2.21 share NCCL's tuning "
+           "tables). " + fb["summary"])
+    body.h(3, "Run-to-run spread of the logs")
+    body.p("Where a log's collective ran twice (the `.dat.4` environment and the `.dat.5` one, which "
+           "adds alltoall-specific libfabric settings), the spread is |t(.dat.5) / t(.dat.4) - 1| per "
+           "size. No model can be judged more precisely than this; below, each row with two runs "
+           "shows its spread and whether the error is within it. The `.dat.5` run is the slower one "
+           "at nearly every small size: the spread is an environment effect as much as noise.")
+    body.table(["runs", "op", "nodes", "sizes", "mean < 1 MiB", "worst < 1 MiB", "mean >= 1 MiB",
+                "worst >= 1 MiB", "mean >= 16 MiB", ".dat.5 slower (< 1 MiB)"], spread_rows)
     body.h(3, "Held-out 256-node logs: busbw error per op")
     per_op_table(body, pb, db)
-    body.h(3, "Training (2-node) logs: busbw error per op")
+    body.h(3, "Training (2- and 8-node) logs: busbw error per op")
     per_op_table(body, fbt, dbt)
     body.h(3, "What the 2-node logs can predict of the 256-node ring")
     head, rows, sizes = ring_latency_bound([r for r in ptr[0][1] if r["op"] == "all_gather"],
-                                    [r for r in pte[0][1] if r["op"] == "all_gather"], pb)
+                                           [r for r in pte[0][1] if r["op"] == "all_gather"], pb)
     body.p(head)
     body.table(["size", "measured us", "bound us", "busbw excess at least", "fitted error"], rows)
     ag = [(x["bytes"], x["err"]) for x in db if x["op"] == "all_gather" and x["bytes"] in sizes]
     t256 = {r["bytes"]: r["time_s"] for r in pte[0][1]}
     steps = pte[0][1][0]["ranks"] - 1
-    body.p("At these sizes the 256-node ring takes %.1f us per step over its %d steps; the derived "
-           "profile (NCCL's own constants, whose hop latencies do not grow with nodes either) predicts "
-           "%.2f-%.2f ms. The growth of the per-step cost with the node count is not in the 2-node "
-           "logs, so these sizes cannot come within 25%% by a fit to them."
-           % (1e6 * sum(t256[b] for b, _ in ag) / len(ag) / steps, steps,
-              1e3 * min(t256[b] / (1 + e) for b, e in ag), 1e3 * max(t256[b] / (1 + e) for b, e in ag)))
+    if ag:
+        body.p("At these sizes the 256-node ring takes %.1f us per step over its %d steps; the derived "
+               "profile predicts %.2f-%.2f ms. The 8-node logs ran in the same rack as the 2-node ones "
+               "(x3006, one of the fabric's groups): neither shows a ring whose steps cross groups, "
+               "so the group step is not in them."
+               % (1e6 * sum(t256[b] for b, _ in ag) / len(ag) / steps, steps,
+                  1e3 * min(t256[b] / (1 + e) for b, e in ag), 1e3 * max(t256[b] / (1 + e) for b, e in ag)))
     for n in te_names:
         op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
         rs = [r for r in pb if r["op"] == op]
         chart_rows(body, n + " (held out)", rs, [r for r in db if r["op"] == op])
-        detail_table(body, rs, [r for r in db if r["op"] == op])
+        detail_table(body, rs, [r for r in db if r["op"] == op], spread, pol_limit)
     for n in tr_names:
         op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
-        chart_rows(body, n + " (training)", [r for r in fbt if r["op"] == op],
-                   [r for r in dbt if r["op"] == op])
-    body.h(3, "Fitted parameters (Polaris)")
+        nodes = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["nodes"]
+        chart_rows(body, n + " (training)", [r for r in fbt if r["op"] == op and r["nodes"] == nodes],
+                   [r for r in dbt if r["op"] == op and r["nodes"] == nodes])
+    body.h(3, "Fitted parameters (Polaris, 2 and 8 nodes)")
     params_table(body, fb)
+
+    body.h(2, "b2. Polaris: fit on 2, 8 and 256 nodes (the group law)")
+    body.p("Fitted on the six logs above and the 256-node all_gather and all_reduce logs (the "
+           "256-node alltoall is predicted, not fitted: each of the fit's evaluations would re-route "
+           "its million flows). " + fl["summary"])
+    per_op_table(body, [r for r in pl if r["nodes"] == 256], [])
+    for n in te_names:
+        op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
+        detail_table(body, [r for r in pl if r["op"] == op and r["nodes"] == 256], None, spread)
+    body.h(3, "Fitted parameters (Polaris, all node counts)")
+    params_table(body, fl)
+
+    body.h(2, "b3. The shipped Polaris profiles on the 8-node logs")
+    body.p("calibrate/profiles/polaris-a100.json (derived) as shipped, no fit in this run; derived "
+           "error = calibrate/profiles/polaris-a100-measured.json (the default for Polaris; its fit "
+           "included these logs, so this column is in sample).")
+    per_op_table(body, sb, smb)
+    detail_table(body, sb, smb, spread, lambda b: 0.30 if b >= (16 << 20) else 10.0)
 
     # ---- c. Azure
     body.h(2, "c. Azure one-node all_reduce: each log fitted on its own")

@@ -19,6 +19,9 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/net/analytic_network.hpp"
+#include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 
 namespace zerosim::calib {
@@ -128,6 +131,12 @@ const Accessor kAccessors[] = {
      "about 1 us; the shared logs' fits give 0.75-1.45 us): the time of an "
      "NVLS collective, not NCCL's choice",
      0, 20, [](CostProfile& p) { return &p.nccl.nvls_chunk_s; }, 1e6},
+    {"nccl/group_step_us",
+     "least time of each step of a ring whose nodes span several of the fabric's groups "
+     "(dragonfly groups joined by global links): the ring's buffer slots make every step wait "
+     "for its slowest edge, one crossing groups (profiles with group_nodes only; the time, not "
+     "NCCL's choice)",
+     0, 40, [](CostProfile& p) { return &p.nccl.group_step_s; }, 1e6},
 };
 
 double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
@@ -180,6 +189,7 @@ std::vector<CollectiveParam> collective_params(const CostProfile& p, bool small_
     const std::string key = a.key;
     if (key.rfind("nccl/nvls_", 0) == 0 && !p.nccl.nvls) continue;
     if (key == "nccl/p2p_small_net_peer_us" && !(p.nccl.p2p_small_bytes > 0)) continue;
+    if (key == "nccl/group_step_us" && p.nccl.group_nodes == 0) continue;
     if (!small_records && key.find("/ll") != std::string::npos) continue;
     const double v = *a.field(copy) * a.scale;
     out.push_back({a.key, a.meaning, a.lo, a.hi, v, v, false, false, 0});
@@ -280,12 +290,13 @@ class CollectiveProblem {
     for (std::size_t j = 0; j < P_; ++j) z0_[j] = z_at(j, params_[j].base);
   }
 
-  // The search from the base values, parameter `key` (if given) moved to `value`.
-  LmState start(const std::string& key = "", double value = 0) const {
+  // The search from the base values, the parameters named in `moved` moved to their values.
+  LmState start(const std::map<std::string, double>& moved = {}) const {
     LmState s;
     s.z = z0_;
     for (std::size_t j = 0; j < P_; ++j)
-      if (params_[j].key == key) s.z[j] = z_at(j, value);
+      if (const auto it = moved.find(params_[j].key); it != moved.end())
+        s.z[j] = z_at(j, it->second);
     s.t = predict(s.z);
     s.r = residuals(s.z, s.t);
     s.c = cost(s.r);
@@ -293,10 +304,15 @@ class CollectiveProblem {
   }
 
   // Levenberg-Marquardt iterations from `s` until no damped step improves or the gain is below
-  // 1e-6 (counted past the limit); returns the iteration count.
-  int minimize(LmState& s) const {
+  // 1e-6 (counted past the limit); returns the iteration count. Each iteration is told to
+  // `progress` with the cost and the evaluations of every record's time so far.
+  int minimize(LmState& s, const FitProgress& progress, const char* search) const {
     int it = 0;
     for (; it < kMaxIterations; ++it) {
+      if (progress)
+        progress(fmt::format("calibrate fit: {} search, iteration {}, cost {:.6g}, {} evaluations "
+                             "of {} records",
+                             search, it + 1, s.c, evaluations_, N_));
       const Matrix J = jacobian(s);
       const Matrix A = gram(J, N_ + P_);
       std::vector<double> g(P_, 0.0);
@@ -394,9 +410,7 @@ class CollectiveProblem {
     params[j].value = value;
     CostProfile p = profile;
     set_collective_params(p, params);
-    std::vector<double> t(N_);
-    for (std::size_t i = 0; i < N_; ++i) t[i] = time_of(i, p);
-    return t;
+    return times(p);
   }
 
   // The point of parameter j at `value`. A value on its range's bound starts 1% inside it: at the
@@ -410,9 +424,23 @@ class CollectiveProblem {
     return params_[j].lo + (params_[j].hi - params_[j].lo) * sigmoid(z[j]);
   }
 
-  double time_of(std::size_t i, const CostProfile& p) const {
-    return nccl_tests_time("analytic", setup_.ops[i], *setup_.topo_of[i], p,
-                           records_[i].gpus_per_thread);
+  // The records' times under p, as nccl_tests_time on the analytic tier gives them: one network
+  // per cluster for all its records, on the plans of that fabric under p (kept across calls, so a
+  // step that moves no parameter the plans read plans nothing again).
+  std::vector<double> times(const CostProfile& p) const {
+    Engine engine;
+    std::map<const Topology*, std::unique_ptr<AnalyticNetwork>> nets;
+    std::vector<double> t(N_);
+    for (std::size_t i = 0; i < N_; ++i) {
+      const Topology& topo = *setup_.topo_of[i];
+      std::unique_ptr<AnalyticNetwork>& net = nets[&topo];
+      if (!net)
+        net = std::make_unique<AnalyticNetwork>(engine, topo, p, false, plans_.get(topo, p));
+      t[i] = std::max(net->op_cost(setup_.ops[i]).first,
+                      records_[i].gpus_per_thread * p.nccl.host_launch_s);
+    }
+    ++evaluations_;
+    return t;
   }
 
   std::vector<double> predict(const std::vector<double>& z) const {
@@ -420,9 +448,7 @@ class CollectiveProblem {
     std::vector<CollectiveParam> cur = params_;
     for (std::size_t j = 0; j < P_; ++j) cur[j].value = value_of(z, j);
     set_collective_params(p, cur);
-    std::vector<double> t(N_);
-    for (std::size_t i = 0; i < N_; ++i) t[i] = time_of(i, p);
-    return t;
+    return times(p);
   }
 
   // The relative time errors through the loss, then the weak prior's pull towards the base values.
@@ -492,7 +518,30 @@ class CollectiveProblem {
   const CollectiveLoss loss_;
   const std::size_t P_, N_;
   std::vector<double> z0_;  // the base values' point
+  mutable FabricPlanCache plans_;
+  mutable long evaluations_ = 0;  // evaluations of every record's time (for progress)
 };
+
+}  // namespace
+
+namespace {
+
+// 0.99 x the least time per ring step among the records of rings whose nodes span several of the
+// fabric's groups (all_gather, reduce_scatter: always a ring of ranks - 1 steps; an all_reduce
+// may run a tree), in us; 0 when
+// the base profile has no groups, its group step is already set, or no record spans groups.
+double group_step_start_us(const std::vector<CollectiveRecord>& records, const CostProfile& base) {
+  const NcclParams& n = base.nccl;
+  if (n.group_nodes == 0 || n.group_step_s > 0) return 0;
+  double least = 0;
+  for (const CollectiveRecord& r : records) {
+    if (r.nodes <= n.group_nodes || r.ranks < 2) continue;
+    if (r.op != "all_gather" && r.op != "reduce_scatter") continue;
+    const double per_step = r.time_s / (r.ranks - 1.0);
+    least = least == 0 ? per_step : std::min(least, per_step);
+  }
+  return 0.99 * least * 1e6;
+}
 
 }  // namespace
 
@@ -508,7 +557,8 @@ const char* collective_loss_name(CollectiveLoss l) {
 }
 
 CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
-                              const std::string& cluster, CollectiveLoss loss) {
+                              const std::string& cluster, CollectiveLoss loss,
+                              const FitProgress& progress) {
   if (records.empty()) throw InputError("<measurements>", "", "no collective records to fit");
   const RecordSetup setup = record_setup(records, cluster);
   // NCCL runs LL and LL128 below a few MiB: records above say nothing about their latencies, which
@@ -517,9 +567,15 @@ CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, cons
   for (const CollectiveRecord& r : records) small = small || r.bytes <= kSmallRecordBytes;
   const std::vector<CollectiveParam> fit_params = collective_params(base, small);
   const CollectiveProblem problem(records, base, setup, fit_params, loss);
-  LmState s = problem.start();
+  // The group step is a floor on every step of a ring across groups: below the steps' latencies
+  // it moves no record, so the search starts it just under the cheapest step such a record shows
+  // (its time over its ring steps), where it binds.
+  const double group_start_us = group_step_start_us(records, base);
+  std::map<std::string, double> moved;
+  if (group_start_us > 0) moved["nccl/group_step_us"] = group_start_us;
+  LmState s = problem.start(moved);
   CollectiveFit out;
-  out.iterations = problem.minimize(s);
+  out.iterations = problem.minimize(s, progress, "first");
   // The host's launches are a floor: below the records' times they move nothing, so a search from
   // a base under them never finds them. A second search starts the floor just under the fastest
   // record (per GPU its thread launches) and wins if it fits the records better; it is skipped
@@ -531,8 +587,9 @@ CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, cons
   const auto host = std::find_if(fit_params.begin(), fit_params.end(),
                                  [](const auto& c) { return c.key == "nccl/host_launch_us"; });
   if (host != fit_params.end() && floor_us < host->hi) {
-    LmState floored = problem.start(host->key, floor_us);
-    const int floored_iterations = problem.minimize(floored);
+    moved[host->key] = floor_us;
+    LmState floored = problem.start(moved);
+    const int floored_iterations = problem.minimize(floored, progress, "host-floor");
     if (problem.records_cost(floored.r) < problem.records_cost(s.r)) {
       s = floored;
       out.iterations = floored_iterations;

@@ -6,6 +6,7 @@
 // a plausible range (the fit cannot leave it; a value at a bound is reported); one the records do
 // not inform stays at the base profile's value (a weak prior towards it).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,14 @@ struct CollectiveFit {
   int iterations = 0;
 };
 
+// Told one line per iteration of the search (where it stands); may be empty.
+using FitProgress = std::function<void(const std::string&)>;
+
 // Fits base's collective parameters to records on `cluster`. InputError when a record cannot run
 // on the cluster (more ranks per node than it has, nodes beyond the builder's limits).
 CollectiveFit fit_collectives(const std::vector<CollectiveRecord>& records, const CostProfile& base,
                               const std::string& cluster,
-                              CollectiveLoss loss = CollectiveLoss::Cauchy);
+                              CollectiveLoss loss = CollectiveLoss::Cauchy,
+                              const FitProgress& progress = {});
 
 }  // namespace zerosim::calib

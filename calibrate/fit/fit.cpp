@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -85,6 +86,7 @@ namespace {
 struct FitProvenance {
   json sources;
   json fitted = json::array();
+  json collectives;  // what the collective parameters were fitted on, and how well (or null)
 };
 
 // Collectives: the NCCL model's parameters, every record simulated on the named cluster.
@@ -95,7 +97,7 @@ void fit_collective_records(const Measurements& m, const FitOptions& opt, FitRes
     throw InputError("<command line>", "--cluster",
                      "required: collective records are fitted by simulating each on the cluster "
                      "they ran on (a preset such as h100-ndr-rail-10n, or a topology file)");
-  CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster, opt.loss);
+  CollectiveFit cf = fit_collectives(m.collectives, p, opt.cluster, opt.loss, opt.progress);
   const std::string name = p.name, status = p.status;
   p = cf.profile;
   p.name = name;
@@ -134,6 +136,16 @@ void fit_collective_records(const Measurements& m, const FitOptions& opt, FitRes
       m.collectives.size(), opt.cluster, collective_loss_name(opt.loss), cf.iterations,
       cf.mean_abs_rel_err * 100, cf.worst_abs_rel_err * 100));
   res.collective_params = cf.params;
+  // What `collective` and `simulate` say of this profile's collectives (collectives_trust).
+  json files = json::array();
+  for (const std::string& f : m.files)
+    files.push_back(std::filesystem::path(f).filename().string());
+  prov.collectives = {
+      {"fitted_on", files},
+      {"validation", fmt::format("the fit's own records: {} on cluster {}, mean |time error| "
+                                 "{:.1f}%, worst {:.1f}%; not held out",
+                                 m.collectives.size(), opt.cluster, cf.mean_abs_rel_err * 100,
+                                 cf.worst_abs_rel_err * 100)}};
 }
 
 // Kernels: time = launch + bytes / throughput, one fit per kernel name.
@@ -237,6 +249,7 @@ json provenance_of(const Measurements& m, const CostProfile& base, const FitOpti
     prov["measurements"].push_back({{"file", m.files[i]}, {"provenance", m.provenance[i]}});
   if (!opt.command.empty()) prov["command"] = opt.command;
   if (!m.collectives.empty()) prov["collective_loss"] = collective_loss_name(opt.loss);
+  if (!fit.collectives.is_null()) prov["collectives"] = fit.collectives;
   prov["sources"] = fit.sources;
   return prov;
 }

@@ -33,6 +33,7 @@ struct FitOptions {
   std::string name;     // output profile name ("" = base name + "-measured")
   std::string command;  // recorded in provenance
   CollectiveLoss loss = CollectiveLoss::Cauchy;  // of the collective records' fit
+  FitProgress progress;  // one line per iteration of the collective fit (empty: silent)
 };
 
 struct PointReport {

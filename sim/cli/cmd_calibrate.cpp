@@ -93,6 +93,12 @@ void run_fit(const FitArgs& a) {
   }
   calib::FitOptions opt;
   opt.loss = loss;
+  // Progress on stderr (stdout carries the results): where the search stands, with the time spent.
+  const auto started = std::chrono::steady_clock::now();
+  opt.progress = [started](const std::string& line) {
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started;
+    std::fprintf(stderr, "%s (%.1f s)\n", line.c_str(), spent.count());
+  };
   opt.cluster = a.cluster;
   opt.name = a.name;
   opt.command = fmt::format(

@@ -295,6 +295,7 @@ std::string json_text(const CollectiveRun& c) {
            {"gpus_per_thread", c.o.gpus_per_thread},
            {"tier", c.o.tier},
            {"profile", c.profile.name},
+           {"profile_collectives", collectives_trust(c.profile)},
            {"rows", c.rows.rows},
            {"avg_busbw_GBps", c.avg_busbw()}};
   return out.dump(2) + "\n";
@@ -305,10 +306,11 @@ std::string table_text(const CollectiveRun& c) {
   const Topology& topo = c.topo;
   std::string text = fmt::format(
       "# zerosim collective: {} ({}), {} ranks on {} node(s) of {} ({} node(s) x {} GPUs, {} x "
-      "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n",
+      "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n# profile {}'s collectives: {}\n",
       to_string(c.kind), to_string(c.chosen), c.members.size(), c.nodes, topo.name(),
       topo.node_count(), topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps,
-      c.o.tier, c.profile.name, c.profile.nccl.version);
+      c.o.tier, c.profile.name, c.profile.nccl.version, c.profile.name,
+      collectives_trust(c.profile));
   text += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)", "count",
                       "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto");
   text += c.rows.table;

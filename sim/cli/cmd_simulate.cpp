@@ -15,6 +15,7 @@
 #include "sim/core/output_paths.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/no_fit_advice.hpp"
+#include "sim/profile/cost_profile.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
 
@@ -191,8 +192,12 @@ void register_simulate(CLI::App& app) {
     if (!flags->out.empty()) write_file_atomic(flags->out, doc.dump(2) + "\n");
     if (flags->json)
       std::printf("%s\n", doc.dump(2).c_str());
-    else
+    else {
       print_summary(r);
+      // How far the profile's collective costs can be trusted (its provenance).
+      fmt::print("  profile {}: collectives {}\n", r.scenario.profile_name,
+                 collectives_trust(select_cost_profile_for_gpu(sc.profile, r.scenario.gpu_model)));
+    }
     if (!r.memory.fits) {  // after the result: the planner's ways forward, then the error
       std::fflush(stdout);
       std::fputs(plan::ways_to_fit(r).c_str(), stderr);

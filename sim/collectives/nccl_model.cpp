@@ -255,6 +255,12 @@ double nvls_fill(const CommShape& s, double bytes) {
 // NCCL's getNetOverhead (2.18+): the host CPU's cost of posting one network operation, in seconds.
 double net_overhead_s(HostCpu cpu) { return cpu == HostCpu::Amd ? 2e-6 : 1e-6; }
 
+// Do the communicator's nodes span several of the fabric's groups (nodes placed in order, as
+// schedulers allocate them, so n nodes span ceil(n / group_nodes) groups)?
+bool spans_groups(const CostProfile& profile, const CommShape& s) {
+  return profile.nccl.group_nodes > 0 && s.nodes > profile.nccl.group_nodes;
+}
+
 double latency_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
                   int proto, double bytes, bool tuner) {
   const NcclParams& n = profile.nccl;
@@ -274,8 +280,14 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     // (NCCL: "inter-node rings still have to launch nsteps * net overhead").
     if (multi && t.net_overhead)
       intra = std::max(intra, net_overhead_s(profile.nccl.host_cpu) * (proto == kSimple ? 3 : 1));
-    double ring = (steps - inter) * intra +
-                  inter * hop_latency(t, profile, LinkClass::Network, kRing, proto, tuner);
+    double net = hop_latency(t, profile, LinkClass::Network, kRing, proto, tuner);
+    // A ring across the fabric's groups: every step waits for its slowest edge, one that crosses
+    // the global links (the price only: NCCL's tuner has no such term).
+    if (!tuner && spans_groups(profile, s)) {
+      intra = std::max(intra, n.group_step_s);
+      net = std::max(net, n.group_step_s);
+    }
+    double ring = (steps - inter) * intra + inter * net;
     if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
       const bool plateau = t.plateau_per_channel
                                ? bytes / (static_cast<double>(n.channels) * s.ranks) >= 64
@@ -339,9 +351,21 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   cap_Bps = cap * 1e9;
 }
 
+// NCCL's default enablement of LL128 (tuning.cc, ncclTopoTuneModel: v2.18.3 and v2.21.5 alike,
+// v2.30.7 with its default NCCL_LL128_C2C=1): across nodes only when the graph's inter-node path
+// type (typeInter, the GPU's way to its NIC) is at most PATH_PXB, or PATH_PXN on Hopper; inside a
+// node only over NVLink (typeIntra <= PATH_NVB). One node's graphs have no NIC path.
+bool ll128_enabled(const CostProfile& profile, const CommShape& s) {
+  if (s.ppn > 1 && s.intra != LinkClass::NvLink) return false;
+  if (s.nodes == 1) return true;
+  const NicPath limit = profile.nccl.arch == GpuArch::Hopper ? NicPath::Pxn : NicPath::Pxb;
+  return static_cast<int>(profile.nccl.nic_path) <= static_cast<int>(limit);
+}
+
 bool allowed(const Table& t, const CostProfile& profile, const CommShape& s, int algo, int proto) {
   const bool agrs = s.kind == CollKind::AllGather || s.kind == CollKind::ReduceScatter;
   const bool ar = s.kind == CollKind::AllReduce;
+  if (proto == kLL128 && !ll128_enabled(profile, s)) return false;
   switch (algo) {
     case kRing:
       return agrs || ar;

@@ -12,7 +12,7 @@
 //                    "network": {...}},
 //   "nccl": {"version": "2.18", "arch": "hopper", "channels": 16, "launch_us": 5, "nvls": true,
 //            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5, "p2p_net_peer_us": 1,
-//            "p2p_efficiency": 0.9, "host_cpu": "intel"}
+//            "p2p_efficiency": 0.9, "host_cpu": "intel", "nic_path": "PXB"}
 // }
 #include "sim/profile/cost_profile.hpp"
 
@@ -75,7 +75,8 @@ NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
                     "p2p_small_bytes", "p2p_small_net_peer_us", "ll128_efficiency",
-                    "ll_intra_efficiency", "nvls_chunk_us", "host_launch_us"});
+                    "ll_intra_efficiency", "nvls_chunk_us", "host_launch_us", "nic_path",
+                    "group_nodes", "group_step_us"});
   NcclParams n;
   n.version = r.at("version").get_string();
   n.version_code = nccl_version_code(n.version);
@@ -137,6 +138,32 @@ NcclParams parse_nccl(const JsonReader& r) {
     r.at("host_cpu")
         .fail(fmt::format("must be intel, amd or other (the host CPU vendor NCCL reads), got '{}'",
                           cpu));
+  // Optional: the fabric's groups and the ring step a ring across them costs at least.
+  if (r.has("group_nodes"))
+    n.group_nodes = static_cast<int>(r.at("group_nodes").get_int_at_least(0));
+  if (r.has("group_step_us")) {
+    n.group_step_s = r.at("group_step_us").get_nonnegative() * 1e-6;
+    if (n.group_step_s > 0 && n.group_nodes == 0)
+      r.at("group_step_us")
+          .fail(
+              "is the least ring step across the fabric's groups, but group_nodes is 0 (one "
+              "group)");
+  }
+  // Optional: the GPU-to-NIC path type (PXB when absent: NICs behind the GPUs' PCIe switches).
+  if (r.has("nic_path")) {
+    const std::string path = r.at("nic_path").get_string();
+    bool path_known = false;
+    for (NicPath p : {NicPath::Pix, NicPath::Pxb, NicPath::Pxn, NicPath::Phb, NicPath::Sys})
+      if (path == nic_path_key(p)) {
+        n.nic_path = p;
+        path_known = true;
+      }
+    if (!path_known)
+      r.at("nic_path")
+          .fail(fmt::format("must be PIX, PXB, PXN, PHB or SYS (NCCL's path type from a GPU to its "
+                            "NIC), got '{}'",
+                            path));
+  }
   return n;
 }
 
@@ -168,6 +195,43 @@ const char* host_cpu_key(HostCpu c) {
       return "amd";
     case HostCpu::Other:
       return "other";
+  }
+  return "?";
+}
+
+std::string collectives_trust(const CostProfile& p) {
+  const json* c = p.provenance.is_object() && p.provenance.contains("collectives")
+                      ? &p.provenance.at("collectives")
+                      : nullptr;
+  auto list = [&](const char* key) {
+    std::string out;
+    if (!c || !c->contains(key) || !c->at(key).is_array()) return out;
+    for (const json& f : c->at(key))
+      if (f.is_string()) out += (out.empty() ? "" : ", ") + f.get<std::string>();
+    return out;
+  };
+  const std::string figure = c && c->contains("validation") && c->at("validation").is_string()
+                                 ? " (" + c->at("validation").get<std::string>() + ")"
+                                 : "";
+  if (const std::string logs = list("fitted_on"); !logs.empty())
+    return "fitted on " + logs + figure;
+  if (const std::string logs = list("checked_against"); !logs.empty())
+    return "derived, checked against " + logs + figure;
+  return "derived, unvalidated";
+}
+
+const char* nic_path_key(NicPath p) {
+  switch (p) {
+    case NicPath::Pix:
+      return "PIX";
+    case NicPath::Pxb:
+      return "PXB";
+    case NicPath::Pxn:
+      return "PXN";
+    case NicPath::Phb:
+      return "PHB";
+    case NicPath::Sys:
+      return "SYS";
   }
   return "?";
 }
@@ -370,6 +434,11 @@ json to_json(const CostProfile& p) {
                {"p2p_net_peer_us", clean(p.nccl.p2p_net_peer_s * 1e6)},
                {"p2p_efficiency", clean(p.nccl.p2p_efficiency)},
                {"host_cpu", host_cpu_key(p.nccl.host_cpu)}};
+  if (p.nccl.group_nodes > 0) {
+    j["nccl"]["group_nodes"] = p.nccl.group_nodes;
+    j["nccl"]["group_step_us"] = clean(p.nccl.group_step_s * 1e6);
+  }
+  if (p.nccl.nic_path != NicPath::Pxb) j["nccl"]["nic_path"] = nic_path_key(p.nccl.nic_path);
   if (p.nccl.host_launch_s > 0) j["nccl"]["host_launch_us"] = clean(p.nccl.host_launch_s * 1e6);
   if (p.nccl.nvls_chunk_s > 0) j["nccl"]["nvls_chunk_us"] = clean(p.nccl.nvls_chunk_s * 1e6);
   if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);

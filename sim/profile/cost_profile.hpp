@@ -33,6 +33,12 @@ enum class GpuArch { Volta, Ampere, Hopper };  // the rows of NCCL's per-archite
 // Simple), the proxy thread's cost of posting one network operation.
 enum class HostCpu { Intel, Amd, Other };
 
+// NCCL's path type from a GPU to the NIC its inter-node channels use (src/graph/topo.h: PATH_PIX 3,
+// one PCIe bridge; PXB 4, several PCIe bridges without the host bridge; PXN 5, through another GPU
+// of the node; PHB 6, through the CPU's PCIe host bridge; SYS 7, across the CPUs' interconnect):
+// the graphs' typeInter that NCCL's tuner reads to enable LL128 across nodes (tuning.cc).
+enum class NicPath { Pix = 3, Pxb = 4, Pxn = 5, Phb = 6, Sys = 7 };
+
 // How NCCL runs collectives on this machine (nccl_model.hpp): the release whose tuning constants
 // apply, the architecture row of its bandwidth caps, its channel count, the host-side cost of one
 // collective call, NVLink SHARP, and the per-peer cost of grouped point-to-point operations.
@@ -60,7 +66,10 @@ struct NcclParams {
   double p2p_net_peer_s = 0;  // per peer across the network of a grouped send/recv: the proxy
                               // thread posts and progresses each network peer's transfers
   HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
-  double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
+  // How a GPU reaches its NIC (NCCL's typeInter): LL128 runs across nodes only when it is at most
+  // PXB (Hopper: PXN), nccl_model.cpp. A property of the node's PCIe layout, not fitted.
+  NicPath nic_path = NicPath::Pxb;
+  double p2p_efficiency = 1;  // grouped send/recv bandwidth / a ring's on the same links
   // The network transport's small-message path: a grouped send/recv whose message per peer is
   // below p2p_small_bytes costs p2p_small_net_peer_s more per network peer (0: no such path).
   double p2p_small_bytes = 0;
@@ -74,6 +83,13 @@ struct NcclParams {
   // link, twice the older tuner's all-reduce assumption. The time, not the choice (1: as
   // assumed). Across nodes LL runs at the rate NCCL assumes.
   double ll_intra_efficiency = 1;
+  // The fabric's groups (Slingshot's dragonfly groups): nodes per group (0: one group however
+  // many nodes) and the least time each step of a ring whose nodes span several groups takes
+  // (0: none). A ring's steps run through a bounded number of buffer slots per connection, so in
+  // steady state every step waits for the ring's slowest edge; an edge between groups crosses the
+  // fabric's global links. NCCL's tuner does not see it (the time, not the choice).
+  int group_nodes = 0;
+  double group_step_s = 0;
   bool operator==(const NcclParams&) const = default;
 };
 
@@ -129,8 +145,16 @@ const std::vector<std::string>& cost_profile_kernel_names();
 const char* link_class_key(LinkClass c);
 const char* gpu_arch_key(GpuArch a);
 const char* host_cpu_key(HostCpu c);
+const char* nic_path_key(NicPath p);  // "PIX" ... "SYS", NCCL's topoPathTypeStr spelling
 // "2.18" -> 21800, "2.7.8" -> 20708; -1 when not MAJOR.MINOR[.PATCH] with MINOR, PATCH < 100.
 int nccl_version_code(const std::string& version);
+
+// How far the profile's collective (link and NCCL) parameters can be trusted, from its
+// provenance: "fitted on LOGS (FIGURE)" when provenance.collectives names the logs they were
+// fitted on ("fitted_on") and how well they met logs ("validation"); "derived, checked against
+// LOGS (FIGURE)" when a derived profile names logs it was compared with ("checked_against");
+// "derived, unvalidated" otherwise.
+std::string collectives_trust(const CostProfile& p);
 
 // Strict parse (unknown keys, wrong types, non-positive rates -> InputError with file and JSON
 // path).

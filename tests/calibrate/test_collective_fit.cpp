@@ -407,3 +407,29 @@ TEST_CASE("every shipped profile's collective parameters sit inside their docume
     }
   }
 }
+
+TEST_CASE("the group law's step (nccl.group_step_us) is recovered from rings across groups only") {
+  // Groups of 4 nodes on the 10-node cluster: 10-node rings span 3 groups and pay 12 us per step,
+  // 2-node ones none; the 2-node records alone do not inform the step.
+  CostProfile b = base();
+  b.nccl.group_nodes = 4;
+  CostProfile truth = b;
+  truth.nccl.group_step_s = 12e-6;
+  const std::vector<std::uint64_t> sizes = {4096, 65536, 1ull << 20, 64ull << 20};
+  const std::vector<CollectiveRecord> inside =
+      synthetic(truth, {"all_gather", "all_reduce"}, {{2, 8}}, sizes);
+  const CollectiveFit local = fit_collectives(inside, b, kCluster);
+  CHECK_FALSE(param(local, "nccl/group_step_us").informed);
+  const std::vector<CollectiveRecord> across =
+      synthetic(truth, {"all_gather", "all_reduce"}, {{2, 8}, {10, 1}, {10, 8}}, sizes);
+  std::vector<std::string> progress;
+  const CollectiveFit fit =
+      fit_collectives(across, b, kCluster, CollectiveLoss::Cauchy,
+                      [&](const std::string& line) { progress.push_back(line); });
+  check_fitted(fit, "nccl/group_step_us", 12);
+  CHECK(fit.worst_abs_rel_err < 1e-3);
+  // Progress: a line per iteration of the search, each saying where it stands.
+  REQUIRE(progress.size() >= 2);
+  CHECK(progress.front().find("iteration 1,") != std::string::npos);
+  CHECK(progress.front().find(std::to_string(across.size()) + " records") != std::string::npos);
+}

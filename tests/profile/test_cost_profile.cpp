@@ -200,6 +200,62 @@ TEST_CASE("the small-message path's keys are optional, read and written together
   CHECK(to_json(parse_cost_profile(out, "roundtrip.json")) == out);
 }
 
+TEST_CASE("nccl.nic_path: NCCL's path types PIX..SYS, PXB when absent, written when not PXB") {
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.nic_path == NicPath::Pxb);
+  CHECK_FALSE(to_json(plain)["nccl"].contains("nic_path"));
+  // NCCL's numbering (topo.h): PATH_PIX 3, PXB 4, PXN 5, PHB 6, SYS 7.
+  const std::pair<const char*, int> paths[] = {
+      {"PIX", 3}, {"PXB", 4}, {"PXN", 5}, {"PHB", 6}, {"SYS", 7}};
+  for (const auto& [key, code] : paths) {
+    CAPTURE(key);
+    json j = minimal_profile();
+    j["nccl"]["nic_path"] = key;
+    const CostProfile p = parse_cost_profile(j, "ok.json");
+    CHECK(static_cast<int>(p.nccl.nic_path) == code);
+    CHECK(std::string(nic_path_key(p.nccl.nic_path)) == key);
+    CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
+  }
+  expect_bad([](json& j) { j["nccl"]["nic_path"] = "pxb"; }, "/nccl/nic_path",
+             "PIX, PXB, PXN, PHB or SYS");
+  expect_bad([](json& j) { j["nccl"]["nic_path"] = 4; }, "/nccl/nic_path", "must be a string");
+}
+
+TEST_CASE("the fabric's group law: group_nodes and group_step_us, optional and together") {
+  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(plain.nccl.group_nodes == 0);
+  CHECK(plain.nccl.group_step_s == 0);
+  CHECK_FALSE(to_json(plain)["nccl"].contains("group_nodes"));
+  json j = minimal_profile();
+  j["nccl"]["group_nodes"] = 14;
+  j["nccl"]["group_step_us"] = 7.5;
+  const CostProfile p = parse_cost_profile(j, "ok.json");
+  CHECK(p.nccl.group_nodes == 14);
+  CHECK(p.nccl.group_step_s == zerosim::testing::Approx(7.5e-6));
+  CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
+  expect_bad([](json& j) { j["nccl"]["group_step_us"] = 3; }, "/nccl/group_step_us",
+             "group_nodes is 0");
+  expect_bad([](json& j) { j["nccl"]["group_nodes"] = -1; }, "/nccl/group_nodes", "");
+  expect_bad(
+      [](json& j) {
+        j["nccl"]["group_nodes"] = 14;
+        j["nccl"]["group_step_us"] = -1;
+      },
+      "/nccl/group_step_us", "negative");
+}
+
+TEST_CASE("collectives_trust: fitted on its logs, derived and checked, or derived, unvalidated") {
+  CostProfile p = parse_cost_profile(minimal_profile(), "ok.json");
+  CHECK(collectives_trust(p) == "derived, unvalidated");
+  p.provenance["collectives"] = {{"checked_against", {"a.log", "b.log"}},
+                                 {"validation", "mean 5%"}};
+  CHECK(collectives_trust(p) == "derived, checked against a.log, b.log (mean 5%)");
+  p.provenance["collectives"]["fitted_on"] = {"c.log"};
+  CHECK(collectives_trust(p) == "fitted on c.log (mean 5%)");
+  p.provenance["collectives"] = {{"fitted_on", {1, "d.log"}}};  // free-form: strings only
+  CHECK(collectives_trust(p) == "fitted on d.log");
+}
+
 TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["extra"] = 1; }, "/extra", "unknown key");
   expect_bad([](json& j) { j["gpu"]["peak_tflop"] = 1; }, "/gpu/peak_tflop", "unknown key");
