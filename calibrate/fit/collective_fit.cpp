@@ -310,9 +310,10 @@ class CollectiveProblem {
     int it = 0;
     for (; it < kMaxIterations; ++it) {
       if (progress)
-        progress(fmt::format("calibrate fit: {} search, iteration {}, cost {:.6g}, {} evaluations "
-                             "of {} records",
-                             search, it + 1, s.c, evaluations_, N_));
+        progress(
+            fmt::format("calibrate fit: {} search, iteration {}, cost {:.6g}, {} evaluations "
+                        "of {} records",
+                        search, it + 1, s.c, evaluations_, N_));
       const Matrix J = jacobian(s);
       const Matrix A = gram(J, N_ + P_);
       std::vector<double> g(P_, 0.0);
