@@ -24,9 +24,9 @@ namespace zerosim::calib {
 
 constexpr int kMeasurementsVersion = 1;
 constexpr const char* kMeasurementsFormat = "zerosim-measurements";
-// Records `calibrate fit` reads in all (README, Limits): the fit's time grows with them, about
-// 0.1 ms each; more are refused before any is parsed.
-constexpr std::size_t kMaxMeasurementRecords = 100000;
+// Records `calibrate fit` reads in all (README, Limits): the fit simulates each collective record
+// on its cluster, about 50 ms each; more are refused before the file's records are parsed.
+constexpr std::size_t kMaxMeasurementRecords = 1000;
 
 struct CollectiveRecord {
   std::string op;  // all_gather | reduce_scatter | all_reduce | all_to_all | send_recv

@@ -101,8 +101,8 @@ int run(int argc, char** argv) {
 // Standard output is an output like --out: a full disk or a closed pipe behind it is an error
 // (exit 1 with the OS error), not a success with the result lost.
 int flush_stdout(int code) {
+  errno = 0;  // std::cout shares stdout's buffer: its flush is stdout's
   std::cout.flush();
-  errno = 0;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail()) return code;
   // errno is that of the failed flush; an earlier failure (output past 1 MiB) left no errno.
   if (errno != 0)
