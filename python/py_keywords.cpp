@@ -7,6 +7,8 @@
 #include <regex>
 #include <variant>
 
+#include "sim/core/suggest.hpp"
+
 namespace zerosim::python {
 
 std::string keyword_of(std::string_view flag) {
@@ -82,8 +84,8 @@ std::string str_text(const ScenarioParam& p, const std::string& kw, py::handle v
     throw py::value_error(fmt::format("{} must be a str{}, got {}", kw,
                                       p.choices.empty() ? " or a path" : "", repr_of(v)));
   if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), text) == p.choices.end())
-    throw py::value_error(
-        fmt::format("{} must be {}, got {}", kw, choices_text(p.choices), repr_of(v)));
+    throw py::value_error(fmt::format("{} must be {}, got {}{}", kw, choices_text(p.choices),
+                                      repr_of(v), did_you_mean(text, p.choices)));
   return text;
 }
 

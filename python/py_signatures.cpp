@@ -14,8 +14,11 @@ namespace zerosim::python {
 namespace {
 
 std::string annotation(const ScenarioParam& p, bool lists) {
-  static const char* const kTypes[] = {"int", "float", "str | os.PathLike", "bool"};
+  static const char* const kTypes[] = {"int", "float", "str", "bool"};
   std::string t = kTypes[p.member.index()];
+  if (p.member.index() == 2 &&
+      (p.help.find("file") != std::string::npos || p.help.find("JSON") != std::string::npos))
+    t += " | os.PathLike";
   if (!p.choices.empty() && p.member.index() == 2) {
     t = "Literal[";
     for (std::size_t i = 0; i < p.choices.size(); ++i) t += (i ? ", '" : "'") + p.choices[i] + "'";

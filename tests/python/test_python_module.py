@@ -104,6 +104,8 @@ check(all(p.kind == p.KEYWORD_ONLY for p in sig.parameters.values()), "keyword-o
 check(sig.parameters["nodes"].annotation == "int | None" and sig.parameters["nodes"].default is None,
       "nodes: int | None = None")
 check(sig.parameters["model"].default is inspect.Parameter.empty, "model is required")
+check(sig.parameters["deepspeed"].annotation == "str | os.PathLike | None" and
+      sig.parameters["strategy"].annotation == "str | None", "paths where files are named")
 check("number of server nodes" in zerosim.simulate.__doc__, "simulate's docstring has the flags' help")
 check("threads" in inspect.signature(zerosim.sweep).parameters, "sweep(threads=...)")
 for cls, prop in [(zerosim.StepResult, "step_time_s"), (zerosim.Scenario, "world_size"),
@@ -123,6 +125,8 @@ raises(ValueError, "strategy: strategy 'zero4'", zerosim.simulate,
        cluster="dgx-h100", model="gpt-18b", strategy="zero4")
 raises(ValueError, "attention must be 'auto', 'flash' or 'eager', got 'sdpa'", zerosim.simulate,
        cluster="dgx-h100", model="gpt-18b", attention="sdpa")
+raises(ValueError, "fabric must be 'rail' or 'fat-tree', got 'fat-tre'; did you mean 'fat-tree'?",
+       zerosim.simulate, cluster="dgx-h100", model="gpt-18b", fabric="fat-tre")
 raises(ValueError, "nodes takes one value in simulate(), got [1, 2] (sweep() takes lists)",
        zerosim.simulate, cluster="dgx-h100", model="gpt-18b", nodes=[1, 2])
 raises(TypeError, "missing 1 required keyword-only argument: 'cluster'", zerosim.sweep, model="gpt-18b")
