@@ -7,7 +7,7 @@
 #include <regex>
 #include <variant>
 
-#include "sim/core/suggest.hpp"
+#include "sim/core/closest_match.hpp"
 
 namespace zerosim::python {
 

@@ -125,7 +125,7 @@ raises(ValueError, "strategy: strategy 'zero4'", zerosim.simulate,
        cluster="dgx-h100", model="gpt-18b", strategy="zero4")
 raises(ValueError, "attention must be 'auto', 'flash' or 'eager', got 'sdpa'", zerosim.simulate,
        cluster="dgx-h100", model="gpt-18b", attention="sdpa")
-raises(ValueError, "fabric must be 'rail' or 'fat-tree', got 'fat-tre'; did you mean 'fat-tree'?",
+raises(ValueError, "fabric must be 'rail' or 'fat-tree', got 'fat-tre' (did you mean 'fat-tree'?)",
        zerosim.simulate, cluster="dgx-h100", model="gpt-18b", fabric="fat-tre")
 raises(ValueError, "nodes takes one value in simulate(), got [1, 2] (sweep() takes lists)",
        zerosim.simulate, cluster="dgx-h100", model="gpt-18b", nodes=[1, 2])
