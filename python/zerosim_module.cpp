@@ -174,6 +174,19 @@ void bind_time_types(py::module_& m) {
       .def_readonly("exposed_comm", &StepTimeBreakdown::exposed_comm)
       .def_readonly("exposed_kernels_s", &StepTimeBreakdown::exposed_kernels_s)
       .def_readonly("idle_s", &StepTimeBreakdown::idle_s)
+      // compute + recompute by kernel class, as the JSON's compute_kernels_s: a dict of seconds.
+      .def_property_readonly("compute_kernels_s",
+                             [](const StepTimeBreakdown& b) {
+                               const ComputeTerms& k = b.compute_kernels;
+                               py::dict d;
+                               d["gemm"] = k.gemm_s;
+                               d["attention"] = k.attention_s;
+                               for (int c = 0; c < kMemoryKernelCount; ++c)
+                                 d[to_string(static_cast<MemoryKernel>(c))] =
+                                     k.memory_s[static_cast<std::size_t>(c)];
+                               d["launch"] = k.launch_s;
+                               return d;
+                             })
       .def_readonly("offload_copy_s", &StepTimeBreakdown::offload_copy_s)
       .def_readonly("nvme_io_s", &StepTimeBreakdown::nvme_io_s)
       .def_readonly("host_optimizer_s", &StepTimeBreakdown::host_optimizer_s)

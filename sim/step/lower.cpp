@@ -28,35 +28,12 @@ int prefetch_depth(const Strategy& s, std::int64_t module_elems) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(want, room)));
 }
 
-namespace {
-double gemm_time(double flops, const CostProfile& p) {
-  return flops / (p.peak_flops * p.gemm_efficiency_at(flops));
-}
-double attention_time(double flops, const CostProfile& p, AttentionImpl a) {
-  return flops / (p.peak_flops * attention_efficiency(flops, p, a));
-}
-}  // namespace
-
-double attention_efficiency(double flops, const CostProfile& p, AttentionImpl attention) {
-  if (attention == AttentionImpl::Eager) return p.attention_efficiency;
-  return std::max(p.attention_efficiency, kFlashGemmFraction * p.gemm_efficiency_at(flops));
-}
-
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
-  double t = m.attention_flops > 0 ? attention_time(m.attention_flops, p, attention) : 0;
-  for (const auto& g : m.gemms) t += gemm_time(g.flops, p);
-  return t;
+  return forward_terms(m, p, attention).total();
 }
 
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
-  // Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same size; the
-  // attention matmuls double (eager) or run 2.5x (flash recomputes the scores), at the forward's
-  // efficiency.
-  double t = m.attention_flops > 0 ? attention_backward_factor(attention) *
-                                         attention_time(m.attention_flops, p, attention)
-                                   : 0;
-  for (const auto& g : m.gemms) t += 2 * gemm_time(g.flops, p);
-  return t;
+  return backward_terms(m, p, attention).total();
 }
 
 double gathered_bytes(std::int64_t elems, const Strategy& s) {
@@ -103,9 +80,11 @@ class ModuleTimes {
     if (t.first >= 0) return t;
     const Module& m = (*modules_)[static_cast<std::size_t>(i)];
     for (const auto& [proto, pt] : shapes_)
-      if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
-          std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
-                     [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
+      if (proto->attention_flops == m.attention_flops && proto->attention_seq == m.attention_seq &&
+          proto->memory == m.memory && proto->gemms.size() == m.gemms.size() &&
+          std::equal(
+              m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
+              [](const Gemm& a, const Gemm& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }))
         return t = pt;
     shapes_.emplace_back(
         &m, std::pair{forward_time(m, *prof_, attention_), backward_time(m, *prof_, attention_)});
@@ -239,10 +218,9 @@ class Builder {
     if (st_.offload_optimizer != OffloadDevice::None) {
       host_optimizer(psi / S_);
     } else {
-      // Optimizer on the local shard: FP32 master, momentum, variance read and written (24 B),
-      // FP16 gradient read and FP16 weight written (4 B): 28 bytes per parameter of the shard.
-      out_.optimizer_bytes = 28 * (psi / S_);
-      compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps,
+      // Optimizer on the local shard (compute_model.hpp): gradient-norm clipping, then Adam.
+      out_.optimizer_bytes = (kAdamBytesPerParam + kClipBytesPerParam) * (psi / S_);
+      compute(kCompute, Category::Optimizer, optimizer_time(psi / S_, prof_),
               prefix(piece({"optimizer"})), "");
       if (st_.offload_param != OffloadDevice::None) {
         // The updated 16-bit partition goes back to where the parameters live.
