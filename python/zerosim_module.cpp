@@ -115,7 +115,8 @@ void bind_scenario_types(py::module_& m) {
       .def_readonly("kv_heads", &ModelShape::kv_heads)
       .def_readonly("ffn", &ModelShape::ffn)
       .def_readonly("vocab", &ModelShape::vocab)
-      .def_readonly("seq", &ModelShape::seq);
+      .def_readonly("seq", &ModelShape::seq)
+      .def_readonly("flash_attention", &ModelShape::flash_attention);
   py::class_<Strategy>(m, "Strategy")
       .def_property_readonly("name", &Strategy::name)
       .def_readonly("qwz", &Strategy::qwz)

@@ -51,7 +51,7 @@ std::uint64_t get_count(const JsonReader& r) {
 ModelShape read_model(const JsonReader& r) {
   r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
                     "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "arch", "source"});
+                    "flash_attention", "arch", "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
   m.family = r.at("family").get_string();
@@ -68,6 +68,7 @@ ModelShape read_model(const JsonReader& r) {
   m.tied_embeddings = r.at("tied_embeddings").get_bool();
   m.learned_positions = read_learned_positions(r.at("positions"));
   m.dropout = r.at("dropout").get_bool();
+  m.flash_attention = r.at("flash_attention").get_bool();
   if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.at("source").get_string();
   return m;

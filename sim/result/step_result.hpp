@@ -20,8 +20,9 @@ namespace zerosim {
 
 // 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
 // 3: the scenario's attention implementation ("attention": flash | eager).
-// 4: the breakdown's compute_kernels_s (compute and recompute by kernel class).
-constexpr int kResultSchemaVersion = 4;
+// 4: the model's flash_attention and arch norm_bias; its seq the run's for a learned position
+// table. 5: the breakdown's compute_kernels_s (compute and recompute by kernel class).
+constexpr int kResultSchemaVersion = 5;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.hpp"
@@ -287,8 +288,8 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
 }
 
 // --attention: flash or eager as asked; auto is FlashAttention where both the GPU (Ampere and
-// later: FlashAttention-2 needs sm80, nothing of it runs on a V100) and the model family's
-// training stack have it (family_uses_flash_attention), else eager.
+// later: FlashAttention-2 needs sm80, nothing of it runs on a V100) and the model's
+// training stack have it (trains_with_flash_attention), else eager.
 void resolve_attention(const Scenario& sc, Resolved& r) {
   // A Scenario filled in code has not met the schema's check of the flags.
   const ScenarioParam& param = *find_scenario_param("--attention");
@@ -301,17 +302,23 @@ void resolve_attention(const Scenario& sc, Resolved& r) {
                                  "eager or auto)",
                                  r.topo->gpu_model(), gpu_arch_key(r.prof->nccl.arch)));
   const bool flash = sc.attention == "flash" || (sc.attention == "auto" && gpu_has_flash &&
-                                                 family_uses_flash_attention(r.setup.model));
+                                                 trains_with_flash_attention(r.setup.model));
   r.setup.attention = flash ? AttentionImpl::Flash : AttentionImpl::Eager;
 }
 
-// Sequence length, tokens per micro-step and accumulation, checked against the config's batch.
+// The sequence length, and the model as a run of that length builds it (a learned position table
+// has one row per position: with_sequence_length), before anything counts its parameters.
+void resolve_sequence(const Scenario& sc, Resolved& r) {
+  if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
+  r.setup.seq = sc.seq_len > 0 ? sc.seq_len : r.setup.model.seq;
+  r.setup.model = with_sequence_length(std::move(r.setup.model), r.setup.seq);
+}
+
+// Tokens per micro-step and accumulation, checked against the config's batch.
 void resolve_batch(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
   const Strategy& st = setup.strategy;
   const int W = r.topo->gpu_count();
-  setup.seq = sc.seq_len > 0 ? sc.seq_len : setup.model.seq;
-  if (sc.seq_len < 0) throw flag_error("--seq-len", "must be positive");
   if (st.micro_batch_sequences > 0) {
     setup.tokens = std::int64_t{st.micro_batch_sequences} * setup.seq;
   } else {
@@ -338,7 +345,7 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
 }
 
 // The scenario resolved and validated (InputError naming the flag or JSON path), in the order its
-// parts are checked: cluster, profile, model, strategy, batch.
+// parts are checked: cluster, profile, model and sequence length, strategy, batch.
 Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   Resolved r;
   FileCache& files = context.files();
@@ -346,6 +353,7 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   r.topo = context.clusters().get(sc.cluster, ov, files);
   r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files, r.topo->node_type());
   r.setup.model = load_model(sc.model, &files);
+  resolve_sequence(sc, r);
   resolve_strategy(sc, r);
   resolve_offload(sc, r, context.modules().total_params(r.setup.model));
   resolve_batch(sc, r);

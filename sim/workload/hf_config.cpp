@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 namespace zerosim {
@@ -19,6 +21,7 @@ enum class Kind {
   Gpt2,
   GptNeox,
   Falcon,
+  Mpt,
   Mixtral,
   Qwen2Moe,
   DeepseekV2,
@@ -44,6 +47,7 @@ constexpr Known kKnown[] = {
     // Falcon's first releases, before it joined transformers (same layers, older key names).
     {"RefinedWebModel", "RWForCausalLM", Kind::Falcon},
     {"RefinedWeb", "RWForCausalLM", Kind::Falcon},
+    {"mpt", "MPTForCausalLM", Kind::Mpt},
     {"mixtral", "MixtralForCausalLM", Kind::Mixtral},
     {"qwen2_moe", "Qwen2MoeForCausalLM", Kind::Qwen2Moe},
     {"deepseek_v2", "DeepseekV2ForCausalLM", Kind::DeepseekV2},
@@ -101,15 +105,28 @@ bool any_positive(const JsonReader& r, std::initializer_list<std::string_view> k
   return false;
 }
 
-std::string activation(const JsonReader& r, std::string_view key, std::string_view fallback) {
+// The string at `key`, one of `names` (`fallback` when absent), else an InputError naming the key,
+// the value as `what` and the supported names.
+std::string one_of(const JsonReader& r, std::string_view key, std::string_view fallback,
+                   std::span<const std::string_view> names, std::string_view what = "value") {
   if (!given(r, key)) return std::string(fallback);
-  std::string a = r.at(key).get_string();
-  for (auto k : kActivations)
-    if (k == a) return a;
+  const std::string v = r.at(key).get_string();
   std::string list;
-  for (auto k : kActivations) list += (list.empty() ? "" : ", ") + std::string(k);
-  r.at(key).fail(fmt::format("unsupported activation \"{}\" (supported: {})", a, list));
-  return a;
+  for (auto n : names) {
+    if (n == v) return v;
+    list += (list.empty() ? "" : ", ") + std::string(n);
+  }
+  r.at(key).fail(fmt::format("unsupported {} \"{}\" (supported: {})", what, v, list));
+  return v;
+}
+std::string one_of(const JsonReader& r, std::string_view key, std::string_view fallback,
+                   std::initializer_list<std::string_view> names) {
+  return one_of(r, key, fallback, std::span(names.begin(), names.size()));
+}
+
+// hidden_act and its aliases, one of kActivations.
+std::string activation(const JsonReader& r, std::string_view key, std::string_view fallback) {
+  return one_of(r, key, fallback, kActivations, "activation");
 }
 
 const Known& architecture(const JsonReader& r) {
@@ -305,6 +322,68 @@ void falcon(ModelShape& m, const JsonReader& r) {
   a.activation = activation(r, "activation", "gelu");
 }
 
+// A nested settings object (MPT's attn_config, ffn_config); absent or null reads as empty.
+JsonReader section(const JsonReader& r, std::string_view key) {
+  static const json kEmpty = json::object();
+  if (!given(r, key)) return JsonReader(kEmpty, r.file(), r.path() + "/" + std::string(key));
+  const JsonReader s = r.at(key);
+  if (!s.value().is_object())
+    s.fail(fmt::format("must be an object, not {}", s.value().type_name()));
+  return s;
+}
+
+// MPT (MosaicML): the layers LLM Foundry's MPTForCausalLM builds from the config (the code these
+// configs ship with), absent keys at transformers' MptConfig defaults. Pre-norm blocks with a
+// fused Wqkv, an MLP of expansion_ratio x d_model (GELU, or gated for ffn_type mptglu), the head
+// tied to wte; no_bias removes every bias, the norms' included. A learned position table (wpe,
+// max_seq_len rows) exists when learned_pos_emb is set and neither ALiBi nor RoPE gives the
+// positions (configuration_mpt.py turns learned_pos_emb off for them).
+void mpt(ModelShape& m, const JsonReader& r) {
+  ArchShape& a = m.arch;
+  const JsonReader attn = section(r, "attn_config");
+  m.family = "mpt";
+  m.hidden = dim(r, "d_model", kMaxHidden);
+  m.layers = static_cast<int>(dim(r, "n_layers", kMaxLayers));
+  m.heads = r.at("n_heads").get_int32_at_least(1);
+  const std::string attn_type =
+      one_of(attn, "attn_type", "multihead_attention",
+             {"multihead_attention", "multiquery_attention", "grouped_query_attention"});
+  m.kv_heads = m.heads;
+  if (attn_type == "multiquery_attention") m.kv_heads = 1;
+  if (attn_type == "grouped_query_attention")
+    m.kv_heads = static_cast<int>(dim_or(attn, "kv_n_heads", 1, kMaxHidden));
+  const JsonReader ffn = section(r, "ffn_config");
+  m.gated_ffn = one_of(ffn, "ffn_type", "mptmlp", {"mptmlp", "mptglu"}) == "mptglu";
+  if (given(ffn, "ffn_hidden_size")) {
+    m.ffn = dim(ffn, "ffn_hidden_size", kMaxFfn);
+  } else {
+    const double ratio = given(r, "expansion_ratio") ? r.at("expansion_ratio").get_positive() : 4.0;
+    const double width = ratio * static_cast<double>(m.hidden);
+    if (width != std::floor(width) || width > kMaxFfn)
+      r.at("expansion_ratio")
+          .fail(
+              fmt::format("expansion_ratio x d_model ({} x {}) must be a whole width of at most {}",
+                          ratio, m.hidden, kMaxFfn));
+    m.ffn = static_cast<std::int64_t>(width);
+  }
+  m.vocab = dim(r, "vocab_size", kMaxVocab);
+  m.seq = given(r, "max_seq_len") ? r.at("max_seq_len").get_int32_at_least(1) : 2048;
+  m.bias = !flag_or(r, "no_bias", true);
+  const std::string norm = one_of(r, "norm_type", "low_precision_layernorm",
+                                  {"layernorm", "low_precision_layernorm", "rmsnorm",
+                                   "low_precision_rmsnorm", "triton_rmsnorm"});
+  m.layernorm = norm.find("layernorm") != std::string::npos;
+  a.norm_bias = m.bias;
+  const bool alibi = flag_or(attn, "alibi", true), rope = flag_or(attn, "rope", false);
+  m.learned_positions = flag_or(r, "learned_pos_emb", true) && !alibi && !rope;
+  m.tied_embeddings = flag_or(r, "tie_word_embeddings", true);
+  m.dropout =
+      any_positive(r, {"resid_pdrop", "emb_pdrop"}, 0) || any_positive(attn, {"attn_pdrop"}, 0);
+  m.flash_attention = one_of(attn, "attn_impl", "torch", {"torch", "flash", "triton"}) != "torch";
+  a.activation = "gelu";
+  if (given(ffn, "ffn_act_fn")) a.activation = activation(ffn.at("ffn_act_fn"), "name", "gelu");
+}
+
 // The shape of one family's config: the Llama-like ones read llama_like's keys and then their own.
 void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
   ArchShape& a = m.arch;
@@ -337,6 +416,8 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
       return gpt_neox(m, r);
     case Kind::Falcon:
       return falcon(m, r);
+    case Kind::Mpt:
+      return mpt(m, r);
   }
 }
 
@@ -344,9 +425,9 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
 
 bool is_hf_config(const json& j) {
   if (!j.is_object()) return false;
-  for (const char* key :
-       {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-        "vocab_size", "max_position_embeddings", "model_type", "architectures", "n_embd"})
+  for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                          "intermediate_size", "vocab_size", "max_position_embeddings",
+                          "model_type", "architectures", "n_embd", "d_model"})
     if (j.contains(key)) return true;
   return false;
 }
@@ -361,6 +442,7 @@ ModelShape parse_hf_config(const JsonReader& r) {
   if (!r.value().is_object()) r.fail("must be an object");
   const Known& known = architecture(r);
   ModelShape m;
+  m.flash_attention = true;  // every family's training stack here (trains_with_flash_attention)
   m.name = r.has("_name_or_path") && r.value()["_name_or_path"].is_string()
                ? r.at("_name_or_path").get_string()
                : r.file();

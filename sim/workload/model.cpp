@@ -39,14 +39,39 @@ namespace {
 
 std::int64_t get_dim(const JsonReader& r, std::int64_t max) { return read_model_dim(r, max); }
 
-void apply_family(ModelShape& m) {
-  const bool gpt = m.family == "gpt";
-  m.gated_ffn = !gpt;
-  m.bias = gpt;
-  m.layernorm = gpt;
-  m.tied_embeddings = gpt;
-  m.learned_positions = gpt;
-  m.dropout = gpt;
+// A workload file's "family": the defaults of its keys.
+struct Family {
+  const char* name;
+  bool gpt_layers;  // LayerNorm, biases, GeLU MLP, learned positions, tied head; else Llama's
+  bool dropout, flash_attention;
+};
+constexpr Family kFamilies[] = {
+    {"gpt", true, true, false},
+    // LLM Foundry's MPTConfig: attn_pdrop, resid_pdrop and emb_pdrop 0; its yamls set
+    // attn_impl: flash (mpt-model-yamls.md).
+    {"mpt", true, false, true},
+    {"llama", false, false, true},
+};
+
+const Family& read_family(const JsonReader& r) {
+  const std::string name = r.string_or("family", "gpt");
+  for (const auto& f : kFamilies)
+    if (name == f.name) return f;
+  std::string list;
+  for (const auto& f : kFamilies) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", f.name);
+  r.at("family").fail(fmt::format("must be one of {} (got \"{}\")", list, name));
+  return kFamilies[0];
+}
+
+void apply_family(ModelShape& m, const Family& f) {
+  m.family = f.name;
+  m.gated_ffn = !f.gpt_layers;
+  m.bias = f.gpt_layers;
+  m.layernorm = f.gpt_layers;
+  m.tied_embeddings = f.gpt_layers;
+  m.learned_positions = f.gpt_layers;
+  m.dropout = f.dropout;
+  m.flash_attention = f.flash_attention;
 }
 
 void validate(const ModelShape& m, const JsonReader& r) {
@@ -92,19 +117,18 @@ void validate(const ModelShape& m, const JsonReader& r) {
 ModelShape parse_workload(const JsonReader& r) {
   r.require_object({"name", "family", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
                     "seq", "gated_ffn", "bias", "norm", "tied_embeddings", "positions", "dropout",
-                    "arch", "source"});
+                    "flash_attention", "arch", "source"});
   ModelShape m;
   m.name = r.at("name").get_string();
-  m.family = r.string_or("family", "gpt");
-  if (m.family != "gpt" && m.family != "llama")
-    r.at("family").fail(fmt::format("must be \"gpt\" or \"llama\" (got \"{}\")", m.family));
-  apply_family(m);
+  const Family& family = read_family(r);
+  apply_family(m, family);
   m.layers = static_cast<int>(get_dim(r.at("layers"), kMaxLayers));
   m.hidden = get_dim(r.at("hidden"), kMaxHidden);
   m.heads = r.at("heads").get_int32_at_least(1);
   m.kv_heads = r.has("kv_heads") ? r.at("kv_heads").get_int32_at_least(1) : m.heads;
-  // GPT's MLP is 4h wide unless stated; Llama's width is not derivable, so it is required.
-  m.ffn = m.family == "gpt" && !r.has("ffn") ? 4 * m.hidden : get_dim(r.at("ffn"), kMaxFfn);
+  // GPT's (and MPT's) MLP is 4h wide unless stated; Llama's width is not derivable, so it is
+  // required.
+  m.ffn = family.gpt_layers && !r.has("ffn") ? 4 * m.hidden : get_dim(r.at("ffn"), kMaxFfn);
   m.vocab = get_dim(r.at("vocab"), kMaxVocab);
   m.seq = r.at("seq").get_int32_at_least(1);
   m.gated_ffn = r.bool_or("gated_ffn", m.gated_ffn);
@@ -113,6 +137,7 @@ ModelShape parse_workload(const JsonReader& r) {
   m.tied_embeddings = r.bool_or("tied_embeddings", m.tied_embeddings);
   if (r.has("positions")) m.learned_positions = read_learned_positions(r.at("positions"));
   m.dropout = r.bool_or("dropout", m.dropout);
+  m.flash_attention = r.bool_or("flash_attention", m.flash_attention);
   if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.string_or("source", r.file());
   return m;
@@ -124,6 +149,11 @@ ModelShape parse_model(const json& j, const std::string& file) {
   JsonReader r(j, file);
   ModelShape m = is_hf_config(j) ? parse_hf_config(r) : parse_workload(r);
   validate(m, r);
+  return m;
+}
+
+ModelShape with_sequence_length(ModelShape m, int seq) {
+  if (m.learned_positions) m.seq = seq;
   return m;
 }
 
@@ -154,6 +184,7 @@ json to_json(const ModelShape& m) {
   j.emplace("tied_embeddings", m.tied_embeddings);
   j.emplace("positions", m.learned_positions ? "learned" : "rotary");
   j.emplace("dropout", m.dropout);
+  j.emplace("flash_attention", m.flash_attention);
   if (m.arch != ArchShape{}) j.emplace("arch", to_json(m.arch));
   j.emplace("source", m.source);
   return j;
@@ -168,6 +199,7 @@ json to_json(const ArchShape& a) {
   j.emplace("mlp_bias", a.mlp_bias);
   j.emplace("parallel_attn", a.parallel_attn);
   j.emplace("layer_norms", a.layer_norms);
+  j.emplace("norm_bias", a.norm_bias);
   if (a.mla != MlaShape{}) {
     json mla = json::object();
     mla.emplace("q_lora_rank", a.mla.q_lora_rank);
@@ -196,7 +228,7 @@ json to_json(const ArchShape& a) {
 
 ArchShape read_arch(const JsonReader& r) {
   r.require_object({"activation", "head_dim", "attn_bias", "qkv_bias", "mlp_bias", "parallel_attn",
-                    "layer_norms", "mla", "moe"});
+                    "layer_norms", "norm_bias", "mla", "moe"});
   ArchShape a;
   a.activation = r.at("activation").get_string();
   a.head_dim = r.at("head_dim").get_int_at_least(0);
@@ -208,6 +240,7 @@ ArchShape read_arch(const JsonReader& r) {
   a.layer_norms = r.at("layer_norms").get_int32_at_least(1);
   if (a.layer_norms != 1 && a.layer_norms != 2 && a.layer_norms != 4)
     r.at("layer_norms").fail("must be 1, 2 or 4");
+  a.norm_bias = r.bool_or("norm_bias", true);
   if (r.has("mla")) {
     const auto q = r.at("mla");
     q.require_object({"q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_dim"});

@@ -1,9 +1,10 @@
 // Model: the shape of a decoder-only transformer and where it comes from: a workload preset
 // (workloads/<name>.json), a workload file with the same keys, or a Hugging Face config.json
 // (hf_config.hpp: the architecture is chosen by its "model_type"). The plain shape (layers, width,
-// heads, MLP width, vocabulary) covers GPT and Llama; what other architectures add (a head width
-// of their own, partial biases, parallel attention, the norms per layer, DeepSeek's low-rank
-// attention, mixture-of-experts MLPs) is ModelShape::arch, at its defaults for GPT and Llama.
+// heads, MLP width, vocabulary) covers GPT, Llama and MPT; what other architectures add (a head
+// width of their own, partial biases, parallel attention, the norms per layer, DeepSeek's
+// low-rank attention, mixture-of-experts MLPs) is ModelShape::arch, at its defaults for GPT and
+// Llama.
 // Derived quantities (parameters, FLOPs, activation bytes) live in transformer.hpp.
 #pragma once
 #include <compare>
@@ -53,6 +54,8 @@ struct ArchShape {
   bool mlp_bias = false;      // MLP projections (Llama's mlp_bias)
   bool parallel_attn = false;  // attention and MLP read the same input (GPT-NeoX, Falcon)
   int layer_norms = 2;         // per layer: 1 (Falcon-7B's shared one), 2, 4 (Gemma 2)
+  bool norm_bias = true;       // a LayerNorm has its bias (false: MPT's no_bias, which removes
+                               // every bias, the norms' included)
   MlaShape mla;
   MoeShape moe;
   auto operator<=>(const ArchShape&) const = default;
@@ -61,22 +64,29 @@ struct ArchShape {
 struct ModelShape {
   std::string name;
   std::string family = "gpt";  // "gpt" (LayerNorm, biases, GeLU MLP, learned positions, tied
-                               // embeddings, dropout) or "llama" (RMSNorm, no biases, gated SiLU
-                               // MLP, rotary positions, untied head, no dropout); a Hugging Face
-                               // config's model_type (hf_config.hpp)
+                               // embeddings, dropout, eager attention), "mpt" (gpt's layers without
+                               // dropout, FlashAttention: LLM Foundry's MPT) or "llama" (RMSNorm,
+                               // no biases, gated SiLU MLP, rotary positions, untied head, no
+                               // dropout, FlashAttention); a Hugging Face config's model_type
+                               // (hf_config.hpp)
   int layers = 0;
   std::int64_t hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // grouped-query attention; == heads for multi-head attention
   std::int64_t ffn = 0;
   std::int64_t vocab = 0;
-  int seq = 0;  // default sequence length
+  // The training sequence length when the run names none. A learned position table has one row
+  // per position of the run's sequence (with_sequence_length).
+  int seq = 0;
   bool gated_ffn = false;
   bool bias = true;
   bool layernorm = true;  // false: RMSNorm (weight only)
   bool tied_embeddings = true;
   bool learned_positions = true;
   bool dropout = true;
+  // Under --attention auto, whether its training stack runs FlashAttention on a GPU that has it
+  // (transformer.hpp, trains_with_flash_attention).
+  bool flash_attention = false;
   ArchShape arch;
   std::string source;  // where the shape comes from
 
@@ -98,6 +108,12 @@ std::int64_t read_model_dim(const JsonReader& r, std::int64_t max);
 bool read_layernorm(const JsonReader& r);
 // "positions": true for "learned", false for "rotary", else an InputError naming the key.
 bool read_learned_positions(const JsonReader& r);
+
+// The model as a run of sequence length `seq` builds it: a learned position table gets one row per
+// position (LLM Foundry sets MPT's max_seq_len, Megatron-LM's examples their
+// --max-position-embeddings, to the run's sequence length), so its parameter count follows the
+// run; a model without one is unchanged.
+ModelShape with_sequence_length(ModelShape m, int seq);
 
 // Parses a workload JSON (strict keys; see workloads/*.json; "arch" as to_json writes it) or, when
 // the object has a Hugging Face key ("hidden_size", "model_type", ...), a Hugging Face config.json

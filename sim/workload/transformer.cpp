@@ -6,7 +6,7 @@ namespace zerosim {
 
 const char* to_string(AttentionImpl a) { return a == AttentionImpl::Flash ? "flash" : "eager"; }
 
-bool family_uses_flash_attention(const ModelShape& m) { return m.family != "gpt"; }
+bool trains_with_flash_attention(const ModelShape& m) { return m.flash_attention; }
 
 double attention_backward_factor(AttentionImpl a) { return a == AttentionImpl::Flash ? 2.5 : 2.0; }
 
@@ -36,7 +36,8 @@ namespace {
 void add_norm(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,
               std::int64_t width = 0) {
   v.push_back({name + ".weight", width > 0 ? width : m.hidden, true});
-  if (m.layernorm) v.push_back({name + ".bias", width > 0 ? width : m.hidden, true});
+  if (m.layernorm && m.arch.norm_bias)
+    v.push_back({name + ".bias", width > 0 ? width : m.hidden, true});
 }
 // A linear layer; it has a bias when the model's linears all have one or `bias` says this one has.
 void add_linear(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,

@@ -29,11 +29,12 @@ namespace zerosim {
 enum class AttentionImpl : std::uint8_t { Eager, Flash };
 const char* to_string(AttentionImpl a);  // "eager", "flash"
 // Whether the model's usual training stack runs FlashAttention on a GPU that has it (Ampere and
-// later): every Hugging Face architecture here (their flash_attention_2 / sdpa attention, which
-// dispatches to the flash kernel for 16-bit training) and the Llama presets do; the GPT presets
-// (family "gpt", the ZeRO++ paper's Megatron-DeepSpeed GPTs, whose flash attention is an opt-in
-// flag) do not.
-bool family_uses_flash_attention(const ModelShape& m);
+// later), ModelShape::flash_attention: every Hugging Face architecture here (their
+// flash_attention_2 / sdpa attention, which dispatches to the flash kernel for 16-bit training;
+// an MPT config as its attn_config.attn_impl says), the Llama presets and the MPT presets (LLM
+// Foundry's attn_impl: flash) do; the GPT presets (family "gpt", the ZeRO++ paper's
+// Megatron-DeepSpeed GPTs, whose flash attention is an opt-in flag) do not.
+bool trains_with_flash_attention(const ModelShape& m);
 // Attention FLOPs of the backward per forward attention FLOP: 2 eager (dQ, dK from the scores'
 // gradient, dV and the scores' gradient from the context's), 2.5 flash (the same four matmuls plus
 // QK^T recomputed: 5 matmuls of the forward's 2, as flash-attention's own benchmarks count them,

@@ -129,17 +129,19 @@ TEST_CASE("FlashAttention keeps no s x s tensors: 34·T·h + 4·a·T per GPT lay
   CHECK(4 * am * t == 4.0 * (1 << 20));
 }
 
-TEST_CASE("attention implementations: names, backward FLOPs, which families use FlashAttention") {
+TEST_CASE(
+    "attention implementations: names, backward FLOPs, which models train with FlashAttention") {
   CHECK(std::string(to_string(AttentionImpl::Flash)) == "flash");
   CHECK(std::string(to_string(AttentionImpl::Eager)) == "eager");
   CHECK(attention_backward_factor(AttentionImpl::Eager) == 2.0);
   CHECK(attention_backward_factor(AttentionImpl::Flash) == 2.5);
-  CHECK_FALSE(family_uses_flash_attention(load_model("gpt-18b")));  // Megatron-DeepSpeed GPT
-  CHECK(family_uses_flash_attention(load_model("llama-3-8b")));
+  CHECK_FALSE(trains_with_flash_attention(load_model("gpt-18b")));  // Megatron-DeepSpeed GPT
+  CHECK(trains_with_flash_attention(load_model("llama-3-8b")));
+  CHECK(trains_with_flash_attention(load_model("mpt-7b")));  // LLM Foundry: attn_impl flash
   for (const char* hf : {"mistral-7b-v0.1", "mixtral-8x7b-v0.1", "deepseek-v2-lite",
                          "phi-3-mini-4k-instruct", "gpt-neox-20b", "falcon-7b"}) {
     CAPTURE(hf);
-    CHECK(family_uses_flash_attention(
+    CHECK(trains_with_flash_attention(
         load_model(std::string(ZEROSIM_SOURCE_DIR "/workloads/hf/") + hf + ".json")));
   }
 }
