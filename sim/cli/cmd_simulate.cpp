@@ -102,6 +102,16 @@ void print_breakdown(const StepResult& r) {
               format_time(b.compute_s).c_str(), format_time(b.recompute_s).c_str(),
               format_time(b.optimizer_s).c_str(), format_time(b.param_fetch_s).c_str(),
               format_time(b.quant_kernels_s).c_str());
+  // Compute and recompute by kernel class (memory-bound classes with no bytes are left out).
+  const ComputeTerms& k = b.compute_kernels;
+  std::string kernels =
+      "gemm " + format_time(k.gemm_s) + ", attention " + format_time(k.attention_s);
+  for (int c = 0; c < kMemoryKernelCount; ++c)
+    if (k.memory_s[static_cast<std::size_t>(c)] > 0)
+      kernels += std::string(", ") + to_string(static_cast<MemoryKernel>(c)) + " " +
+                 format_time(k.memory_s[static_cast<std::size_t>(c)]);
+  kernels += ", launch " + format_time(k.launch_s);
+  std::printf("  compute by kernel: %s\n", kernels.c_str());
   const ExposedComm& e = b.exposed_comm;
   std::printf(
       "  exposed communication: all_gather %s, all_reduce %s, all_to_all %s, "

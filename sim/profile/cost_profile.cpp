@@ -5,6 +5,9 @@
 //   "gpu": {"peak_tflops": 989.4, "memory_bytes": 85899345920, "hbm_GBps": 3350},
 //   "gemm_efficiency": [{"flops": 1e8, "efficiency": 0.05}, ...],   // strictly increasing flops
 //   "attention_efficiency": 0.4,
+//   "compute": {"sm_count": 132, "gemm_tile": 128, "memory_bound_fraction": 0.8,
+//               "flash_forward_efficiency": 0.6, "flash_backward_efficiency": 0.5,
+//               "flash_seq_half": 400, "kernel_overhead_us": 2},
 //   "kernels": {"quantize_int8": {"throughput_GBps": 2500, "launch_us": 5}, ...},
 //   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648, "zero3_fetch_ns_per_byte": 0,
 //   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "ll_hop_latency_us": 0.6,
@@ -69,6 +72,30 @@ KernelCost parse_kernel(const JsonReader& r) {
   k.throughput_Bps = r.at("throughput_GBps").get_positive() * 1e9;
   k.launch_s = r.at("launch_us").get_nonnegative() * 1e-6;
   return k;
+}
+
+// A positive count of at most `max` (SMs, tile edge, sequence): a larger one is a typo.
+double get_count(const JsonReader& r, double max) {
+  const double v = r.get_positive();
+  if (v > max) r.fail(fmt::format("must be in (0, {}] (got {})", max, v));
+  return v;
+}
+
+ComputeParams parse_compute(const JsonReader& r) {
+  r.require_object({"sm_count", "gemm_tile", "memory_bound_fraction", "flash_forward_efficiency",
+                    "flash_backward_efficiency", "flash_seq_half", "kernel_overhead_us"});
+  ComputeParams c;
+  c.sm_count = std::floor(get_count(r.at("sm_count"), 4096));
+  if (c.sm_count < 1) r.at("sm_count").fail("must be at least 1");
+  c.gemm_tile = get_count(r.at("gemm_tile"), 1024);
+  c.memory_bound_fraction = get_efficiency(r.at("memory_bound_fraction"));
+  c.flash_forward_efficiency = get_efficiency(r.at("flash_forward_efficiency"));
+  c.flash_backward_efficiency = get_efficiency(r.at("flash_backward_efficiency"));
+  c.flash_seq_half = r.at("flash_seq_half").get_nonnegative();
+  if (c.flash_seq_half > 1e6) r.at("flash_seq_half").fail("must be at most 1e6");
+  c.kernel_overhead_s = r.at("kernel_overhead_us").get_nonnegative() * 1e-6;
+  if (c.kernel_overhead_s > 1e-3) r.at("kernel_overhead_us").fail("must be at most 1000");
+  return c;
 }
 
 NcclParams parse_nccl(const JsonReader& r) {
@@ -302,8 +329,8 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
             "replaced by zero3_fetch_ns_per_byte: the fetch time is charged per gathered byte "
             "(FP16 weights: half the value per parameter)");
   r.require_object({"version", "name", "gpu_model", "provenance", "gpu", "gemm_efficiency",
-                    "attention_efficiency", "kernels", "optimizer_GBps", "memory_reserved_bytes",
-                    "zero3_fetch_ns_per_byte", "link_classes", "nccl"});
+                    "attention_efficiency", "compute", "kernels", "optimizer_GBps",
+                    "memory_reserved_bytes", "zero3_fetch_ns_per_byte", "link_classes", "nccl"});
   CostProfile p;
   p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
@@ -339,6 +366,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
     p.gemm_efficiency.emplace_back(f, get_efficiency(pt.at("efficiency")));
   }
   p.attention_efficiency = get_efficiency(r.at("attention_efficiency"));
+  p.compute = parse_compute(r.at("compute"));
 
   JsonReader kernels = r.at("kernels");
   if (!kernels.value().is_object()) kernels.fail("must be an object");
@@ -409,6 +437,14 @@ json to_json(const CostProfile& p) {
   for (const auto& [f, e] : p.gemm_efficiency) curve.push_back({{"flops", f}, {"efficiency", e}});
   j["gemm_efficiency"] = curve;
   j["attention_efficiency"] = p.attention_efficiency;
+  const ComputeParams& c = p.compute;
+  j["compute"] = {{"sm_count", clean(c.sm_count)},
+                  {"gemm_tile", clean(c.gemm_tile)},
+                  {"memory_bound_fraction", clean(c.memory_bound_fraction)},
+                  {"flash_forward_efficiency", clean(c.flash_forward_efficiency)},
+                  {"flash_backward_efficiency", clean(c.flash_backward_efficiency)},
+                  {"flash_seq_half", clean(c.flash_seq_half)},
+                  {"kernel_overhead_us", clean(c.kernel_overhead_s * 1e6)}};
   json kernels = json::object();
   for (const auto& [kname, k] : p.kernels)
     kernels[kname] = {{"throughput_GBps", clean(k.throughput_Bps / 1e9)},
@@ -473,7 +509,8 @@ CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
 
 std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
                                                               const std::string& gpu_model,
-                                                              FileCache* files) {
+                                                              FileCache* files,
+                                                              const std::string& node_type) {
   if (!name_or_file.empty())
     return shared_cost_profile(
         resolve_data_file("calibrate/profiles", name_or_file, "--profile", files), files);
@@ -485,7 +522,8 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
     std::shared_ptr<const CostProfile> p = shared_cost_profile(path, files);
     if (p->gpu_model == gpu_model) {
       if (p->status == "measured") return p;
-      if (!first_match) first_match = p;
+      // A derived profile named for the node type (the DGX A100 40GB and Polaris share a GPU).
+      if (!first_match || (p->name == node_type && first_match->name != node_type)) first_match = p;
     }
     (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }
@@ -498,7 +536,7 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
 }
 
 CostProfile select_cost_profile(const std::string& name_or_file, const Topology& topo) {
-  return select_cost_profile_for_gpu(name_or_file, topo.gpu_model());
+  return *shared_select_cost_profile(name_or_file, topo.gpu_model(), nullptr, topo.node_type());
 }
 
 }  // namespace zerosim

@@ -100,6 +100,19 @@ struct KernelCost {
   bool operator==(const KernelCost&) const = default;
 };
 
+// The compute model's parameters (sim/step/compute_model.hpp), each physical: documented with its
+// range and evidence in the profile's provenance and docs/step-model.md.
+struct ComputeParams {
+  double sm_count = 0;   // streaming multiprocessors (datasheet): GEMM output tiles run one per SM
+  double gemm_tile = 0;  // output tile edge of the large BF16/FP16 GEMM kernels (elements)
+  double memory_bound_fraction = 0;      // achieved / HBM bandwidth of memory-bound kernels, (0, 1]
+  double flash_forward_efficiency = 0;   // FlashAttention forward at long sequences / peak
+  double flash_backward_efficiency = 0;  // FlashAttention backward at long sequences / peak
+  double flash_seq_half = 0;     // sequence at which FlashAttention reaches half that efficiency
+  double kernel_overhead_s = 0;  // per kernel of a pass: the gap between dependent kernels
+  bool operator==(const ComputeParams&) const = default;
+};
+
 struct CostProfile {
   int version = kCostProfileVersion;
   std::string name;       // "dgx2-v100"
@@ -115,7 +128,8 @@ struct CostProfile {
   // GEMM efficiency curve: achieved/peak as a function of the GEMM's FLOP count, piecewise linear
   // in log10(flops) between points sorted by flops; clamped at both ends.
   std::vector<std::pair<double, double>> gemm_efficiency;
-  double attention_efficiency = 0;  // achieved/peak for the attention score/context matmuls
+  double attention_efficiency = 0;  // achieved/peak for the eager attention score/context matmuls
+  ComputeParams compute;
 
   // Kernels by name: "quantize_int8", "dequantize_int8", "quantize_int4", "dequantize_int4",
   // "swizzle_quantize_int4", "dequant_reduce_quant_int4", "dequant_reduce_int4", "copy".
@@ -166,9 +180,11 @@ CostProfile select_cost_profile(const std::string& name_or_file, const Topology&
 // Same, parsed once per distinct file content in `files` (the same object while the file is
 // unchanged: no copy per scenario, and an identity that memos of derived results compare first);
 // null `files`: read and parsed afresh.
+// Among derived profiles of the GPU model, the one named `node_type` wins over the first listed.
 std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string& name_or_file,
                                                               const std::string& gpu_model,
-                                                              FileCache* files = nullptr);
+                                                              FileCache* files = nullptr,
+                                                              const std::string& node_type = "");
 // Same, by GPU model string (what select_cost_profile uses); paths of the shipped profiles, sorted.
 CostProfile select_cost_profile_for_gpu(const std::string& name_or_file,
                                         const std::string& gpu_model);

@@ -12,6 +12,29 @@
 
 namespace zerosim {
 
+double ComputeTerms::total() const {
+  double t = gemm_s + attention_s + launch_s;
+  for (const double m : memory_s) t += m;
+  return t;
+}
+
+ComputeTerms& ComputeTerms::operator+=(const ComputeTerms& o) {
+  gemm_s += o.gemm_s;
+  attention_s += o.attention_s;
+  launch_s += o.launch_s;
+  for (std::size_t i = 0; i < memory_s.size(); ++i) memory_s[i] += o.memory_s[i];
+  return *this;
+}
+
+ComputeTerms ComputeTerms::scaled(double f) const {
+  ComputeTerms t = *this;
+  t.gemm_s *= f;
+  t.attention_s *= f;
+  t.launch_s *= f;
+  for (double& m : t.memory_s) m *= f;
+  return t;
+}
+
 namespace {
 
 // Adds a key to a JSON object in one map node (an initializer list would build a pair array
@@ -229,6 +252,30 @@ ScenarioEcho read_scenario(const JsonReader& r) {
   return s;
 }
 
+// The compute_kernels_s object's keys: gemm, attention, each MemoryKernel's name, launch.
+json compute_kernels_json(const ComputeTerms& t) {
+  json j = json::object();
+  put(j, "gemm", t.gemm_s);
+  put(j, "attention", t.attention_s);
+  for (int k = 0; k < kMemoryKernelCount; ++k)
+    put(j, to_string(static_cast<MemoryKernel>(k)), t.memory_s[static_cast<std::size_t>(k)]);
+  put(j, "launch", t.launch_s);
+  return j;
+}
+
+ComputeTerms read_compute_kernels(const JsonReader& r) {
+  r.require_object({"gemm", "attention", "norm", "activation", "residual", "bias", "rotary",
+                    "dropout", "loss", "embedding", "launch"});
+  ComputeTerms t;
+  t.gemm_s = r.at("gemm").get_nonnegative();
+  t.attention_s = r.at("attention").get_nonnegative();
+  t.launch_s = r.at("launch").get_nonnegative();
+  for (int k = 0; k < kMemoryKernelCount; ++k)
+    t.memory_s[static_cast<std::size_t>(k)] =
+        r.at(to_string(static_cast<MemoryKernel>(k))).get_nonnegative();
+  return t;
+}
+
 json breakdown_json(const StepTimeBreakdown& b) {
   json exposed = json::object();
   put(exposed, "all_gather", b.exposed_comm.all_gather_s);
@@ -246,6 +293,7 @@ json breakdown_json(const StepTimeBreakdown& b) {
   put(j, "exposed_comm_s", std::move(exposed));
   put(j, "exposed_kernels_s", b.exposed_kernels_s);
   put(j, "idle_s", b.idle_s);
+  put(j, "compute_kernels_s", compute_kernels_json(b.compute_kernels));
   if (b.offloads()) {
     put(j, "offload_copy_s", b.offload_copy_s);
     put(j, "nvme_io_s", b.nvme_io_s);
@@ -258,7 +306,8 @@ json breakdown_json(const StepTimeBreakdown& b) {
 StepTimeBreakdown read_breakdown(const JsonReader& r) {
   r.require_object({"compute_s", "recompute_s", "optimizer_s", "param_fetch_s", "quant_kernels_s",
                     "other_kernels_s", "exposed_comm_s", "exposed_kernels_s", "idle_s",
-                    "offload_copy_s", "nvme_io_s", "host_optimizer_s", "exposed_offload_s"});
+                    "compute_kernels_s", "offload_copy_s", "nvme_io_s", "host_optimizer_s",
+                    "exposed_offload_s"});
   StepTimeBreakdown b;
   const char* offload[] = {"offload_copy_s", "nvme_io_s", "host_optimizer_s", "exposed_offload_s"};
   double* to[] = {&b.offload_copy_s, &b.nvme_io_s, &b.host_optimizer_s, &b.exposed_offload_s};
@@ -279,6 +328,7 @@ StepTimeBreakdown read_breakdown(const JsonReader& r) {
   b.exposed_comm.total_s = e.at("total").get_nonnegative();
   b.exposed_kernels_s = r.at("exposed_kernels_s").get_nonnegative();
   b.idle_s = r.at("idle_s").get_nonnegative();
+  b.compute_kernels = read_compute_kernels(r.at("compute_kernels_s"));
   return b;
 }
 

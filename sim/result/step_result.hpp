@@ -4,6 +4,7 @@
 // specified by docs/result-schema.json (version kResultSchemaVersion): to_json writes it and
 // step_result_from_json reads it back strictly, so to_json(step_result_from_json(j)) == j.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -13,15 +14,16 @@
 #include "sim/memory/memory.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
+#include "sim/workload/transformer.hpp"
 
 namespace zerosim {
 
 // 2: mfu, hfu, mfu_flops_per_step, peak_tflops_per_gpu; the model's optional "arch".
 // 3: the scenario's attention implementation ("attention": flash | eager).
 // 4: the model's flash_attention, seq_source, position_rows and arch norm_bias and qk_norm; the
-// scenario's active_params and
-//    seq_len_source; the model's seq is the run's for a learned position table.
-constexpr int kResultSchemaVersion = 4;
+//    scenario's active_params and seq_len_source; the model's seq is the run's for a learned
+//    position table. 5: the breakdown's compute_kernels_s (compute and recompute by kernel class).
+constexpr int kResultSchemaVersion = 5;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {
@@ -56,6 +58,18 @@ struct ExposedComm {
   bool operator==(const ExposedComm&) const = default;
 };
 
+// Compute time by kernel class (sim/step/compute_model.hpp): GEMMs, the attention core, each
+// memory-bound class (MemoryKernel: norm, activation, residual, bias, rotary, dropout, loss,
+// embedding) and the kernels' launch overhead. A module pass's, or a step's compute + recompute.
+struct ComputeTerms {
+  double gemm_s = 0, attention_s = 0, launch_s = 0;
+  std::array<double, kMemoryKernelCount> memory_s{};  // by MemoryKernel
+  double total() const;
+  ComputeTerms& operator+=(const ComputeTerms& o);
+  ComputeTerms scaled(double f) const;
+  bool operator==(const ComputeTerms&) const = default;
+};
+
 // Where the step's time goes (sim/step/breakdown.hpp defines each part).
 struct StepTimeBreakdown {
   double compute_s = 0, recompute_s = 0, optimizer_s = 0, param_fetch_s = 0;
@@ -63,6 +77,7 @@ struct StepTimeBreakdown {
   ExposedComm exposed_comm;
   double exposed_kernels_s = 0;
   double idle_s = 0;
+  ComputeTerms compute_kernels;  // compute_s + recompute_s by kernel class
   // ZeRO-Offload (all 0 without it, and then not written): busy time of the PCIe copies, the NVMe
   // reads and writes and CPU Adam, and the time compute waits on them with no collective in
   // flight (a part of the step like exposed_kernels_s).

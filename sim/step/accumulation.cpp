@@ -46,6 +46,12 @@ StepTimeBreakdown extend_accumulation(const StepTimeBreakdown& one, const StepTi
   b.nvme_io_s = x(one.nvme_io_s, two.nvme_io_s);
   b.host_optimizer_s = x(one.host_optimizer_s, two.host_optimizer_s);
   b.exposed_offload_s = x(one.exposed_offload_s, two.exposed_offload_s);
+  const ComputeTerms &k1 = one.compute_kernels, &k2 = two.compute_kernels;
+  b.compute_kernels.gemm_s = x(k1.gemm_s, k2.gemm_s);
+  b.compute_kernels.attention_s = x(k1.attention_s, k2.attention_s);
+  b.compute_kernels.launch_s = x(k1.launch_s, k2.launch_s);
+  for (std::size_t i = 0; i < k1.memory_s.size(); ++i)
+    b.compute_kernels.memory_s[i] = x(k1.memory_s[i], k2.memory_s[i]);
   return b;
 }
 

@@ -21,35 +21,12 @@ int prefetch_depth(const Strategy& s, std::int64_t module_elems) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(want, room)));
 }
 
-namespace {
-double gemm_time(double flops, const CostProfile& p) {
-  return flops / (p.peak_flops * p.gemm_efficiency_at(flops));
-}
-double attention_time(double flops, const CostProfile& p, AttentionImpl a) {
-  return flops / (p.peak_flops * attention_efficiency(flops, p, a));
-}
-}  // namespace
-
-double attention_efficiency(double flops, const CostProfile& p, AttentionImpl attention) {
-  if (attention == AttentionImpl::Eager) return p.attention_efficiency;
-  return std::max(p.attention_efficiency, kFlashGemmFraction * p.gemm_efficiency_at(flops));
-}
-
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
-  double t = m.attention_flops > 0 ? attention_time(m.attention_flops, p, attention) : 0;
-  for (const auto& g : m.gemms) t += gemm_time(g.flops, p);
-  return t;
+  return forward_terms(m, p, attention).total();
 }
 
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention) {
-  // Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same size; the
-  // attention matmuls double (eager) or run 2.5x (flash recomputes the scores), at the forward's
-  // efficiency.
-  double t = m.attention_flops > 0 ? attention_backward_factor(attention) *
-                                         attention_time(m.attention_flops, p, attention)
-                                   : 0;
-  for (const auto& g : m.gemms) t += 2 * gemm_time(g.flops, p);
-  return t;
+  return backward_terms(m, p, attention).total();
 }
 
 double gathered_bytes(std::int64_t elems, const Strategy& s) {

@@ -24,6 +24,7 @@
 
 #include "sim/profile/cost_profile.hpp"
 #include "sim/program/step_program.hpp"
+#include "sim/step/compute_model.hpp"
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/fetch_trace.hpp"
 #include "sim/strategy/strategy.hpp"
@@ -76,22 +77,10 @@ struct StepSetup {
 // max_live / module - 1 (the running module counts).
 int prefetch_depth(const Strategy& s, std::int64_t module_elems);
 
-// Compute time of a module's forward and backward from the profile's GEMM curve and attention
-// efficiency (backward runs two GEMMs of each forward GEMM's size; attention's backward runs
-// attention_backward_factor x its forward FLOPs).
+// Compute time of a module's forward and backward: the sum of its kernel classes' terms
+// (compute_model.hpp).
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
-// Achieved/peak of the attention core's matmuls totalling `flops` (one layer's, forward): eager,
-// the profile's attention_efficiency; flash, kFlashGemmFraction of the GEMM curve at those FLOPs,
-// never below eager's.
-double attention_efficiency(double flops, const CostProfile& p, AttentionImpl attention);
-// FlashAttention's efficiency relative to a GEMM of the same FLOPs (an assumption, not measured
-// here). Evidence: FlashAttention-2 (Dao 2023, abstract and fig. 4) runs at 50-73% of A100 peak,
-// forward and backward, head dim 64-128, its long-sequence runs near the top, against the A100
-// profile's 0.72-0.78 for large GEMMs (0.65-0.95 of it, about 0.85 at 2k-16k tokens);
-// FlashAttention-3 (Shah et al. 2024, abstract) reaches up to 740 of 989 TFLOPs/s (BF16) forward
-// on H100 and its backward less, against the H100 profile's conservative 0.62-0.70.
-inline constexpr double kFlashGemmFraction = 0.85;
 
 // Bytes on the wire per element for a weight gather (FP16, or INT8 + FP32 scales per block).
 double gathered_bytes(std::int64_t elems, const Strategy& s);

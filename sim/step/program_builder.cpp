@@ -14,9 +14,11 @@ void ModuleTimes::reset(const std::vector<Module>& modules, const CostProfile& p
 std::pair<double, double> ModuleTimes::compute(int i) {
   const Module& m = (*modules_)[static_cast<std::size_t>(i)];
   for (const auto& [proto, pt] : shapes_)
-    if (proto->attention_flops == m.attention_flops && proto->gemms.size() == m.gemms.size() &&
-        std::equal(m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
-                   [](const Gemm& a, const Gemm& b) { return a.flops == b.flops; }))
+    if (proto->attention_flops == m.attention_flops && proto->attention_seq == m.attention_seq &&
+        proto->memory == m.memory && proto->gemms.size() == m.gemms.size() &&
+        std::equal(
+            m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
+            [](const Gemm& a, const Gemm& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }))
       return pt;
   shapes_.emplace_back(
       &m, std::pair{forward_time(m, *prof_, attention_), backward_time(m, *prof_, attention_)});
@@ -102,10 +104,9 @@ void ProgramBuilder::collective(int stream, CollKind kind, Algorithm algo, const
 }
 
 void ProgramBuilder::gpu_optimizer(double part, int pre) {
-  // FP32 master, momentum, variance read and written (24 B), 16-bit gradient read and 16-bit
-  // weight written (4 B): 28 bytes per parameter of the shard.
-  out_.optimizer_bytes = 28 * part;
-  compute(kCompute, Category::Optimizer, out_.optimizer_bytes / prof_.optimizer_Bps, pre, "");
+  // Gradient-norm clipping, then Adam, on the local shard (compute_model.hpp).
+  out_.optimizer_bytes = (kAdamBytesPerParam + kClipBytesPerParam) * part;
+  compute(kCompute, Category::Optimizer, optimizer_time(part, prof_), pre, "");
 }
 
 GroupList ProgramBuilder::world_groups() {

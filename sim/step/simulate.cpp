@@ -18,6 +18,7 @@
 #include "sim/net/network_model.hpp"
 #include "sim/step/accumulation.hpp"
 #include "sim/step/breakdown.hpp"
+#include "sim/step/compute_model.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
@@ -408,7 +409,7 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
                       tier_max_gpus(sc.tier),
                       "the " + sc.tier + " tier"};
   r.topo = context.clusters().get(sc.cluster, ov, files);
-  r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files);
+  r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files, r.topo->node_type());
   r.setup.model = load_model(sc.model, &files);
   resolve_sequence(sc, r);
   resolve_strategy(sc, r);
@@ -596,6 +597,25 @@ OffloadResult offload_result(const Resolved& r, const LoweredStep& low) {
   return o;
 }
 
+// The step's compute and recompute by kernel class: every module pass the program runs, priced
+// by the compute model as the lowering priced its op.
+ComputeTerms compute_kernel_terms(const LoweredStep& low, const CostProfile& prof,
+                                  AttentionImpl attention) {
+  const std::vector<Module>& mods = *low.modules;
+  std::vector<std::pair<int, int>> runs(mods.size());  // per module: forward, backward passes
+  for (const LoweredStep::ModuleOp& op : low.module_ops) {
+    auto& r = runs[static_cast<std::size_t>(op.module)];
+    ++(op.backward ? r.second : r.first);
+  }
+  ComputeTerms total;
+  for (std::size_t i = 0; i < mods.size(); ++i) {
+    if (runs[i].first > 0) total += forward_terms(mods[i], prof, attention).scaled(runs[i].first);
+    if (runs[i].second > 0)
+      total += backward_terms(mods[i], prof, attention).scaled(runs[i].second);
+  }
+  return total;
+}
+
 // One lowered step run on the scenario's network tier: what the result's time, breakdown and
 // communication come from. The lowering and the run stay for a trace.
 struct StepRun {
@@ -618,6 +638,7 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   net->expect_ops(out.low->program.collectives);
   out.run = run_program(out.low->program, engine, *net);
   out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
+  out.breakdown.compute_kernels = compute_kernel_terms(*out.low, prof, setup.attention);
   out.comm = comm_result(*out.low, out.run, topo, prof, std::move(plans));
   return out;
 }

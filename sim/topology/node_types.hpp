@@ -54,6 +54,9 @@ inline constexpr NodeTypeSpec kNodeTypes[] = {
     // PCIe gen4.
     // DGX A100 640 GB (the 80 GB GPUs): host 2 TB DDR4; storage 30 TB, 8x 3.84 TB U.2 NVMe.
     {"dgx-a100", "A100-SXM4-80GB", 8, 300.0, kPcieGen4GBps, 8, 200.0, 2048.0, 8},
+    // DGX A100 320 GB: the same machine with 8x A100 40 GB (SXM4, 1555 GB/s HBM2); host 1 TB
+    // DDR4, storage 15 TB (4x 3.84 TB U.2 NVMe) (DGX A100 datasheet).
+    {"dgx-a100-40gb", "A100-SXM4-40GB", 8, 300.0, kPcieGen4GBps, 8, 200.0, 1024.0, 4},
     // NVIDIA DGX H100 datasheet: 8x H100 80 GB (SXM5), 4 NVSwitches, 900 GB/s bidirectional per GPU
     // (18 NVLink4 links x 25 GB/s per direction = 450 GB/s); 8x ConnectX-7 400 Gb/s NDR (the OSFP
     // compute ports); PCIe gen5.

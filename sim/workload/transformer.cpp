@@ -16,6 +16,16 @@ std::int64_t Module::param_elems() const {
   return n;
 }
 
+Gemm linear_gemm(std::string name, double tokens, double in, double out) {
+  return {std::move(name), 2 * tokens * in * out, tokens, out, in};
+}
+
+const char* to_string(MemoryKernel k) {
+  static constexpr std::array<const char*, kMemoryKernelCount> kNames = {
+      "norm", "activation", "residual", "bias", "rotary", "dropout", "loss", "embedding"};
+  return kNames[static_cast<std::size_t>(k)];
+}
+
 double Module::forward_flops() const {
   double f = attention_flops;
   for (const auto& g : gemms) f += g.flops;
@@ -36,6 +46,27 @@ void add_linear(std::vector<ParamTensor>& v, const ModelShape& m, const std::str
   if (m.bias || bias) v.push_back({name + ".bias", out, true});
 }
 
+// A bias's gradient: the output gradient (T x width) summed over the tokens, in backward (the
+// forward's bias add rides in the GEMM's epilogue).
+void add_bias_grad(Module& mod, double T, double width) {
+  mod.memory.add(MemoryKernel::Bias, 0, 2 * T * width, 0, 1);
+}
+// `count` norms over the hidden width: LayerNorm / RMSNorm read the input and write the output
+// (4 bytes per element, BF16); backward reads the input and the gradient and writes the input's
+// gradient (6), with the weight (and bias) gradients reduced in a second kernel.
+void add_norms(Module& mod, const ModelShape& m, double T, int count) {
+  const double h = static_cast<double>(m.hidden);
+  mod.memory.add(MemoryKernel::Norm, count * 4 * T * h, count * 6 * T * h, count, 2 * count);
+}
+// A branch's residual add (read two, write one T x h tensor) and, when the model trains with
+// dropout, the dropout before it (read, write, and a one-byte mask; backward reads the gradient and
+// the mask). The add's backward is the sum of the two gradient paths (read two, write one).
+void add_residual(Module& mod, const ModelShape& m, double T) {
+  const double h = static_cast<double>(m.hidden);
+  mod.memory.add(MemoryKernel::Residual, 6 * T * h, 6 * T * h, 1, 1);
+  if (m.dropout) mod.memory.add(MemoryKernel::Dropout, 5 * T * h, 5 * T * h, 1, 1);
+}
+
 // One MLP of width f (a dense layer's, an expert's or the shared expert's): its tensors to `up`
 // (gate and up, or fc1) and `down` (fc2), and its GEMMs for `tokens` tokens.
 void add_mlp(Module& up, Module& down, const ModelShape& m, const std::string& prefix,
@@ -45,14 +76,25 @@ void add_mlp(Module& up, Module& down, const ModelShape& m, const std::string& p
   if (m.gated_ffn) {
     add_linear(up.params, m, prefix + "gate", m.hidden, f, b);
     add_linear(up.params, m, prefix + "up", m.hidden, f, b);
-    up.gemms.push_back({prefix + "gate", 2 * tokens * h * F});
-    up.gemms.push_back({prefix + "up", 2 * tokens * h * F});
+    up.gemms.push_back(linear_gemm(prefix + "gate", tokens, h, F));
+    up.gemms.push_back(linear_gemm(prefix + "up", tokens, h, F));
   } else {
     add_linear(up.params, m, prefix + "fc1", m.hidden, f, b);
-    up.gemms.push_back({prefix + "fc1", 2 * tokens * h * F});
+    up.gemms.push_back(linear_gemm(prefix + "fc1", tokens, h, F));
   }
   add_linear(down.params, m, prefix + "fc2", f, m.hidden, b);
-  down.gemms.push_back({prefix + "fc2", 2 * tokens * h * F});
+  down.gemms.push_back(linear_gemm(prefix + "fc2", tokens, F, h));
+  // The activation over the MLP's width: GELU reads and writes T x F (backward reads its input
+  // and the gradient, writes the input's gradient); gated: SiLU of the gate, then its product
+  // with the up projection (two kernels each way).
+  if (m.gated_ffn)
+    up.memory.add(MemoryKernel::Activation, 10 * tokens * F, 16 * tokens * F, 2, 2);
+  else
+    up.memory.add(MemoryKernel::Activation, 4 * tokens * F, 6 * tokens * F, 1, 1);
+  if (m.bias || b) {
+    add_bias_grad(up, tokens, m.gated_ffn ? 2 * F : F);
+    add_bias_grad(down, tokens, h);
+  }
 }
 
 // The attention input projections: one fused q/k/v projection, or MLA's low-rank ones.
@@ -63,18 +105,21 @@ void add_qkv(Module& qkv, const ModelShape& m, double T) {
   if (a.kv_lora_rank == 0) {
     const double q = static_cast<double>(m.q_dim()), kv = static_cast<double>(m.kv_dim());
     add_linear(qkv.params, m, "qkv", m.hidden, m.q_dim() + 2 * m.kv_dim(), bias || m.arch.qkv_bias);
-    qkv.gemms.push_back({"qkv", 2 * T * h * (q + 2 * kv)});
+    qkv.gemms.push_back(linear_gemm("qkv", T, h, q + 2 * kv));
+    if (m.bias || bias || m.arch.qkv_bias) add_bias_grad(qkv, T, q + 2 * kv);
     if (m.arch.qk_norm != QkNorm::None) {
       const bool per_head = m.arch.qk_norm == QkNorm::PerHead;
       add_norm(qkv.params, m, "q_norm", per_head ? m.head_dim() : m.q_dim());
       add_norm(qkv.params, m, "k_norm", per_head ? m.head_dim() : m.kv_dim());
+      // The two norms over the queries and keys, as add_norms prices one over T x h.
+      qkv.memory.add(MemoryKernel::Norm, 4 * T * (q + kv), 6 * T * (q + kv), 2, 4);
     }
     return;
   }
   const std::int64_t H = m.heads, qk = a.qk_nope_dim + a.qk_rope_dim;
   auto linear = [&](const char* name, std::int64_t in, std::int64_t out, bool b) {
     add_linear(qkv.params, m, name, in, out, b);
-    qkv.gemms.push_back({name, 2 * T * static_cast<double>(in) * static_cast<double>(out)});
+    qkv.gemms.push_back(linear_gemm(name, T, static_cast<double>(in), static_cast<double>(out)));
   };
   if (a.q_lora_rank > 0) {
     linear("q_a", m.hidden, a.q_lora_rank, bias);
@@ -106,7 +151,7 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
   const int norms = m.arch.layer_norms;
   const std::string prefix = "layer" + std::to_string(l) + ".";
   auto sub = [&](const std::string& name) {
-    Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true};
+    Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true, -1, 0, {}};
     mod.layer = l;
     return mod;
   };
@@ -128,7 +173,18 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
     // QK^T and attention x V, as Megatron-LM counts them (the full s x s square).
     attn.attention_flops = 4 * T * seq * static_cast<double>(m.q_dim());
   }
-  attn.gemms.push_back({"attn_out", 2 * T * h * static_cast<double>(out_in)});
+  attn.attention_seq = seq;
+  attn.gemms.push_back(linear_gemm("attn_out", T, static_cast<double>(out_in), h));
+  if (m.bias || m.arch.attn_bias) add_bias_grad(attn, T, h);
+  add_norms(qkv, m, T, 1);
+  if (!m.learned_positions) {
+    // Rotary embedding of the queries and keys: read and written each way, one kernel each.
+    const double rq = static_cast<double>(m.q_dim() + m.kv_dim());
+    qkv.memory.add(MemoryKernel::Rotary, 4 * T * rq, 4 * T * rq, 2, 2);
+  }
+  // The attention branch's dropout and residual add; the MLP's below.
+  add_residual(attn, m, T);
+  if (norms == 4) add_norms(attn, m, T, 1);
   if (norms == 4) add_norm(attn.params, m, "post_attn_norm");
   push(qkv);
   push(attn);
@@ -140,6 +196,9 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
     if (pre_mlp_norm != nullptr) add_norm(up.params, m, pre_mlp_norm);
     add_mlp(up, down, m, "", m.ffn, T);
     if (norms == 4) add_norm(down.params, m, "post_ffn_norm");
+    if (pre_mlp_norm != nullptr) add_norms(up, m, T, 1);
+    if (norms == 4) add_norms(down, m, T, 1);
+    if (!m.arch.parallel_attn) add_residual(down, m, T);
     push(up);
     push(down);
     return;
@@ -148,13 +207,16 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
   Module router = sub("router");
   if (pre_mlp_norm != nullptr) add_norm(router.params, m, pre_mlp_norm);
   add_linear(router.params, m, "router", m.hidden, e.experts);
-  router.gemms.push_back({"router", 2 * T * h * e.experts});
+  router.gemms.push_back(linear_gemm("router", T, h, e.experts));
+  if (pre_mlp_norm != nullptr) add_norms(router, m, T, 1);
+  if (norms == 4) add_norms(router, m, T, 1);
+  if (!m.arch.parallel_attn) add_residual(router, m, T);
   if (e.router_bias) router.params.push_back({"router.score_bias", e.experts, true});
   if (e.shared_ffn > 0) {
     add_mlp(router, router, m, "shared.", e.shared_ffn, T);
     if (e.shared_gate) {
       add_linear(router.params, m, "shared.gate_proj", m.hidden, 1);
-      router.gemms.push_back({"shared.gate_proj", 2 * T * h});
+      router.gemms.push_back(linear_gemm("shared.gate_proj", T, h, 1));
     }
   }
   if (norms == 4) add_norm(router.params, m, "post_ffn_norm");
@@ -214,7 +276,7 @@ std::int64_t active_param_count(const ModelShape& m) {
   const MoeShape& e = m.arch.moe;
   if (e.experts == 0) return total_param_count(m);
   // One expert's parameters, from the same builder as the modules.
-  Module one{"expert", ModuleKind::Layer, {}, 0, {}, 0, true};
+  Module one{"expert", ModuleKind::Layer, {}, 0, {}, 0, true, -1, 0, {}};
   add_mlp(one, one, m, "", e.expert_ffn, 1);
   return total_param_count(m) -
          std::int64_t{moe_layer_count(m)} * (e.experts - e.top_k) * one.param_elems();
@@ -225,22 +287,34 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   const double V = static_cast<double>(m.vocab);
   std::vector<Module> mods;
 
-  Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false};
+  Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false, -1, 0, {}};
   embed.params.push_back({"word_embeddings", m.vocab * m.hidden, false});
   if (m.learned_positions)
     embed.params.push_back({"position_embeddings",
                             std::int64_t{m.position_rows > 0 ? m.position_rows : seq} * m.hidden,
                             false});
   embed.gather_elems = embed.param_elems();
+  // Gather of each token's row (read and write T x h), and of its position's with the add; the
+  // backward's dense gradient: the table zeroed (V x h, and s x h for positions) and the tokens'
+  // gradients read and added into their rows.
+  embed.memory.add(MemoryKernel::Embedding, 4 * T * h, 4 * T * h + 2 * V * h, 1, 2);
+  if (m.learned_positions)
+    embed.memory.add(MemoryKernel::Embedding, 10 * T * h, 4 * T * h + 2.0 * seq * h, 2, 2);
   mods.push_back(embed);
 
   for (int l = 0; l < m.layers; ++l) append_layer(mods, m, l, T, seq);
 
-  Module head{"head", ModuleKind::Head, {}, 0, {}, 0, false};
+  Module head{"head", ModuleKind::Head, {}, 0, {}, 0, false, -1, 0, {}};
   add_norm(head.params, m, "final_norm");
   head.gather_elems = head.param_elems() + m.vocab * m.hidden;
   if (!m.tied_embeddings) head.params.push_back({"lm_head", m.vocab * m.hidden, false});
-  head.gemms.push_back({"logits", 2 * T * h * V});
+  head.gemms.push_back(linear_gemm("logits", T, h, V));
+  add_norms(head, m, T, 1);
+  // Softmax-cross-entropy over the vocabulary, as autocast runs PyTorch's cross_entropy (an FP32
+  // op): the BF16 logits cast to FP32 (read 2, write 4 bytes per logit), log_softmax (read 4,
+  // write 4); backward: nll's gradient written (4), log_softmax's backward (read 8, write 4), the
+  // cast back to BF16 (read 4, write 2). 14 bytes per logit forward, 22 backward.
+  head.memory.add(MemoryKernel::Loss, 14 * T * V, 22 * T * V, 3, 3);
   mods.push_back(head);
   return mods;
 }

@@ -10,6 +10,7 @@
 //   for GPT (T tokens per micro-batch, s sequence length, a heads), generalised to GQA and gated
 //   MLPs; with FlashAttention 34·T·h + 4·a·T (no s x s tensors: layer_activation_bytes).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,9 +47,48 @@ struct ParamTensor {
   bool one_d = false;  // biases and norm weights: qgZ falls back to reduce-scatter for these
 };
 
+// A forward GEMM of a linear layer: Y (m x n) = X (m x k) W (k x n), m the tokens it sees, k the
+// layer's input width, n its output width. Backward runs two GEMMs of the same FLOPs: the data
+// gradient (m x k from m x n by n x k) and the weight gradient (k x n from k x m by m x n).
 struct Gemm {
   std::string name;
-  double flops = 0;  // 2·m·n·k of the forward GEMM; backward runs two GEMMs of the same size
+  double flops = 0;  // 2·m·n·k
+  double m = 0, n = 0, k = 0;
+};
+// The GEMM of a linear layer from `in` to `out` features over `tokens` tokens.
+Gemm linear_gemm(std::string name, double tokens, double in, double out);
+
+// The memory-bound kernels of a training step, priced by the bytes they read and write
+// (sim/step/compute_model.hpp): normalisation (LayerNorm / RMSNorm), the MLP's activation (GELU, or
+// SiLU and the gate's product), residual adds, bias gradients (the forward's bias add rides in the
+// GEMM's epilogue), rotary position embedding, dropout, the loss's softmax-cross-entropy over the
+// vocabulary, and the embedding's gather and gradient scatter.
+enum class MemoryKernel : std::uint8_t {
+  Norm,
+  Activation,
+  Residual,
+  Bias,
+  Rotary,
+  Dropout,
+  Loss,
+  Embedding
+};
+inline constexpr int kMemoryKernelCount = 8;
+const char* to_string(MemoryKernel k);  // "norm", "activation", ...
+
+// A module's memory-bound work: bytes read + written per pass by each kernel class, and the
+// kernels launched (memory-bound ones; the GEMMs and the attention core are counted by the compute
+// model). Closed forms per kernel in transformer.cpp (PyTorch's kernels, BF16 activations).
+struct MemoryWork {
+  std::array<double, kMemoryKernelCount> forward_bytes{}, backward_bytes{};
+  int forward_kernels = 0, backward_kernels = 0;
+  void add(MemoryKernel k, double fwd, double bwd, int fwd_kernels, int bwd_kernels) {
+    forward_bytes[static_cast<std::size_t>(k)] += fwd;
+    backward_bytes[static_cast<std::size_t>(k)] += bwd;
+    forward_kernels += fwd_kernels;
+    backward_kernels += bwd_kernels;
+  }
+  bool operator==(const MemoryWork&) const = default;
 };
 
 enum class ModuleKind { Embedding, Layer, Head };
@@ -60,9 +100,11 @@ struct Module {
   std::int64_t gather_elems = 0;    // weights gathered before it runs (the tied head re-gathers
                                     // the word embedding it does not own)
   std::vector<Gemm> gemms;          // forward GEMMs
-  double attention_flops = 0;       // forward score + context matmuls
+  double attention_flops = 0;       // forward score + context matmuls (the full s x s square)
   bool recomputed = false;          // re-run in backward under activation checkpointing
   int layer = -1;                   // transformer layer index of a Layer submodule
+  int attention_seq = 0;            // the sequence length attention_flops were counted for
+  MemoryWork memory;                // memory-bound kernels
 
   std::int64_t param_elems() const;
   double forward_flops() const;

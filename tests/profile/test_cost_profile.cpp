@@ -33,6 +33,14 @@ json minimal_profile() {
           {"gemm_efficiency",
            {{{"flops", 1e8}, {"efficiency", 0.1}}, {{"flops", 1e10}, {"efficiency", 0.5}}}},
           {"attention_efficiency", 0.4},
+          {"compute",
+           {{"sm_count", 100},
+            {"gemm_tile", 128},
+            {"memory_bound_fraction", 0.8},
+            {"flash_forward_efficiency", 0.6},
+            {"flash_backward_efficiency", 0.5},
+            {"flash_seq_half", 400},
+            {"kernel_overhead_us", 2}}},
           {"kernels", k},
           {"optimizer_GBps", 600},
           {"memory_reserved_bytes", 1000},
@@ -276,6 +284,13 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["gemm_efficiency"][0]["efficiency"] = 1.2; },
              "/gemm_efficiency/0/efficiency", "(0, 1]");
   expect_bad([](json& j) { j["attention_efficiency"] = 0; }, "/attention_efficiency", "(0, 1]");
+  expect_bad([](json& j) { j["compute"]["memory_bound_fraction"] = 1.5; },
+             "/compute/memory_bound_fraction", "(0, 1]");
+  expect_bad([](json& j) { j["compute"]["sm_count"] = 0; }, "/compute/sm_count", "positive");
+  expect_bad([](json& j) { j["compute"]["kernel_overhead_us"] = 5000; },
+             "/compute/kernel_overhead_us", "at most 1000");
+  expect_bad([](json& j) { j["compute"].erase("flash_seq_half"); }, "/compute",
+             "missing required key 'flash_seq_half'");
   expect_bad([](json& j) { j["kernels"]["quantize_int3"] = j["kernels"]["copy"]; },
              "/kernels/quantize_int3", "unknown kernel");
   expect_bad([](json& j) { j["kernels"].erase("copy"); }, "/kernels",
@@ -345,6 +360,27 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["nccl"]["nvls"] = 1; }, "/nccl/nvls", "");
 }
 
+TEST_CASE("every shipped profile's compute parameters lie in their documented ranges") {
+  // docs/step-model.md, "The compute model"; A100's fitted by scripts/fsdp_validation.py inside
+  // these ranges, the others derived.
+  for (const auto& path : shipped_cost_profiles()) {
+    CAPTURE(path);
+    const ComputeParams c = load_cost_profile(path).compute;
+    CHECK(c.memory_bound_fraction >= 0.5);
+    CHECK(c.memory_bound_fraction <= 0.9);
+    CHECK(c.flash_forward_efficiency >= 0.25);
+    CHECK(c.flash_forward_efficiency <= 0.73);
+    CHECK(c.flash_backward_efficiency <= c.flash_forward_efficiency);
+    CHECK(c.flash_seq_half >= 128);
+    CHECK(c.flash_seq_half <= 2048);
+    CHECK(c.kernel_overhead_s >= 0.5e-6);
+    CHECK(c.kernel_overhead_s <= 10e-6);
+    CHECK(c.gemm_tile == 128);
+    const bool known_sms = c.sm_count == 80 || c.sm_count == 108 || c.sm_count == 132;
+    CHECK(known_sms);
+  }
+}
+
 TEST_CASE("every shipped profile parses and documents each parameter's source") {
   auto paths = shipped_cost_profiles();
   REQUIRE(paths.size() >= 4);
@@ -358,6 +394,10 @@ TEST_CASE("every shipped profile parses and documents each parameter's source") 
                             "gpu/hbm_GBps",
                             "gemm_efficiency",
                             "attention_efficiency",
+                            "compute/sm_count",
+                            "compute/gemm_tile",
+                            "compute/memory_bound_fraction",
+                            "compute/kernel_overhead_us",
                             "kernels/*/throughput_GBps",
                             "kernels/*/launch_us",
                             "optimizer_GBps",

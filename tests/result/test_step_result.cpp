@@ -70,8 +70,12 @@ TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inc
   j["comm"].erase("flows");
   expect_input_error([&] { read(j); }, "r.json", "/comm", "missing required key 'flows'");
   j = good;
+  j["breakdown"]["compute_kernels_s"].erase("loss");
+  expect_input_error([&] { read(j); }, "r.json", "/breakdown/compute_kernels_s",
+                     "missing required key 'loss'");
+  j = good;
   j["schema_version"] = 1;
-  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 4");
+  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 5");
   j = good;
   j["scenario"]["strategy"]["name"] = "zero3";
   expect_input_error([&] { read(j); }, "r.json", "/scenario/strategy/name", "zeropp");

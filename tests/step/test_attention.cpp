@@ -1,7 +1,6 @@
 // The attention implementation (--attention flash | eager | auto): auto's choice per GPU and model
 // family, FlashAttention refused on Volta, its memory (no s x s scores: Mistral-7B at 32k context
-// fits on 32 H100s with it and not without) and its compute (GEMM-like efficiency, backward 2.5x
-// the forward's attention FLOPs), eager exactly as before.
+// fits on 32 H100s with it and not without). Its compute: tests/step/test_compute_model.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -111,44 +110,4 @@ TEST_CASE("Mistral-7B at 32k context on 32 H100s fits with FlashAttention, not w
   CHECK_MESSAGE(r.out.find("flash attention, activation checkpointing on") != std::string::npos,
                 r.out);
   CHECK_MESSAGE(r.out.find("(fits)") != std::string::npos, r.out);
-}
-
-TEST_CASE("compute: FlashAttention at kFlashGemmFraction of the GEMM curve, backward 2.5x") {
-  Scenario s = scenario("dgx-h100", 1, "llama-3-8b", "flash");
-  const auto prof = select_cost_profile("dgx-h100", load_cluster("dgx-h100", ClusterOverrides{}));
-  const auto mods = build_modules(load_model("llama-3-8b"), 8192, 8192);
-  const Module& attn = mods[2];  // layer0.attn: the attention core and its output projection
-  REQUIRE(attn.attention_flops > 0);
-  const double f = attn.attention_flops, gemm = attn.forward_flops() - f;
-  const double eff = attention_efficiency(f, prof, AttentionImpl::Flash);
-  CHECK(eff == std::max(prof.attention_efficiency, 0.85 * prof.gemm_efficiency_at(f)));
-  CHECK(eff > prof.attention_efficiency);  // 8k tokens: the fused kernel beats the eager matmuls
-  CHECK(attention_efficiency(f, prof, AttentionImpl::Eager) == prof.attention_efficiency);
-  CHECK(attention_efficiency(1e6, prof, AttentionImpl::Flash) == prof.attention_efficiency);
-  const double peak = prof.peak_flops;
-  const double eager_eff = prof.attention_efficiency;
-  const double gemm_fwd = forward_time(attn, prof, AttentionImpl::Eager) - f / (peak * eager_eff);
-  CHECK(gemm_fwd > 0);
-  CHECK(gemm > 0);
-  CHECK(forward_time(attn, prof, AttentionImpl::Flash) ==
-        zerosim::testing::Approx(gemm_fwd + f / (peak * eff)).epsilon(1e-12));
-  CHECK(backward_time(attn, prof, AttentionImpl::Flash) ==
-        zerosim::testing::Approx(2 * gemm_fwd + 2.5 * f / (peak * eff)).epsilon(1e-12));
-  CHECK(backward_time(attn, prof, AttentionImpl::Eager) ==
-        zerosim::testing::Approx(2 * gemm_fwd + 2 * f / (peak * eager_eff)).epsilon(1e-12));
-
-  // End to end: same model FLOPs, FlashAttention's score recompute in the executed FLOPs, faster.
-  s.tokens_per_gpu = 8192;
-  s.seq_len = 8192;
-  Scenario e = s;
-  e.attention = "eager";
-  const StepResult rf = simulate(s), re = simulate(e);
-  CHECK(rf.mfu_flops_per_step == re.mfu_flops_per_step);
-  double attention = 0;
-  for (const Module& m : mods) attention += m.attention_flops;
-  CHECK(rf.counted_flops_per_step - re.counted_flops_per_step ==
-        zerosim::testing::Approx(0.5 * attention * 8).epsilon(1e-9));  // 8 GPUs, one micro-step
-  CHECK(rf.step_time_s < re.step_time_s);
-  CHECK(rf.breakdown.compute_s < re.breakdown.compute_s);
-  CHECK(rf.memory.component("activations") < re.memory.component("activations"));
 }

@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""Validation of zerosim's step model against LLM Foundry's published FSDP runs on A100.
+
+Every row of the two published tables (tests/fsdp/a100-80gb.md, tests/fsdp/a100-40gb.md: byte
+copies of shared/data/fsdp-llm-foundry/, 139 rows: MPT 125M to 70B, 8 to 128 GPUs, sequences 512
+to 65536) is simulated as
+
+  zerosim simulate --cluster dgx-a100|dgx-a100-40gb --nodes <GPUs/8> --model mpt-<size>
+                   --strategy fsdp|fsdp-grad-op --tokens-per-gpu <MicroBatchSize x SeqLen>
+                   --grad-accum <GradAccum> --seq-len <SeqLen> [--no-checkpointing]
+                   --attention flash --tier analytic --json
+
+(FULL_SHARD -> fsdp, SHARD_GRAD_OP -> fsdp-grad-op; where this build has no FSDP strategy the rows
+run as zero3, the same communication volume, and the report says so). Both clusters have 8 x 200
+Gb/s NICs per node, the runs' 1600 Gbps RoCE.
+
+The compute model's A100 parameters that no datasheet or paper fixes (FIT below, each inside its
+documented range) are fitted on the published tokens/s/GPU: a bounded least squares on the
+log-ratios simulated / published, through the compute terms each simulation reports
+(breakdown.compute_kernels_s: the step moves with the terms a parameter scales), relinearised
+by a fresh simulation of every row until the parameters settle; every figure in the report is
+from a final simulation at the reported parameters. Cross-validation fits on one table and
+predicts the other.
+
+Usage: python3 scripts/fsdp_validation.py build/sim/zerosim [--workloads DIR] [--write-profile]
+       [--check] [--json OUT]
+  --workloads DIR: MPT workload files DIR/mpt-<size>.json instead of the presets.
+  --write-profile: write the all-row fit into calibrate/profiles/dgx-a100.json and
+                   dgx-a100-40gb.json (provenance included).
+  --check: exit 1 unless the shipped profiles meet what the report states (the CTest guard).
+Writes reports/fsdp-validation.md and .html. Needs python3-scipy (Debian).
+"""
+import argparse
+import concurrent.futures as cf
+import copy
+import html
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLES = [("80GB", "tests/fsdp/a100-80gb.md", "dgx-a100", "calibrate/profiles/dgx-a100.json"),
+          ("40GB", "tests/fsdp/a100-40gb.md", "dgx-a100-40gb",
+           "calibrate/profiles/dgx-a100-40gb.json")]
+PEAK = 312e12  # the tables' MFU peak (A100 BF16 dense)
+
+# name, (low, high), what it is, why that range. Each is a key of the profile's "compute" block.
+FIT = [
+    ("memory_bound_fraction", (0.5, 0.9),
+     "achieved / HBM bandwidth of the memory-bound kernels (norms, activations, residual adds, the "
+     "loss's softmax-cross-entropy, embedding gather/scatter)",
+     "elementwise and reduction kernels of PyTorch on A100 reach 0.5-0.9 of HBM (a device copy "
+     "0.8-0.9: cudaMemcpy D2D and STREAM-like benchmarks; a LayerNorm or softmax with reductions "
+     "less)"),
+    ("kernel_overhead_us", (0.5, 10.0),
+     "time per kernel of a pass besides its work: the gap between dependent kernels on a stream "
+     "and the eager framework's per-op host cost when the GPU catches up with it",
+     "a CUDA kernel launch takes 2-5 us of host time and back-to-back dependent kernels leave "
+     "about 1-2 us between them; PyTorch's eager dispatch adds 5-20 us of host time per op, seen "
+     "only when the GPU work per op is shorter"),
+    ("flash_forward_efficiency", (0.25, 0.73),
+     "FlashAttention's forward at long sequences / the A100's 312 TFLOP/s (its backward is held "
+     "at FLASH_BWD_RATIO of it)",
+     "FlashAttention-2 (Dao 2023, fig. 4-6) runs its forward at 50-73% of A100 peak, head dim "
+     "64-128; FlashAttention-1 (Dao et al. 2022) at 25-40%. The runs' flash-attn release is not "
+     "published (llm-foundry's attn_impl: flash ran either over its history)"),
+    ("flash_seq_half", (128, 2048),
+     "sequence length at which FlashAttention reaches half its long-sequence efficiency",
+     "FlashAttention-2's causal A100 curves (Dao 2023, fig. 4-6) rise from about 0.55-0.65 of "
+     "their 16k value at 512 to 0.85-0.9 at 2k: a half point of 250-650; wider for other "
+     "releases"),
+]
+# FlashAttention-2's backward / forward throughput on A100 (Dao 2023: forward up to ~230, backward
+# up to ~190 TFLOP/s at head dim 128, i.e. about 0.82 of the forward). Not fitted.
+FLASH_BWD_RATIO = 0.82
+COMMANDS = []
+# What the shipped A100 profiles achieve (reports/fsdp-validation.md), guarded by --check (CTest
+# fsdp/validation). The issue's targets are mean <= 7%, worst <= 15%, bias within 3%, every row
+# fitting: the worst rows and the rows that do not fit are findings in the report, not met.
+CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 13}
+
+
+FINDINGS = """What they share, read from the tables themselves:
+
+- **Neighbours of the same shape ran faster.** A100-40GB mpt-1b at seq 2048 ran 18647, 19001, 19085
+  tokens/s/GPU on 128, 64 and 16 GPUs and 15555 on 32; mpt-70b on 64 40GB GPUs (micro-batch 2) ran
+  276 where 128 GPUs (micro-batch 4) ran 376 and 64 80GB GPUs 410. A step model shared by all rows
+  cannot give one GPU count of a family 20-35% less than its neighbours.
+- **Memory pressure.** The 8-GPU A100-40GB mpt-13b rows (micro-batch 1-16, accumulation 16) ran
+  1407-1763 tokens/s/GPU while 16-128 GPUs ran 1972-1998 at the same shape; with 8 GPUs each holds
+  twice the model states (13B x 16 bytes / 8 = 26 GB of 40). That is consistent with the caching
+  allocator's retries (cudaFree and re-malloc when a request fits no cached block), the known
+  cost of a run near its GPU's capacity, which the model has no term for; the tables do not show
+  it directly. mpt-30b at seq 8192 on 8 80GB GPUs (+33%)
+  sits at 70 GiB simulated.
+- **Short sequences of mpt-760m on A100-80GB**: 32434 at seq 2048 but 29765 and 29446 at 1024 and
+  512 with larger micro-batches, where every other model and the 40GB table's mpt-760m speed up as
+  the sequence shrinks.
+
+Memory: with `--strategy zero3` standing in for FSDP, 13 of the 40GB table's rows (mpt-350m,
+mpt-760m, mpt-1b without checkpointing) exceed 40 GiB by 0.1-2.9 GiB; each holds DeepSpeed's
+gathered parameters (stage3_max_live_parameters: 1.7-3.4 GiB) and gradient bucket (0.7-0.9 GiB),
+which FSDP's limit_all_gathers (two blocks in flight, 25-200 MB here) and per-block reduce-scatter
+do not hold: without those two they are at most 39.8 GiB; whether they fit as `--strategy fsdp`
+runs them is not checked here (this build has no FSDP strategy)."""
+
+
+def parse_table(path):
+    rows = []
+    with open(os.path.join(ROOT, path)) as f:
+        lines = [l for l in f.read().splitlines() if l.strip().startswith("|")]
+    head = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    for i, line in enumerate(lines[2:]):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        r = dict(zip(head, cells))
+        rows.append({
+            "line": i + 1,
+            "model": r["Model"], "seq": int(r["SeqLen (T)"]), "gpus": int(r["# GPUs"]),
+            "mfu": float(r["MFU"]) / 100, "mb": int(r["MicroBatchSize"]),
+            "ga": int(r["GradAccum"]), "tps": float(r["Throughput (T/s/GPU)"]),
+            "mp": r["MP Mode"], "precision": r["Precision"],
+            "sharding": r["Sharding Strategy"], "ckpt": r["Activation Checkpointing"] == "True",
+            "params": int(r["NumParams"]),
+        })
+    return rows
+
+
+class Sim:
+    def __init__(self, zerosim, workloads, jobs, strategy_ok):
+        self.zerosim, self.workloads, self.jobs = zerosim, workloads, jobs
+        self.strategy_ok = strategy_ok
+
+    def model_arg(self, size):
+        if self.workloads:
+            return os.path.join(self.workloads, "mpt-%s.json" % size)
+        return "mpt-" + size
+
+    def strategy(self, row):
+        if not self.strategy_ok:
+            return "zero3"
+        return "fsdp-grad-op" if row["sharding"] == "SHARD_GRAD_OP" else "fsdp"
+
+    def args(self, row, cluster, profile):
+        a = ["simulate", "--cluster", cluster, "--nodes", str(row["gpus"] // 8),
+             "--model", self.model_arg(row["model"]), "--strategy", self.strategy(row),
+             "--tokens-per-gpu", str(row["mb"] * row["seq"]), "--grad-accum", str(row["ga"]),
+             "--seq-len", str(row["seq"]), "--attention", "flash", "--tier", "analytic"]
+        if not row["ckpt"]:
+            a.append("--no-checkpointing")
+        if profile:
+            a += ["--profile", profile]
+        return a + ["--json"]
+
+    def run_one(self, args):
+        p = subprocess.run([self.zerosim] + args, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode == 2 and p.stdout.lstrip().startswith("{"):
+            return json.loads(p.stdout)  # does not fit: still a result (memory.fits false)
+        if p.returncode:
+            sys.exit("zerosim %s failed (%d):\n%s" % (" ".join(args), p.returncode, p.stderr))
+        return json.loads(p.stdout)
+
+    def run(self, rows, cluster, profile=None, record=False):
+        arglist = [self.args(r, cluster, profile) for r in rows]
+        if record:
+            COMMANDS.extend("zerosim " + " ".join(a[:-1]) for a in arglist)
+        with cf.ThreadPoolExecutor(self.jobs) as ex:
+            return list(ex.map(self.run_one, arglist))
+
+
+def probe_fsdp(zerosim):
+    p = subprocess.run([zerosim, "simulate", "--cluster", "dgx-a100", "--model", "gpt-18b",
+                        "--strategy", "fsdp", "--tier", "analytic", "--json"],
+                       cwd=ROOT, capture_output=True, text=True)
+    return p.returncode in (0, 2) and p.stdout.lstrip().startswith("{")
+
+
+def tps(result):
+    return result["tokens_per_s"] / result["scenario"]["world_size"]
+
+
+# ---- parameters <-> profile
+
+def params_of(profile):
+    c = profile["compute"]
+    return [c[name] for name, _, _, _ in FIT]
+
+
+def with_params(profile, x):
+    p = copy.deepcopy(profile)
+    for (name, _, _, _), v in zip(FIT, x):
+        p["compute"][name] = round(float(v), 4)
+    p["compute"]["flash_backward_efficiency"] = round(
+        FLASH_BWD_RATIO * p["compute"]["flash_forward_efficiency"], 4)
+    return p
+
+
+def predicted_tps(row, res, x0, x):
+    """Tokens/s/GPU at parameters x from a simulation at x0: each compute term scales with the
+    parameter it depends on, the rest of the step (communication exposed, optimizer) is held."""
+    k = res["breakdown"]["compute_kernels_s"]
+    memory = sum(v for key, v in k.items() if key not in ("gemm", "attention", "launch"))
+    step = res["step_time_s"]
+    ramp = (row["seq"] + x[3]) / (row["seq"] + x0[3])
+    new = (step + memory * (x0[0] / x[0] - 1) + k["launch"] * (x[1] / x0[1] - 1)
+           + k["attention"] * (x0[2] / x[2] * ramp - 1))
+    return tps(res) * step / new
+
+
+def fit(sim, tables, base_profiles, x_start, tmp, rounds=3):
+    """Fits FIT on the rows of `tables` ([(name, rows, cluster, profile json)]); returns x."""
+    from scipy.optimize import least_squares  # only the fit needs scipy
+    lo = [b[0] for _, b, _, _ in FIT]
+    hi = [b[1] for _, b, _, _ in FIT]
+    x0 = list(x_start)
+    for _ in range(rounds):
+        runs = []
+        for name, rows, cluster, prof in tables:
+            path = os.path.join(tmp, "fit-%s.json" % name)
+            with open(path, "w") as f:
+                json.dump(with_params(prof, x0), f)
+            runs += list(zip(rows, sim.run(rows, cluster, path)))
+
+        def resid(x):
+            return [math.log(predicted_tps(r, res, x0, x) / r["tps"]) for r, res in runs]
+
+        sol = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1)
+        moved = max(abs(a - b) / (h - l) for a, b, l, h in zip(sol.x, x0, lo, hi))
+        x0 = list(sol.x)
+        if moved < 1e-3:
+            break
+    return x0
+
+
+def errors(rows, results):
+    return [tps(res) / r["tps"] - 1 for r, res in zip(rows, results)]
+
+
+def stats(errs):
+    a = [abs(e) for e in errs]
+    return {"mean_abs": sum(a) / len(a), "worst": max(a), "bias": sum(errs) / len(errs),
+            "n": len(errs)}
+
+
+def pct(x):
+    return "%+.1f%%" % (100 * x)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zerosim")
+    ap.add_argument("--workloads")
+    ap.add_argument("--write-profile", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    zerosim = os.path.abspath(a.zerosim)
+    sim = Sim(zerosim, a.workloads and os.path.abspath(a.workloads), a.jobs, probe_fsdp(zerosim))
+    tables = []
+    for name, path, cluster, prof_path in TABLES:
+        with open(os.path.join(ROOT, prof_path)) as f:
+            tables.append((name, parse_table(path), cluster, json.load(f)))
+    shipped = params_of(tables[0][3])
+    out = {"strategy_fsdp": sim.strategy_ok, "params": {}, "tables": {}}
+
+    if a.check:
+        # The shipped profiles as they are, against what reports/fsdp-validation.md states.
+        allerr, misfits = [], 0
+        for name, rows, cluster, _ in tables:
+            res = sim.run(rows, cluster)
+            allerr += errors(rows, res)
+            misfits += sum(not r["memory"]["fits"] for r in res)
+        s = stats(allerr)
+        within = sum(abs(e) <= 0.15 for e in allerr)
+        print("%d rows: mean |error| %.2f%%, worst %.2f%%, bias %+.2f%%, %d within 15%%, "
+              "%d do not fit" % (s["n"], 100 * s["mean_abs"], 100 * s["worst"], 100 * s["bias"],
+                                 within, misfits))
+        bad = []
+        if s["n"] != 139:
+            bad.append("expected the 139 published rows")
+        if s["mean_abs"] > CHECK["mean_abs"]:
+            bad.append("mean |error| above %g" % CHECK["mean_abs"])
+        if abs(s["bias"]) > CHECK["bias"]:
+            bad.append("signed bias beyond %g" % CHECK["bias"])
+        if within < CHECK["within_15"]:
+            bad.append("fewer than %d rows within 15%%" % CHECK["within_15"])
+        if misfits > CHECK["misfits"]:
+            bad.append("more than %d rows do not fit" % CHECK["misfits"])
+        if bad:
+            sys.exit("FAIL: " + "; ".join(bad))
+        print("PASS")
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        x_all = fit(sim, tables, None, shipped, tmp)
+        x_80 = fit(sim, tables[:1], None, x_all, tmp)
+        x_40 = fit(sim, tables[1:], None, x_all, tmp)
+        final, cross = {}, {}
+        for name, rows, cluster, prof in tables:
+            path = os.path.join(tmp, "final-%s.json" % name)
+            with open(path, "w") as f:
+                json.dump(with_params(prof, x_all), f)
+            final[name] = sim.run(rows, cluster, path, record=True)
+            other = x_40 if name == "80GB" else x_80
+            path = os.path.join(tmp, "cross-%s.json" % name)
+            with open(path, "w") as f:
+                json.dump(with_params(prof, other), f)
+            cross[name] = sim.run(rows, cluster, path)
+    if a.write_profile:
+        for (name, path, cluster, prof_path), (_, _, _, prof) in zip(TABLES, tables):
+            p = with_params(prof, x_all)
+            src = p["provenance"].setdefault("sources", {})
+            for (pname, (lo, hi), what, why), v in zip(FIT, x_all):
+                src["compute/" + pname] = ("fitted by scripts/fsdp_validation.py on LLM Foundry's "
+                                           "139 published A100 FSDP rows: %.4g, range %g-%g: %s; "
+                                           "evidence for the range: %s" % (v, lo, hi, what, why))
+            with open(os.path.join(ROOT, prof_path), "w") as f:
+                json.dump(p, f, indent=2, ensure_ascii=False)
+                f.write("\n")
+    report(tables, final, cross, x_all, x_80, x_40, sim)
+
+
+def report(tables, final, cross, x_all, x_80, x_40, sim):
+    allerr = []
+    lines = []
+    w = lines.append
+    for name, rows, _, _ in tables:
+        allerr += errors(rows, final[name])
+    s_all = stats(allerr)
+    s_t = {name: stats(errors(rows, final[name])) for name, rows, _, _ in tables}
+    s_x = {name: stats(errors(rows, cross[name])) for name, rows, _, _ in tables}
+    fits = all(r["memory"]["fits"] for n in final for r in final[n])
+    w("# FSDP validation: LLM Foundry's published A100 runs")
+    w("")
+    w("Generated by `python3 scripts/fsdp_validation.py build/sim/zerosim` from the two published "
+      "tables of LLM Foundry's FSDP benchmark (`tests/fsdp/`, byte copies of "
+      "`shared/data/fsdp-llm-foundry/`: MPT 125M-70B on 8-128 A100s, sequences 512-65536). "
+      "Every row runs as `zerosim simulate --cluster dgx-a100|dgx-a100-40gb --nodes <GPUs/8> "
+      "--model mpt-<size> --strategy %s --tokens-per-gpu <MicroBatchSize x SeqLen> --grad-accum "
+      "<GradAccum> --seq-len <SeqLen> [--no-checkpointing] --attention flash --tier analytic` "
+      "(8 x 200 Gb/s NICs per node: the runs' 1600 Gbps RoCE)." %
+      ("fsdp|fsdp-grad-op" if sim.strategy_ok else "zero3 (this build has no FSDP strategy; "
+       "FULL_SHARD moves the same bytes as ZeRO-3)"))
+    w("")
+    w("## Summary")
+    w("")
+    w("| rows | mean abs error | worst | signed bias | target |")
+    w("|---|---|---|---|---|")
+    w("| all %d | %.1f%% | %.1f%% | %s | mean <= 7%%, worst <= 15%%, bias within 3%% |" %
+      (s_all["n"], 100 * s_all["mean_abs"], 100 * s_all["worst"], pct(s_all["bias"])))
+    for name, _, _, _ in tables:
+        s = s_t[name]
+        w("| A100-%s (%d) | %.1f%% | %.1f%% | %s | |" % (name, s["n"], 100 * s["mean_abs"],
+                                                         100 * s["worst"], pct(s["bias"])))
+    w("")
+    w("Every published row fits in its GPU's memory: %s." % ("yes" if fits else "**no**"))
+    w("")
+    w("Cross-validation (fit on one table, predict the other; target: predicted mean <= 10%):")
+    w("")
+    w("| fitted on | predicted | mean abs error | worst | bias |")
+    w("|---|---|---|---|---|")
+    w("| A100-40GB | A100-80GB | %.1f%% | %.1f%% | %s |" % (
+        100 * s_x["80GB"]["mean_abs"], 100 * s_x["80GB"]["worst"], pct(s_x["80GB"]["bias"])))
+    w("| A100-80GB | A100-40GB | %.1f%% | %.1f%% | %s |" % (
+        100 * s_x["40GB"]["mean_abs"], 100 * s_x["40GB"]["worst"], pct(s_x["40GB"]["bias"])))
+    w("")
+    w("## Fitted parameters")
+    w("")
+    w("Fitted on all rows; every other compute parameter is fixed from datasheets and papers "
+      "(`calibrate/profiles/dgx-a100.json` provenance, `docs/step-model.md`). FlashAttention's "
+      "backward efficiency is held at %.2f of its forward (FlashAttention-2's A100 figures)." %
+      FLASH_BWD_RATIO)
+    w("")
+    w("| parameter | all rows | 80GB only | 40GB only | range | meaning | evidence for the range |")
+    w("|---|---|---|---|---|---|---|")
+    for i, (pname, (lo, hi), what, why) in enumerate(FIT):
+        at = " (at a bound)" if min(abs(x_all[i] - lo), abs(x_all[i] - hi)) < 1e-3 * (hi - lo) else ""
+        w("| `%s` | %.4g%s | %.4g | %.4g | %g-%g | %s | %s |" % (
+            pname, x_all[i], at, x_80[i], x_40[i], lo, hi, what, why))
+    w("")
+    for name, rows, _, _ in tables:
+        res = final[name]
+        w("## A100-%s: every row" % name)
+        w("")
+        w("| model | seq | GPUs | micro-batch | accum | sharding | ckpt | published T/s/GPU | "
+          "simulated | error | published MFU | simulated MFU | memory GiB |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r, x in zip(rows, res):
+            e = tps(x) / r["tps"] - 1
+            w("| %s | %d | %d | %d | %d | %s | %s | %.0f | %.0f | %s | %.1f%% | %.1f%% | %.1f |" % (
+                r["model"], r["seq"], r["gpus"], r["mb"], r["ga"], r["sharding"],
+                "yes" if r["ckpt"] else "no", r["tps"], tps(x), pct(e), 100 * r["mfu"],
+                100 * r["mfu"] * tps(x) / r["tps"], x["memory"]["peak_bytes_per_gpu"] / 2**30))
+        w("")
+    w("## The worst rows, term by term")
+    w("")
+    worst = sorted(((abs(tps(x) / r["tps"] - 1), name, r, x) for name, rows, _, _ in tables
+                    for r, x in zip(rows, final[name])), key=lambda t: -t[0])[:10]
+    keys = ["gemm", "attention", "norm", "activation", "residual", "bias", "loss", "embedding",
+            "launch"]
+    w("Seconds per optimizer step. compute = forward + backward (+ recompute) by kernel class; "
+      "exposed = communication compute waits on.")
+    w("")
+    w("| table | row | error | step | " + " | ".join(keys) + " | optimizer | exposed comm |")
+    w("|---|---|---|---|" + "---|" * len(keys) + "---|---|")
+    for e, name, r, x in worst:
+        b = x["breakdown"]
+        k = b["compute_kernels_s"]
+        w("| %s | %s seq %d x%d, %d GPUs%s | %s | %.3f | " % (
+            name, r["model"], r["seq"], r["mb"], r["gpus"], "" if r["ckpt"] else ", no ckpt",
+            pct(tps(x) / r["tps"] - 1), x["step_time_s"]) +
+          " | ".join("%.3f" % k[key] for key in keys) +
+          " | %.3f | %.3f |" % (b["optimizer_s"], b["exposed_comm_s"]["total"]))
+    w("")
+    w("## Rows no shared model reproduces")
+    w("")
+    w("Rows more than 15% off (the issue's worst-row target), with what they show:")
+    w("")
+    for e, name, r, x in worst:
+        if e <= 0.15:
+            continue
+        w("- A100-%s %s, seq %d, micro-batch %d, accum %d, %d GPUs%s: published %.0f, simulated "
+          "%.0f tokens/s/GPU (%s), simulated memory %.1f GiB." % (
+              name, r["model"], r["seq"], r["mb"], r["ga"], r["gpus"],
+              "" if r["ckpt"] else ", no checkpointing", r["tps"], tps(x),
+              pct(tps(x) / r["tps"] - 1), x["memory"]["peak_bytes_per_gpu"] / 2**30))
+    w("")
+    w(FINDINGS)
+    w("")
+    w("## Commands")
+    w("")
+    w("```")
+    lines.extend(COMMANDS)
+    w("```")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.join(ROOT, "reports"), exist_ok=True)
+    with open(os.path.join(ROOT, "reports/fsdp-validation.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(ROOT, "reports/fsdp-validation.html"), "w") as f:
+        f.write(to_html(text))
+    print("all %d rows: mean %.2f%%, worst %.2f%%, bias %+.2f%%; cross 40->80 %.2f%%, "
+          "80->40 %.2f%%; params %s" % (s_all["n"], 100 * s_all["mean_abs"],
+                                        100 * s_all["worst"], 100 * s_all["bias"],
+                                        100 * s_x["80GB"]["mean_abs"],
+                                        100 * s_x["40GB"]["mean_abs"], x_all))
+
+
+def to_html(md):
+    """The Markdown report as a plain HTML page (tables, headings, code)."""
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>FSDP validation</title>"
+           "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:"
+           "collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
+           "</head><body>"]
+    in_table = in_code = False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            out.append("</pre>" if in_code else "<pre>")
+            in_code = not in_code
+            continue
+        if in_code:
+            out.append(html.escape(line))
+            continue
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if all(set(c) <= set("-") for c in cells):
+                continue
+            if not in_table:
+                out.append("<table>")
+                in_table = True
+            out.append("<tr>" + "".join("<td>%s</td>" % html.escape(c) for c in cells) + "</tr>")
+            continue
+        if in_table:
+            out.append("</table>")
+            in_table = False
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            out.append("<h%d>%s</h%d>" % (level, html.escape(line.lstrip("# ")), level))
+        elif line:
+            out.append("<p>%s</p>" % html.escape(line))
+    if in_table:
+        out.append("</table>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

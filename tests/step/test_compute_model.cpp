@@ -1,0 +1,157 @@
+// The compute model (sim/step/compute_model.hpp) against its closed forms: GEMM wave quantization
+// and the memory roofline of skinny GEMMs, FlashAttention's causal half and sequence ramp, the
+// memory-bound kernels' bytes, the launch overhead, the optimizer with clipping; a step's
+// compute_kernels_s adds up to its compute and recompute.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/step/compute_model.hpp"
+#include "sim/step/lower.hpp"
+#include "sim/step/simulate.hpp"
+#include "sim/topology/topology.hpp"
+#include "sim/workload/model.hpp"
+#include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
+
+using namespace zerosim;
+using zerosim::testing::Approx;
+
+namespace {
+
+CostProfile profile(const char* name) {
+  return select_cost_profile(name, load_cluster(name, ClusterOverrides{}));
+}
+
+// A GPT-shaped workload without dropout (MPT-1B's shape).
+ModelShape mpt_1b() {
+  ModelShape m = load_model("gpt-18b");
+  m.name = "mpt-1b-shape";
+  m.layers = 24;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn = 8192;
+  m.vocab = 50368;
+  m.dropout = false;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("GEMM: output tiles quantized over the SMs, never faster than its bytes") {
+  const CostProfile p = profile("dgx-a100");
+  const double t = p.compute.gemm_tile, sms = p.compute.sm_count;
+  REQUIRE(t == 128);
+  REQUIRE(sms == 108);
+  CHECK(gemm_wave_efficiency(t, t, p) == Approx(1 / sms));
+  CHECK(gemm_wave_efficiency(t * sms, t, p) == Approx(1.0));
+  CHECK(gemm_wave_efficiency(t * (sms + 1), t, p) == Approx((sms + 1) / (2 * sms)));
+  CHECK(gemm_wave_efficiency(t * sms + 1, t, p) == Approx((sms + 1) / (2 * sms)));
+  // A large square GEMM: the curve at its FLOPs, one full wave after another.
+  const double n = 128 * 108;
+  const double flops = 2 * n * n * 4096;
+  CHECK(gemm_time(n, n, 4096, p) == Approx(flops / (p.peak_flops * p.gemm_efficiency_at(flops))));
+  // A skinny one (one output column): its operands' bytes bind.
+  const double m = 1 << 20, k = 4096;
+  const double bytes = 2 * (m * k + k * 1 + m * 1);
+  CHECK(gemm_time(m, 1, k, p) == Approx(bytes / (p.compute.memory_bound_fraction * p.hbm_Bps)));
+  // Same FLOPs, different shapes, different times: the shape matters, not only the FLOPs.
+  CHECK(gemm_time(8192, 8192, 128, p) != gemm_time(8192, 128, 8192, p));
+}
+
+TEST_CASE("FlashAttention: half the square under the causal mask, ramping with the sequence") {
+  const CostProfile p = profile("dgx-a100");
+  const auto mods = build_modules(mpt_1b(), 16384, 8192);
+  const Module& attn = mods[2];  // layer0.attn
+  REQUIRE(attn.name == "layer0.attn");
+  REQUIRE(attn.attention_seq == 8192);
+  const double f = attn.attention_flops;
+  CHECK(f == Approx(4.0 * 16384 * 8192 * 2048));  // the model's count: the full square
+  CHECK(attention_executed_flops(attn, AttentionImpl::Flash) == Approx(0.5 * f));
+  CHECK(attention_executed_flops(attn, AttentionImpl::Eager) == Approx(f));
+  const ComputeParams& c = p.compute;
+  const double ramp = 8192 / (8192 + c.flash_seq_half);
+  CHECK(flash_efficiency(c.flash_forward_efficiency, 8192, p) ==
+        Approx(c.flash_forward_efficiency * ramp));
+  CHECK(forward_terms(attn, p, AttentionImpl::Flash).attention_s ==
+        Approx(0.5 * f / (p.peak_flops * c.flash_forward_efficiency * ramp)));
+  CHECK(backward_terms(attn, p, AttentionImpl::Flash).attention_s ==
+        Approx(2.5 * 0.5 * f / (p.peak_flops * c.flash_backward_efficiency * ramp)));
+  CHECK(forward_terms(attn, p, AttentionImpl::Eager).attention_s ==
+        Approx(f / (p.peak_flops * p.attention_efficiency)));
+  CHECK(backward_terms(attn, p, AttentionImpl::Eager).attention_s ==
+        Approx(2 * f / (p.peak_flops * p.attention_efficiency)));
+}
+
+TEST_CASE("memory-bound kernels: bytes per class at the memory-bound rate, launches counted") {
+  const CostProfile p = profile("dgx-a100");
+  const ModelShape m = mpt_1b();
+  const double T = 4096, h = 2048, f = 8192, V = 50368;
+  const auto mods = build_modules(m, 4096, 2048);
+  const double rate = p.compute.memory_bound_fraction * p.hbm_Bps;
+  const auto mem = [](const ComputeTerms& t, MemoryKernel k) {
+    return t.memory_s[static_cast<std::size_t>(k)];
+  };
+  // fc1: its LayerNorm (4 bytes per element forward, 6 backward), GELU over the MLP width (4, 6),
+  // the bias gradient (2 bytes per output element, backward only).
+  const Module& fc1 = mods[3];
+  REQUIRE(fc1.name == "layer0.fc1");
+  const ComputeTerms fw = forward_terms(fc1, p, AttentionImpl::Flash);
+  const ComputeTerms bw = backward_terms(fc1, p, AttentionImpl::Flash);
+  CHECK(mem(fw, MemoryKernel::Norm) == Approx(4 * T * h / rate));
+  CHECK(mem(bw, MemoryKernel::Norm) == Approx(6 * T * h / rate));
+  CHECK(mem(fw, MemoryKernel::Activation) == Approx(4 * T * f / rate));
+  CHECK(mem(bw, MemoryKernel::Activation) == Approx(6 * T * f / rate));
+  CHECK(mem(fw, MemoryKernel::Bias) == 0);
+  CHECK(mem(bw, MemoryKernel::Bias) == Approx(2 * T * f / rate));
+  CHECK(mem(fw, MemoryKernel::Dropout) == 0);  // no dropout in this model
+  // Kernels: the GEMM, the norm, GELU forward; two GEMMs, the norm's two, GELU's, the bias's back.
+  CHECK(fw.launch_s == Approx(3 * p.compute.kernel_overhead_s));
+  CHECK(bw.launch_s == Approx(6 * p.compute.kernel_overhead_s));
+  CHECK(fw.gemm_s == Approx(gemm_time(T, f, h, p)));
+  CHECK(bw.gemm_s == Approx(gemm_time(T, h, f, p) + gemm_time(h, f, T, p)));
+  CHECK(fw.total() == Approx(forward_time(fc1, p, AttentionImpl::Flash)));
+  CHECK(bw.total() == Approx(backward_time(fc1, p, AttentionImpl::Flash)));
+  // The head: final norm and softmax-cross-entropy over the vocabulary, 14 + 22 bytes per logit.
+  const ComputeTerms hf = forward_terms(mods.back(), p, AttentionImpl::Flash);
+  const ComputeTerms hb = backward_terms(mods.back(), p, AttentionImpl::Flash);
+  CHECK(mem(hf, MemoryKernel::Loss) == Approx(14 * T * V / rate));
+  CHECK(mem(hb, MemoryKernel::Loss) == Approx(22 * T * V / rate));
+  // The embedding: token and position gathers with the add forward; the dense gradients back.
+  const ComputeTerms ef = forward_terms(mods.front(), p, AttentionImpl::Flash);
+  CHECK(mem(ef, MemoryKernel::Embedding) == Approx(14 * T * h / rate));
+  // Rotary only where positions are rotary (Llama): 4 bytes per q and k element each way.
+  const ModelShape llama = load_model("llama-2-7b");
+  const auto lm = build_modules(llama, 4096, 4096);
+  const double rq = static_cast<double>(llama.q_dim() + llama.kv_dim());
+  CHECK(mem(forward_terms(lm[1], p, AttentionImpl::Flash), MemoryKernel::Rotary) ==
+        Approx(4 * T * rq / rate));
+  CHECK(mem(forward_terms(mods[1], p, AttentionImpl::Flash), MemoryKernel::Rotary) == 0);
+}
+
+TEST_CASE("optimizer: Adam's 28 and clipping's 12 bytes per shard parameter") {
+  const CostProfile p = profile("dgx-a100");
+  CHECK(optimizer_time(1e9, p) == Approx(40e9 / p.optimizer_Bps));
+}
+
+TEST_CASE("a step's compute_kernels_s adds up to its compute and recompute") {
+  for (const bool ckpt : {true, false}) {
+    Scenario s;
+    s.cluster = "dgx-a100";
+    s.nodes = 1;
+    s.model = "llama-2-7b";
+    s.tokens_per_gpu = 8192;
+    s.seq_len = 4096;
+    s.grad_accum = 3;  // extended from 1 and 2 micro-steps: the terms extend with them
+    s.activation_checkpointing = ckpt;
+    s.tier = "analytic";
+    const StepResult r = simulate(s);
+    const ComputeTerms& k = r.breakdown.compute_kernels;
+    CHECK(k.total() == Approx(r.breakdown.compute_s + r.breakdown.recompute_s).epsilon(1e-9));
+    CHECK(k.gemm_s > k.attention_s);
+    CHECK(k.memory_s[static_cast<std::size_t>(MemoryKernel::Loss)] > 0);
+    CHECK(k.memory_s[static_cast<std::size_t>(MemoryKernel::Rotary)] > 0);
+    CHECK(k.memory_s[static_cast<std::size_t>(MemoryKernel::Dropout)] == 0);
+  }
+}
