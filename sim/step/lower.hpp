@@ -1,7 +1,9 @@
 // Lowering: one training step (G micro-steps + optimizer) of a resolved scenario to a StepProgram,
-// following DeepSpeed stage 3. Ranks are identical, so the program is rank 0's; each Collective
-// carries every group that runs it at that moment.
+// following the framework that runs the strategy. Ranks are identical, so the program is rank 0's;
+// each Collective carries every group that runs it at that moment. lower_step hands the setup to
+// its family's lowering (lower_deepspeed.cpp), written with the machinery of program_builder.hpp.
 //
+// DeepSpeed (stages 1-3, HSDP, ZeRO++, offload):
 // Streams: "compute" (forward, recompute, backward, optimizer), "allgather" (weight gathers with
 // qwZ's quantize/dequantize kernels), "reduce" (gradient reduction with qgZ's kernels) and, when
 // qgZ's two hops are pipelined over chunks, "reduce.inter" (hop 2). Per micro-step forward: module

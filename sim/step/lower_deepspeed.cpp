@@ -1,0 +1,453 @@
+// DeepSpeed's lowering policy: ZeRO stages 1, 2 and 3, hybrid sharding (MiCS), ZeRO++ (qwZ, hpZ,
+// qgZ) and ZeRO-Offload / ZeRO-Infinity, written with the program-building machinery of
+// program_builder.hpp. What runs, in which order and on which stream is documented in lower.hpp
+// and docs/step-model.md.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sim/step/program_builder.hpp"
+
+namespace zerosim::lowering {
+namespace {
+
+enum DeepSpeedStream { kGather = 1, kReduce = 2, kReduceInter = 3 };
+
+class DeepSpeedLowering : ProgramBuilder {
+ public:
+  DeepSpeedLowering(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                    ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
+      : ProgramBuilder(setup, topo, profile, modules, groups, out) {
+    add_stream("allgather");  // kGather
+    add_stream("reduce");     // kReduce
+    if (st_.qgz && st_.qgz_chunks > 1) {
+      add_stream("reduce.inter");
+      drained_.push_back(kReduceInter);
+    }
+    // ZeRO-Offload's work on streams of its own, only when something is offloaded (a program
+    // without offload is unchanged): PCIe copies each way, CPU Adam, NVMe reads and writes.
+    if (st_.offloads()) {
+      h2d_ = add_stream("offload.h2d");
+      d2h_ = add_stream("offload.d2h");
+      // The gradient copies to the host end with the backward too.
+      if (st_.offload_optimizer != OffloadDevice::None) drained_.push_back(d2h_);
+      if (st_.offload_optimizer != OffloadDevice::None) host_ = add_stream("host");
+      if (st_.offload_optimizer == OffloadDevice::Nvme || st_.offload_param == OffloadDevice::Nvme)
+        nvme_ = add_stream("offload.nvme");
+    }
+    world_ = world_groups();
+    if (st_.hpz) hpz_groups_ = block_groups(st_.hpz_size);
+    // The ranks one parameter is sharded over: the world, or HSDP's groups of S consecutive ranks
+    // and the replicas (one rank of each group) that all-reduce the gradient shards.
+    shard_ = world_;
+    S_ = st_.shard_ranks(W_);
+    if (S_ != W_) {
+      shard_ = block_groups(S_);
+      shard_algo_ = S_ <= N_ ? Algorithm::IntraNode : Algorithm::Ring;
+      replicas_ = strided_groups(S_);
+    }
+    out_.qgz_active = st_.qgz && topo.node_count() > 1;
+    if (out_.qgz_active) {
+      node_groups_ = node_groups();
+      rails_ = rail_groups();
+    }
+  }
+
+  void build() {
+    load_modules();
+    out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_,
+                                     qgz_divisibility_fallback(st_.deepspeed_version));
+    out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
+    forward_runs_ = out_.modules->size();
+    held_ = held_elems(out_.trace, *out_.modules);
+    // Generous capacities: a module emits <= 6 ops per stream in each of its forward, recompute
+    // and backward runs, a bucket <= 6 per chunk.
+    const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
+                      B = out_.buckets.size(),
+                      C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
+    reserve(G * (18 * M + 6 * B * C), G * (3 * M + B * (C + 1)), M + G * (3 + B) + C,
+            G * (3 * M + 3 * B * C));
+    // Module names are pieces of every pass's prefixes.
+    name_modules();
+    int boundary = -1;
+    for (int mu = 0; mu < s_.grad_accum; ++mu) {
+      boundary = forward(mu, boundary);
+      boundary = backward(mu, boundary);
+    }
+    const std::int64_t params = total_params();
+    const auto psi = static_cast<double>(params);
+    // HSDP: the replicas all-reduce their gradient shards (Psi / S elements) at the boundary.
+    if (!replicas_.empty()) {
+      wait(kReduce, boundary);
+      collective(kReduce, CollKind::AllReduce, Algorithm::Ring, replicas_,
+                 st_.grad_comm_bytes * psi / S_, Category::AllReduce, CommPhase::GradientReduction,
+                 prefix(piece({"replicas"})), ".ar");
+      boundary = event();
+      record(kReduce, boundary);
+      wait(kCompute, boundary);
+    }
+    if (st_.offload_optimizer != OffloadDevice::None) {
+      host_optimizer(psi / S_);
+    } else {
+      gpu_optimizer(psi / S_, prefix(piece({"optimizer"})));
+      if (st_.offload_param != OffloadDevice::None) {
+        // The updated 16-bit partition goes back to where the parameters live.
+        const int pre = prefix(piece({"optimizer"}));
+        const int done = event();
+        record(kCompute, done);
+        wait(d2h_, done);
+        pcie(d2h_, 2 * psi / S_, pre, ".params.d2h");
+        if (st_.offload_param == OffloadDevice::Nvme) {
+          after(d2h_, nvme_);
+          nvme(nvme_, false, 2 * psi / S_, pre, ".params.nvme_write");
+          join(nvme_);
+        }
+        join(d2h_);
+      }
+    }
+    if (st_.stage < 3) gather_updated_params(params);
+  }
+
+ private:
+  // Stages 1 and 2: after the optimizer each rank's updated 16-bit shard is all-gathered, in
+  // buckets of allgather_bucket_size elements; the step ends when the parameters are whole again.
+  void gather_updated_params(std::int64_t psi) {
+    const int opt_done = event();
+    record(kCompute, opt_done);
+    wait(kGather, opt_done);
+    const std::int64_t bucket = std::max<std::int64_t>(1, st_.allgather_bucket_elems);
+    int no = 0;
+    for (std::int64_t left = psi; left > 0; left -= bucket, ++no)
+      collective(kGather, CollKind::AllGather, Algorithm::Ring, world_,
+                 2 * static_cast<double>(std::min(left, bucket)), Category::AllGather,
+                 CommPhase::ParameterGather, prefix(piece({"params.bucket", Digits(no)})), ".ag");
+    const int done = event();
+    record(kGather, done);
+    wait(kCompute, done);
+  }
+  // A copy of `bytes` over this GPU's PCIe link (h2d_ or d2h_ stream), counted per direction.
+  void pcie(int stream, double bytes, int pre, const char* suffix) {
+    if (bytes <= 0) return;
+    (stream == h2d_ ? out_.offload_bytes.h2d : out_.offload_bytes.d2h) += bytes;
+    compute(stream, Category::OffloadCopy, bytes / s_.offload.pcie_Bps, pre, suffix);
+  }
+  // A read or write of `bytes` on the node's NVMe drives, at this rank's share of their rate.
+  void nvme(int stream, bool read, double bytes, int pre, const char* suffix) {
+    if (bytes <= 0) return;
+    (read ? out_.offload_bytes.nvme_read : out_.offload_bytes.nvme_write) += bytes;
+    compute(stream, Category::NvmeIo, bytes / s_.offload.nvme_Bps, pre, suffix);
+  }
+  // ZeRO-Offload's optimizer step on the rank's partition of `part` parameters, after the last
+  // backward (the gradient partitions are on the host already, copied bucket by bucket): CPU Adam
+  // (with NVMe: the FP32 master weights and Adam moments, 12 bytes per parameter, read from the
+  // drives before and written back after), then the updated 16-bit partition to where the
+  // parameters live: the GPU (2 bytes per parameter over PCIe), the host (offload_param cpu: Adam
+  // wrote it in place) or the drives (offload_param nvme).
+  void host_optimizer(double part) {
+    const int pre = prefix(piece({"optimizer"}));
+    const bool on_nvme = st_.offload_optimizer == OffloadDevice::Nvme;
+    if (on_nvme) {
+      after(kCompute, nvme_);
+      nvme(nvme_, true, 12 * part, pre, ".states.nvme_read");
+      after(nvme_, host_);
+    } else {
+      after(kCompute, host_);
+    }
+    compute(host_, Category::HostOptimizer, part / s_.offload.host_adam_pps, pre, ".cpu_adam");
+    if (on_nvme || st_.offload_param == OffloadDevice::Nvme) after(host_, nvme_);
+    if (on_nvme) nvme(nvme_, false, 12 * part, pre, ".states.nvme_write");
+    if (st_.offload_param == OffloadDevice::None) {
+      after(host_, h2d_);
+      pcie(h2d_, 2 * part, pre, ".params.h2d");
+      join(h2d_);
+    } else if (st_.offload_param == OffloadDevice::Nvme) {
+      nvme(nvme_, false, 2 * part, pre, ".params.nvme_write");
+    }
+    join(host_);
+    if (nvme_ >= 0) join(nvme_);
+  }
+  // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
+  // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
+  // Returns the bytes the gather moves per rank's buffer (FP16, or INT8 and scales under qwZ).
+  double gather(const Module& m, bool secondary, CommPhase phase, int tag) {
+    const double n = static_cast<double>(m.gather_elems);
+    const int group = secondary ? st_.hpz_size : S_;
+    const double wire = gathered_bytes(m.gather_elems, st_);
+    if (st_.offload_param != OffloadDevice::None) {
+      // The rank's 16-bit shard lives on the host (or the drives): copied to the GPU first.
+      const double shard = 2 * n / group;
+      int from = kGather;
+      if (st_.offload_param == OffloadDevice::Nvme) {
+        after(kGather, nvme_);
+        nvme(nvme_, true, shard, tag, ".nvme_read");
+        from = nvme_;
+      }
+      after(from, h2d_);
+      pcie(h2d_, shard, tag, ".h2d");
+      after(h2d_, kGather);
+    }
+    if (st_.qwz) {
+      const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
+      kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag, ".quant");
+    }
+    if (secondary)
+      collective(kGather, CollKind::AllGather,
+                 st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
+                 Category::AllGather, phase, tag, ".ag.hpz");
+    else
+      collective(kGather, CollKind::AllGather, shard_algo_, shard_, wire, Category::AllGather,
+                 phase, tag, ".ag");
+    if (st_.qwz) {
+      const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
+      kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag, ".dequant");
+    }
+    return wire;
+  }
+
+  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
+  // gathers; prefetched `depth` runs ahead), DeepSpeed's fetch work per gathered byte, then
+  // `run(r, tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p
+  // ("mb0.fwd.").
+  template <class Run>
+  void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
+            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
+    auto tag_of = [&](const FetchRun& r) {
+      return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
+    };
+    if (st_.stage < 3) {  // parameters replicated: nothing to gather or fetch
+      for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
+      return;
+    }
+    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
+    // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
+    // the previous gather), started[after[j]] (prefetched while that run computes) or
+    // finished[j - 1] (fetched when its own run begins).
+    constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
+    std::vector<std::ptrdiff_t> after(M, kStart);
+    const auto depth = static_cast<std::ptrdiff_t>(s_.prefetch_depth);
+    const std::int64_t live = st_.max_live_params;
+    auto elems = [&](std::size_t i) {
+      return runs[i].gather ? (*out_.modules)[static_cast<std::size_t>(runs[i].module)].gather_elems
+                            : 0;
+    };
+    for (std::size_t j = 1; j < M; ++j) {
+      if (!runs[j].gather) continue;
+      const auto J = static_cast<std::ptrdiff_t>(j);
+      after[j] = kOwnRun;
+      if (depth == 0) continue;
+      // DeepSpeed prefetches at run k while the weights held there (held[k]) and those already in
+      // flight stay below stage3_max_live_parameters: the earliest such k within `depth` runs.
+      std::int64_t in_flight = 0;
+      for (std::ptrdiff_t k = J - 1; k >= std::max<std::ptrdiff_t>(-1, J - depth); --k) {
+        const bool room = (k < 0 ? 0 : held[k]) + in_flight < live;
+        if (!room) break;
+        after[j] = k < 0 ? kStart : k;
+        if (k >= 0) in_flight += elems(static_cast<std::size_t>(k));
+      }
+    }
+    for (std::size_t j = 0; j < M; ++j) {
+      if (runs[j].gather) gathered[j] = event();
+      if (after[j] >= 0 && started[static_cast<std::size_t>(after[j])] < 0)
+        started[static_cast<std::size_t>(after[j])] = event();
+      if (after[j] == kOwnRun && finished[j - 1] < 0) finished[j - 1] = event();
+    }
+    // The gather stream runs ahead of compute; interleave emission so the compute stream never
+    // waits on a gather emitted later on the same stream (streams are in order).
+    bool past_boundary = false;
+    for (std::size_t j = 0; j < M; ++j) {
+      const FetchRun& r = runs[j];
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+      const int tag = tag_of(r);
+      double wire = 0;  // bytes this run gathers
+      if (r.gather) {
+        // The pass's first gather waits for its boundary (later ones follow it on the stream).
+        if (!past_boundary) wait(kGather, boundary);
+        past_boundary = true;
+        if (after[j] == kOwnRun)
+          wait(kGather, finished[j - 1]);
+        else if (after[j] >= 0)
+          wait(kGather, started[static_cast<std::size_t>(after[j])]);
+        wire = gather(m, reads_secondary(r, mu), comm_phase, tag);
+        record(kGather, gathered[j]);
+        wait(kCompute, gathered[j]);
+      }
+      record(kCompute, started[j]);
+      if (r.gather) {
+        // DeepSpeed's work per gathered byte on each fetch (CostProfile::zero3_fetch_s_per_byte).
+        compute(kCompute, Category::ParamFetch, wire * prof_.zero3_fetch_s_per_byte, tag, ".fetch");
+      }
+      run(r, tag);
+      record(kCompute, finished[j]);
+    }
+  }
+
+  // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition, by the
+  // DeepSpeed release's rule (deepspeed_version.hpp). The copy exists from the first release of
+  // the weights after the optimizer step (stage3.py invalidate_secondary_tensor, then
+  // partition_parameters.py _partition_param_sec): in micro-step 0's forward only for a tied head,
+  // whose word embedding the embedding module gathered and released before.
+  bool reads_secondary(const FetchRun& r, int mu) const {
+    if (!st_.hpz) return false;
+    const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+    const bool copy_exists = mu > 0 || r.pass != FetchPass::Forward || regathers(m);
+    switch (hpz_rule_) {
+      case HpzRule::BackwardOnly:  // all_gather_coalesced(forward): `not forward` only
+        return r.pass == FetchPass::Backward;
+      case HpzRule::GradEnabled: {  // forward = torch.is_grad_enabled()
+        // A checkpointed layer's original forward runs under no_grad (forward = False).
+        const bool no_grad_forward =
+            r.pass == FetchPass::Forward && s_.checkpointing && m.recomputed;
+        return r.pass == FetchPass::Backward || (no_grad_forward && copy_exists);
+      }
+      case HpzRule::WhenPresent:  // ds_secondary_tensor is not None
+        return copy_exists;
+    }
+    return false;
+  }
+  // Whether m gathers weights it does not own (a tied head's word embedding).
+  static bool regathers(const Module& m) {
+    std::int64_t own = 0;
+    for (const auto& p : m.params) own += p.elems;
+    return m.gather_elems > own;
+  }
+
+  int forward(int mu, int boundary) {
+    Digits mu_d(mu);
+    const int phase = piece({"mb", mu_d, ".fwd."});
+    pass(mu, out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
+         CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
+           const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+           module_compute(Category::Compute, r.module, false, tag, "");
+           if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
+             // Re-partition the gathered weights into the secondary copy (read and write 2n/k
+             // bytes).
+             kernel(kCompute, Category::Other, "copy",
+                    2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
+           }
+         });
+    const int done = event();
+    record(kCompute, done);
+    return done;
+  }
+
+  int backward(int mu, int boundary) {
+    const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
+    Digits mu_d(mu);
+    const int phase = piece({"mb", mu_d, ".bwd."});
+    const int recompute_phase = piece({"mb", mu_d, ".rec."});
+    // Stage 1 keeps whole gradients and reduces them only in the boundary micro-step's backward.
+    std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
+    int bucket_no = 0;
+    pass(
+        mu, out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
+        out_.trace.size() - forward_runs_, boundary, {phase, recompute_phase, phase},
+        CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
+          const int i = r.module;
+          if (r.pass == FetchPass::Recompute) {
+            module_compute(Category::Recompute, i, false, tag, "");
+            return;
+          }
+          module_compute(Category::Compute, i, true, tag, "");
+          bool any = false;
+          while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
+            if (!any && reduce_stream != kCompute) {
+              const int ready = event();
+              record(kCompute, ready);
+              wait(reduce_stream, ready);
+            }
+            any = true;
+            const int piece_no = bucket_piece(mu, bucket_no);
+            reduce_bucket(reduce_stream, out_.buckets[next_bucket], piece_no);
+            if (st_.offload_optimizer != OffloadDevice::None) {
+              // The rank's reduced 16-bit gradient partition of the bucket goes to the host,
+              // where CPU Adam will read it (DeepSpeed copies per bucket, accumulating on the
+              // host).
+              after(reduce_stream, d2h_);
+              pcie(d2h_, 2 * static_cast<double>(out_.buckets[next_bucket].elems()) / S_,
+                   prefix(piece_no), ".grads.d2h");
+            }
+            ++bucket_no;
+            ++next_bucket;
+          }
+        });
+    // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
+    for (const int stream : drained_) {
+      const int ev = event();
+      record(stream, ev);
+      wait(kCompute, ev);
+    }
+    const int done = event();
+    record(kCompute, done);
+    return done;
+  }
+
+  // The label piece of bucket `no` of micro-step mu: "mb<mu>.bucket<no>".
+  int bucket_piece(int mu, int no) {
+    Digits mu_d(mu), no_d(no);
+    return piece({"mb", mu_d, ".bucket", no_d});
+  }
+  // A gradient bucket's reduction; its ops are labelled "<bucket_piece>[.chunk<c>]...".
+  void reduce_bucket(int stream, const GradBucket& b, int bucket_piece) {
+    const int pre = prefix(bucket_piece);
+    if (b.fallback > 0 || !out_.qgz_active) {
+      const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
+      collective(stream, CollKind::ReduceScatter, shard_algo_, shard_, st_.grad_comm_bytes * n,
+                 Category::ReduceScatter, CommPhase::GradientReduction, pre,
+                 out_.qgz_active ? ".rs.fallback" : ".rs");
+    }
+    if (!out_.qgz_active || b.quantized == 0) return;
+    const int chunks = std::max(1, st_.qgz_chunks);
+    const bool pipelined = chunks > 1 && stream == kReduce;
+    const int hop2 = pipelined ? kReduceInter : stream;
+    const double N = N_, total = static_cast<double>(b.quantized);
+    for (int c = 0; c < chunks; ++c) {
+      const double n = total / chunks;
+      const int ct = chunks > 1 ? prefix(bucket_piece, chunk_piece(c)) : pre;
+      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
+      const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
+      kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
+             ".swizzle_quant");
+      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q,
+                 Category::AllToAll, CommPhase::GradientReduction, ct, ".a2a.intra");
+      kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2, ct,
+             ".dequant_reduce_quant");
+      if (pipelined) {
+        const int ev = event();
+        record(stream, ev);
+        wait(hop2, ev);
+      }
+      collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2, Category::AllToAll,
+                 CommPhase::GradientReduction, ct, ".a2a.inter");
+      kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_, ct,
+             ".dequant_reduce");
+    }
+  }
+
+  // ".chunk<c>", a piece made once per chunk index.
+  int chunk_piece(int c) {
+    const auto k = static_cast<std::size_t>(c);
+    if (chunk_pieces_.size() <= k) chunk_pieces_.resize(k + 1, -1);
+    if (chunk_pieces_[k] < 0) chunk_pieces_[k] = piece({".chunk", Digits(c)});
+    return chunk_pieces_[k];
+  }
+
+  GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
+  Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
+  HpzRule hpz_rule_ = hpz_rule(st_.deepspeed_version);
+  std::vector<int> chunk_pieces_;
+  std::size_t forward_runs_ = 0;
+  std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems
+  int S_ = 1;                                        // ranks a parameter is sharded over
+  int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
+  std::vector<int> drained_ = {kReduce};             // streams the end of each backward waits for
+};
+
+}  // namespace
+
+void lower_deepspeed(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                     ModuleCache* modules, GroupListCache* groups, LoweredStep& out) {
+  DeepSpeedLowering(setup, topo, profile, modules, groups, out).build();
+}
+
+}  // namespace zerosim::lowering
