@@ -39,8 +39,8 @@ std::string deepspeed_version_rule(const std::string& text) {
     return fmt::format("'{}' is after 0.19, the latest release whose rules are modelled", text);
   if (!v.patch_given && (v.minor == 10 || v.minor == 13))
     return fmt::format(
-        "'{}' needs its patch: hpZ's rule changes within it (0.10.2 and 0.13.2), e.g. {}.{}.0", text,
-        v.major, v.minor);
+        "'{}' needs its patch: hpZ's rule changes within it (0.10.2 and 0.13.2), e.g. {}.{}.0",
+        text, v.major, v.minor);
   return "";
 }
 
