@@ -83,6 +83,7 @@ class Cells:
                 self.cells.append(dict(c, ib=ib))
         self.ds = {s: os.path.join(ROOT, table["deepspeed"][s]) for s in ("zero3", "zeropp")}
         self.cluster = table["cluster"]
+        self.version = table["deepspeed_version"]
         self.tmp = tempfile.mkdtemp(prefix="paper-fit-")
         self.count = 0
 
@@ -98,7 +99,8 @@ class Cells:
             cmd = [self.zerosim, "simulate", "--cluster", self.cluster["preset"], "--nodes",
                    str(self.cluster["nodes"]), "--nics-per-node", str(c["ib"]), "--nic-gbps",
                    str(self.cluster["nic_gbps"]), "--model", c["model"], "--deepspeed", self.ds[s],
-                   "--tokens-per-gpu", str(c["tokens_per_gpu"]), "--profile", path, "--json"]
+                   "--tokens-per-gpu", str(c["tokens_per_gpu"]), "--deepspeed-version",
+                   self.version, "--profile", path, "--json"]
             return simulate_json(cmd)["tflops_per_gpu"]
 
         with cf.ThreadPoolExecutor(self.jobs) as ex:

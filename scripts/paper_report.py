@@ -47,7 +47,8 @@ def ds_config(tmp, strategy, prefetch=None):
 def simulate(zerosim, ds, model, tokens, nodes, nics):
     cmd = [zerosim, "simulate", "--cluster", "dgx2-v100", "--nodes", str(nodes),
            "--nics-per-node", str(nics), "--nic-gbps", "100", "--model", model,
-           "--deepspeed", ds, "--tokens-per-gpu", str(tokens), "--json"]
+           "--deepspeed", ds, "--tokens-per-gpu", str(tokens), "--deepspeed-version",
+           json.load(open(TABLE))["deepspeed_version"], "--json"]
     return simulate_json(cmd)
 
 

@@ -75,11 +75,16 @@ void print_strategy(const Strategy& st) {
         "the groups (mics_shard_size {})\n",
         st.shard_size, st.shard_size);
   fmt::print(
-      "  DeepSpeed: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
+      "  DeepSpeed {}: reduce_bucket_size {:g}, stage3_prefetch_bucket_size {:g}, "
       "stage3_max_live_parameters {:g}, overlap_comm {} ({})\n",
-      static_cast<double>(st.reduce_bucket_elems), static_cast<double>(st.prefetch_bucket_elems),
-      static_cast<double>(st.max_live_params), st.overlap_comm,
-      st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source);
+      to_string(st.deepspeed_version), static_cast<double>(st.reduce_bucket_elems),
+      static_cast<double>(st.prefetch_bucket_elems), static_cast<double>(st.max_live_params),
+      st.overlap_comm, st.source == "--strategy" ? "DeepSpeed's defaults" : "from " + st.source);
+  // The release's rules that ran, for the techniques that are on.
+  if (st.hpz)
+    fmt::print("  hpZ rule ({}): {}\n", to_string(hpz_rule(st.deepspeed_version)),
+               describe(hpz_rule(st.deepspeed_version)));
+  if (st.qgz) fmt::print("  qgZ rule: {}\n", describe_qgz_fallback(st.deepspeed_version));
 }
 
 // The step time and the rates derived from it.

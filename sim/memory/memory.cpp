@@ -118,7 +118,8 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   if (in.buckets)
     max_of(*in.buckets);
   else
-    max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world));
+    max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world,
+                             qgz_divisibility_fallback(s.deepspeed_version)));
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
   // Gathered 16-bit weights: the running module's, those kept for a later run
   // (stage3_max_reuse_distance) and the prefetched modules'.

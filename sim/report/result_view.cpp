@@ -143,6 +143,8 @@ ResultView view_of(const StepResult& r) {
   v.active_params = sc.active_params;
   v.strategy = sc.strategy.name();
   v.variant = variant_of(sc.strategy, sc.gpus_per_node);
+  v.deepspeed_version = to_string(sc.strategy.deepspeed_version);
+  if (sc.strategy.hpz) v.hpz_rule = to_string(hpz_rule(sc.strategy.deepspeed_version));
   v.checkpointing = sc.activation_checkpointing;
   v.attention = sc.attention;
   v.tier = sc.tier;

@@ -43,6 +43,9 @@ struct ResultView {
   std::string variant;
   bool checkpointing = true;  // activation checkpointing
   std::string attention;      // flash | eager, as the simulator resolved it
+  // The DeepSpeed release whose rules ran ("0.19"), and hpZ's rule under it ("when-present"; empty
+  // without hpZ): what a recommendation assumes.
+  std::string deepspeed_version, hpz_rule;
 
   // The strategy with its variant: what rows of one experiment are told apart by.
   std::string strategy_key() const {

@@ -137,6 +137,19 @@ std::string Recommendation::sentence() const {
         fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
                     fastest->strategy_name(),
                     100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
+  if (!pick->deepspeed_version.empty())
+    s += fmt::format(", assuming DeepSpeed {}", pick->deepspeed_version);
+  // hpZ's gain depends on the release's rule and on activation checkpointing (docs/step-model.md,
+  // DeepSpeed releases).
+  if (!pick->hpz_rule.empty())
+    s += pick->hpz_rule == to_string(HpzRule::WhenPresent)
+             ? std::string(
+                   " (hpZ's gain relies on 0.13.2 or later: there the checkpointed "
+                   "recompute and later micro-steps gather inside the node; before, "
+                   "only the backward hooks do)")
+             : std::string(
+                   " (hpZ's gain is smaller than from 0.13.2 on, where the "
+                   "checkpointed recompute and later micro-steps gather inside the node)");
   return s;
 }
 

@@ -114,6 +114,8 @@ Strategy read_strategy(const JsonReader& r) {
                     "max_live_params",
                     "max_reuse_distance",
                     "grad_comm_bytes",
+                    "deepspeed_version",
+                    "deepspeed_rules",
                     "dtype",
                     "source",
                     "shard_size",
@@ -159,6 +161,14 @@ Strategy read_strategy(const JsonReader& r) {
   if (r.has("max_reuse_distance"))
     s.max_reuse_distance = r.at("max_reuse_distance").get_int_at_least(0);
   s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
+  // Results written before the release was modelled ran 0.10.0's rules. The rules are derived.
+  s.deepspeed_version = DeepSpeedVersion{0, 10, 0, true};
+  if (r.has("deepspeed_version")) {
+    const std::string v = r.at("deepspeed_version").get_string();
+    if (const std::string rule = deepspeed_version_rule(v); !rule.empty())
+      r.at("deepspeed_version").fail(rule);
+    s.deepspeed_version = parse_deepspeed_version(v);
+  }
   s.dtype = r.at("dtype").get_string();
   s.source = r.at("source").get_string();
   for (const bool param : {false, true}) {

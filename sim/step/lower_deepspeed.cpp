@@ -56,7 +56,8 @@ class DeepSpeedLowering : ProgramBuilder {
 
   void build() {
     load_modules();
-    out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_);
+    out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_,
+                                     qgz_divisibility_fallback(st_.deepspeed_version));
     out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
     forward_runs_ = out_.modules->size();
     held_ = held_elems(out_.trace, *out_.modules);
@@ -209,7 +210,7 @@ class DeepSpeedLowering : ProgramBuilder {
   // `run(r, tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p
   // ("mb0.fwd.").
   template <class Run>
-  void pass(const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
+  void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
             const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
     auto tag_of = [&](const FetchRun& r) {
       return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
@@ -267,7 +268,7 @@ class DeepSpeedLowering : ProgramBuilder {
           wait(kGather, finished[j - 1]);
         else if (after[j] >= 0)
           wait(kGather, started[static_cast<std::size_t>(after[j])]);
-        wire = gather(m, reads_secondary(r.pass), comm_phase, tag);
+        wire = gather(m, reads_secondary(r, mu), comm_phase, tag);
         record(kGather, gathered[j]);
         wait(kCompute, gathered[j]);
       }
@@ -281,16 +282,40 @@ class DeepSpeedLowering : ProgramBuilder {
     }
   }
 
-  // hpZ: only the backward hooks' gathers read the intra-node secondary partition. DeepSpeed's
-  // forward hooks gather from the primary partition across all ranks, and a checkpointed layer's
-  // recompute runs its forward hooks, as does every micro-step's forward (stage 3's
-  // all_gather_coalesced takes the secondary group only when not forward).
-  bool reads_secondary(FetchPass p) const { return st_.hpz && p == FetchPass::Backward; }
+  // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition, by the
+  // DeepSpeed release's rule (deepspeed_version.hpp). The copy exists from the first release of
+  // the weights after the optimizer step (stage3.py invalidate_secondary_tensor, then
+  // partition_parameters.py _partition_param_sec): in micro-step 0's forward only for a tied head,
+  // whose word embedding the embedding module gathered and released before.
+  bool reads_secondary(const FetchRun& r, int mu) const {
+    if (!st_.hpz) return false;
+    const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
+    const bool copy_exists = mu > 0 || r.pass != FetchPass::Forward || regathers(m);
+    switch (hpz_rule_) {
+      case HpzRule::BackwardOnly:  // all_gather_coalesced(forward): `not forward` only
+        return r.pass == FetchPass::Backward;
+      case HpzRule::GradEnabled: {  // forward = torch.is_grad_enabled()
+        // A checkpointed layer's original forward runs under no_grad (forward = False).
+        const bool no_grad_forward =
+            r.pass == FetchPass::Forward && s_.checkpointing && m.recomputed;
+        return r.pass == FetchPass::Backward || (no_grad_forward && copy_exists);
+      }
+      case HpzRule::WhenPresent:  // ds_secondary_tensor is not None
+        return copy_exists;
+    }
+    return false;
+  }
+  // Whether m gathers weights it does not own (a tied head's word embedding).
+  static bool regathers(const Module& m) {
+    std::int64_t own = 0;
+    for (const auto& p : m.params) own += p.elems;
+    return m.gather_elems > own;
+  }
 
   int forward(int mu, int boundary) {
     Digits mu_d(mu);
     const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
+    pass(mu, out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
          CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
            const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
            module_compute(Category::Compute, r.module, false, tag, "");
@@ -315,7 +340,7 @@ class DeepSpeedLowering : ProgramBuilder {
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(
-        out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
+        mu, out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
         out_.trace.size() - forward_runs_, boundary, {phase, recompute_phase, phase},
         CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
           const int i = r.module;
@@ -409,6 +434,7 @@ class DeepSpeedLowering : ProgramBuilder {
 
   GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
   Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
+  HpzRule hpz_rule_ = hpz_rule(st_.deepspeed_version);
   std::vector<int> chunk_pieces_;
   std::size_t forward_runs_ = 0;
   std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems

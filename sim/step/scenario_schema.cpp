@@ -12,6 +12,7 @@
 #include "sim/core/closest_match.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/utf8.hpp"
+#include "sim/strategy/deepspeed_version.hpp"
 #include "sim/workload/hf_config.hpp"
 
 namespace zerosim {
@@ -65,6 +66,11 @@ std::vector<ScenarioParam> make_table() {
        "DeepSpeed config JSON (replaces --strategy; its micro-batch and accumulation replace the "
        "flags)",
        "none"},
+      {"--deepspeed-version", "deepspeed_version", &S::deepspeed_version, 0, 0, none,
+       std::string("DeepSpeed release whose stage-3 / ZeRO++ rules run (hpZ's secondary reads, "
+                   "qgZ's fallback): ") +
+           kDeepSpeedVersionForms,
+       "", false, nullptr, deepspeed_version_rule, "MAJOR.MINOR[.PATCH]"},
       {"--hpz-size", "hpz_partition", &S::hpz_partition, 1, kCountMax, none,
        "hpZ secondary partition size k", "GPUs per node", false,
        [](const Strategy& s) { return s.hpz; }},
@@ -157,6 +163,7 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
               std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
             rule = fmt::format("'{}' is not {}{}", printable(value), one_of(p.choices),
                                did_you_mean(value, p.choices));
+          if (p.text_rule) rule = p.text_rule(value);
           if constexpr (std::is_same_v<T, bool>)
             parsed = value == "true";
           else
@@ -221,6 +228,7 @@ std::string scenario_param_type(const ScenarioParam& p) {
 
 std::string scenario_param_range(const ScenarioParam& p) {
   if (!p.choices.empty()) return fmt::format("{{{}}}", fmt::join(p.choices, ","));
+  if (!p.form.empty()) return p.form;
   if (std::holds_alternative<int Scenario::*>(p.member))
     return fmt::format("INT in [{} - {}]", static_cast<long long>(p.min),
                        static_cast<long long>(p.max));

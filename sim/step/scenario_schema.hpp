@@ -30,6 +30,10 @@ struct ScenarioParam {
   // Null: every strategy reads the parameter. Otherwise the strategies that do (qwZ bits mean
   // nothing without qwZ): a sweep runs an axis a strategy ignores once for it.
   bool (*applies)(const Strategy&) = nullptr;
+  // TEXT without choices: the rule a value breaks ("" if valid); null: any text. `form` names the
+  // accepted forms in the range column ("MAJOR.MINOR[.PATCH]").
+  std::string (*text_rule)(const std::string&) = nullptr;
+  std::string form = {};
 };
 
 // The table, in sweep expansion order (outermost axis first).

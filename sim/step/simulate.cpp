@@ -306,6 +306,10 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   setup.strategy =
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
+  // A Scenario filled in code has not met the schema's check of the flags.
+  if (const std::string rule = deepspeed_version_rule(sc.deepspeed_version); !rule.empty())
+    throw flag_error("--deepspeed-version", rule);
+  st.deepspeed_version = parse_deepspeed_version(sc.deepspeed_version);
   // Flags name no training dtype: BF16 where the GPU has it (Ampere on), else FP16, as users run.
   if (sc.deepspeed.empty()) st.dtype = r.prof->nccl.arch != GpuArch::Volta ? "bf16" : "fp16";
   // What a config left "auto", filled as Hugging Face's Trainer does; said in the warnings.

@@ -21,8 +21,9 @@ struct Scenario {
   double oversubscription = 0;
   std::string model = "gpt-18b";    // preset, workload file or HF config.json
   std::string strategy = "zeropp";  // a name of the strategy vocabulary (strategy_name.hpp)
-  std::string deepspeed;       // ds_config.json (overrides strategy, micro-batch, accumulation)
-  int hpz_partition = 0;       // 0: GPUs per node when hpz is on
+  std::string deepspeed;  // ds_config.json (overrides strategy, micro-batch, accumulation)
+  std::string deepspeed_version = "0.19";  // the release whose rules run (deepspeed_version.hpp)
+  int hpz_partition = 0;                   // 0: GPUs per node when hpz is on
   int hsdp_size = 0;           // HSDP shard group size; 0: GPUs per node when the strategy is hsdp
   int quant_bits_weights = 8;  // qwZ bits
   int quant_bits_grads = 4;    // qgZ bits

@@ -2,8 +2,9 @@
 // order; a tensor that would overflow the bucket (reduce_bucket_size elements) first flushes it,
 // and a tensor larger than the bucket is reduced alone. A bucket is reduced when the module holding
 // its last tensor finishes its backward. Under qgZ each bucket splits into the part that qualifies
-// (2-D tensors whose size divides by 2 x world) and the FP16 reduce-scatter fallback (1-D tensors,
-// the rest).
+// and the FP16 reduce-scatter fallback, as all_to_all_quant_reduce (coalesced_collectives.py)
+// decides per tensor: 1-D tensors fall back, and with `divisibility_fallback` (DeepSpeed 0.13.2
+// on, qgz_divisibility_fallback) so does every tensor whose size does not divide by 2 x world.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -22,6 +23,7 @@ struct GradBucket {
 
 // qgz_active: qgZ is on and the world spans more than one node.
 std::vector<GradBucket> make_grad_buckets(const std::vector<Module>& modules,
-                                          std::int64_t bucket_elems, bool qgz_active, int world);
+                                          std::int64_t bucket_elems, bool qgz_active, int world,
+                                          bool divisibility_fallback);
 
 }  // namespace zerosim

@@ -126,6 +126,15 @@ json to_json(const Strategy& s) {
   j.emplace("max_live_params", s.max_live_params);
   j.emplace("max_reuse_distance", s.max_reuse_distance);
   j.emplace("grad_comm_bytes", s.grad_comm_bytes);
+  j.emplace("deepspeed_version", to_string(s.deepspeed_version));
+  // The release's rules that ran, for the techniques that are on.
+  json rules = json::object();
+  if (s.hpz) rules.emplace("hpz_secondary_reads", to_string(hpz_rule(s.deepspeed_version)));
+  if (s.qgz)
+    rules.emplace("qgz_fallback", qgz_divisibility_fallback(s.deepspeed_version)
+                                      ? "1-d and not divisible by 2 x world"
+                                      : "1-d");
+  j.emplace("deepspeed_rules", std::move(rules));
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);
   // Only for FSDP: DeepSpeed's results keep their bytes.

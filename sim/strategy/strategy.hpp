@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/strategy/deepspeed_version.hpp"
 #include "sim/strategy/strategy_name.hpp"
 
 namespace zerosim {
@@ -67,6 +68,9 @@ struct Strategy {
   // Stages 1 and 2: the updated 16-bit parameters are all-gathered in buckets of this many
   // elements.
   std::int64_t allgather_bucket_elems = 500'000'000;
+  // The DeepSpeed release whose rules run (hpZ's secondary reads, qgZ's fallback):
+  // --deepspeed-version.
+  DeepSpeedVersion deepspeed_version;
   int grad_comm_bytes = 2;  // bytes per gradient element of the reduce-scatter
                             // (communication_data_type; default: the training dtype)
 

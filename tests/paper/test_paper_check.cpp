@@ -42,6 +42,7 @@ StepResult simulated(const json& table, const json& cell, const std::string& str
   s.deepspeed =
       deepspeed.empty() ? kRoot + "/" + table["deepspeed"][strategy].get<std::string>() : deepspeed;
   s.tokens_per_gpu = cell["tokens_per_gpu"].get<int>();
+  s.deepspeed_version = table["deepspeed_version"].get<std::string>();
   s.profile = profile;
   s.tier = "flow";
   return simulate(s);

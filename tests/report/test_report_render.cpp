@@ -280,3 +280,26 @@ TEST_CASE("recommendation: the fastest that fits, or a simpler one within the ti
   CHECK(recommend({&big}).pick == nullptr);
   CHECK(recommend({&big}).sentence() == "nothing fits in GPU memory");
 }
+
+TEST_CASE("a recommendation names the DeepSpeed release it assumes, and hpZ's dependence on it") {
+  auto row = [](const char* strategy, double tflops, const char* version, const char* rule) {
+    ResultView v;
+    v.strategy = strategy;
+    v.tflops_per_gpu = tflops;
+    v.deepspeed_version = version;
+    v.hpz_rule = rule;
+    return v;
+  };
+  const ResultView z3 = row("zero3", 50, "0.19", ""),
+                   hpz = row("zero3+hpz", 80, "0.19", "when-present");
+  const std::string now = recommend({&z3, &hpz}).sentence();
+  CHECK(now.find("assuming DeepSpeed 0.19") != std::string::npos);
+  CHECK(now.find("relies on 0.13.2 or later") != std::string::npos);
+  const ResultView old3 = row("zero3", 50, "0.10.0", ""),
+                   old = row("zero3+hpz", 60, "0.10.0", "backward-hooks-only");
+  const std::string then = recommend({&old3, &old}).sentence();
+  CHECK(then.find("assuming DeepSpeed 0.10.0") != std::string::npos);
+  CHECK(then.find("smaller than from 0.13.2 on") != std::string::npos);
+  // Without hpZ no hpZ note.
+  CHECK(recommend({&z3}).sentence().find("hpZ") == std::string::npos);
+}

@@ -28,10 +28,13 @@ namespace {
 struct Counts {
   int world_ag = 0, hpz_ag = 0, rs = 0, a2a_intra = 0, a2a_rail = 0, kernels = 0;
 };
-Counts count(const std::string& strategy, int nodes, int grad_accum = 1) {
+Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
+             const char* version = "0.19") {
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 0, 0, "", 0});
   auto prof = select_cost_profile("", topo);
-  auto low = lower_step(gpt18b_setup(strategy, 1024, 512, grad_accum), topo, prof);
+  StepSetup setup = gpt18b_setup(strategy, 1024, 512, grad_accum);
+  setup.strategy.deepspeed_version = parse_deepspeed_version(version);
+  auto low = lower_step(setup, topo, prof);
   Counts c;
   for (const auto& op : low.program.collectives) {
     if (op.kind == CollKind::AllGather) (op.groups.size() == 1 ? c.world_ag : c.hpz_ag)++;
@@ -60,12 +63,23 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   CHECK(z3.hpz_ag == 0);
   CHECK(z3.a2a_intra + z3.a2a_rail == 0);
   CHECK(z3.kernels == 0);
-  // hpZ reads its intra-node copy only in the backward hooks: every forward and every recompute
-  // (which runs the forward hooks) gathers across all ranks. Of the B backward-pass gathers all
-  // but the embedding's (gathered again by its own backward) are recomputes.
-  auto hpz = count("zero3+hpz", 24, 2);
+  // hpZ under 0.10.0 reads its intra-node copy only in the backward hooks: every forward and
+  // every recompute (which runs the forward hooks) gathers across all ranks. Of the B
+  // backward-pass gathers all but the embedding's (gathered again by its own backward) are
+  // recomputes.
+  auto hpz = count("zero3+hpz", 24, 2, "0.10.0");
   CHECK(hpz.world_ag == 2 * (M + B - 1));
   CHECK(hpz.hpz_ag == 2);
+  // 0.10.2-0.13.1: micro-step 1's checkpointed layers (4 x 40 modules) run their forward under
+  // no_grad and read the copy; the embedding and the head still gather across all ranks.
+  auto grad_enabled = count("zero3+hpz", 24, 2, "0.10.2");
+  CHECK(grad_enabled.world_ag == M + 2 * (B - 1) + 2);
+  CHECK(grad_enabled.hpz_ag == 2 + 4 * 40);
+  // 0.13.2 on: every gather reads the copy once it exists; micro-step 0's forward crosses nodes
+  // except for the tied head (its word embedding's copy was made by the embedding's release).
+  auto present = count("zero3+hpz", 24, 2, "0.19");
+  CHECK(present.world_ag == M - 1);
+  CHECK(present.hpz_ag == 1 + 2 * B + M);
   auto qwz = count("zero3+qwz", 24);
   CHECK(qwz.kernels == 2 * (M + B));  // quantize + dequantize per gather
   auto qgz = count("zero3+qgz", 24);

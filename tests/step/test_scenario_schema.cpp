@@ -42,6 +42,7 @@ std::string other_valid_value(const ScenarioParam& p) {
                                                                     : static_cast<int>(p.min));
   if (std::holds_alternative<double Scenario::*>(p.member))
     return fmt::format("{:g}", def.get<double>() == p.max ? p.min : p.max);
+  if (p.text_rule) return "0.10.0";  // --deepspeed-version (the default is 0.19)
   return "x.json";
 }
 
@@ -51,6 +52,7 @@ std::string invalid_value(const ScenarioParam& p) {
   if (std::holds_alternative<int Scenario::*>(p.member))
     return std::to_string(static_cast<long long>(p.max) + 1);
   if (std::holds_alternative<double Scenario::*>(p.member)) return fmt::format("{:g}", p.max * 10);
+  if (p.text_rule) return "0.9";
   return "";
 }
 
@@ -159,7 +161,7 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
       "--model gpt-18b --seq-len 1024 --tokens-per-gpu 1024 --grad-accum 1 "
       "--nics-per-node 4 --nic-gbps 200 --strategy zeropp --hpz-size 8 "
       "--qwz-bits 4 --qgz-bits 4 --qgz-chunks 2 --profile dgx-h100 --tier analytic "
-      "--activation-checkpointing false --attention flash";
+      "--activation-checkpointing false --attention flash --deepspeed-version 0.13.2";
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);

@@ -21,6 +21,12 @@ namespace {
 Scenario paper(const std::string& strategy, int tokens = 1024) {
   return paper_scenario(strategy, tokens);
 }
+// The same under DeepSpeed 0.10.0's rules (hpZ's copy for the backward hooks only).
+Scenario paper_v010(const std::string& strategy, int tokens = 1024) {
+  Scenario s = paper_scenario(strategy, tokens);
+  s.deepspeed_version = "0.10.0";
+  return s;
+}
 
 double phase_bytes(const StepResult& r, const std::string& phase, const std::string& tier) {
   const auto it = r.comm.by_phase.find(phase);
@@ -38,6 +44,8 @@ struct Shape {
   // gathered once in backward, for its recompute, and kept for its backward.
   double kept = 0;
   double embed = 0;  // the word embedding's: its backward gathers it again (its own backward hook)
+  double head = 0;   // the tied head's re-gather of the word embedding
+  double not_recomputed = 0;  // gathered by modules outside the checkpointed layers (embed, head)
 };
 
 Shape gpt18b() {
@@ -46,6 +54,8 @@ Shape gpt18b() {
   for (const auto& mod : build_modules(m, 1024, 512)) {
     s.gather += static_cast<double>(mod.gather_elems);
     if (mod.name == "embed") s.embed += static_cast<double>(mod.gather_elems);
+    if (mod.name == "head") s.head += static_cast<double>(mod.gather_elems);
+    if (!mod.recomputed) s.not_recomputed += static_cast<double>(mod.gather_elems);
     if (mod.name == "head" || mod.name == "layer39.qkv" || mod.name == "layer39.fc1" ||
         mod.name == "layer39.fc2")
       s.kept += static_cast<double>(mod.gather_elems);
@@ -67,12 +77,14 @@ double rail_a2a_inter(double S) { return W * S * (Y - 1) / Y; }
 
 }  // namespace
 
-TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (24 DGX-2 nodes)") {
+TEST_CASE(
+    "inter-node bytes per collective match the ring and two-hop formulas (24 DGX-2 nodes, "
+    "0.10.0)") {
   const Shape s = gpt18b();
   CHECK(s.psi == static_cast<double>(total_param_count(load_model("gpt-18b"))));
   CHECK(s.one_d == 40 * 13 * 6144.0 + 2 * 6144.0);
 
-  auto z3 = simulate(paper("zero3"));
+  auto z3 = simulate(paper_v010("zero3"));
   CHECK(phase_bytes(z3, "forward_all_gather", "inter") ==
         zerosim::testing::Approx(ring_inter(2 * s.gather)).epsilon(1e-9));
   CHECK(phase_bytes(z3, "backward_all_gather", "inter") ==
@@ -80,7 +92,7 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   CHECK(phase_bytes(z3, "gradient_reduction", "inter") ==
         zerosim::testing::Approx(ring_inter(2 * s.psi)).epsilon(1e-9));
 
-  auto pp = simulate(paper("zeropp"));
+  auto pp = simulate(paper_v010("zeropp"));
   const double q = s.psi - s.one_d;  // every 2-D tensor of gpt-18b divides by 2 x 384
   const double int8 = 1 + 4 / B;     // qwZ bytes per element: INT8 and an FP32 scale per block
   CHECK(phase_bytes(pp, "forward_all_gather", "inter") ==
@@ -112,14 +124,14 @@ TEST_CASE("inter-node bytes per collective match the ring and two-hop formulas (
   CHECK(sum == zerosim::testing::Approx(pp.comm.inter_node_bytes).epsilon(1e-12));
 }
 
-TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
-  auto z3 = simulate(paper("zero3"));
+TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives (0.10.0)") {
+  auto z3 = simulate(paper_v010("zero3"));
   auto bytes = [](const StepResult& r, const std::string& phase) {
     return phase_bytes(r, phase, "inter") + phase_bytes(r, phase, "intra");
   };
   const char* ag[] = {"forward_all_gather", "backward_all_gather"};
   SUBCASE("qwZ: every weight gather shrinks to INT8 + scales; gradients untouched") {
-    auto r = simulate(paper("zero3+qwz"));
+    auto r = simulate(paper_v010("zero3+qwz"));
     for (auto p : ag)
       CHECK(bytes(r, p) == zerosim::testing::Approx(bytes(z3, p) * (1 + 4 / B) / 2).epsilon(1e-12));
     CHECK(bytes(r, "gradient_reduction") == bytes(z3, "gradient_reduction"));
@@ -128,7 +140,7 @@ TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
     // gpt-18b's backward hooks gather only the embedding again (every layer's recompute gathers
     // its weights across nodes and keeps them for its backward).
     const Shape s = gpt18b();
-    auto r = simulate(paper("zero3+hpz"));
+    auto r = simulate(paper_v010("zero3+hpz"));
     CHECK(bytes(r, "forward_all_gather") == bytes(z3, "forward_all_gather"));
     CHECK(phase_bytes(r, "backward_all_gather", "inter") ==
           zerosim::testing::Approx(ring_inter(2 * (s.gather - s.kept - s.embed))).epsilon(1e-9));
@@ -138,11 +150,64 @@ TEST_CASE("each ZeRO++ technique alone changes exactly its own collectives") {
     CHECK(bytes(r, "gradient_reduction") == bytes(z3, "gradient_reduction"));
   }
   SUBCASE("qgZ: only the gradient reduction changes") {
-    auto r = simulate(paper("zero3+qgz"));
+    auto r = simulate(paper_v010("zero3+qgz"));
     for (auto p : ag) CHECK(bytes(r, p) == bytes(z3, p));
     CHECK(phase_bytes(r, "gradient_reduction", "inter") <
           phase_bytes(z3, "gradient_reduction", "inter") / 3.9);
   }
+}
+
+TEST_CASE("cross-node bytes per phase per DeepSpeed release (gpt-18b ZeRO++, 24 DGX-2 nodes)") {
+  const Shape s = gpt18b();
+  const double int8 = 1 + 4 / B;
+  const double q = s.psi - s.one_d;
+  const double qgz = rail_a2a_inter(q / (2 * N) + 4 * q / (N * B)) + ring_inter(2 * s.one_d);
+  const double recompute = s.gather - s.kept - s.embed;  // the recomputes' gathers (see above)
+  struct Phases {
+    double fwd, bwd, grad;
+  };
+  auto run = [](const char* version, int grad_accum) {
+    Scenario sc = paper("zeropp");
+    sc.nics_per_node = 1;
+    sc.nic_gbps = 100;
+    sc.deepspeed_version = version;
+    sc.grad_accum = grad_accum;
+    const StepResult r = simulate(sc);
+    CHECK(to_string(r.scenario.strategy.deepspeed_version) == version);
+    return Phases{phase_bytes(r, "forward_all_gather", "inter"),
+                  phase_bytes(r, "backward_all_gather", "inter"),
+                  phase_bytes(r, "gradient_reduction", "inter")};
+  };
+  auto check = [](const Phases& got, const Phases& want) {
+    CHECK(got.fwd == zerosim::testing::Approx(want.fwd).epsilon(1e-9));
+    CHECK(got.bwd == zerosim::testing::Approx(want.bwd).epsilon(1e-9));
+    CHECK(got.grad == zerosim::testing::Approx(want.grad).epsilon(1e-9));
+  };
+  // One micro-step. 0.10.0-0.10.1: forward and recompute cross nodes. 0.10.2-0.13.1: the same
+  // (the copy does not exist in micro-step 0's forward; the recompute runs with grad enabled).
+  // 0.13.2 on: only the forward crosses, less the tied head (its word embedding's copy was made
+  // when the embedding released it).
+  const Phases v010{ring_inter(int8 * s.gather), ring_inter(int8 * recompute), qgz};
+  const Phases v0132{ring_inter(int8 * (s.gather - s.head)), 0, qgz};
+  check(run("0.10.0", 1), v010);
+  check(run("0.10.2", 1), v010);
+  check(run("0.13.1", 1), v010);
+  check(run("0.13.2", 1), v0132);
+  check(run("0.19", 1), v0132);
+  // Per node per step: 45.3 GB under 0.10.0 (INT8 forward 18.7, recompute 17.7, qgZ 8.9), 27.3 GB
+  // (INT8 forward 18.4 with every 1-D tensor and the block scales, qgZ 8.9) from 0.13.2.
+  const double v010_node = (v010.fwd + v010.bwd + v010.grad) / Y;
+  const double v0132_node = (v0132.fwd + v0132.grad) / Y;
+  CHECK(v010_node > 45e9);
+  CHECK(v010_node < 45.5e9);
+  CHECK(v0132_node > 27e9);
+  CHECK(v0132_node < 27.5e9);
+  // Two micro-steps. 0.10.2-0.13.1: micro-step 1's checkpointed layers run their forward under
+  // no_grad and read the copy; the embedding and the head (not checkpointed) cross nodes.
+  check(run("0.10.0", 2), Phases{2 * v010.fwd, 2 * v010.bwd, 2 * qgz});
+  check(run("0.10.2", 2),
+        Phases{v010.fwd + ring_inter(int8 * s.not_recomputed), 2 * v010.bwd, 2 * qgz});
+  check(run("0.19", 2), Phases{v0132.fwd, 0, 2 * qgz});
 }
 
 TEST_CASE("hpZ memory overhead is exactly 2Ψ/k in the result") {
@@ -240,9 +305,9 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
   CHECK(nc.memory.component("activations") > r.memory.component("activations"));
 }
 
-TEST_CASE("gradient accumulation: every micro-step's forward gathers across nodes, hpZ or not") {
-  // DeepSpeed's forward hooks never read hpZ's secondary copy, in later micro-steps neither.
-  auto one = paper("zeropp"), two = paper("zeropp");
+TEST_CASE("gradient accumulation under 0.10.0: every micro-step's forward gathers across nodes") {
+  // 0.10.0's forward hooks never read hpZ's secondary copy, in later micro-steps neither.
+  auto one = paper_v010("zeropp"), two = paper_v010("zeropp");
   two.grad_accum = 2;
   auto r1 = simulate(one), r2 = simulate(two);
   CHECK(
@@ -251,8 +316,8 @@ TEST_CASE("gradient accumulation: every micro-step's forward gathers across node
   CHECK(
       phase_bytes(r2, "gradient_reduction", "inter") ==
       zerosim::testing::Approx(2 * phase_bytes(r1, "gradient_reduction", "inter")).epsilon(1e-12));
-  auto z1 = simulate(paper("zero3"));
-  auto z2s = paper("zero3");
+  auto z1 = simulate(paper_v010("zero3"));
+  auto z2s = paper_v010("zero3");
   z2s.grad_accum = 2;
   auto z2 = simulate(z2s);
   CHECK(z2.comm.inter_node_bytes ==

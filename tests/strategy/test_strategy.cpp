@@ -258,13 +258,13 @@ TEST_CASE("gradient buckets follow DeepSpeed's flush rule") {
   auto mods = build_modules(m, 512, 512);
   const std::int64_t h = 6144;
   // A bucket larger than the model: one bucket, ready when the embedding (module 0) finishes.
-  auto one = make_grad_buckets(mods, std::int64_t{1} << 40, false, 384);
+  auto one = make_grad_buckets(mods, std::int64_t{1} << 40, false, 384, true);
   REQUIRE(one.size() == 1);
   CHECK(one[0].ready_module == 0);
   CHECK(one[0].elems() == total_param_count(m));
   // 1e7-element buckets: every 2-D weight is larger, so each is reduced alone, and the 1-D tensors
   // between them form small buckets. Total is conserved.
-  auto small = make_grad_buckets(mods, 10'000'000, true, 384);
+  auto small = make_grad_buckets(mods, 10'000'000, true, 384, true);
   std::int64_t total = 0, quantized = 0;
   for (auto& b : small) total += b.elems(), quantized += b.quantized;
   CHECK(total == total_param_count(m));
@@ -272,7 +272,56 @@ TEST_CASE("gradient buckets follow DeepSpeed's flush rule") {
   // per layer 13h (biases and LayerNorms) minus nothing, plus the final LayerNorm's 2h.
   CHECK(total - quantized == 40 * 13 * h + 2 * h);
   // Without qgZ nothing is quantized.
-  for (auto& b : make_grad_buckets(mods, 10'000'000, false, 384)) CHECK(b.quantized == 0);
+  for (auto& b : make_grad_buckets(mods, 10'000'000, false, 384, true)) CHECK(b.quantized == 0);
+}
+
+TEST_CASE("qgZ's fallback of tensors not divisible by 2 x world follows the DeepSpeed release") {
+  // gpt-18b on 5 x 16 = 80 GPUs: 2 x 80 = 160 = 32 x 5, and h = 6144 = 2^11 x 3 has no factor 5,
+  // so no 2-D tensor divides (h x h, 3h x h, 4h x h; the embedding 50257... x h neither).
+  auto m = load_model("gpt-18b");
+  auto mods = build_modules(m, 512, 512);
+  std::int64_t one_d = 0, total = 0;
+  for (const auto& mod : mods)
+    for (const auto& p : mod.params) {
+      total += p.elems;
+      if (p.one_d) one_d += p.elems;
+      if (!p.one_d) CHECK(p.elems % 160 != 0);
+    }
+  auto quantized = [&](bool divisibility) {
+    std::int64_t q = 0;
+    for (auto& b : make_grad_buckets(mods, 10'000'000, true, 80, divisibility)) q += b.quantized;
+    return q;
+  };
+  // 0.13.2 on (PR #5056): every 2-D tensor falls back too; before, only the 1-D ones.
+  CHECK(quantized(true) == 0);
+  CHECK(quantized(false) == total - one_d);
+  CHECK(qgz_divisibility_fallback(parse_deepspeed_version("0.13.2")));
+  CHECK(!qgz_divisibility_fallback(parse_deepspeed_version("0.13.1")));
+  CHECK(qgz_divisibility_fallback(Strategy{}.deepspeed_version));  // the default: 0.19
+}
+
+TEST_CASE("DeepSpeed versions: accepted forms, range and hpZ rule per release") {
+  CHECK(deepspeed_version_rule("0.19").empty());
+  CHECK(deepspeed_version_rule("0.19.5").empty());
+  CHECK(deepspeed_version_rule("0.10.0").empty());
+  CHECK(deepspeed_version_rule("0.14").empty());
+  CHECK(deepspeed_version_rule("0.9.5").find("before 0.10.0") != std::string::npos);
+  CHECK(deepspeed_version_rule("0.20").find("after 0.19") != std::string::npos);
+  CHECK(deepspeed_version_rule("1.0").find("after 0.19") != std::string::npos);
+  CHECK(deepspeed_version_rule("0.13").find("needs its patch") != std::string::npos);
+  CHECK(deepspeed_version_rule("0.10").find("needs its patch") != std::string::npos);
+  for (const char* bad : {"", "0", "v0.19", "0.19.", ".19", "0.19.5.1", "0.-1", "0.19a", "x"})
+    CHECK(deepspeed_version_rule(bad).find("is not MAJOR.MINOR") != std::string::npos);
+  auto rule = [](const char* v) { return hpz_rule(parse_deepspeed_version(v)); };
+  CHECK(rule("0.10.0") == HpzRule::BackwardOnly);
+  CHECK(rule("0.10.1") == HpzRule::BackwardOnly);
+  CHECK(rule("0.10.2") == HpzRule::GradEnabled);
+  CHECK(rule("0.13.1") == HpzRule::GradEnabled);
+  CHECK(rule("0.13.2") == HpzRule::WhenPresent);
+  CHECK(rule("0.19") == HpzRule::WhenPresent);
+  CHECK(to_string(parse_deepspeed_version("0.19")) == "0.19");
+  CHECK(to_string(parse_deepspeed_version("0.13.2")) == "0.13.2");
+  CHECK(to_string(Strategy{}.deepspeed_version) == "0.19");
 }
 
 TEST_CASE("an \"auto\" dtype picks among the sections left \"auto\", BF16 where the GPU has it") {
