@@ -60,7 +60,7 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
       {"--qwz-bits", "8"},          {"--qgz-bits", "4"},
       {"--qgz-chunks", "2"},        {"--profile", "p.json"},
       {"--tier", "analytic"},       {"--activation-checkpointing", "false"},
-      {"--attention", "flash"}};
+      {"--attention", "flash"},     {"--deepspeed-version", "0.13.2"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
     REQUIRE(valid.count(flag) == 1u);
