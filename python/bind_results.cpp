@@ -106,8 +106,7 @@ void bind_strategy(py::module_& m) {
           "display_name", [](const Strategy& s) { return s.id().display(); },
           "the name reports print (ZeRO++, ZeRO-3 + qwZ, FSDP FULL_SHARD, ...)")
       .def_property_readonly(
-          "family", [](const Strategy& s) { return to_string(s.family()); },
-          "deepspeed or fsdp")
+          "family", [](const Strategy& s) { return to_string(s.family()); }, "deepspeed or fsdp")
       .def_readonly("qwz", &Strategy::qwz, "qwZ: quantized weights in the all-gather")
       .def_readonly("hpz", &Strategy::hpz, "hpZ: a secondary weight partition within a group")
       .def_readonly("qgz", &Strategy::qgz, "qgZ: quantized gradients in the reduce-scatter")

@@ -1,5 +1,6 @@
 // Did-you-mean for a command line CLI11 refused: each argument it did not expect is matched
-// against the names it could have been (sim/core/closest_match.hpp): a subcommand when none was chosen
+// against the names it could have been (sim/core/closest_match.hpp): a subcommand when none was
+// chosen
 // (`zerosim simulat`), else a flag of the chosen subcommand (`simulate --stratgy`).
 #pragma once
 #include <CLI/CLI.hpp>
