@@ -50,27 +50,28 @@ void runs_within(const std::string& args, double stated_s) {
 
 }  // namespace
 
-TEST_CASE("GPUs per scenario: 4096 on the flow tier, 16384 on the analytic tier") {
-  runs_within("simulate --cluster dgx2-v100 --nodes 256 --model gpt-18b", 4.8);
-  runs_within("simulate --cluster dgx2-v100 --nodes 1024 --model gpt-18b --tier analytic", 3.2);
-  // One node past each (16 GPUs a DGX-2 node), and the sizes that once ran for minutes.
-  refused_at_once("simulate --cluster dgx2-v100 --nodes 257 --model gpt-18b",
-                  {"--nodes", "4112 GPUs", "the flow tier's limit of 4096"});
-  refused_at_once("simulate --cluster dgx2-v100 --nodes 1025 --model gpt-18b --tier analytic",
-                  {"--nodes", "the analytic tier's limit of 16384"});
+TEST_CASE("GPUs per scenario: 32768 on the flow tier, 131072 on the analytic tier") {
+  runs_within("simulate --cluster dgx-h100 --nodes 4096 --model gpt-18b", FLOW_AT_LIMIT_S);
+  runs_within("simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --tier analytic",
+              ANALYTIC_AT_LIMIT_S);
+  // One node past each (8 GPUs a DGX H100 node), and the sizes that once ran for minutes.
+  refused_at_once("simulate --cluster dgx-h100 --nodes 4097 --model gpt-18b",
+                  {"--nodes", "32776 GPUs", "the flow tier's limit of 32768"});
+  refused_at_once("simulate --cluster dgx-h100 --nodes 16385 --model gpt-18b --tier analytic",
+                  {"--nodes", "the analytic tier's limit of 131072"});
   refused_at_once("simulate --cluster dgx2-v100 --nodes 16384 --model gpt-18b", {"--nodes"});
   refused_at_once(
-      "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --seq-len 16777216 --tier "
+      "simulate --cluster dgx-h100 --nodes 65536 --model gpt-18b --seq-len 16777216 --tier "
       "analytic",
       {"--nodes"});
-  refused_at_once("sweep --cluster dgx-h100 --nodes 2,2049 --model gpt-18b --tier analytic",
-                  {"--nodes", "limit of 16384"});
-  refused_at_once("plan --cluster dgx-h100 --nodes 513 --model gpt-18b",
-                  {"--nodes", "the flow tier (--confirm)'s limit of 4096"});
+  refused_at_once("sweep --cluster dgx-h100 --nodes 2,16385 --model gpt-18b --tier analytic",
+                  {"--nodes", "limit of 131072"});
+  refused_at_once("plan --cluster dgx-h100 --nodes 4097 --model gpt-18b",
+                  {"--nodes", "the flow tier (--confirm)'s limit of 32768"});
   refused_at_once(
-      "collective --cluster dgx-h100 --nodes 2049 --op all_gather --bytes 1MiB "
+      "collective --cluster dgx-h100 --nodes 16385 --op all_gather --bytes 1MiB "
       "--tier analytic",
-      {"--nodes", "limit of 16384"});
+      {"--nodes", "limit of 131072"});
 }
 
 TEST_CASE("collective: all_to_all over at most 1024 ranks; --ranks at least 2") {

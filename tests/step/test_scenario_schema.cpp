@@ -165,8 +165,9 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
-  // All but --deepspeed (replaces --strategy) and --hsdp-size (HSDP has no hpZ: run below).
-  CHECK(given.size() + 2 == scenario_params().size());
+  // All but --deepspeed (replaces --strategy), --hsdp-size (HSDP has no hpZ) and the five FSDP
+  // knobs (FSDP has no ZeRO++): run below.
+  CHECK(given.size() + 7 == scenario_params().size());
   const CliRun sim = run("simulate " + args + " --json");
   CHECK_MESSAGE(sim.rc == 0, sim.out);
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);
@@ -181,4 +182,9 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
       run("simulate --cluster dgx-h100 --nodes 2 --model gpt-18b --tier analytic --strategy hsdp "
           "--hsdp-size 4");
   CHECK_MESSAGE(hsdp.rc == 0, hsdp.out);
+  const CliRun fsdp =
+      run("simulate --cluster dgx-h100 --nodes 2 --model llama-2-7b --tier analytic --strategy "
+          "fsdp-hybrid --hsdp-size 8 --fsdp-backward-prefetch post --fsdp-forward-prefetch true "
+          "--fsdp-limit-all-gathers false --fsdp-param-dtype fp32 --fsdp-reduce-dtype bf16");
+  CHECK_MESSAGE(fsdp.rc == 0, fsdp.out);
 }

@@ -49,18 +49,33 @@ TEST_CASE("expand is the cartesian product, axes in sweep_flags() order, last ax
 }
 
 TEST_CASE("every sweep flag is accepted with a valid value") {
-  const std::map<std::string, std::string> valid = {
-      {"--cluster", "dgx2-v100"},   {"--nodes", "2"},
-      {"--fabric", "rail"},         {"--oversubscription", "2"},
-      {"--model", "gpt-18b"},       {"--seq-len", "512"},
-      {"--tokens-per-gpu", "1024"}, {"--grad-accum", "2"},
-      {"--nics-per-node", "4"},     {"--nic-gbps", "100"},
-      {"--strategy", "zero3+qgz"},  {"--deepspeed", "ds.json"},
-      {"--hpz-size", "8"},          {"--hsdp-size", "8"},
-      {"--qwz-bits", "8"},          {"--qgz-bits", "4"},
-      {"--qgz-chunks", "2"},        {"--profile", "p.json"},
-      {"--tier", "analytic"},       {"--activation-checkpointing", "false"},
-      {"--attention", "flash"},     {"--deepspeed-version", "0.13.2"}};
+  const std::map<std::string, std::string> valid = {{"--cluster", "dgx2-v100"},
+                                                    {"--nodes", "2"},
+                                                    {"--fabric", "rail"},
+                                                    {"--oversubscription", "2"},
+                                                    {"--model", "gpt-18b"},
+                                                    {"--seq-len", "512"},
+                                                    {"--tokens-per-gpu", "1024"},
+                                                    {"--grad-accum", "2"},
+                                                    {"--nics-per-node", "4"},
+                                                    {"--nic-gbps", "100"},
+                                                    {"--strategy", "zero3+qgz"},
+                                                    {"--deepspeed", "ds.json"},
+                                                    {"--hpz-size", "8"},
+                                                    {"--hsdp-size", "8"},
+                                                    {"--qwz-bits", "8"},
+                                                    {"--qgz-bits", "4"},
+                                                    {"--qgz-chunks", "2"},
+                                                    {"--profile", "p.json"},
+                                                    {"--tier", "analytic"},
+                                                    {"--activation-checkpointing", "false"},
+                                                    {"--attention", "flash"},
+                                                    {"--fsdp-backward-prefetch", "post"},
+                                                    {"--fsdp-forward-prefetch", "true"},
+                                                    {"--fsdp-limit-all-gathers", "false"},
+                                                    {"--fsdp-param-dtype", "fp32"},
+                                                    {"--fsdp-reduce-dtype", "fp32"},
+                                                    {"--deepspeed-version", "0.13.2"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
     REQUIRE(valid.count(flag) == 1u);
