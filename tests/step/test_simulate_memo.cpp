@@ -119,13 +119,18 @@ TEST_CASE("a profile rewritten in place is parsed again, never served stale") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("params in the result equal total_param_count, with and without a seq-len override") {
+TEST_CASE("params in the result equal total_param_count at the run's sequence length") {
+  const ModelShape m = load_model("gpt-18b");
   for (int seq : {0, 1024}) {
     Scenario s = make("dgx-h100", 1, "zero3", "analytic");
     s.model = "gpt-18b";
     s.seq_len = seq;
     const StepResult r = simulate(s);
     CAPTURE(seq);
-    CHECK(r.scenario.params == total_param_count(load_model("gpt-18b")));
+    // The learned position table has one row per position of the run's sequence.
+    CHECK(r.scenario.params == total_param_count(with_sequence_length(m, seq > 0 ? seq : m.seq)));
+    CHECK(r.scenario.active_params == r.scenario.params);
   }
+  CHECK(total_param_count(with_sequence_length(m, 1024)) ==
+        total_param_count(m) + (1024 - 512) * m.hidden);
 }
