@@ -46,10 +46,11 @@ double busbw_GBps(const std::string& args) {
 }  // namespace
 
 TEST_CASE("bad input exits 2 with a message naming the flag") {
-  Run r = run_collective("--cluster dgx-h100 --nodes 1 --op allgather --bytes 1GiB");
+  Run r = run_collective("--cluster dgx-h100 --nodes 1 --op allgathr --bytes 1GiB");
   CHECK(r.code == 2);
   CHECK(mentions(r, "--op"));
-  CHECK(mentions(r, "unknown collective 'allgather'"));
+  CHECK(mentions(r, "unknown collective 'allgathr'"));
+  CHECK(mentions(r, "did you mean 'allgather'?"));
 
   r = run_collective("--cluster dgx-h100 --nodes 1 --op all_gather --bytes 0");
   CHECK(r.code == 2);
