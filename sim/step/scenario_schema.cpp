@@ -212,7 +212,7 @@ std::string finite_range_rule(double min, double max, const std::string& value) 
 }
 
 int tier_max_gpus(const std::string& tier) {
-  constexpr int kFlowMaxGpus = 32768, kAnalyticMaxGpus = 131072;
+  constexpr int kFlowMaxGpus = 32768, kAnalyticMaxGpus = 65536;
   return tier == "flow" ? kFlowMaxGpus : kAnalyticMaxGpus;
 }
 

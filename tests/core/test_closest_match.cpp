@@ -40,8 +40,9 @@ TEST_CASE("a suggestion comes only within a third of the word's length") {
   CHECK(did_you_mean("reprot", commands) == " (did you mean 'report'?)");
   // Equals: the first in the list's order (deterministic).
   CHECK(closest_match("abcd", {"abce", "abcf"}) == "abce");
-  CHECK(did_you_mean("bfloat17", {"bfloat16", "fp16"}) == " (did you mean 'bfloat16'?)");
-  CHECK(did_you_mean("xyzzy", {"bfloat16", "fp16"}).empty());
+  CHECK(did_you_mean("bfloat17", std::vector<std::string_view>{"bfloat16", "fp16"}) ==
+        " (did you mean 'bfloat16'?)");
+  CHECK(did_you_mean("xyzzy", std::vector<std::string_view>{"bfloat16", "fp16"}).empty());
 }
 
 TEST_CASE("require_object names every unknown key at once, each with its closest allowed key") {
