@@ -80,7 +80,7 @@ COMMANDS = []
 # What the shipped A100 profiles achieve (reports/fsdp-validation.md), guarded by --check (CTest
 # fsdp/validation). The issue's targets are mean <= 7%, worst <= 15%, bias within 3%, every row
 # fitting: the worst rows and the rows that do not fit are findings in the report, not met.
-CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 13}
+CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 1}
 
 
 FINDINGS = """What they share, read from the tables themselves:
@@ -100,12 +100,12 @@ FINDINGS = """What they share, read from the tables themselves:
   512 with larger micro-batches, where every other model and the 40GB table's mpt-760m speed up as
   the sequence shrinks.
 
-Memory: with `--strategy zero3` standing in for FSDP, 13 of the 40GB table's rows (mpt-350m,
-mpt-760m, mpt-1b without checkpointing) exceed 40 GiB by 0.1-2.9 GiB; each holds DeepSpeed's
+Memory: the rows run as FSDP (`limit_all_gathers`: at most two blocks' parameters unsharded, one
+reduce-scatter per block); the rows that still do not fit are listed under the summary with their
+largest memory terms (GiB). Run as `--strategy zero3` instead, 13 of the 40GB table's rows
+(mpt-350m, mpt-760m, mpt-1b without checkpointing) exceed 40 GiB by 0.1-2.9 GiB: DeepSpeed's
 gathered parameters (stage3_max_live_parameters: 1.7-3.4 GiB) and gradient bucket (0.7-0.9 GiB),
-which FSDP's limit_all_gathers (two blocks in flight, 25-200 MB here) and per-block reduce-scatter
-do not hold: without those two they are at most 39.8 GiB; whether they fit as `--strategy fsdp`
-runs them is not checked here (this build has no FSDP strategy)."""
+which FSDP does not hold."""
 
 
 def parse_table(path):
@@ -357,6 +357,16 @@ def report(tables, final, cross, x_all, x_80, x_40, sim):
                                                          100 * s["worst"], pct(s["bias"])))
     w("")
     w("Every published row fits in its GPU's memory: %s." % ("yes" if fits else "**no**"))
+    for name, rows, _, _ in tables:
+        for r, x in zip(rows, final[name]):
+            if not x["memory"]["fits"]:
+                w("- does not fit: A100-%s %s, seq %d, micro-batch %d, %d GPUs%s: %.1f GiB simulated "
+                  "(components: %s)." % (
+                      name, r["model"], r["seq"], r["mb"], r["gpus"],
+                      "" if r["ckpt"] else ", no checkpointing",
+                      x["memory"]["peak_bytes_per_gpu"] / 2**30,
+                      ", ".join("%s %.1f" % (k, v / 2**30)
+                                for k, v in x["memory"]["components"].items() if v > 2**28)))
     w("")
     w("Cross-validation (fit on one table, predict the other; target: predicted mean <= 10%):")
     w("")
