@@ -514,16 +514,24 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
   if (!name_or_file.empty())
     return shared_cost_profile(
         resolve_data_file("calibrate/profiles", name_or_file, "--profile", files), files);
-  // A measured profile of the GPU model wins over a derived one; among equals, the first listed.
+  // Of the profiles of the GPU model, one named for the cluster's node type (its name, or its name
+  // and a suffix: "polaris-a100-measured") wins over one that is not (the DGX A100 40GB and
+  // Polaris share a GPU but not a network); then a measured one over a derived one; among
+  // equals, the first listed.
   std::string shipped;  // the profiles seen, for the error
   std::shared_ptr<const CostProfile> first_match;
+  int best = -1;
   const auto listed = shipped_list(files);
   for (const auto& path : *listed) {
     std::shared_ptr<const CostProfile> p = shared_cost_profile(path, files);
     if (p->gpu_model == gpu_model) {
-      if (p->status == "measured") return p;
-      // A derived profile named for the node type (the DGX A100 40GB and Polaris share a GPU).
-      if (!first_match || (p->name == node_type && first_match->name != node_type)) first_match = p;
+      const bool named =
+          !node_type.empty() && (p->name == node_type || p->name.rfind(node_type + "-", 0) == 0);
+      const int rank = (named ? 2 : 0) + (p->status == "measured" ? 1 : 0);
+      if (rank > best) {
+        best = rank;
+        first_match = p;
+      }
     }
     (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }

@@ -160,6 +160,7 @@ Strategy echoed_strategy(Strategy s) {
   s.offload_pageable = defaults.offload_pageable;
   s.unmodelled_keys = defaults.unmodelled_keys;
   s.keys_without_effect = defaults.keys_without_effect;
+  s.sub_group_elems = defaults.sub_group_elems;  // its effect is the memory's optimizer_step term
   return s;
 }
 

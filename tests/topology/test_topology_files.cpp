@@ -103,11 +103,12 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
     const char* fabric;
     const char* profile;  // the shipped cost profile its GPU model selects
   };
-  for (Case c : {Case{"h100-ndr-rail-10n", 10, 8, 8, 400, "H100-SXM5-80GB", "rail", "dgx-h100"},
-                 Case{"polaris", 2, 4, 2, 200, "A100-SXM4-40GB", "fat-tree", "polaris-a100"},
-                 Case{"azure-nd-a100-v4", 1, 8, 8, 200, "A100-SXM4-80GB", "fat-tree", "dgx-a100"},
-                 Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree",
-                      "dgx-h200-measured"}}) {
+  for (Case c :
+       {Case{"h100-ndr-rail-10n", 10, 8, 8, 400, "H100-SXM5-80GB", "rail", "dgx-h100"},
+        Case{"polaris", 2, 4, 2, 200, "A100-SXM4-40GB", "fat-tree", "polaris-a100-measured"},
+        Case{"azure-nd-a100-v4", 1, 8, 8, 200, "A100-SXM4-80GB", "fat-tree", "dgx-a100"},
+        Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree",
+             "dgx-h200-measured"}}) {
     CAPTURE(c.preset);
     Topology t = load_cluster(c.preset);
     CHECK(t.node_count() == c.nodes);
@@ -128,6 +129,8 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
   const CostProfile a40 = select_cost_profile("", load_cluster("polaris"));
   CHECK(a40.hbm_Bps == zerosim::testing::Approx(1555e9));
   CHECK(a40.peak_flops == zerosim::testing::Approx(312e12));
+  // Same GPU, other network: the DGX A100 40GB takes its own profile, not Polaris' measured one.
+  CHECK(select_cost_profile("", load_cluster("dgx-a100-40gb")).name == "dgx-a100-40gb");
 }
 
 TEST_CASE("Polaris at 256 nodes: 1024 GPUs; GPUs 0-1 use NIC 0, GPUs 2-3 NIC 1, on either fabric") {
