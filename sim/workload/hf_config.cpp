@@ -122,7 +122,7 @@ bool any_positive(const JsonReader& r, std::initializer_list<std::string_view> k
 std::string one_of(const JsonReader& r, std::string_view key, std::string_view fallback,
                    std::span<const std::string_view> names, std::string_view what = "value") {
   if (!given(r, key)) return std::string(fallback);
-  const std::string v = r.at(key).get_string();
+  std::string v = r.at(key).get_string();
   std::string list;
   for (auto n : names) {
     if (n == v) return v;
@@ -345,7 +345,7 @@ void falcon(ModelShape& m, const JsonReader& r) {
 JsonReader section(const JsonReader& r, std::string_view key) {
   static const json kEmpty = json::object();
   if (!given(r, key)) return JsonReader(kEmpty, r.file(), r.path() + "/" + std::string(key));
-  const JsonReader s = r.at(key);
+  JsonReader s = r.at(key);
   if (!s.value().is_object())
     s.fail(fmt::format("must be an object, not {}", s.value().type_name()));
   return s;
