@@ -74,6 +74,19 @@ class StderrNotes {
     std::fflush(stderr);
     ::dup2(saved_, STDERR_FILENO);
     ::close(saved_);
+    // A destructor must not throw: a note that cannot be passed to Python is dropped.
+    try {
+      pass_on();
+    } catch (...) {  // nowhere left to report it
+    }
+    std::fclose(file_);
+  }
+  StderrNotes(const StderrNotes&) = delete;
+  StderrNotes& operator=(const StderrNotes&) = delete;
+
+ private:
+  // Each line of the kept stderr that does not name the scratch folder, to Python's sys.stderr.
+  void pass_on() {
     std::rewind(file_);
     std::string line;
     for (int c = std::fgetc(file_); c != EOF; c = std::fgetc(file_)) {
@@ -83,12 +96,7 @@ class StderrNotes {
         py::print(line, "end"_a = "", "file"_a = py::module_::import("sys").attr("stderr"));
       line.clear();
     }
-    std::fclose(file_);
   }
-  StderrNotes(const StderrNotes&) = delete;
-  StderrNotes& operator=(const StderrNotes&) = delete;
-
- private:
   std::string scratch_;
   std::FILE* file_ = nullptr;
   int saved_ = -1;
@@ -168,7 +176,7 @@ std::string results_file(py::handle results, const Scratch& scratch) {
     if (list.empty()) throw py::value_error("results is empty: nothing to report");
     doc = sweep::sweep_document(json::object(), list);
   }
-  const std::string path = scratch.path("results.json");
+  std::string path = scratch.path("results.json");
   write_text(path, doc.dump(1) + "\n");
   return path;
 }

@@ -57,23 +57,92 @@ void note_closest(PlanResult& plan, const Candidate& c, StepResult result) {
 
 }  // namespace
 
-std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterShape& shape,
-                                            std::vector<std::string>* notes) {
-  const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
-  if (q.micro_batches.empty()) throw flag_error("--micro-batches", "empty list");
-  if (q.checkpointing.empty()) throw flag_error("--activation-checkpointing", "empty list");
-  if (q.global_batch < 0) throw flag_error("--global-batch", "must be positive");
+namespace {
+
+// A candidate of micro-batch m, accumulation ga and checkpointing ckpt running `strategy`.
+Candidate candidate(const PlanRequest& q, const ClusterShape& shape, int m, int ga, bool ckpt,
+                    const std::string& strategy) {
+  Candidate c;
+  c.scenario = q.base;
+  c.scenario.strategy = strategy;
+  c.scenario.deepspeed.clear();
+  c.scenario.hpz_partition = 0;
+  c.scenario.tokens_per_gpu = m * shape.seq_len;
+  c.scenario.seq_len = shape.seq_len;
+  c.scenario.grad_accum = ga;
+  c.scenario.activation_checkpointing = ckpt;
+  c.micro_batch = m;
+  return c;
+}
+
+// ZeRO-3 with every subset of ZeRO++'s techniques, hpZ group sizes and quantization widths.
+void add_zero3_candidates(std::vector<Candidate>& out, const PlanRequest& q,
+                          const ClusterShape& shape, int m, int ga,
+                          const std::vector<int>& hpz_sizes, bool multi_node) {
+  for (int mask = 0; mask < 8; ++mask) {
+    bool qwz = mask & 1, hpz = mask & 2, qgz = mask & 4;
+    if (qgz && !multi_node) continue;
+    std::vector<int> ks = hpz ? hpz_sizes : std::vector<int>{0};
+    if (hpz && ks.empty()) continue;
+    for (int k : ks)
+      for (int wb : qwz ? q.qwz_bits : std::vector<int>{8})
+        for (int gb : qgz ? q.qgz_bits : std::vector<int>{4})
+          for (const bool ckpt : q.checkpointing) {
+            Candidate c = candidate(q, shape, m, ga, ckpt,
+                                    StrategyId{StrategyKind::Zero3, qwz, hpz, qgz}.name());
+            c.scenario.hpz_partition = k;
+            c.scenario.quant_bits_weights = wb;
+            c.scenario.quant_bits_grads = gb;
+            c.techniques = qwz + hpz + qgz;
+            out.push_back(std::move(c));
+          }
+  }
+}
+
+// ZeRO stages 1 and 2, HSDP sharded within each node, and PyTorch FSDP's FULL_SHARD,
+// SHARD_GRAD_OP and HYBRID_SHARD with PyTorch's defaults (the hybrid ones on more than one node;
+// on one they are ZeRO-3 and FULL_SHARD).
+void add_other_candidates(std::vector<Candidate>& out, const PlanRequest& q,
+                          const ClusterShape& shape, int m, int ga, bool multi_node) {
+  for (const StrategyKind other :
+       {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Hsdp, StrategyKind::FsdpFullShard,
+        StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard}) {
+    if (!multi_node && (other == StrategyKind::Hsdp || other == StrategyKind::FsdpHybridShard))
+      continue;
+    for (const bool ckpt : q.checkpointing) {
+      Candidate c = candidate(q, shape, m, ga, ckpt, StrategyId{other}.name());
+      c.scenario.hsdp_size = 0;
+      out.push_back(std::move(c));
+    }
+  }
+}
+
+// The notes on what the search leaves out, and the hpZ group sizes it tries.
+std::vector<int> search_scope(const PlanRequest& q, const ClusterShape& shape, long long world,
+                              std::vector<std::string>* notes) {
   std::vector<int> hpz_sizes;
   for (int k = 2; k <= shape.gpus_per_node; ++k)
     if (shape.gpus_per_node % k == 0 && world % k == 0) hpz_sizes.push_back(k);
-  const bool multi_node = shape.nodes > 1;
-  if (!multi_node && notes)
+  if (shape.nodes <= 1 && notes)
     notes->push_back(
         "qgZ not searched: it only applies on more than one node (on one node DeepSpeed falls "
         "back to a reduce-scatter)");
   if (notes && q.qwz_bits == std::vector<int>{8})
     notes->push_back(
         "qwZ searched with INT8 weights only (the paper's setting; INT4 weights: --qwz-bits 4,8)");
+  return hpz_sizes;
+}
+
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterShape& shape,
+                                            std::vector<std::string>* notes) {
+  const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
+  if (q.micro_batches.empty()) throw flag_error("--micro-batches", "empty list");
+  if (q.checkpointing.empty()) throw flag_error("--activation-checkpointing", "empty list");
+  if (q.global_batch < 0) throw flag_error("--global-batch", "must be positive");
+  const std::vector<int> hpz_sizes = search_scope(q, shape, world, notes);
+  const bool multi_node = shape.nodes > 1;
   // The limits of the scenario schema: accumulation steps and tokens per GPU.
   const auto max_accum = static_cast<long long>(find_scenario_param("--grad-accum")->max);
   const auto max_tokens = static_cast<long long>(find_scenario_param("--tokens-per-gpu")->max);
@@ -100,54 +169,8 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
       }
       ga = static_cast<int>(steps);
     }
-    for (int mask = 0; mask < 8; ++mask) {
-      bool qwz = mask & 1, hpz = mask & 2, qgz = mask & 4;
-      if (qgz && !multi_node) continue;
-      std::vector<int> ks = hpz ? hpz_sizes : std::vector<int>{0};
-      if (hpz && ks.empty()) continue;
-      for (int k : ks)
-        for (int wb : qwz ? q.qwz_bits : std::vector<int>{8})
-          for (int gb : qgz ? q.qgz_bits : std::vector<int>{4})
-            for (const bool ckpt : q.checkpointing) {
-              Candidate c;
-              c.scenario = q.base;
-              c.scenario.strategy = StrategyId{StrategyKind::Zero3, qwz, hpz, qgz}.name();
-              c.scenario.deepspeed.clear();
-              c.scenario.hpz_partition = k;
-              c.scenario.quant_bits_weights = wb;
-              c.scenario.quant_bits_grads = gb;
-              c.scenario.tokens_per_gpu = m * shape.seq_len;
-              c.scenario.seq_len = shape.seq_len;
-              c.scenario.grad_accum = ga;
-              c.scenario.activation_checkpointing = ckpt;
-              c.micro_batch = m;
-              c.techniques = qwz + hpz + qgz;
-              out.push_back(std::move(c));
-            }
-    }
-    // ZeRO stages 1 and 2, HSDP sharded within each node, and PyTorch FSDP's FULL_SHARD,
-    // SHARD_GRAD_OP and HYBRID_SHARD with PyTorch's defaults (the hybrid ones on more than one
-    // node; on one they are ZeRO-3 and FULL_SHARD).
-    for (const StrategyKind other :
-         {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Hsdp, StrategyKind::FsdpFullShard,
-          StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard}) {
-      if (!multi_node && (other == StrategyKind::Hsdp || other == StrategyKind::FsdpHybridShard))
-        continue;
-      for (const bool ckpt : q.checkpointing) {
-        Candidate c;
-        c.scenario = q.base;
-        c.scenario.strategy = StrategyId{other}.name();
-        c.scenario.deepspeed.clear();
-        c.scenario.hpz_partition = 0;
-        c.scenario.hsdp_size = 0;
-        c.scenario.tokens_per_gpu = m * shape.seq_len;
-        c.scenario.seq_len = shape.seq_len;
-        c.scenario.grad_accum = ga;
-        c.scenario.activation_checkpointing = ckpt;
-        c.micro_batch = m;
-        out.push_back(std::move(c));
-      }
-    }
+    add_zero3_candidates(out, q, shape, m, ga, hpz_sizes, multi_node);
+    add_other_candidates(out, q, shape, m, ga, multi_node);
   }
   if (out.empty() && !too_deep.empty()) throw flag_error("--global-batch", too_deep);
   if (out.empty())

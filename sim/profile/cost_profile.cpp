@@ -98,6 +98,48 @@ ComputeParams parse_compute(const JsonReader& r) {
   return c;
 }
 
+// The host CPU NCCL reads for its network post overhead, the fabric's groups and the GPU-to-NIC
+// path type.
+void parse_nccl_fabric(const JsonReader& r, NcclParams& n) {
+  const std::string cpu = r.at("host_cpu").get_string();
+  bool cpu_known = false;
+  for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
+    if (cpu == host_cpu_key(c)) {
+      n.host_cpu = c;
+      cpu_known = true;
+    }
+  if (!cpu_known)
+    r.at("host_cpu")
+        .fail(fmt::format("must be intel, amd or other (the host CPU vendor NCCL reads), got '{}'",
+                          cpu));
+  // Optional: the fabric's groups and the ring step a ring across them costs at least.
+  if (r.has("group_nodes"))
+    n.group_nodes = static_cast<int>(r.at("group_nodes").get_int_at_least(0));
+  if (r.has("group_step_us")) {
+    n.group_step_s = r.at("group_step_us").get_nonnegative() * 1e-6;
+    if (n.group_step_s > 0 && n.group_nodes == 0)
+      r.at("group_step_us")
+          .fail(
+              "is the least ring step across the fabric's groups, but group_nodes is 0 (one "
+              "group)");
+  }
+  // Optional: the GPU-to-NIC path type (PXB when absent: NICs behind the GPUs' PCIe switches).
+  if (r.has("nic_path")) {
+    const std::string path = r.at("nic_path").get_string();
+    bool path_known = false;
+    for (NicPath p : {NicPath::Pix, NicPath::Pxb, NicPath::Pxn, NicPath::Phb, NicPath::Sys})
+      if (path == nic_path_key(p)) {
+        n.nic_path = p;
+        path_known = true;
+      }
+    if (!path_known)
+      r.at("nic_path")
+          .fail(fmt::format("must be PIX, PXB, PXN, PHB or SYS (NCCL's path type from a GPU to its "
+                            "NIC), got '{}'",
+                            path));
+  }
+}
+
 NcclParams parse_nccl(const JsonReader& r) {
   r.require_object({"version", "arch", "channels", "launch_us", "nvls", "nvls_efficiency",
                     "p2p_peer_us", "p2p_net_peer_us", "p2p_efficiency", "host_cpu",
@@ -154,43 +196,7 @@ NcclParams parse_nccl(const JsonReader& r) {
                  "LL's bandwidth inside a node / NCCL's assumption (LL's lines carry half data: at "
                  "most twice the tuner's 1/4)",
                  n.ll_intra_efficiency);
-  const std::string cpu = r.at("host_cpu").get_string();
-  bool cpu_known = false;
-  for (HostCpu c : {HostCpu::Intel, HostCpu::Amd, HostCpu::Other})
-    if (cpu == host_cpu_key(c)) {
-      n.host_cpu = c;
-      cpu_known = true;
-    }
-  if (!cpu_known)
-    r.at("host_cpu")
-        .fail(fmt::format("must be intel, amd or other (the host CPU vendor NCCL reads), got '{}'",
-                          cpu));
-  // Optional: the fabric's groups and the ring step a ring across them costs at least.
-  if (r.has("group_nodes"))
-    n.group_nodes = static_cast<int>(r.at("group_nodes").get_int_at_least(0));
-  if (r.has("group_step_us")) {
-    n.group_step_s = r.at("group_step_us").get_nonnegative() * 1e-6;
-    if (n.group_step_s > 0 && n.group_nodes == 0)
-      r.at("group_step_us")
-          .fail(
-              "is the least ring step across the fabric's groups, but group_nodes is 0 (one "
-              "group)");
-  }
-  // Optional: the GPU-to-NIC path type (PXB when absent: NICs behind the GPUs' PCIe switches).
-  if (r.has("nic_path")) {
-    const std::string path = r.at("nic_path").get_string();
-    bool path_known = false;
-    for (NicPath p : {NicPath::Pix, NicPath::Pxb, NicPath::Pxn, NicPath::Phb, NicPath::Sys})
-      if (path == nic_path_key(p)) {
-        n.nic_path = p;
-        path_known = true;
-      }
-    if (!path_known)
-      r.at("nic_path")
-          .fail(fmt::format("must be PIX, PXB, PXN, PHB or SYS (NCCL's path type from a GPU to its "
-                            "NIC), got '{}'",
-                            path));
-  }
+  parse_nccl_fabric(r, n);
   return n;
 }
 

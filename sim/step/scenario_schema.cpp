@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -24,15 +25,12 @@ constexpr double kCountMax = 1e9;  // counts without a tighter physical bound
 // and collective launch latency (the paper pipelines a handful).
 constexpr double kQgzChunksMax = 256;
 
-std::vector<ScenarioParam> make_table() {
+// The cluster, model and batch rows. Outer axes describe the experiment group (cluster, model,
+// batch); the network and the strategy vary fastest so that one group's bandwidth/strategy grid
+// is contiguous in a sweep's output.
+std::vector<ScenarioParam> cluster_and_batch_rows() {
   using S = Scenario;
-  const std::vector<std::string> none,
-      fabrics = {"rail", "fat-tree"}, tiers = {"flow", "analytic"}, booleans = {"true", "false"},
-      attention = {"auto", "flash", "eager"}, prefetch = {"pre", "post", "none"},
-      dtypes = {"auto", "bf16", "fp16", "fp32"};
-  const auto fsdp = [](const Strategy& s) { return s.family() == StrategyFamily::Fsdp; };
-  // Outer axes describe the experiment group (cluster, model, batch); the network and the strategy
-  // vary fastest so that one group's bandwidth/strategy grid is contiguous in a sweep's output.
+  const std::vector<std::string> none, fabrics = {"rail", "fat-tree"};
   return {
       {"--cluster", "cluster", &S::cluster, 0, 0, none,
        "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file", "", true},
@@ -59,6 +57,18 @@ std::vector<ScenarioParam> make_table() {
        "the preset's"},
       {"--nic-gbps", "nic_gbps", &S::nic_gbps, 1e-3, 1e6, none,
        "line rate per NIC in Gbit/s (builder presets only)", "the preset's"},
+  };
+}
+
+// The strategy, its knobs, the profile, the tier and the compute switches.
+std::vector<ScenarioParam> strategy_rows() {
+  using S = Scenario;
+  const std::vector<std::string> none, tiers = {"flow", "analytic"}, booleans = {"true", "false"},
+                                       attention = {"auto", "flash", "eager"},
+                                       prefetch = {"pre", "post", "none"},
+                                       dtypes = {"auto", "bf16", "fp16", "fp32"};
+  const auto fsdp = [](const Strategy& s) { return s.family() == StrategyFamily::Fsdp; };
+  return {
       {"--strategy", "strategy", &S::strategy, 0, 0, none,
        "zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz "
        "| ... | fsdp (FULL_SHARD) | fsdp-grad-op (SHARD_GRAD_OP) | fsdp-hybrid (HYBRID_SHARD)"},
@@ -108,6 +118,14 @@ std::vector<ScenarioParam> make_table() {
        "attention implementation (auto: FlashAttention on Ampere and later GPUs for the model "
        "families that use it; eager for the GPT presets and on V100s)"},
   };
+}
+
+std::vector<ScenarioParam> make_table() {
+  std::vector<ScenarioParam> table = cluster_and_batch_rows();
+  std::vector<ScenarioParam> rest = strategy_rows();
+  table.insert(table.end(), std::make_move_iterator(rest.begin()),
+               std::make_move_iterator(rest.end()));
+  return table;
 }
 
 // "a or b", "a, b or c".

@@ -146,23 +146,27 @@ std::int64_t attn_out_width(const ModelShape& m) {
 // DeepSpeed's persistence threshold). An MoE layer's MLP is the router (with the shared expert)
 // and one module per routed expert: every expert is gathered, while its GEMMs see the top_k / E
 // share of the tokens that routing sends it on average.
-void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double T, int seq) {
+// A submodule of layer l, recomputed under checkpointing.
+Module layer_module(int l, const std::string& name) {
+  Module mod{
+      "layer" + std::to_string(l) + "." + name, ModuleKind::Layer, {}, 0, {}, 0, true, -1, 0, {}};
+  mod.layer = l;
+  return mod;
+}
+// Appends a finished submodule: it gathers the weights it owns.
+void push_module(std::vector<Module>& mods, Module& mod) {
+  mod.gather_elems = mod.param_elems();
+  mods.push_back(std::move(mod));
+}
+
+// The attention half of layer l: QKV (with its norm, rotary) and the attention output.
+void append_attention(std::vector<Module>& mods, const ModelShape& m, int l, double T, int seq) {
   const double h = static_cast<double>(m.hidden);
   const int norms = m.arch.layer_norms;
-  const std::string prefix = "layer" + std::to_string(l) + ".";
-  auto sub = [&](const std::string& name) {
-    Module mod{prefix + name, ModuleKind::Layer, {}, 0, {}, 0, true, -1, 0, {}};
-    mod.layer = l;
-    return mod;
-  };
-  auto push = [&](Module& mod) {
-    mod.gather_elems = mod.param_elems();
-    mods.push_back(std::move(mod));
-  };
-  Module qkv = sub("qkv");
+  Module qkv = layer_module(l, "qkv");
   add_norm(qkv.params, m, "input_norm");
   add_qkv(qkv, m, T);
-  Module attn = sub("attn");
+  Module attn = layer_module(l, "attn");
   const std::int64_t out_in = attn_out_width(m);
   add_linear(attn.params, m, "attn_out", out_in, m.hidden, m.arch.attn_bias);
   if (m.arch.mla.kv_lora_rank > 0) {
@@ -182,29 +186,22 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
     const double rq = static_cast<double>(m.q_dim() + m.kv_dim());
     qkv.memory.add(MemoryKernel::Rotary, 4 * T * rq, 4 * T * rq, 2, 2);
   }
-  // The attention branch's dropout and residual add; the MLP's below.
+  // The attention branch's dropout and residual add; the MLP's in the MLP's modules.
   add_residual(attn, m, T);
   if (norms == 4) add_norms(attn, m, T, 1);
   if (norms == 4) add_norm(attn.params, m, "post_attn_norm");
-  push(qkv);
-  push(attn);
-  const char* pre_mlp_norm = norms == 4 ? "pre_ffn_norm" : norms == 2 ? "post_attn_norm" : nullptr;
+  push_module(mods, qkv);
+  push_module(mods, attn);
+}
 
-  if (!m.arch.moe.is_moe_layer(l)) {
-    Module up = sub(m.gated_ffn ? "gate_up" : "fc1");
-    Module down = sub("fc2");
-    if (pre_mlp_norm != nullptr) add_norm(up.params, m, pre_mlp_norm);
-    add_mlp(up, down, m, "", m.ffn, T);
-    if (norms == 4) add_norm(down.params, m, "post_ffn_norm");
-    if (pre_mlp_norm != nullptr) add_norms(up, m, T, 1);
-    if (norms == 4) add_norms(down, m, T, 1);
-    if (!m.arch.parallel_attn) add_residual(down, m, T);
-    push(up);
-    push(down);
-    return;
-  }
+// A mixture-of-experts MLP: the router (with any shared expert) and one module per expert, each
+// on the top_k / experts share of the tokens.
+void append_moe_mlp(std::vector<Module>& mods, const ModelShape& m, int l, double T,
+                    const char* pre_mlp_norm) {
+  const double h = static_cast<double>(m.hidden);
+  const int norms = m.arch.layer_norms;
   const MoeShape& e = m.arch.moe;
-  Module router = sub("router");
+  Module router = layer_module(l, "router");
   if (pre_mlp_norm != nullptr) add_norm(router.params, m, pre_mlp_norm);
   add_linear(router.params, m, "router", m.hidden, e.experts);
   router.gemms.push_back(linear_gemm("router", T, h, e.experts));
@@ -220,13 +217,33 @@ void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double 
     }
   }
   if (norms == 4) add_norm(router.params, m, "post_ffn_norm");
-  push(router);
+  push_module(mods, router);
   const double routed = T * e.top_k / e.experts;  // tokens per expert, on average
   for (int x = 0; x < e.experts; ++x) {
-    Module expert = sub("expert" + std::to_string(x));
+    Module expert = layer_module(l, "expert" + std::to_string(x));
     add_mlp(expert, expert, m, "", e.expert_ffn, routed);
-    push(expert);
+    push_module(mods, expert);
   }
+}
+
+void append_layer(std::vector<Module>& mods, const ModelShape& m, int l, double T, int seq) {
+  const int norms = m.arch.layer_norms;
+  append_attention(mods, m, l, T, seq);
+  const char* pre_mlp_norm = norms == 4 ? "pre_ffn_norm" : norms == 2 ? "post_attn_norm" : nullptr;
+  if (m.arch.moe.is_moe_layer(l)) {
+    append_moe_mlp(mods, m, l, T, pre_mlp_norm);
+    return;
+  }
+  Module up = layer_module(l, m.gated_ffn ? "gate_up" : "fc1");
+  Module down = layer_module(l, "fc2");
+  if (pre_mlp_norm != nullptr) add_norm(up.params, m, pre_mlp_norm);
+  add_mlp(up, down, m, "", m.ffn, T);
+  if (norms == 4) add_norm(down.params, m, "post_ffn_norm");
+  if (pre_mlp_norm != nullptr) add_norms(up, m, T, 1);
+  if (norms == 4) add_norms(down, m, T, 1);
+  if (!m.arch.parallel_attn) add_residual(down, m, T);
+  push_module(mods, up);
+  push_module(mods, down);
 }
 }  // namespace
 
