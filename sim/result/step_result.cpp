@@ -98,6 +98,42 @@ void read_fsdp(const JsonReader& f, FsdpOptions& o) {
   o.param_bytes = f.at("param_bytes").get_int32_at_least(1);
 }
 
+// The knobs of a strategy's JSON echo: ZeRO++'s widths, DeepSpeed's buckets and release, the
+// dtype, the source and the offload devices.
+void read_strategy_knobs(const JsonReader& r, Strategy& s) {
+  s.hpz_size = r.at("hpz_size").get_int32_at_least(0);
+  s.weight_bits = r.at("weight_bits").get_int32_at_least(1);
+  s.grad_bits = r.at("grad_bits").get_int32_at_least(1);
+  s.quant_block = r.at("quant_block_elems").get_int_at_least(1);
+  s.qgz_chunks = r.at("qgz_chunks").get_int32_at_least(1);
+  s.overlap_comm = r.at("overlap_comm").get_bool();
+  s.reduce_bucket_elems = r.at("reduce_bucket_elems").get_int_at_least(0);
+  s.prefetch_bucket_elems = r.at("prefetch_bucket_elems").get_int_at_least(0);
+  s.max_live_params = r.at("max_live_params").get_int_at_least(0);
+  // Results written before the reuse distance was modelled ran with DeepSpeed's default.
+  if (r.has("max_reuse_distance"))
+    s.max_reuse_distance = r.at("max_reuse_distance").get_int_at_least(0);
+  s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
+  // Results written before the release was modelled ran 0.10.0's rules. The rules are derived.
+  s.deepspeed_version = DeepSpeedVersion{0, 10, 0, true};
+  if (r.has("deepspeed_version")) {
+    const std::string v = r.at("deepspeed_version").get_string();
+    if (const std::string rule = deepspeed_version_rule(v); !rule.empty())
+      r.at("deepspeed_version").fail(rule);
+    s.deepspeed_version = parse_deepspeed_version(v);
+  }
+  s.dtype = r.at("dtype").get_string();
+  s.source = r.at("source").get_string();
+  for (const bool param : {false, true}) {
+    const char* key = param ? "offload_param" : "offload_optimizer";
+    if (!r.has(key)) continue;
+    const std::string d = r.at(key).get_string();
+    if (d != "cpu" && d != "nvme") r.at(key).fail("must be cpu or nvme (absent: none)");
+    (param ? s.offload_param : s.offload_optimizer) =
+        d == "cpu" ? OffloadDevice::Cpu : OffloadDevice::Nvme;
+  }
+}
+
 Strategy read_strategy(const JsonReader& r) {
   r.require_object({"name",
                     "qwz",
@@ -148,37 +184,7 @@ Strategy read_strategy(const JsonReader& r) {
   } else if (r.has("fsdp")) {
     r.at("fsdp").fail("only the fsdp strategies have FSDP settings");
   }
-  s.hpz_size = r.at("hpz_size").get_int32_at_least(0);
-  s.weight_bits = r.at("weight_bits").get_int32_at_least(1);
-  s.grad_bits = r.at("grad_bits").get_int32_at_least(1);
-  s.quant_block = r.at("quant_block_elems").get_int_at_least(1);
-  s.qgz_chunks = r.at("qgz_chunks").get_int32_at_least(1);
-  s.overlap_comm = r.at("overlap_comm").get_bool();
-  s.reduce_bucket_elems = r.at("reduce_bucket_elems").get_int_at_least(0);
-  s.prefetch_bucket_elems = r.at("prefetch_bucket_elems").get_int_at_least(0);
-  s.max_live_params = r.at("max_live_params").get_int_at_least(0);
-  // Results written before the reuse distance was modelled ran with DeepSpeed's default.
-  if (r.has("max_reuse_distance"))
-    s.max_reuse_distance = r.at("max_reuse_distance").get_int_at_least(0);
-  s.grad_comm_bytes = r.at("grad_comm_bytes").get_int32_at_least(1);
-  // Results written before the release was modelled ran 0.10.0's rules. The rules are derived.
-  s.deepspeed_version = DeepSpeedVersion{0, 10, 0, true};
-  if (r.has("deepspeed_version")) {
-    const std::string v = r.at("deepspeed_version").get_string();
-    if (const std::string rule = deepspeed_version_rule(v); !rule.empty())
-      r.at("deepspeed_version").fail(rule);
-    s.deepspeed_version = parse_deepspeed_version(v);
-  }
-  s.dtype = r.at("dtype").get_string();
-  s.source = r.at("source").get_string();
-  for (const bool param : {false, true}) {
-    const char* key = param ? "offload_param" : "offload_optimizer";
-    if (!r.has(key)) continue;
-    const std::string d = r.at(key).get_string();
-    if (d != "cpu" && d != "nvme") r.at(key).fail("must be cpu or nvme (absent: none)");
-    (param ? s.offload_param : s.offload_optimizer) =
-        d == "cpu" ? OffloadDevice::Cpu : OffloadDevice::Nvme;
-  }
+  read_strategy_knobs(r, s);
   return s;
 }
 

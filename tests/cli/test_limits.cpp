@@ -35,17 +35,27 @@ void refused_at_once(const std::string& args, std::initializer_list<const char*>
   for (const char* f : fragments) CHECK(t.run.out.find(f) != std::string::npos);
 }
 
-// At a limit: runs. The README states the time on a loaded 2-core machine; the bound here is
-// twice that, for slower CI machines, and the peak memory of the children so far stays below 1 GB.
+// At a limit: runs, and the children's peak memory so far stays below 1 GB. Its time is reported,
+// not asserted (speed is measured by bench/, and a shared CI machine's load varies); the README
+// states the time measured. Under a sanitizer the runs are skipped: their time and memory are the
+// instrumentation's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 void runs_within(const std::string& args, double stated_s) {
+  if (kSanitized) {
+    MESSAGE("skipped under a sanitizer: " << args);
+    return;
+  }
   const Timed t = timed(args + " >/dev/null");
   INFO(args << "\n" << t.run.out);
   CHECK(t.run.rc == 0);
-  CHECK(t.seconds < 2 * stated_s);
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);
   CHECK(usage.ru_maxrss < 1024 * 1024);  // KiB
-  MESSAGE(args << ": " << t.seconds << " s");
+  MESSAGE(args << ": " << t.seconds << " s (the README states " << stated_s << " s)");
 }
 
 }  // namespace
