@@ -33,7 +33,7 @@ std::string deepspeed_version_rule(const std::string& text) {
   const std::vector<int> n = numbers(text);
   if (n.empty()) return fmt::format("'{}' is not MAJOR.MINOR or MAJOR.MINOR.PATCH", text);
   const DeepSpeedVersion v = parse_deepspeed_version(text);
-  if (v.code() < DeepSpeedVersion{0, 10, 0, true}.code())
+  if (v < DeepSpeedVersion{0, 10, 0, true})
     return fmt::format("'{}' is before 0.10.0, the first release with ZeRO++", text);
   if (v.major != 0 || v.minor > 19)
     return fmt::format("'{}' is after 0.19, the latest release whose rules are modelled", text);
@@ -61,8 +61,8 @@ std::string to_string(const DeepSpeedVersion& v) {
 }
 
 HpzRule hpz_rule(const DeepSpeedVersion& v) {
-  if (v.code() >= DeepSpeedVersion{0, 13, 2, true}.code()) return HpzRule::WhenPresent;
-  if (v.code() >= DeepSpeedVersion{0, 10, 2, true}.code()) return HpzRule::GradEnabled;
+  if (v >= DeepSpeedVersion{0, 13, 2, true}) return HpzRule::WhenPresent;
+  if (v >= DeepSpeedVersion{0, 10, 2, true}) return HpzRule::GradEnabled;
   return HpzRule::BackwardOnly;
 }
 
@@ -95,7 +95,7 @@ const char* describe(HpzRule r) {
 }
 
 bool qgz_divisibility_fallback(const DeepSpeedVersion& v) {
-  return v.code() >= DeepSpeedVersion{0, 13, 2, true}.code();
+  return v >= DeepSpeedVersion{0, 13, 2, true};
 }
 
 const char* describe_qgz_fallback(const DeepSpeedVersion& v) {

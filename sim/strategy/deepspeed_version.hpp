@@ -2,6 +2,7 @@
 // simulator models (0.10.0, the first with ZeRO++, to 0.19, the current one). Each rule names the
 // DeepSpeed file and function that decide it (docs/step-model.md, "DeepSpeed releases").
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <string>
 
@@ -12,8 +13,12 @@ namespace zerosim {
 struct DeepSpeedVersion {
   int major = 0, minor = 19, patch = 0;
   bool patch_given = false;
-  // Orders releases: 0.13.2 -> 1302.
-  int code() const { return (major * 100 + minor) * 100 + patch; }
+  // Orders releases by (major, minor, patch), whatever their size: no arithmetic that can overflow.
+  std::strong_ordering operator<=>(const DeepSpeedVersion& o) const {
+    if (const auto c = major <=> o.major; c != 0) return c;
+    if (const auto c = minor <=> o.minor; c != 0) return c;
+    return patch <=> o.patch;
+  }
   bool operator==(const DeepSpeedVersion&) const = default;
 };
 

@@ -308,6 +308,9 @@ TEST_CASE("DeepSpeed versions: accepted forms, range and hpZ rule per release") 
   CHECK(deepspeed_version_rule("0.9.5").find("before 0.10.0") != std::string::npos);
   CHECK(deepspeed_version_rule("0.20").find("after 0.19") != std::string::npos);
   CHECK(deepspeed_version_rule("1.0").find("after 0.19") != std::string::npos);
+  // Components near INT_MAX order as numbers (the fuzzer's "99999191.24" overflowed a packed code).
+  CHECK(deepspeed_version_rule("99999191.24").find("after 0.19") != std::string::npos);
+  CHECK(deepspeed_version_rule("0.2147483647.2147483647").find("after 0.19") != std::string::npos);
   CHECK(deepspeed_version_rule("0.13").find("needs its patch") != std::string::npos);
   CHECK(deepspeed_version_rule("0.10").find("needs its patch") != std::string::npos);
   for (const char* bad : {"", "0", "v0.19", "0.19.", ".19", "0.19.5.1", "0.-1", "0.19a", "x"})
