@@ -87,7 +87,17 @@ COMMANDS = []
 CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 0}
 
 
-FINDINGS = """What they share, read from the tables themselves:
+FINDINGS = """`memory_bound_fraction` stops at the lower bound of its range (0.5): with the bytes the model
+counts (LLM Foundry's fused loss, LayerNorm's two backward kernels) the rows want the memory-bound
+kernels slower than half of HBM, below what PyTorch's elementwise kernels run at. Bytes the model
+does not count are the likely cause, not yet modelled: LLM Foundry's flash_attn_fn unpads Q, K and
+V and pads the output around the varlen FlashAttention call (a gather per tensor forward, a zeroed
+scatter backward, about 40 bytes per token and hidden unit per layer, next to the 110 counted), and
+the 80GB table's amp_bf16 with MP mode DEFAULT may keep the residual stream in FP32 (one Composer
+release keeps the parameters in FP32). The host launch term is zero on every row: the smallest
+pass runs milliseconds of GPU work for about ten kernels, so the runs are GPU-bound.
+
+What the worst rows share, read from the tables themselves:
 
 - **Neighbours of the same shape ran faster.** A100-40GB mpt-1b at seq 2048 ran 18647, 19001, 19085
   tokens/s/GPU on 128, 64 and 16 GPUs and 15555 on 32; mpt-70b on 64 40GB GPUs (micro-batch 2) ran
