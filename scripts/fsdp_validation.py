@@ -55,12 +55,6 @@ FIT = [
      "elementwise and reduction kernels of PyTorch on A100 reach 0.5-0.9 of HBM (a device copy "
      "0.8-0.9: cudaMemcpy D2D and STREAM-like benchmarks; a LayerNorm or softmax with reductions "
      "less)"),
-    ("kernel_overhead_us", (0.5, 10.0),
-     "time per kernel of a pass besides its work: the gap between dependent kernels on a stream "
-     "and the eager framework's per-op host cost when the GPU catches up with it",
-     "a CUDA kernel launch takes 2-5 us of host time and back-to-back dependent kernels leave "
-     "about 1-2 us between them; PyTorch's eager dispatch adds 5-20 us of host time per op, seen "
-     "only when the GPU work per op is shorter"),
     ("flash_forward_efficiency", (0.25, 0.73),
      "FlashAttention's forward at long sequences / the A100's 312 TFLOP/s (its backward is held "
      "at FLASH_BWD_RATIO of it)",
@@ -73,6 +67,16 @@ FIT = [
      "their 16k value at 512 to 0.85-0.9 at 2k: a half point of 250-650; wider for other "
      "releases"),
 ]
+# The host's time per kernel (PyTorch's eager dispatch and the CUDA launch), held, not fitted: a
+# module's pass takes max(GPU work, kernels x this) (sim/step/compute_model.hpp), and every row of
+# the tables is GPU-bound by a wide margin (the smallest pass, mpt-125m's at 53k tokens, runs a few
+# ms of GPU work for about 10 kernels), so the tables cannot identify it.
+KERNEL_OVERHEAD = (
+    "compute/kernel_overhead_us",
+    "host time per kernel the framework issues (PyTorch's eager op dispatch and cudaLaunchKernel): "
+    "10 us, within the 5-20 us PyTorch's eager mode costs per op on a server CPU; a pass takes "
+    "max(GPU work, kernels x this) (sim/step/compute_model.hpp). Not fitted: every LLM Foundry row "
+    "is GPU-bound by a wide margin, so none identifies it")
 # FlashAttention-2's backward / forward throughput on A100 (Dao 2023: forward up to ~230, backward
 # up to ~190 TFLOP/s at head dim 128, i.e. about 0.82 of the forward). Not fitted.
 FLASH_BWD_RATIO = 0.82
@@ -80,10 +84,20 @@ COMMANDS = []
 # What the shipped A100 profiles achieve (reports/fsdp-validation.md), guarded by --check (CTest
 # fsdp/validation). The issue's targets are mean <= 7%, worst <= 15%, bias within 3%, every row
 # fitting: the worst rows and the rows that do not fit are findings in the report, not met.
-CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 1}
+CHECK = {"mean_abs": 0.05, "bias": 0.02, "within_15": 131, "misfits": 0}
 
 
-FINDINGS = """What they share, read from the tables themselves:
+FINDINGS = """`memory_bound_fraction` stops at the lower bound of its range (0.5): with the bytes the model
+counts (LLM Foundry's fused loss, LayerNorm's two backward kernels) the rows want the memory-bound
+kernels slower than half of HBM, below what PyTorch's elementwise kernels run at. Bytes the model
+does not count are the likely cause, not yet modelled: LLM Foundry's flash_attn_fn unpads Q, K and
+V and pads the output around the varlen FlashAttention call (a gather per tensor forward, a zeroed
+scatter backward, about 40 bytes per token and hidden unit per layer, next to the 110 counted), and
+the 80GB table's amp_bf16 with MP mode DEFAULT may keep the residual stream in FP32 (one Composer
+release keeps the parameters in FP32). The host launch term is zero on every row: the smallest
+pass runs milliseconds of GPU work for about ten kernels, so the runs are GPU-bound.
+
+What the worst rows share, read from the tables themselves:
 
 - **Neighbours of the same shape ran faster.** A100-40GB mpt-1b at seq 2048 ran 18647, 19001, 19085
   tokens/s/GPU on 128, 64 and 16 GPUs and 15555 on 32; mpt-70b on 64 40GB GPUs (micro-batch 2) ran
@@ -203,9 +217,8 @@ def predicted_tps(row, res, x0, x):
     k = res["breakdown"]["compute_kernels_s"]
     memory = sum(v for key, v in k.items() if key not in ("gemm", "attention", "launch"))
     step = res["step_time_s"]
-    ramp = (row["seq"] + x[3]) / (row["seq"] + x0[3])
-    new = (step + memory * (x0[0] / x[0] - 1) + k["launch"] * (x[1] / x0[1] - 1)
-           + k["attention"] * (x0[2] / x[2] * ramp - 1))
+    ramp = (row["seq"] + x[2]) / (row["seq"] + x0[2])
+    new = step + memory * (x0[0] / x[0] - 1) + k["attention"] * (x0[1] / x[1] * ramp - 1)
     return tps(res) * step / new
 
 
@@ -317,10 +330,37 @@ def main():
                 src["compute/" + pname] = ("fitted by scripts/fsdp_validation.py on LLM Foundry's "
                                            "139 published A100 FSDP rows: %.4g, range %g-%g: %s; "
                                            "evidence for the range: %s" % (v, lo, hi, what, why))
+            src[KERNEL_OVERHEAD[0]] = KERNEL_OVERHEAD[1]
             with open(os.path.join(ROOT, prof_path), "w") as f:
                 json.dump(p, f, indent=2, ensure_ascii=False)
                 f.write("\n")
+        write_hopper(x_all)
     report(tables, final, cross, x_all, x_80, x_40, sim)
+
+
+# The Hopper profiles (datasheet-derived, no Hopper training throughput in shared/) take the A100
+# fit's memory-bound fraction and FlashAttention ramp: the same PyTorch kernels and flash-attn.
+HOPPER = ["calibrate/profiles/dgx-h100.json", "calibrate/profiles/dgx-h200.json"]
+
+
+def write_hopper(x_all):
+    fitted = dict(zip([name for name, _, _, _ in FIT], x_all))
+    for path in HOPPER:
+        with open(os.path.join(ROOT, path)) as f:
+            p = json.load(f)
+        src = p["provenance"].setdefault("sources", {})
+        for name, (lo, hi), _, _ in FIT:
+            if name == "flash_forward_efficiency":
+                continue  # Hopper's own, from the FlashAttention-3 paper's H100 figures
+            p["compute"][name] = round(float(fitted[name]), 4)
+            src["compute/" + name] = (
+                "A100's fitted value (scripts/fsdp_validation.py: %.4g, range %g-%g), taken for "
+                "Hopper: the same PyTorch kernels; derived, not measured (no Hopper training "
+                "throughput is in shared/)" % (fitted[name], lo, hi))
+        src[KERNEL_OVERHEAD[0]] = KERNEL_OVERHEAD[1] + "; the same host stack on Hopper nodes"
+        with open(os.path.join(ROOT, path), "w") as f:
+            json.dump(p, f, indent=2, ensure_ascii=False)
+            f.write("\n")
 
 
 def report(tables, final, cross, x_all, x_80, x_40, sim):
@@ -381,8 +421,9 @@ def report(tables, final, cross, x_all, x_80, x_40, sim):
     w("")
     w("Fitted on all rows; every other compute parameter is fixed from datasheets and papers "
       "(`calibrate/profiles/dgx-a100.json` provenance, `docs/step-model.md`). FlashAttention's "
-      "backward efficiency is held at %.2f of its forward (FlashAttention-2's A100 figures)." %
-      FLASH_BWD_RATIO)
+      "backward efficiency is held at %.2f of its forward (FlashAttention-2's A100 figures). "
+      "The host's time per kernel, `kernel_overhead_us`, is held at 10 us: %s." %
+      (FLASH_BWD_RATIO, KERNEL_OVERHEAD[1]))
     w("")
     w("| parameter | all rows | 80GB only | 40GB only | range | meaning | evidence for the range |")
     w("|---|---|---|---|---|---|---|")

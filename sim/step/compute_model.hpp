@@ -8,8 +8,11 @@
 //    FlashAttention, the FLOPs it executes (half the square under the causal mask) at its forward
 //    and backward efficiency, which ramps with the sequence (flash_seq_half);
 //  - memory-bound kernels (MemoryKernel): bytes read + written / (memory_bound_fraction x HBM);
-//  - launch: each kernel the pass runs costs kernel_overhead_s (the gap between dependent kernels
-//    on a stream; what a small model's step shows).
+//  - launch: the host's issue time beyond the GPU's work. The CPU dispatches each kernel of the
+//    pass in kernel_overhead_s (PyTorch's eager op dispatch and the CUDA launch) and runs ahead of
+//    the GPU, which can only run what has been issued: a pass takes max(GPU work, kernels x
+//    kernel_overhead_s), and launch_s is the excess (zero while the GPU is the bottleneck; a small
+//    model's tiny kernels make it host-bound).
 // The optimizer step and gradient-norm clipping are priced here too (optimizer_time).
 #pragma once
 

@@ -400,6 +400,7 @@ void mpt(ModelShape& m, const JsonReader& r) {
   m.dropout =
       any_positive(r, {"resid_pdrop", "emb_pdrop"}, 0) || any_positive(attn, {"attn_pdrop"}, 0);
   m.flash_attention = one_of(attn, "attn_impl", "torch", {"torch", "flash", "triton"}) != "torch";
+  m.fused_cross_entropy = true;  // LLM Foundry's ComposerMPTCausalLM trains MPT (model.hpp)
   a.activation = "gelu";
   if (given(ffn, "ffn_act_fn")) a.activation = activation(ffn.at("ffn_act_fn"), "name", "gelu");
 }

@@ -48,13 +48,15 @@ struct Family {
   const char* name;
   bool gpt_layers;  // LayerNorm, biases, GeLU MLP, learned positions, tied head; else Llama's
   bool dropout, flash_attention;
+  bool fused_cross_entropy;
 };
 constexpr Family kFamilies[] = {
-    {"gpt", true, true, false},
+    {"gpt", true, true, false, false},
     // LLM Foundry's MPTConfig: attn_pdrop, resid_pdrop and emb_pdrop 0; its yamls set
-    // attn_impl: flash (mpt-model-yamls.md).
-    {"mpt", true, false, true},
-    {"llama", false, false, true},
+    // attn_impl: flash (mpt-model-yamls.md); ComposerMPTCausalLM's loss_fn defaults to
+    // "fused_crossentropy" (flash-attn's xentropy kernel).
+    {"mpt", true, false, true, true},
+    {"llama", false, false, true, false},
 };
 
 const Family& read_family(const JsonReader& r) {
@@ -76,6 +78,14 @@ void apply_family(ModelShape& m, const Family& f) {
   m.learned_positions = f.gpt_layers;
   m.dropout = f.dropout;
   m.flash_attention = f.flash_attention;
+  m.fused_cross_entropy = f.fused_cross_entropy;
+}
+
+// Whether a family's runs fuse the loss by default (to_json writes the key only when it differs).
+bool family_fuses_loss(const std::string& family) {
+  for (const auto& f : kFamilies)
+    if (family == f.name) return f.fused_cross_entropy;
+  return false;
 }
 
 void validate(const ModelShape& m, const JsonReader& r) {
@@ -119,10 +129,13 @@ void validate(const ModelShape& m, const JsonReader& r) {
 }
 
 ModelShape parse_workload(const JsonReader& r) {
+  // clang-format off
   r.require_object({"name",       "family",        "layers",          "hidden",    "heads",
                     "kv_heads",   "ffn",           "vocab",           "seq",       "gated_ffn",
                     "bias",       "norm",          "tied_embeddings", "positions", "dropout",
-                    "seq_source", "position_rows", "flash_attention", "arch",      "source"});
+                    "seq_source", "position_rows", "flash_attention", "arch",      "source",
+                    "fused_cross_entropy"});
+  // clang-format on
   ModelShape m;
   m.name = r.at("name").get_string();
   const Family& family = read_family(r);
@@ -145,6 +158,7 @@ ModelShape parse_workload(const JsonReader& r) {
   if (r.has("positions")) m.learned_positions = read_learned_positions(r.at("positions"));
   m.dropout = r.bool_or("dropout", m.dropout);
   m.flash_attention = r.bool_or("flash_attention", m.flash_attention);
+  m.fused_cross_entropy = r.bool_or("fused_cross_entropy", m.fused_cross_entropy);
   if (r.has("arch")) m.arch = read_arch(r.at("arch"));
   m.source = r.string_or("source", r.file());
   return m;
@@ -197,6 +211,8 @@ json to_json(const ModelShape& m) {
   j.emplace("positions", m.learned_positions ? "learned" : "rotary");
   j.emplace("dropout", m.dropout);
   j.emplace("flash_attention", m.flash_attention);
+  if (m.fused_cross_entropy != family_fuses_loss(m.family))
+    j.emplace("fused_cross_entropy", m.fused_cross_entropy);
   if (m.arch != ArchShape{}) j.emplace("arch", to_json(m.arch));
   j.emplace("source", m.source);
   return j;

@@ -99,6 +99,10 @@ struct ModelShape {
   // Under --attention auto, whether its training stack runs FlashAttention on a GPU that has it
   // (transformer.hpp, trains_with_flash_attention).
   bool flash_attention = false;
+  // The loss is one fused softmax-cross-entropy kernel over the BF16 logits each way (flash-attn's
+  // xentropy CrossEntropyLoss, LLM Foundry's default loss_fn "fused_crossentropy" for MPT) instead
+  // of PyTorch's cross_entropy in FP32 under autocast (transformer.cpp, build_modules).
+  bool fused_cross_entropy = false;
   ArchShape arch;
   std::string source;  // where the shape comes from
 

@@ -53,10 +53,12 @@ void add_bias_grad(Module& mod, double T, double width) {
 }
 // `count` norms over the hidden width: LayerNorm / RMSNorm read the input and write the output
 // (4 bytes per element, BF16); backward reads the input and the gradient and writes the input's
-// gradient (6), with the weight (and bias) gradients reduced in a second kernel.
+// gradient (6), then a second kernel reads the input and the gradient again to reduce the weight
+// (and bias) gradients over the tokens (4): PyTorch's layer_norm_backward (ATen
+// native/cuda/layer_norm_kernel.cu: the dX kernel, then GammaBetaBackwardCUDAKernel).
 void add_norms(Module& mod, const ModelShape& m, double T, int count) {
   const double h = static_cast<double>(m.hidden);
-  mod.memory.add(MemoryKernel::Norm, count * 4 * T * h, count * 6 * T * h, count, 2 * count);
+  mod.memory.add(MemoryKernel::Norm, count * 4 * T * h, count * 10 * T * h, count, 2 * count);
 }
 // A branch's residual add (read two, write one T x h tensor) and, when the model trains with
 // dropout, the dropout before it (read, write, and a one-byte mask; backward reads the gradient and
@@ -112,7 +114,7 @@ void add_qkv(Module& qkv, const ModelShape& m, double T) {
       add_norm(qkv.params, m, "q_norm", per_head ? m.head_dim() : m.q_dim());
       add_norm(qkv.params, m, "k_norm", per_head ? m.head_dim() : m.kv_dim());
       // The two norms over the queries and keys, as add_norms prices one over T x h.
-      qkv.memory.add(MemoryKernel::Norm, 4 * T * (q + kv), 6 * T * (q + kv), 2, 4);
+      qkv.memory.add(MemoryKernel::Norm, 4 * T * (q + kv), 10 * T * (q + kv), 2, 4);
     }
     return;
   }
@@ -327,11 +329,18 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   if (!m.tied_embeddings) head.params.push_back({"lm_head", m.vocab * m.hidden, false});
   head.gemms.push_back(linear_gemm("logits", T, h, V));
   add_norms(head, m, T, 1);
-  // Softmax-cross-entropy over the vocabulary, as autocast runs PyTorch's cross_entropy (an FP32
-  // op): the BF16 logits cast to FP32 (read 2, write 4 bytes per logit), log_softmax (read 4,
-  // write 4); backward: nll's gradient written (4), log_softmax's backward (read 8, write 4), the
-  // cast back to BF16 (read 4, write 2). 14 bytes per logit forward, 22 backward.
-  head.memory.add(MemoryKernel::Loss, 14 * T * V, 22 * T * V, 3, 3);
+  // Softmax-cross-entropy over the vocabulary. PyTorch's cross_entropy, an FP32 op under autocast:
+  // the BF16 logits cast to FP32 (read 2, write 4 bytes per logit), log_softmax (read 4, write 4);
+  // backward: nll's gradient written (4), log_softmax's backward (read 8, write 4), the cast back
+  // to BF16 (read 4, write 2): 14 bytes per logit forward, 22 backward, three kernels each way.
+  // Fused (flash-attn's xentropy, ModelShape::fused_cross_entropy): one kernel each way on the BF16
+  // logits, FP32 inside; forward reads them twice (the row max, then the sum of exponentials; per
+  // token it writes only the loss and the log-sum-exp), backward reads them and writes their
+  // gradient: 4 bytes per logit each way.
+  if (m.fused_cross_entropy)
+    head.memory.add(MemoryKernel::Loss, 4 * T * V, 4 * T * V, 1, 1);
+  else
+    head.memory.add(MemoryKernel::Loss, 14 * T * V, 22 * T * V, 3, 3);
   mods.push_back(head);
   return mods;
 }
@@ -396,7 +405,11 @@ double layer_checkpoint_bytes(const ModelShape& m, std::int64_t tokens) {
 
 double head_activation_bytes(const ModelShape& m, std::int64_t tokens) {
   const double T = static_cast<double>(tokens);
-  return 2 * T * static_cast<double>(m.hidden) + 6 * T * static_cast<double>(m.vocab);
+  // The final norm's output (the head's input), then per logit: PyTorch's loss keeps the BF16
+  // logits and the FP32 log_softmax output (6 bytes); the fused loss keeps the BF16 logits, and
+  // its backward writes their BF16 gradient while they are alive (4 bytes).
+  return 2 * T * static_cast<double>(m.hidden) +
+         (m.fused_cross_entropy ? 4 : 6) * T * static_cast<double>(m.vocab);
 }
 
 double activation_bytes(const ModelShape& m, std::int64_t tokens, int seq, bool checkpointing,

@@ -108,6 +108,13 @@ TEST_CASE("an MPT preset: GPT's layers without dropout, FlashAttention, 12 h^2 +
   CHECK(m.flash_attention);
   CHECK(trains_with_flash_attention(m));
   CHECK(!trains_with_flash_attention(load_model("gpt-18b")));
+  // LLM Foundry's fused loss: the family's default, written back only where a file overrides it.
+  CHECK(m.fused_cross_entropy);
+  CHECK(!load_model("gpt-18b").fused_cross_entropy);
+  CHECK(!to_json(m).contains("fused_cross_entropy"));
+  ModelShape torch_loss = m;
+  torch_loss.fused_cross_entropy = false;
+  CHECK(parse_model(to_json(torch_loss), "mpt.json") == torch_loss);
   const std::int64_t h = 4096, V = 50368, L = 32;
   CHECK(layer_param_count(m) == 12 * h * h + 13 * h);
   for (int seq : {512, 2048, 65536})

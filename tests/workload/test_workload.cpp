@@ -115,6 +115,13 @@ TEST_CASE("FlashAttention keeps no s x s tensors: 34·T·h + 4·a·T per GPT lay
   CHECK(activation_bytes(m, 1024, 512, true, flash) ==
         40 * 2 * T * h + (34 * T * h + 4 * a * T) + head);
   CHECK(activation_bytes(m, 1024, 512, false, flash) == 40 * (34 * T * h + 4 * a * T) + head);
+  // MPT's fused loss keeps the BF16 logits and, in its backward, their BF16 gradient (4 bytes per
+  // logit) where PyTorch's keeps the BF16 logits and the FP32 log_softmax output (6).
+  auto mpt = load_model("mpt-1b");
+  REQUIRE(mpt.fused_cross_entropy);
+  CHECK(head_activation_bytes(mpt, 1024) == 2 * T * 2048 + 4 * T * 50368);
+  mpt.fused_cross_entropy = false;
+  CHECK(head_activation_bytes(mpt, 1024) == 2 * T * 2048 + 6 * T * 50368);
   // Mistral-7B (GQA 32/8 heads of 128, gated MLP 14336, RMSNorm, no dropout) at 32k context: per
   // layer 2 norm inputs, the attention's input, Q, K, V, core and output, the MLP's input and its
   // gate, up, activation and product (8·T·f).
