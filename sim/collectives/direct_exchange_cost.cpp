@@ -64,8 +64,8 @@ double DirectExchangeCost::time_s(const CostProfile& profile, double bytes) cons
   double busiest = 0;
   for (std::size_t c = 0; c < kClasses; ++c)
     if (s_per_byte_[c] > 0)
-      busiest = std::max(busiest, s_per_byte_[c] / profile.link_class(static_cast<LinkClass>(c))
-                                                       .efficiency);
+      busiest = std::max(busiest,
+                         s_per_byte_[c] / profile.link_class(static_cast<LinkClass>(c)).efficiency);
   CollectiveOp op = op_;
   op.bytes = bytes;
   return latency + busiest / profile.nccl.p2p_efficiency * bytes +

@@ -86,8 +86,7 @@ TEST_CASE("a direct exchange's cost is of one all_to_all group on the direct alg
                                                    {{0, 1, 8, 9}, {2, 3, 10, 11}}, 1),
                                      topo),
                   InputError);
-  CHECK_THROWS_AS(DirectExchangeCost(test::make_op(CollKind::AllGather, Algorithm::Auto,
-                                                   {{0, 1, 8, 9}}, 1),
-                                     topo),
+  CHECK_THROWS_AS(DirectExchangeCost(
+                      test::make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1, 8, 9}}, 1), topo),
                   InputError);
 }
