@@ -18,6 +18,7 @@
 #include <memory>
 #include <utility>
 
+#include "sim/collectives/direct_exchange_cost.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/engine.hpp"
 #include "sim/net/analytic_network.hpp"
@@ -245,19 +246,39 @@ namespace {
 using Matrix = std::vector<std::vector<double>>;
 
 // The records' clusters (one per node count) and ops, built once.
+// A direct all_to_all record's cost is computed from one routing of its pairs (DirectExchangeCost)
+// and shared by the records of the same group on the same cluster (one log's sizes): the analytic
+// tier would route them again under every profile whose link efficiencies or latencies differ,
+// which is every step of the search (a million pairs at 256 Polaris nodes).
 struct RecordSetup {
   std::map<int, std::shared_ptr<const Topology>> clusters;
   std::vector<CollectiveOp> ops;
   std::vector<const Topology*> topo_of;
+  std::vector<std::shared_ptr<const DirectExchangeCost>> direct_of;  // null: the analytic tier
 };
+
+bool is_direct_exchange(const CollectiveOp& op, const Topology& topo) {
+  return op.kind == CollKind::AllToAll && op.groups.size() == 1 &&
+         select_algorithm(op, topo) == Algorithm::Direct;
+}
 
 RecordSetup record_setup(const std::vector<CollectiveRecord>& records, const std::string& cluster) {
   RecordSetup s;
+  std::map<std::pair<const Topology*, std::vector<int>>, std::shared_ptr<const DirectExchangeCost>>
+      direct;
   for (const CollectiveRecord& r : records) {
     auto& t = s.clusters[r.nodes];
     if (!t) t = std::make_shared<const Topology>(record_cluster(r, cluster));
     s.ops.push_back(record_op(r, *t));
     s.topo_of.push_back(t.get());
+    const CollectiveOp& op = s.ops.back();
+    std::shared_ptr<const DirectExchangeCost> cost;
+    if (is_direct_exchange(op, *t)) {
+      auto& shared = direct[{t.get(), op.groups.front()}];
+      if (!shared) shared = std::make_shared<const DirectExchangeCost>(op, *t);
+      cost = shared;
+    }
+    s.direct_of.push_back(std::move(cost));
   }
   return s;
 }
@@ -427,18 +448,24 @@ class CollectiveProblem {
 
   // The records' times under p, as nccl_tests_time on the analytic tier gives them: one network
   // per cluster for all its records, on the plans of that fabric under p (kept across calls, so a
-  // step that moves no parameter the plans read plans nothing again).
+  // step that moves no parameter the plans read plans nothing again); a direct all_to_all from its
+  // DirectExchangeCost.
   std::vector<double> times(const CostProfile& p) const {
     Engine engine;
     std::map<const Topology*, std::unique_ptr<AnalyticNetwork>> nets;
     std::vector<double> t(N_);
     for (std::size_t i = 0; i < N_; ++i) {
       const Topology& topo = *setup_.topo_of[i];
-      std::unique_ptr<AnalyticNetwork>& net = nets[&topo];
-      if (!net)
-        net = std::make_unique<AnalyticNetwork>(engine, topo, p, false, plans_.get(topo, p));
-      t[i] = std::max(net->op_cost(setup_.ops[i]).first,
-                      records_[i].gpus_per_thread * p.nccl.host_launch_s);
+      double op_s = 0;
+      if (const DirectExchangeCost* direct = setup_.direct_of[i].get()) {
+        op_s = direct->time_s(p, setup_.ops[i].bytes);
+      } else {
+        std::unique_ptr<AnalyticNetwork>& net = nets[&topo];
+        if (!net)
+          net = std::make_unique<AnalyticNetwork>(engine, topo, p, false, plans_.get(topo, p));
+        op_s = net->op_cost(setup_.ops[i]).first;
+      }
+      t[i] = std::max(op_s, records_[i].gpus_per_thread * p.nccl.host_launch_s);
     }
     ++evaluations_;
     return t;

@@ -5,6 +5,7 @@
 // import-nccl-tests` reads back, so simulated and measured numbers compare column by column.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -86,6 +87,25 @@ std::vector<std::uint64_t> sizes_of(const CollectiveOptions& o) {
 }
 
 constexpr int kMaxAllToAllRanks = 1024;
+
+// Every row simulates the op again, and an op's time to simulate grows with its flows (one per
+// ring edge, one per ordered pair of an all_to_all): rows x flows per row is bounded (README,
+// Limits). 2^25 is 32 rows of a 1024-rank all_to_all (nccl-tests' 1 B-1 GiB at -f 2 is 31) and
+// 1024 rows of a 32768-rank ring.
+constexpr std::uint64_t kMaxRowFlows = std::uint64_t{1} << 25;
+
+void check_row_flows(const CollectiveOptions& o, const CollectiveOp& op, const Topology& topo,
+                     std::size_t rows) {
+  const std::uint64_t flows = std::max<std::uint64_t>(max_phase_flows(op, topo), 1);
+  if (rows <= kMaxRowFlows / flows) return;
+  throw flag_error(
+      o.bytes.empty() ? "--max-bytes" : "--bytes",
+      fmt::format("{} sizes of {} flows each ({} ranks) exceed the limit of {} "
+                  "flows over all sizes (the rows x flows every size simulates); "
+                  "give fewer sizes (--min-bytes, --max-bytes, --step-factor) or "
+                  "fewer ranks",
+                  rows, flows, op.groups.empty() ? 0 : op.groups.front().size(), kMaxRowFlows));
+}
 
 // The ranks: the first R GPUs, or the first G GPUs of every node (nccl-tests run with G ranks per
 // node), or every GPU.
@@ -347,6 +367,7 @@ void run(const CollectiveOptions& o) {
   check_nccl_settings(o, op, chosen);
   const int nodes = comm_shape(op, topo).nodes;
   check_gpus_per_thread(o, ranks, nodes);
+  check_row_flows(o, op, topo, sizes.size());
   CollectiveRows rows = time_sizes(o, op, sizes, ranks, chosen, topo, profile);
   const CollectiveRun c{o, topo, profile, kind, chosen, members, sizes, nodes, std::move(rows)};
   if (o.nccl_tests)

@@ -24,15 +24,17 @@ namespace zerosim::coll_detail {
 
 namespace {
 
+LinkClass hop_class_of(const Topology& topo, std::span<const LinkId> links, bool crosses_nodes) {
+  if (crosses_nodes) return LinkClass::Network;
+  LinkClass cls = LinkClass::NvLink;
+  for (LinkId id : links)
+    if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
+  return cls;
+}
+
 Hop hop_of(const Topology& topo, const CostProfile& profile, std::span<const LinkId> links,
            const RouteInfo& r) {
-  LinkClass cls = LinkClass::NvLink;
-  if (r.crosses_nodes) {
-    cls = LinkClass::Network;
-  } else {
-    for (LinkId id : links)
-      if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
-  }
+  const LinkClass cls = hop_class_of(topo, links, r.crosses_nodes);
   return {cls, profile.link_class(cls).hop_latency_s + r.latency_s};
 }
 
@@ -51,11 +53,7 @@ Hop hop(const Topology& topo, const CostProfile& profile, int src, int dst) {
 
 LinkClass hop_class(const Topology& topo, int src, int dst) {
   const Route& r = topo.route(src, dst);
-  if (r.crosses_nodes) return LinkClass::Network;
-  LinkClass cls = LinkClass::NvLink;
-  for (LinkId id : r.links)
-    if (topo.link(id).cls != LinkClass::NvLink) cls = topo.link(id).cls;
-  return cls;
+  return hop_class_of(topo, r.links, r.crosses_nodes);
 }
 
 void PhaseBuilder::add(int src, int dst, double bytes) {
@@ -181,8 +179,17 @@ void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, do
   }
 }
 
-double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
-                    const CostProfile& profile) {
+double TransferHops::latency_s(const CostProfile& profile) const {
+  double s = 0;
+  for (int k = 0; k < count; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    s += profile.link_class(cls[i]).hop_latency_s + route_latency_s[i];
+  }
+  return s;
+}
+
+TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
+                               const Topology& topo) {
   // Routed without caching the pair: a direct exchange has one transfer per pair of the group
   // (16.7M at 4096 GPUs), each looked at once here and once more by the flow tier's plan.
   // Scratch, not a cache: cleared before each use, kept per thread only for their capacity.
@@ -197,13 +204,43 @@ double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topo
       if (!crosses_spine(topo, onward)) {
         pb.add(src, relay, bytes);
         pb.add(relay, dst, bytes);
-        return hop(topo, profile, src, relay).latency_s +
-               hop_of(topo, profile, onward, r2).latency_s;
+        const Route& first = topo.route(src, relay);
+        return {2,
+                {hop_class_of(topo, first.links, first.crosses_nodes),
+                 hop_class_of(topo, onward, r2.crosses_nodes)},
+                {first.latency_s, r2.latency_s}};
       }
     }
   }
   pb.add(src, dst, bytes);
-  return hop_of(topo, profile, direct, r).latency_s;
+  return {1, {hop_class_of(topo, direct, r.crosses_nodes), LinkClass::NvLink}, {r.latency_s, 0}};
+}
+
+double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
+                    const CostProfile& profile) {
+  return add_transfer_hops(pb, src, dst, bytes, topo).latency_s(profile);
+}
+
+std::vector<std::pair<int, int>> peers_per_node(const std::vector<int>& group,
+                                                const Topology& topo) {
+  std::map<int, int> per_node;
+  for (int r : group) ++per_node[topo.node_of(r)];
+  std::vector<std::pair<int, int>> out;
+  out.reserve(per_node.size());
+  for (const auto& [node, count] : per_node)
+    out.emplace_back(count - 1, static_cast<int>(group.size()) - count);
+  return out;
+}
+
+std::pair<int, int> busiest_peers(const std::vector<std::pair<int, int>>& per_node,
+                                  const CostProfile& profile) {
+  std::pair<int, int> busiest{0, 0};
+  double peers_cost = -1;
+  for (const auto& [here, there] : per_node) {
+    const double cost = here * profile.nccl.p2p_peer_s + there * profile.nccl.p2p_net_peer_s;
+    if (cost > peers_cost) peers_cost = cost, busiest = {here, there};
+  }
+  return busiest;
 }
 
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
@@ -218,15 +255,7 @@ void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double
         if (src != dst)
           latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
   // Per-peer costs of the busiest rank: peers on its node and peers across the network.
-  std::map<int, int> per_node;
-  for (int r : group) ++per_node[topo.node_of(r)];
-  int node_peers = 0, net_peers = 0;
-  double peers_cost = -1;
-  for (const auto& [node, count] : per_node) {
-    const int here = count - 1, there = static_cast<int>(group.size()) - count;
-    const double cost = here * profile.nccl.p2p_peer_s + there * profile.nccl.p2p_net_peer_s;
-    if (cost > peers_cost) peers_cost = cost, node_peers = here, net_peers = there;
-  }
+  const auto [node_peers, net_peers] = busiest_peers(peers_per_node(group, topo), profile);
   pb.raise_latency(nccl_p2p_latency(profile, latency, node_peers, net_peers));
   pb.set_wire(1.0 / profile.nccl.p2p_efficiency);
 }

@@ -5,6 +5,7 @@
 // includes it, and it is not installed); other modules use hop_latency_s and members_by_node
 // (collective.hpp).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -71,12 +72,32 @@ double ring_edge_fraction(CollKind kind, int n);
 void add_ring(PhaseBuilder& pb, CollKind kind, const std::vector<int>& group, double bytes,
               const Topology& topo);
 
-// Emits one point-to-point transfer and returns its latency. Like NCCL's PXN, a transfer between
+// The hops of one point-to-point transfer (one, or two through a PXN relay): each hop's link class
+// and route wire latency. Its latency under a profile is the sum of the hops' (class alpha + wire).
+struct TransferHops {
+  int count = 0;
+  std::array<LinkClass, 2> cls{};
+  std::array<double, 2> route_latency_s{};
+  double latency_s(const CostProfile& profile) const;
+};
+
+// Emits one point-to-point transfer and returns its hops. Like NCCL's PXN, a transfer between
 // nodes whose route would cross rails through a spine goes first over NVLink to the source node's
 // GPU on the destination's rail (same local index), then over that rail: two flows of the same
 // bytes.
+TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
+                               const Topology& topo);
+// The same, returning the transfer's latency under profile.
 double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
                     const CostProfile& profile);
+
+// Per node of a group (in node order): its members' peers on the same node and across the network.
+std::vector<std::pair<int, int>> peers_per_node(const std::vector<int>& group,
+                                                const Topology& topo);
+// The busiest rank's (node peers, network peers) under profile: the node whose peers cost most
+// (p2p_peer_s and p2p_net_peer_s each), the first such node on a tie.
+std::pair<int, int> busiest_peers(const std::vector<std::pair<int, int>>& per_node,
+                                  const CostProfile& profile);
 
 // Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets
 // bytes_per_pair; latency is NCCL's grouped point-to-point latency over the slowest pair's hop.

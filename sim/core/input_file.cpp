@@ -113,9 +113,8 @@ void for_each_input_line(const std::string& path,
   try {
     for (;;) {
       const std::size_t nl = buffer.find('\n', start);
-      // A line is delivered once what follows it is known: more bytes, or the end of the file.
-      if (nl != std::string::npos && (nl + 1 < buffer.size() || eof)) {
-        fn(std::string_view(buffer).substr(start, nl - start), eof && nl + 1 == buffer.size());
+      if (nl != std::string::npos) {
+        fn(std::string_view(buffer).substr(start, nl - start), false);
         start = nl + 1;
         continue;
       }

@@ -25,10 +25,10 @@ std::optional<std::string> read_regular_file(const std::string& path, std::strin
 // read_regular_file, throwing InputError(path, "", rule) on failure.
 std::string read_input_file(const std::string& path);
 
-// Calls fn(line, last) for each line of the file (without its newline), holding one line in
-// memory: the same checks as read_input_file, and `last` true for the line after which the file
-// ends. A line may be cut where the file ends (no newline).
+// Calls fn(line, unterminated) for each line of the file (without its newline), holding one line
+// in memory: the same checks as read_input_file, and `unterminated` true only for a last line the
+// file ends in without a newline (a writer interrupted mid-line leaves one).
 void for_each_input_line(const std::string& path,
-                         const std::function<void(std::string_view line, bool last)>& fn);
+                         const std::function<void(std::string_view line, bool unterminated)>& fn);
 
 }  // namespace zerosim

@@ -31,16 +31,21 @@ void for_each_partial_result(const std::string& path, std::size_t total,
                              const std::function<void(std::size_t, StepResult&&)>& visit) {
   // A regular file, never a FIFO, read one line at a time.
   std::size_t line_no = 0;
-  for_each_input_line(path, [&](std::string_view line, bool last) {
+  for_each_input_line(path, [&](std::string_view line, bool unterminated) {
     ++line_no;
-    if (line.empty()) return;
+    const std::string where = fmt::format("line {}", line_no);
     json entry;
     try {
-      entry = json::parse(line);
-    } catch (const json::exception&) {  // syntax error or a number out of range (1e400)
-      if (last) return;                 // last line cut by an interrupt
-      throw InputError(path, fmt::format("line {}", line_no),
-                       "malformed JSON line in the middle of the file");
+      if (line.empty()) throw InputError(path, where, "an empty line");
+      // Strict: syntax, numbers out of range (1e400), duplicate keys.
+      entry = parse_json_text(line, path);
+    } catch (const InputError& e) {
+      if (unterminated) return;  // the last line cut by an interrupt before its newline
+      throw InputError(path, where,
+                       fmt::format("malformed JSON line ({}): the sweep writes one JSON object "
+                                   "per line, and only a last line without its newline is an "
+                                   "interrupted write",
+                                   e.rule()));
     }
     if (line_no == 1) {
       if (!entry.is_object() || entry.value("kind", json()) != "sweep-partial")

@@ -65,9 +65,10 @@ std::vector<std::optional<StepResult>> run_scenarios(const std::vector<Scenario>
                                                      const RunOptions& options);
 
 // Calls visit(index, result) for each result of a partial file that matches the sweep (index <
-// total, the same scenario as scenario_at(index)). A truncated last line (the process was killed
-// mid-write) is ignored; a scenario mismatch or a result that does not follow
-// docs/result-schema.json is an InputError.
+// total, the same scenario as scenario_at(index)). A last line without its newline (the process
+// was killed mid-write) is ignored when it does not parse; any other line that is not one strict
+// JSON object (syntax, an empty line, a duplicate key), a scenario mismatch or a result that does
+// not follow docs/result-schema.json is an InputError.
 void for_each_partial_result(const std::string& path, std::size_t total,
                              const ScenarioAt& scenario_at,
                              const std::function<void(std::size_t, StepResult&&)>& visit);

@@ -96,6 +96,17 @@ ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
   for (const auto& flag : order)
     for (const auto& a : axes)
       if (a.flag == flag) axes_.push_back(a);
+  // The size first: a sweep past the limit is refused before any value is looked at (a value's
+  // check may load a model or a cluster).
+  for (const Axis& a : axes_) {
+    if (size_ > kMaxSweepScenarios / a.values.size())
+      throw flag_error(a.flag,
+                       fmt::format("the sweep exceeds {} scenarios (report and compare read its "
+                                   "document whole, about 20 KB of memory per result); split its "
+                                   "axes over several sweeps",
+                                   kMaxSweepScenarios));
+    size_ *= a.values.size();
+  }
   // Validate every value once up front so a bad item fails before any scenario runs.
   for (const Axis& a : axes_)
     for (const auto& v : a.values) {
@@ -113,15 +124,6 @@ ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
       apply_flag(s, axes_[strategy_axis_].flag, v);
       ignored_.push_back(ignored_axes_of(s, axes_));
     }
-  }
-  for (const Axis& a : axes_) {
-    if (size_ > kMaxSweepScenarios / a.values.size())
-      throw flag_error(a.flag,
-                       fmt::format("the sweep exceeds {} scenarios (report and compare read its "
-                                   "document whole, about 20 KB of memory per result); split its "
-                                   "axes over several sweeps",
-                                   kMaxSweepScenarios));
-    size_ *= a.values.size();
   }
 }
 

@@ -87,7 +87,7 @@ TEST_CASE("every loader refuses a FIFO without blocking, naming the file") {
   check(input_error_of([&] { calib::load_measurements(fifo, m); }));
 }
 
-TEST_CASE("for_each_input_line: the lines getline gives, the last one marked, any size") {
+TEST_CASE("for_each_input_line: the lines getline gives, an unterminated last one marked") {
   ScratchDir dir("input_lines");
   const std::string file = (dir.path / "p.jsonl").string();
   const std::string long_line(200000, 'z');  // longer than one read
@@ -100,12 +100,12 @@ TEST_CASE("for_each_input_line: the lines getline gives, the last one marked, an
         std::string("a\n\nb\n"), std::string("\n\n"), long_cut, long_ended}) {
     spit(file, text);
     std::vector<std::pair<std::string, bool>> got, want;
-    for_each_input_line(
-        file, [&](std::string_view line, bool last) { got.emplace_back(std::string(line), last); });
+    for_each_input_line(file, [&](std::string_view line, bool unterminated) {
+      got.emplace_back(std::string(line), unterminated);
+    });
     std::istringstream in(text);
     std::string line;
-    while (std::getline(in, line))
-      want.emplace_back(line, in.peek() == std::char_traits<char>::eof());
+    while (std::getline(in, line)) want.emplace_back(line, in.eof());  // eof: no newline found
     CHECK(got == want);
   }
   const std::string fifo = (dir.path / "fifo.jsonl").string();
