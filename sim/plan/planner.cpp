@@ -252,14 +252,16 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
 }
 
 std::optional<std::size_t> recommend(const std::vector<Candidate>& ranked, bool deepspeed_only) {
-  const bool any_confirmed =
-      std::any_of(ranked.begin(), ranked.end(), [](const Candidate& c) { return c.confirmed; });
+  const auto compared = [deepspeed_only](const Candidate& c) {
+    return !deepspeed_only || id_of(c.scenario).family() == StrategyFamily::DeepSpeed;
+  };
+  const bool any_confirmed = std::any_of(
+      ranked.begin(), ranked.end(), [&](const Candidate& c) { return c.confirmed && compared(c); });
   std::vector<DecisionOption> options;
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const Candidate& c = ranked[i];
-    if (any_confirmed && !c.confirmed) continue;
-    if (deepspeed_only && id_of(c.scenario).family() != StrategyFamily::DeepSpeed) continue;
+    if (!compared(c) || (any_confirmed && !c.confirmed)) continue;
     options.push_back({c.tokens_per_s(), c.techniques, fits(c.result)});
     index.push_back(i);
   }

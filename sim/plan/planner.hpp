@@ -60,8 +60,8 @@ struct PlanResult {
   std::optional<std::size_t> recommended, recommended_deepspeed;
 };
 
-// The decision rule (recommendation.hpp) over the candidates it compares: the confirmed ones (the
-// flow tier), or all when none was confirmed; DeepSpeed strategies only when deepspeed_only.
+// The decision rule (recommendation.hpp) over the candidates it compares (DeepSpeed strategies
+// only when deepspeed_only): the confirmed ones (the flow tier), or all when none was confirmed.
 std::optional<std::size_t> recommend(const std::vector<Candidate>& ranked, bool deepspeed_only);
 
 // Enumerates the scenarios of the search space (deterministic order). Throws InputError when the

@@ -232,9 +232,10 @@ std::string render_csv(const std::vector<ResultView>& results) {
 
 namespace {
 
-// A recommendation's ds_config as a code line ("" without one).
-std::string md_config(const std::string& how) { return how.empty() ? "" : "`" + how + "`\n\n"; }
-std::string indented(const std::string& text) { return text.empty() ? "" : "\n  " + text; }
+// A recommendation's ds_config as a code span on its own line, after `indent` ("" without one).
+std::string md_config(const std::string& how, const std::string& indent) {
+  return how.empty() ? "" : indent + "`" + how + "`\n";
+}
 
 // Per scaling group (scaling.hpp): tokens/s, per GPU, and the scaling efficiency by GPU count.
 std::string scaling_markdown(const std::vector<ResultView>& results) {
@@ -276,7 +277,7 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
   const std::optional<Recommendation> plan = plan_recommendation(results);
   if (plan)
     out += "## Recommended configuration\n\nThe plan's decision: " +
-           md_cell(plan_recommendation_line(*plan)) + "\n\n" + md_config(plan->how());
+           md_cell(plan_recommendation_line(*plan)) + "\n\n" + md_config(plan->how(), "") + "\n";
   // Groups in order of first appearance (input order is deterministic).
   for (const AxisGroup& g : axis_groups(results, XAxis::bandwidth)) {
     const std::vector<const ResultView*>& rows = g.rows;
@@ -286,7 +287,7 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
         out += fmt::format("- {}: {}\n",
                            bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
                            md_cell(rec.sentence())) +
-               indented(md_config(rec.how()));
+               md_config(rec.how(), "  ");
       for (const auto& [bw, notes] : notes_by_bandwidth(rows))
         for (const std::string& n : notes)
           out += fmt::format("- {}: {}\n", bw > 0 ? fmt::format("{:g} Gbps", bw) : "preset",
