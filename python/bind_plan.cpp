@@ -117,7 +117,7 @@ std::string plan_repr(const Plan& p) {
   const auto& r = p.result;
   if (r.ranked.empty()) return fmt::format("Plan(nothing fits of {} configurations)", r.enumerated);
   return fmt::format("Plan({} of {} configurations fit; winner: {})", r.ranked.size(), r.enumerated,
-                     candidate_repr(r.ranked.front()));
+                     candidate_repr(r.ranked.at(r.recommended.value_or(0))));
 }
 
 void bind_candidate(py::module_& m) {
@@ -146,10 +146,12 @@ void bind_plan(py::module_& m) {
       .def_property_readonly(
           "winner",
           [](const Plan& p) -> std::optional<plan::Candidate> {
-            if (p.result.ranked.empty()) return std::nullopt;
-            return p.result.ranked.front();
+            if (!p.result.recommended) return std::nullopt;
+            return p.result.ranked.at(*p.result.recommended);
           },
-          "the best Candidate (None when nothing fits)")
+          "the recommended Candidate, the decision `zerosim plan` and report() make: the fastest, "
+          "or the fastest of those with fewer ZeRO++ techniques within 2% of it (None when "
+          "nothing fits)")
       .def_property_readonly(
           "pareto",
           [](const Plan& p) {
@@ -171,12 +173,15 @@ void bind_plan(py::module_& m) {
           "configurations that do not fit")
       .def(
           "deepspeed_config",
-          [](const Plan& p, std::size_t rank) {
-            return to_python(plan::deepspeed_config(candidate_at(p, rank), p.shape));
+          [](const Plan& p, std::optional<std::size_t> rank) {
+            if (!rank && !p.result.recommended_deepspeed)
+              throw py::value_error("no DeepSpeed configuration fits: it has no DeepSpeed config");
+            const std::size_t i = rank ? *rank : *p.result.recommended_deepspeed;
+            return to_python(plan::deepspeed_config(candidate_at(p, i), p.shape));
           },
-          py::arg("rank") = 0,
-          "The DeepSpeed config (a dict) that runs ranked[rank] (default: the winner), as "
-          "`zerosim plan --emit-deepspeed` writes it")
+          py::arg("rank") = py::none(),
+          "The DeepSpeed config (a dict) that runs ranked[rank] (default: the recommended "
+          "DeepSpeed configuration), as `zerosim plan --emit-deepspeed` writes it")
       .def(
           "to_dict", [](const Plan& p) { return to_python(plan::plan_document(p.result)); },
           "The plan document (`zerosim plan --json`), which report() reads")

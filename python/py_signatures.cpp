@@ -99,13 +99,14 @@ def collective(*, cluster: 'str | os.PathLike', op: str, bytes: 'int | str | Non
 def report(results: 'str | os.PathLike | StepResult | SweepResult | Plan | Sequence[StepResult]',
            *, format: "Literal['md', 'html', 'csv']" = 'md',
            train_tokens: 'int | str | None' = None,
-           gpu_hour_price: 'float | None' = None) -> str:
+           gpu_hour_price: 'float | str | None' = None) -> str:
     """Renders results as `zerosim report` does and returns the text: a results file (a sweep,
     plan or simulate JSON), a StepResult, a list of them, a SweepResult or a Plan.
 
       format: md (Markdown), html (one page with its charts) or csv
       train_tokens: add the time to train this many tokens (an int, or text such as '300B')
-      gpu_hour_price: price of one GPU-hour, to cost that time
+      gpu_hour_price: price of one GPU-hour, to cost that time: a number for every GPU, or
+        per GPU type as text, e.g. 'h100=4,a100=2'
 
     Bad input raises ValueError."""
     return _report(results, locals())

@@ -78,7 +78,7 @@ std::vector<int> bits_list(const std::string& text, const std::string& flag) {
 // written.
 InputError nothing_fits(const plan::PlanResult& result) {
   if (!result.closest)  // every candidate that failed is a closest one; none means none was run
-    return flag_error("--micro-batches", "no configuration was searched");
+    return flag_error("--micro-batch", "no configuration was searched");
   const long long nodes = plan::nodes_to_fit(result.closest->result);
   const std::string need =
       fmt::format("no configuration fits in GPU memory (the closest needs {} of {} per GPU)",
@@ -105,7 +105,7 @@ void run_plan_command(const PlanArgs& a) {
   q.base.profile = a.profile;
   q.base.attention = a.attention;
   q.global_batch = a.global_batch;
-  q.micro_batches = int_list(a.micro_batches, "--micro-batches");
+  q.micro_batches = int_list(a.micro_batches, "--micro-batch");
   q.qwz_bits = bits_list(a.qwz_bits, "--qwz-bits");
   q.qgz_bits = bits_list(a.qgz_bits, "--qgz-bits");
   q.checkpointing = checkpointing_list(a.checkpointing);
@@ -130,19 +130,18 @@ void run_plan_command(const PlanArgs& a) {
   if (!a.out.empty()) write_file_atomic(a.out, document);
   if (result.ranked.empty()) throw nothing_fits(result);
   if (!a.deepspeed_out.empty()) {
-    // The best DeepSpeed configuration: #1, or the first below an FSDP #1 (FSDP has no ds_config).
-    const auto ds = std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& c) {
-      return parse_strategy_id(c.scenario.strategy).family() == StrategyFamily::DeepSpeed;
-    });
-    if (ds == result.ranked.end())
+    // The recommended configuration's, or when that is PyTorch FSDP (no ds_config) the
+    // recommended DeepSpeed one: the same decision rule (plan::recommend).
+    if (!result.recommended_deepspeed)
       throw flag_error("--emit-deepspeed", "no DeepSpeed configuration fits; nothing to write");
-    const auto& w = *ds;
-    const std::size_t rank = static_cast<std::size_t>(ds - result.ranked.begin()) + 1;
-    if (rank > 1)
+    const auto& w = result.ranked[*result.recommended_deepspeed];
+    const std::size_t rank = *result.recommended_deepspeed + 1;
+    if (result.recommended != result.recommended_deepspeed)
       std::fprintf(stderr,
-                   "zerosim plan: note: #1 is PyTorch FSDP, which has no DeepSpeed config; the "
-                   "config written is that of #%zu, the best DeepSpeed configuration\n",
-                   rank);
+                   "zerosim plan: note: the recommendation (#%zu) is PyTorch FSDP, which has no "
+                   "DeepSpeed config; the config written is that of #%zu, the recommended "
+                   "DeepSpeed configuration\n",
+                   *result.recommended + 1, rank);
     if (w.scenario.quant_bits_weights != 8 || w.scenario.quant_bits_grads != 4)
       std::fprintf(stderr,
                    "zerosim plan: note: the winner uses qwZ INT%d / qgZ INT%d; DeepSpeed's config "
@@ -177,8 +176,9 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--global-batch", a->global_batch,
                   "sequences per optimizer step over all GPUs (default: free, no accumulation)")
       ->check(int_range(1, 1LL << 40));
-  cmd->add_option("--micro-batches", a->micro_batches,
-                  "micro-batch sizes (sequences per GPU) to search");
+  cmd->add_option("--micro-batch,--micro-batches", a->micro_batches,
+                  "micro-batch sizes (sequences per GPU per micro-step) to search, a "
+                  "comma-separated list (default 1,2,4,8,16,32)");
   cmd->add_option("--qwz-bits", a->qwz_bits, "qwZ weight bits to search (4,8; default 8)");
   cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (default 4)");
   cmd->add_option("--confirm", a->confirm, "candidates re-simulated on the flow tier (default 8)")

@@ -23,8 +23,7 @@ namespace zerosim::cli {
 namespace {
 
 struct ReportArgs {
-  std::string input, format, out, train_tokens;
-  double gpu_hour_price = 0;
+  std::string input, format, out, train_tokens, gpu_hour_price;
 };
 
 std::string infer_format(const std::string& out) {
@@ -36,6 +35,9 @@ std::string infer_format(const std::string& out) {
 }
 
 void run_report(const ReportArgs& a) {
+  const report::GpuPrices prices =
+      a.gpu_hour_price.empty() ? report::GpuPrices{}
+                               : report::parse_gpu_prices(a.gpu_hour_price, "--gpu-hour-price");
   check_output_paths({{"results", a.input}}, {{"--out", a.out}});
   const bool to_stdout = a.out.empty() || a.out == "-";
   // On stdout a report is read in a terminal or piped on: Markdown unless asked otherwise.
@@ -47,17 +49,17 @@ void run_report(const ReportArgs& a) {
                                  a.out));
   const double train_tokens =
       a.train_tokens.empty() ? 0 : report::parse_token_count(a.train_tokens, "--train-tokens");
-  if (a.gpu_hour_price > 0 && !(train_tokens > 0))
+  if (prices.any() && !(train_tokens > 0))
     throw flag_error("--gpu-hour-price", "prices the time to train: give --train-tokens too");
   if (train_tokens > 0 && format == "csv")
     throw flag_error("--train-tokens", "adds a section to html and md reports, not to csv");
   begin_work();
   auto results = report::load_results(a.input);
   std::string source = std::filesystem::path(a.input).filename().string();
-  std::string text =
-      format == "html" ? report::render_html(results, source, {train_tokens, a.gpu_hour_price})
-      : format == "md" ? report::render_markdown(results, source, {train_tokens, a.gpu_hour_price})
-                       : report::render_csv(results);
+  std::string text = format == "html" ? report::render_html(results, source, {train_tokens, prices})
+                     : format == "md"
+                         ? report::render_markdown(results, source, {train_tokens, prices})
+                         : report::render_csv(results);
   if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
@@ -102,8 +104,10 @@ void register_report(CLI::App& app) {
                   "add the time to train this many tokens (e.g. 300B, 2T): days and GPU-hours "
                   "per result (html and md)");
   rep->add_option("--gpu-hour-price", args->gpu_hour_price,
-                  "price of one GPU-hour (any currency) to cost the time to train (default: none)")
-      ->check(finite_range(1e-6, 1e6));
+                  "price of one GPU-hour (any currency) to cost the time to train: PRICE for "
+                  "every GPU or TYPE=PRICE,... per GPU type, e.g. h100=4,a100=2 (matched in the "
+                  "GPU model's name; default: no cost)")
+      ->type_name("PRICE|TYPE=PRICE,...");
   rep->callback([args] { run_report(*args); });
 
   auto cargs = std::make_shared<CompareArgs>();

@@ -33,10 +33,10 @@ struct SimulateFlags {
 // The scenario: cluster, batch, model.
 void print_scenario(const ScenarioEcho& sc) {
   fmt::print(
-      "{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), {} tokens/GPU "
-      "x {} micro-steps, seq {}\n",
+      "{} on {} x {} {} ({} GPUs, {} x {} Gbps NICs per node), micro-batch {} x seq {} = {} "
+      "tokens/GPU x {} micro-steps\n",
       sc.strategy.name(), sc.nodes, sc.gpus_per_node, sc.gpu_model, sc.world_size, sc.nics_per_node,
-      sc.nic_gbps, sc.tokens_per_gpu, sc.grad_accum, sc.seq_len);
+      sc.nic_gbps, sc.micro_batch_sequences, sc.seq_len, sc.tokens_per_gpu, sc.grad_accum);
   const std::string active =
       sc.model.moe() ? fmt::format(", {:.2f}B active per token",
                                    static_cast<double>(active_param_count(sc.model)) / 1e9)
@@ -162,7 +162,7 @@ void print_summary(const StepResult& r) {
 
 // The scenario does not fit in GPU memory: the error names the flag that can fix it (more nodes
 // when the sharded model states are what overflows; a strategy that shards more under ZeRO-1/2 or
-// HSDP; else fewer tokens per micro-step).
+// HSDP; else a smaller micro-batch, or shorter sequences at one sequence per micro-step).
 InputError does_not_fit(const StepResult& r) {
   const std::string need = fmt::format(
       "the configuration does not fit in GPU memory: it needs {} per GPU, the GPU has {}",
@@ -171,7 +171,10 @@ InputError does_not_fit(const StepResult& r) {
     return flag_error("--nodes", fmt::format("{}; {} nodes would fit it", need, nodes));
   if (plan::zero3_shards_more(r.scenario.strategy))
     return flag_error("--strategy", need + "; more nodes cannot help, ZeRO-3 shards more");
-  return flag_error("--tokens-per-gpu", need + "; more nodes cannot help");
+  if (r.scenario.micro_batch_sequences > 1)
+    return flag_error("--micro-batch",
+                      need + "; more nodes cannot help, a smaller micro-batch can");
+  return flag_error("--seq-len", need + "; more nodes cannot help, shorter sequences can");
 }
 
 }  // namespace

@@ -309,7 +309,8 @@ void register_sweep(CLI::App& app) {
     const std::string range = scenario_param_range(p);
     args->options[p.flag] =
         cmd->add_option(p.flag, args->lists[p.flag],
-                        "comma-separated list: " + scenario_param_help(p, false))
+                        "comma-separated list: " + scenario_param_help(p, p.required))
+            ->required(p.required)  // as `simulate` requires them: no silent cluster or model
             ->type_name((range.empty() ? scenario_param_type(p) : range) + ",...");
   }
   cmd->add_option("--out", args->out,

@@ -9,6 +9,8 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/no_fit_advice.hpp"
+#include "sim/result/deepspeed_block.hpp"
+#include "sim/result/recommendation.hpp"
 #include "sim/step/scenario_schema.hpp"
 #include "sim/strategy/strategy_name.hpp"
 #include "sim/sweep/run_sweep.hpp"
@@ -67,7 +69,8 @@ Candidate candidate(const PlanRequest& q, const ClusterShape& shape, int m, int 
   c.scenario.strategy = strategy;
   c.scenario.deepspeed.clear();
   c.scenario.hpz_partition = 0;
-  c.scenario.tokens_per_gpu = m * shape.seq_len;
+  c.scenario.micro_batch = m;
+  c.scenario.tokens_per_gpu = 0;
   c.scenario.seq_len = shape.seq_len;
   c.scenario.grad_accum = ga;
   c.scenario.activation_checkpointing = ckpt;
@@ -138,7 +141,7 @@ std::vector<int> search_scope(const PlanRequest& q, const ClusterShape& shape, l
 std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterShape& shape,
                                             std::vector<std::string>* notes) {
   const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
-  if (q.micro_batches.empty()) throw flag_error("--micro-batches", "empty list");
+  if (q.micro_batches.empty()) throw flag_error("--micro-batch", "empty list");
   if (q.checkpointing.empty()) throw flag_error("--activation-checkpointing", "empty list");
   if (q.global_batch < 0) throw flag_error("--global-batch", "must be positive");
   const std::vector<int> hpz_sizes = search_scope(q, shape, world, notes);
@@ -149,9 +152,9 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
   std::string too_deep;  // a micro-batch whose accumulation would pass max_accum
   std::vector<Candidate> out;
   for (int m : q.micro_batches) {
-    if (m <= 0) throw flag_error("--micro-batches", fmt::format("must be positive (got {})", m));
+    if (m <= 0) throw flag_error("--micro-batch", fmt::format("must be positive (got {})", m));
     if (std::int64_t{m} * shape.seq_len > max_tokens)  // 64-bit: both factors are int
-      throw flag_error("--micro-batches",
+      throw flag_error("--micro-batch",
                        fmt::format("micro-batch {} x sequence length {} is more than {} tokens "
                                    "per GPU",
                                    m, shape.seq_len, max_tokens));
@@ -229,6 +232,8 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   }
   std::stable_sort(ranked.begin(), ranked.end(), better);
   plan.ranked = std::move(ranked);
+  plan.recommended = recommend(plan.ranked, false);
+  plan.recommended_deepspeed = recommend(plan.ranked, true);
   // Pareto front: no other candidate uses less memory and delivers more throughput.
   std::vector<std::size_t> order(plan.ranked.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -244,6 +249,25 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
       plan.pareto.push_back(i);
     }
   return plan;
+}
+
+std::optional<std::size_t> recommend(const std::vector<Candidate>& ranked, bool deepspeed_only) {
+  const auto compared = [deepspeed_only](const Candidate& c) {
+    return !deepspeed_only || id_of(c.scenario).family() == StrategyFamily::DeepSpeed;
+  };
+  const bool any_confirmed = std::any_of(
+      ranked.begin(), ranked.end(), [&](const Candidate& c) { return c.confirmed && compared(c); });
+  std::vector<DecisionOption> options;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const Candidate& c = ranked[i];
+    if (!compared(c) || (any_confirmed && !c.confirmed)) continue;
+    options.push_back({c.tokens_per_s(), c.techniques, fits(c.result)});
+    index.push_back(i);
+  }
+  const std::optional<std::size_t> pick = recommend_index(options);
+  if (!pick) return std::nullopt;
+  return index[*pick];
 }
 
 std::string describe(const Candidate& c) {
@@ -315,30 +339,50 @@ json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   const Scenario& s = c.scenario;
   const StrategyId id = id_of(s);
   if (id.family() != StrategyFamily::DeepSpeed)
-    throw flag_error("--deepspeed-out",
+    throw flag_error("--emit-deepspeed",
                      fmt::format("{} is no DeepSpeed strategy: it has no ds_config", id.display()));
-  const bool qwz = id.qwz, hpz = id.hpz, qgz = id.qgz;
-  int k = hpz ? (s.hpz_partition > 0 ? s.hpz_partition : shape.gpus_per_node) : 1;
-  long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
-  json zero = {{"stage", id.kind == StrategyKind::Zero1   ? 1
-                         : id.kind == StrategyKind::Zero2 ? 2
-                                                          : 3},
-               {"overlap_comm", true},
-               {"reduce_scatter", true},
-               {"contiguous_gradients", true}};
-  if (id.kind == StrategyKind::Hsdp)
-    zero["mics_shard_size"] = s.hsdp_size > 0 ? s.hsdp_size : shape.gpus_per_node;
-  else if (id.kind == StrategyKind::Zero3) {
-    zero["zero_quantized_weights"] = qwz;
-    zero["zero_hpz_partition_size"] = k;
-    zero["zero_quantized_gradients"] = qgz;
-  }
+  Strategy st = c.result.scenario.strategy;  // what was simulated, with the candidate's groups
+  if (s.hpz_partition > 0) st.hpz_size = s.hpz_partition;
+  if (s.hsdp_size > 0) st.shard_size = s.hsdp_size;
+  json zero = zero_optimization_block(st, shape.gpus_per_node);
+  const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
   return json{{"train_batch_size", world * c.micro_batch * s.grad_accum},
               {"train_micro_batch_size_per_gpu", c.micro_batch},
               {"gradient_accumulation_steps", s.grad_accum},
               {c.result.scenario.strategy.dtype, {{"enabled", true}}},  // what was simulated
               {"zero_optimization", std::move(zero)}};
 }
+
+namespace {
+
+json rank_or_null(const std::optional<std::size_t>& index) {
+  return index ? json(*index + 1) : json(nullptr);
+}
+
+// explain_winner's comparison of #r with #1, headed as what it is: not a win.
+std::string against_fastest(std::string text, std::size_t r) {
+  return fmt::format("#{} against #1:", r + 1) + text.substr(text.find('\n'));
+}
+
+// Why the recommendation: against the runner-up when it is the fastest, else against the fastest
+// (what the decision rule gave up for fewer ZeRO++ techniques).
+std::string explain_recommendation(const PlanResult& plan) {
+  const std::size_t r = *plan.recommended;
+  if (r != 0)
+    return fmt::format(
+               "Recommended: #{} {}: {:.2f}% slower than #1 {}, within the {:.0f}% tie, with "
+               "fewer ZeRO++ techniques ({} vs {}).\n",
+               r + 1, describe(plan.ranked[r]),
+               100 * (1 - plan.ranked[r].tokens_per_s() / plan.ranked[0].tokens_per_s()),
+               describe(plan.ranked[0]), 100 * kTieFraction, plan.ranked[r].techniques,
+               plan.ranked[0].techniques) +
+           against_fastest(explain_winner(plan.ranked[r], plan.ranked[0]), r);
+  std::string o = fmt::format("Recommended: #1 {}, the fastest", describe(plan.ranked[0]));
+  o += plan.ranked.size() > 1 ? ".\n" + explain_winner(plan.ranked[0], plan.ranked[1]) : ".\n";
+  return o;
+}
+
+}  // namespace
 
 json plan_document(const PlanResult& plan) {
   json cands = json::array();
@@ -361,7 +405,9 @@ json plan_document(const PlanResult& plan) {
               {"infeasible", plan.infeasible},
               {"notes", plan.notes},
               {"candidates", cands},
-              {"pareto_ranks", pareto}};
+              {"pareto_ranks", pareto},
+              {"recommended_rank", rank_or_null(plan.recommended)},
+              {"recommended_deepspeed_rank", rank_or_null(plan.recommended_deepspeed)}};
 }
 
 std::string render_plan(const PlanResult& plan, std::size_t top) {
@@ -380,19 +426,21 @@ std::string render_plan(const PlanResult& plan, std::size_t top) {
   }
   // TFLOPs/GPU is Megatron-LM's formula (the ZeRO++ paper's); MFU the architecture's model FLOPs.
   // ckpt: activation checkpointing, searched on and off.
-  o += fmt::format("\n{:>4}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10} {:>6} {:>12} {:>12} {:>8}\n",
+  // Printed in rank order (throughput; step time at a fixed global batch); * marks the
+  // recommendation.
+  o += fmt::format("\n{:>5}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10} {:>6} {:>12} {:>12} {:>8}\n",
                    "rank", "configuration", "micro", "accum", "ckpt", "step", "TFLOPs/GPU", "MFU",
                    "tokens/s", "peak mem", "tier");
   for (std::size_t i = 0; i < plan.ranked.size() && i < top; ++i) {
     const auto& c = plan.ranked[i];
     o += fmt::format(
-        "{:>4}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10.1f} {:>5.1f}% {:>12.0f} {:>12} {:>8}\n",
-        i + 1, describe(c), c.micro_batch, c.scenario.grad_accum,
-        checkpointing_word(c.scenario.activation_checkpointing), format_time(c.step_time_s()),
-        c.result.tflops_per_gpu, 100 * c.result.mfu, c.tokens_per_s(), format_bytes(c.peak_bytes()),
-        c.confirmed ? "flow" : "analytic");
+        "{:>5}  {:<44} {:>5} {:>5} {:>4} {:>12} {:>10.1f} {:>5.1f}% {:>12.0f} {:>12} {:>8}\n",
+        fmt::format("{}{}", plan.recommended == i ? "*" : "", i + 1), describe(c), c.micro_batch,
+        c.scenario.grad_accum, checkpointing_word(c.scenario.activation_checkpointing),
+        format_time(c.step_time_s()), c.result.tflops_per_gpu, 100 * c.result.mfu, c.tokens_per_s(),
+        format_bytes(c.peak_bytes()), c.confirmed ? "flow" : "analytic");
   }
-  if (plan.ranked.size() > 1) o += "\n" + explain_winner(plan.ranked[0], plan.ranked[1]);
+  if (plan.recommended) o += "\n" + explain_recommendation(plan);
   o += "\nMemory/throughput Pareto front (no other configuration uses less memory and runs "
        "faster):\n";
   for (auto i : plan.pareto) {

@@ -2,7 +2,9 @@
 // and every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches, gradient
 // accumulation and activation checkpointing on and off; simulate all of them on the cheap analytic
 // tier, drop what does not fit in GPU memory, confirm the best on the flow tier, and rank by
-// throughput (tokens/s). Ties go to the simpler configuration.
+// throughput (tokens/s; at a fixed global batch, step-time order). The recommendation is the one
+// decision rule of sim/result/recommendation.hpp over the confirmed candidates: `report` on the
+// plan's document and --emit-deepspeed make the same decision.
 #pragma once
 #include <optional>
 #include <string>
@@ -53,7 +55,14 @@ struct PlanResult {
   std::size_t enumerated = 0, infeasible = 0;
   std::vector<std::string> notes;    // search-space decisions worth telling the user
   std::optional<Candidate> closest;  // of those that do not fit, the one needing least memory
+  // Indices into ranked: the recommended configuration, and the recommended DeepSpeed one (what
+  // --emit-deepspeed writes; differs when the recommendation is PyTorch FSDP). Empty: none.
+  std::optional<std::size_t> recommended, recommended_deepspeed;
 };
+
+// The decision rule (recommendation.hpp) over the candidates it compares (DeepSpeed strategies
+// only when deepspeed_only): the confirmed ones (the flow tier), or all when none was confirmed.
+std::optional<std::size_t> recommend(const std::vector<Candidate>& ranked, bool deepspeed_only);
 
 // Enumerates the scenarios of the search space (deterministic order). Throws InputError when the
 // global batch admits no micro-batch / accumulation split.

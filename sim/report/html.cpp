@@ -11,6 +11,7 @@
 #include "sim/report/svg_chart.hpp"
 #include "sim/report/tables.hpp"
 #include "sim/report/training_time.hpp"
+#include "sim/report/warnings.hpp"
 
 namespace zerosim::report {
 
@@ -86,7 +87,7 @@ std::string speedup_chart(const std::vector<AxisGroup>& groups) {
   std::size_t k = 0;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const AxisGroup& g = groups[i];
-    Series s{names[i], palette(k), {}};
+    Series s{names[i], strategy_color("zeropp", k), {}};  // ZeRO++'s, a shade per group
     bool any = false;
     for (double x : all_x) {
       const ResultView *a = find_plain(g, x, "zero3"), *b = find_plain(g, x, "zeropp");
@@ -147,7 +148,7 @@ std::string memory_chart(const std::vector<AxisGroup>& groups) {
   const std::vector<std::string> names = legend_names(groups);
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const AxisGroup& g = groups[k];
-    Series ser{names[k], palette(k), {}};
+    Series ser{names[k], neutral_color(k), {}};  // experiments, not strategies
     for (const ResultView* s : strats) {
       double peak = kNaN;  // the largest over bandwidths (memory rarely depends on the network)
       for (auto* r : g.rows)
@@ -211,19 +212,36 @@ std::string page_head(const std::string& source, std::size_t results) {
   return o;
 }
 
+// What turns a recommendation on, as a code line ("" without one).
+std::string html_config(const std::string& how) {
+  return how.empty() ? "" : "<br><code>" + html_escape(how) + "</code>";
+}
+
 // Headline: what to use, per experiment and network bandwidth (tables.hpp: recommend).
-std::string recommendations_html(const std::vector<AxisGroup>& groups) {
+std::string recommendations_html(const std::vector<ResultView>& results,
+                                 const std::vector<AxisGroup>& groups) {
+  if (const std::optional<Recommendation> plan = plan_recommendation(results))
+    return fmt::format(
+               "<h2>Recommended configuration</h2>\n<p class=\"note\">The plan's decision over its "
+               "candidates: the fastest that fits in GPU memory, or the fastest of those with "
+               "fewer "
+               "ZeRO++ techniques within {:.0f}% of it.</p>\n<p><b>{}</b></p>\n",
+               100 * kTieFraction, html_escape(plan_recommendation_line(*plan))) +
+           html_config(plan->how());
   std::string o = fmt::format(
       "<h2>Recommended configuration</h2>\n<p class=\"note\">Per experiment and network bandwidth: "
-      "the fastest configuration that fits in GPU memory, or a simpler one (fewer ZeRO++ "
-      "techniques) "
-      "within {:.0f}% of it.</p>\n",
+      "the fastest configuration that fits in GPU memory, or the fastest of those with fewer "
+      "ZeRO++ techniques within {:.0f}% of it.</p>\n",
       100 * kTieFraction);
   for (const auto& g : groups) {
     o += "<h3>" + html_escape(g.title) + "</h3>\n<ul>\n";
     for (const auto& [bw, rec] : recommendations(g.rows))
-      o += fmt::format("<li>{} Gbps per node: <b>{}</b></li>\n", x_category(XAxis::bandwidth, bw),
-                       html_escape(rec.sentence()));
+      o += fmt::format("<li>{} Gbps per node: <b>{}</b>{}</li>\n", x_category(XAxis::bandwidth, bw),
+                       html_escape(rec.sentence()), html_config(rec.how()));
+    for (const auto& [bw, notes] : notes_by_bandwidth(g.rows))
+      for (const std::string& n : notes)
+        o += fmt::format("<li class=\"note\">{} Gbps per node: {}</li>\n",
+                         x_category(XAxis::bandwidth, bw), html_escape(n));
     o += "</ul>\n";
   }
   return o;
@@ -277,12 +295,12 @@ std::string step_time_html(const std::vector<AxisGroup>& groups) {
   return o;
 }
 
-// Every result's warnings, under its label (none: no section).
+// One line per distinct warning, with the results that gave it (none: no section).
 std::string warnings_html(const std::vector<ResultView>& results) {
   std::string warn;
-  for (const auto& r : results)
-    for (const auto& w : r.warnings)
-      warn += "<li>" + html_escape(r.label()) + ": " + html_escape(w) + "</li>\n";
+  for (const WarningGroup& g : group_warnings(results))
+    warn += "<li>" + html_escape(g.text) + " <span class=\"note\">(" +
+            html_escape(warning_scope(g, results.size())) + ")</span></li>\n";
   return warn.empty() ? "" : "<h2>Warnings</h2>\n<ul>\n" + warn + "</ul>\n";
 }
 
@@ -292,7 +310,7 @@ std::string render_html(const std::vector<ResultView>& results, const std::strin
                         const TrainingBudget& budget) {
   const std::vector<AxisGroup> groups = axis_groups(results, XAxis::bandwidth);
   std::string o = page_head(source, results.size());
-  o += recommendations_html(groups);
+  o += recommendations_html(results, groups);
   o += throughput_html(results);
   o += step_time_html(groups);
   if (budget.tokens > 0) o += training_time_html(results, budget);

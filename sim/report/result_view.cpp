@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/report/svg_chart.hpp"
+#include "sim/result/deepspeed_block.hpp"
 
 namespace zerosim::report {
 
@@ -57,11 +58,38 @@ std::vector<const ResultView*> distinct_strategies(const std::vector<const Resul
   return s;
 }
 
-std::string strategy_color(const std::string& strategy) {
+namespace {
+
+// `hex` ("#RRGGBB") mixed with white: fraction 0 is the color, 1 white.
+std::string lighter(const std::string& hex, double fraction) {
+  if (hex.size() != 7 || fraction <= 0) return hex;
+  std::string out = "#";
+  for (int i = 0; i < 3; ++i) {
+    const int v = std::stoi(hex.substr(1 + 2 * static_cast<std::size_t>(i), 2), nullptr, 16);
+    out += fmt::format("{:02X}", static_cast<int>(std::lround(v + (255 - v) * fraction)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string strategy_color(const std::string& strategy, std::size_t shade) {
   const auto id = find_strategy_id(strategy);
-  if (!id) return palette(9);
-  if (const char* own = own_color(id->kind)) return own;
-  return palette(static_cast<std::size_t>(id->rank()));
+  const std::string base = !id ? palette(9)
+                           : own_color(id->kind) != nullptr
+                               ? own_color(id->kind)
+                               : palette(static_cast<std::size_t>(id->rank()));
+  return lighter(base, std::min(0.75, 0.3 * static_cast<double>(shade)));
+}
+
+std::string neutral_color(std::size_t k) {
+  static const char* greys[] = {"#4D4D4D", "#8C8C8C", "#262626", "#B3B3B3", "#666666", "#A6A6A6"};
+  return greys[k % std::size(greys)];
+}
+
+int ResultView::techniques() const {
+  const auto id = find_strategy_id(strategy);
+  return id ? id->techniques() : 0;
 }
 
 std::string ResultView::strategy_name() const {
@@ -98,6 +126,7 @@ std::string experiment_details(const ResultView& r, XAxis x) {
 std::string ResultView::label() const {
   std::string out = model.empty() ? "?" : model;
   if (nodes > 0) out += fmt::format(", {} node{}", nodes, nodes == 1 ? "" : "s");
+  if (show_gpu) out += " of " + gpu_model;
   if (nics_per_node > 0 && nic_gbps > 0)
     out += fmt::format(", {}x{:g} Gbps", nics_per_node, nic_gbps);
   return out + ", " + strategy_name() + experiment_details(*this);
@@ -137,14 +166,20 @@ ResultView view_of(const StepResult& r) {
   ResultView v;
   const ScenarioEcho& sc = r.scenario;
   v.identity = to_json(r).at("scenario").dump();
+  if (const json block = zero_optimization_block(sc.strategy, sc.gpus_per_node); !block.is_null())
+    v.deepspeed_block = json{{"zero_optimization", block}}.dump();
   v.cluster = sc.cluster;
+  v.gpu_model = sc.gpu_model;
   v.model = sc.model.name;
   v.params = sc.params;
   v.active_params = sc.active_params;
   v.strategy = sc.strategy.name();
   v.variant = variant_of(sc.strategy, sc.gpus_per_node);
   v.deepspeed_version = to_string(sc.strategy.deepspeed_version);
-  if (sc.strategy.hpz) v.hpz_rule = to_string(hpz_rule(sc.strategy.deepspeed_version));
+  if (sc.strategy.hpz) {
+    v.hpz_rule = to_string(hpz_rule(sc.strategy.deepspeed_version));
+    v.hpz_rule_text = describe(hpz_rule(sc.strategy.deepspeed_version));
+  }
   v.checkpointing = sc.activation_checkpointing;
   v.attention = sc.attention;
   v.tier = sc.tier;
@@ -188,6 +223,10 @@ std::vector<ResultView> views_of(const std::vector<StepResult>& results) {
   std::vector<ResultView> views;
   views.reserve(results.size());
   for (const StepResult& r : results) views.push_back(view_of(r));
+  const bool several = std::any_of(views.begin(), views.end(), [&](const ResultView& v) {
+    return v.gpu_model != views.front().gpu_model;
+  });
+  for (ResultView& v : views) v.show_gpu = several;
   return views;
 }
 
@@ -222,7 +261,10 @@ std::vector<StepResult> read_step_results(const json& doc, const std::string& fi
 }
 
 std::vector<ResultView> read_results(const json& doc, const std::string& file) {
-  return views_of(read_step_results(doc, file));
+  std::vector<ResultView> views = views_of(read_step_results(doc, file));
+  if (doc.is_object() && doc.value("kind", "") == "plan")  // candidates in rank order
+    for (std::size_t i = 0; i < views.size(); ++i) views[i].plan_rank = static_cast<int>(i) + 1;
+  return views;
 }
 
 std::vector<ResultView> load_results(const std::string& path) {

@@ -21,6 +21,8 @@ enum class XAxis { bandwidth, gpus, tokens_per_gpu };
 struct ResultView {
   // scenario
   std::string cluster, model, strategy, tier, profile, fabric;
+  std::string gpu_model;  // "H100-SXM5-80GB"
+  bool show_gpu = false;  // label() names the GPU: the results read together have several types
   double oversubscription = 1;
   int nodes = 0, gpus = 0, nics_per_node = 0, seq_len = 0, grad_accum = 1;
   std::int64_t tokens_per_gpu = 0;
@@ -38,6 +40,10 @@ struct ResultView {
   bool fits = true;
   std::vector<std::string> warnings;
   std::string identity;  // the result's scenario object as JSON text: what compare matches
+  int plan_rank = 0;     // a plan document's candidate: its rank (1 = first); 0 otherwise
+  // The ds_config block that turns the strategy on ({"zero_optimization": {...}}, compact JSON;
+  // deepspeed_block.hpp); empty for PyTorch FSDP.
+  std::string deepspeed_block;
   // Settings that tell apart runs of one strategy: qwZ bits, hpZ group size, qgZ chunks when not
   // their defaults ("qwZ INT4, hpZ k=8"); empty for the defaults.
   std::string variant;
@@ -46,6 +52,7 @@ struct ResultView {
   // The DeepSpeed release whose rules ran ("0.19"), and hpZ's rule under it ("when-present"; empty
   // without hpZ): what a recommendation assumes.
   std::string deepspeed_version, hpz_rule;
+  std::string hpz_rule_text;  // what the rule does (describe(HpzRule)); empty without hpZ
 
   // The strategy with its variant: what rows of one experiment are told apart by.
   std::string strategy_key() const {
@@ -53,6 +60,9 @@ struct ResultView {
   }
   // "ZeRO++", "ZeRO++ (qwZ INT4)".
   std::string strategy_name() const;
+  // ZeRO++ techniques on (StrategyId::techniques; 0 for a name outside the vocabulary): what the
+  // decision rule counts (sim/result/recommendation.hpp).
+  int techniques() const;
 
   double network_gbps_per_node() const { return nics_per_node * nic_gbps; }
   // The row's value on an axis: Gbps per node, GPUs or tokens per GPU.
@@ -80,8 +90,8 @@ struct ResultView {
     return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_to_all_s +
            exposed_all_reduce_s;
   }
-  // Model, nodes, network, strategy and experiment_details: "gpt-18b, 24 nodes, 4x100 Gbps,
-  // ZeRO++, 2048 tokens/GPU, eager attention".
+  // Model, nodes, the GPU model when show_gpu, network, strategy and experiment_details:
+  // "gpt-18b, 24 nodes, 4x100 Gbps, ZeRO++, 2048 tokens/GPU, eager attention".
   std::string label() const;
 };
 
@@ -92,6 +102,7 @@ struct ResultView {
 std::string experiment_details(const ResultView& r, XAxis x = XAxis::bandwidth);
 
 ResultView view_of(const StepResult& r);
+// view_of each; when the results hold more than one GPU model, every label names its GPU.
 std::vector<ResultView> views_of(const std::vector<StepResult>& results);
 
 // The results of a results document, each read by step_result_from_json: a sweep document
@@ -114,8 +125,11 @@ int strategy_rank(const std::string& strategy);
 // One row per strategy with its variant (ResultView::strategy_key) of a set of rows, ZeRO-3 first
 // and ZeRO++ last: what charts draw a series or a category for.
 std::vector<const ResultView*> distinct_strategies(const std::vector<const ResultView*>& rows);
-// A strategy's color in every chart (ZeRO-3's variants by their rank, stages 1 and 2, HSDP and
-// FSDP's their own; unknown strategies share one).
-std::string strategy_color(const std::string& strategy);
+// A strategy's color in every chart, the one home of chart colors (ZeRO-3's variants by their
+// rank, stages 1 and 2, HSDP and FSDP's their own; unknown strategies share one). shade > 0: the
+// same color lighter, for the shade-th variant of the strategy (qwZ INT4, hpZ k=8) in one chart.
+std::string strategy_color(const std::string& strategy, std::size_t shade = 0);
+// Series that are no strategy (experiments, one per group) are grey, never a strategy's color.
+std::string neutral_color(std::size_t k);
 
 }  // namespace zerosim::report

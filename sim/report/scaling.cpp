@@ -22,19 +22,15 @@ template <class Value>
 ChartSpec per_strategy(const AxisGroup& g, Value value) {
   ChartSpec c;
   for (double x : g.xs) c.categories.push_back(x_category(g.axis, x));
+  std::map<std::string, std::size_t> variants;  // a strategy's variants: lighter shades of it
   for (const ResultView* s : distinct_strategies(g.rows)) {
-    Series ser{s->strategy_name(), strategy_color(s->strategy), {}};
+    Series ser{s->strategy_name(), strategy_color(s->strategy, variants[s->strategy]++), {}};
     for (double x : g.xs) {
       const ResultView* r = row_at(g, *s, x);
       ser.values.push_back(r ? value(*r) : kNaN);
     }
     c.series.push_back(std::move(ser));
   }
-  // Variants of one strategy would share its color: then each series gets its own.
-  std::set<std::string> colors;
-  for (const Series& ser : c.series) colors.insert(ser.color);
-  if (colors.size() < c.series.size())
-    for (std::size_t k = 0; k < c.series.size(); ++k) c.series[k].color = palette(k);
   return c;
 }
 

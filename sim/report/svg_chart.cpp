@@ -83,6 +83,12 @@ ChartSpec fitted(const ChartSpec& spec) {
   const double band = kCategoryChar * static_cast<double>(longest) + 8;
   const double plot = band * static_cast<double>(spec.categories.size());
   out.width = std::max(spec.width, static_cast<int>(std::ceil(72 + legend_room(spec) + plot)));
+  if (out.width > kMaxChartWidth) {  // vertical labels: their length goes below the plot
+    out.width = kMaxChartWidth;
+    out.vertical_labels = true;
+    out.label_room = static_cast<int>(std::ceil(kCategoryChar * static_cast<double>(longest)));
+    out.height += out.label_room;
+  }
   return out;
 }
 
@@ -90,6 +96,7 @@ ChartSpec fitted(const ChartSpec& spec) {
 Frame make_frame(const ChartSpec& spec, double data_max) {
   Frame f;
   f.right = legend_room(spec);
+  f.bottom += spec.label_room;
   f.w = spec.width - f.left - f.right;
   f.h = spec.height - f.top - f.bottom;
   if (!(data_max > 0) || !std::isfinite(data_max)) data_max = 1;
@@ -146,9 +153,35 @@ std::string open_svg(const ChartSpec& spec, const Frame& f) {
   return o;
 }
 
+// A category's lines, set vertically (read bottom to top), one 12 px column each, centred on x.
+std::string vertical_label(const std::string& label, double x, double y) {
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start <= label.size();) {
+    const std::size_t nl = std::min(label.find('\n', start), label.size());
+    lines.push_back(label.substr(start, nl - start));
+    start = nl + 1;
+  }
+  std::string o;
+  for (std::size_t j = 0; j < lines.size(); ++j) {
+    const double lx =
+        x + 12 * (static_cast<double>(j) - (static_cast<double>(lines.size()) - 1) / 2) + 4;
+    o += fmt::format(
+        "<text x=\"{0:.2f}\" y=\"{1:.2f}\" text-anchor=\"end\" font-size=\"10\" "
+        "transform=\"rotate(-90 {0:.2f} {1:.2f})\">{2}</text>\n",
+        lx, y, html_escape(lines[j]));
+  }
+  return o;
+}
+
 std::string x_labels(const ChartSpec& spec, const Frame& f) {
   std::string o;
   double band = f.w / std::max<std::size_t>(1, spec.categories.size());
+  if (spec.vertical_labels) {
+    for (std::size_t i = 0; i < spec.categories.size(); ++i)
+      o += vertical_label(spec.categories[i], f.left + band * (static_cast<double>(i) + 0.5),
+                          f.top + f.h + 8);
+    return o;
+  }
   for (std::size_t i = 0; i < spec.categories.size(); ++i) {
     // A category label may have several lines separated by '\n'.
     std::string label = spec.categories[i], spans;

@@ -30,9 +30,17 @@ struct ChartSpec {
   std::vector<RefLine> ref_lines;
   bool stacked = false;  // bars: stack series instead of grouping them
   int width = 760, height = 380;
+  // Set by the renderers: category labels set vertically below the axis, and the height they add.
+  bool vertical_labels = false;
+  int label_room = 0;
 };
 
-// Charts wider than spec.width where the legend or the category labels need the room.
+// The widest chart: it fits a 1400 px page with its margins.
+constexpr int kMaxChartWidth = 1360;
+
+// Charts wider than spec.width where the legend or the category labels need the room, up to
+// kMaxChartWidth: past it the category labels are set vertically, one 12 px column per line, and
+// the chart grows in height instead.
 std::string bar_chart(const ChartSpec& spec);
 std::string line_chart(const ChartSpec& spec);
 

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "sim/core/units.hpp"
 #include "sim/report/scaling.hpp"
+#include "sim/report/technique_notes.hpp"
 #include "sim/report/training_time.hpp"
+#include "sim/report/warnings.hpp"
 
 namespace zerosim::report {
 
@@ -110,17 +113,14 @@ const ResultView* zero3_baseline(const std::vector<ResultView>& all, const Resul
 
 Recommendation recommend(const std::vector<const ResultView*>& rows) {
   Recommendation out;
+  std::vector<DecisionOption> options;
+  options.reserve(rows.size());
   for (const ResultView* r : rows) {
     if (r->strategy == "zero3" && r->variant.empty()) out.zero3 = r;
-    if (r->fits && (!out.fastest || r->tflops_per_gpu > out.fastest->tflops_per_gpu))
-      out.fastest = r;
+    options.push_back({r->tokens_per_s, r->techniques(), r->fits});
   }
-  if (!out.fastest) return out;
-  out.pick = out.fastest;
-  for (const ResultView* r : rows)
-    if (r->fits && r->tflops_per_gpu >= (1 - kTieFraction) * out.fastest->tflops_per_gpu &&
-        strategy_rank(r->strategy) < strategy_rank(out.pick->strategy))
-      out.pick = r;
+  if (const auto i = recommend_index(options)) out.pick = rows[*i];
+  if (const auto i = fastest_index(options)) out.fastest = rows[*i];
   return out;
 }
 
@@ -133,10 +133,11 @@ std::string Recommendation::sentence() const {
   else if (zero3 && !zero3->fits)
     s += " (ZeRO-3 does not fit)";
   if (pick != fastest)
-    s +=
-        fmt::format("; {} is {:.1f}% faster, within {:.0f}%: the simpler one is recommended",
-                    fastest->strategy_name(),
-                    100 * (fastest->tflops_per_gpu / pick->tflops_per_gpu - 1), 100 * kTieFraction);
+    s += fmt::format(
+        "; {} is {:.1f}% faster, within {:.0f}%: the one with fewer ZeRO++ techniques is "
+        "recommended",
+        fastest->strategy_name(), 100 * (fastest->tokens_per_s / pick->tokens_per_s - 1),
+        100 * kTieFraction);
   if (!pick->deepspeed_version.empty())
     s += fmt::format(", assuming DeepSpeed {}", pick->deepspeed_version);
   // hpZ's gain depends on the release's rule and on activation checkpointing (docs/step-model.md,
@@ -151,6 +152,38 @@ std::string Recommendation::sentence() const {
                    " (hpZ's gain is smaller than from 0.13.2 on, where the "
                    "checkpointed recompute and later micro-steps gather inside the node)");
   return s;
+}
+
+std::optional<Recommendation> plan_recommendation(const std::vector<ResultView>& results) {
+  std::vector<const ResultView*> rows;
+  const bool any_flow = std::any_of(results.begin(), results.end(), [](const ResultView& r) {
+    return r.plan_rank > 0 && r.tier == "flow";
+  });
+  for (const ResultView& r : results)
+    if (r.plan_rank > 0 && (!any_flow || r.tier == "flow")) rows.push_back(&r);
+  if (rows.empty()) return std::nullopt;
+  return recommend(rows);
+}
+
+std::string plan_recommendation_line(const Recommendation& rec) {
+  if (!rec.pick) return rec.sentence();
+  const ResultView& p = *rec.pick;
+  return fmt::format("#{} {}, micro-batch {} x {}, activation checkpointing {}: {}", p.plan_rank,
+                     p.strategy_name(), p.seq_len > 0 ? p.tokens_per_gpu / p.seq_len : 0,
+                     p.grad_accum, p.checkpointing ? "on" : "off", rec.sentence());
+}
+
+std::string Recommendation::how() const {
+  return pick && !pick->deepspeed_block.empty() ? "ds_config: " + pick->deepspeed_block : "";
+}
+
+std::vector<std::pair<double, std::vector<std::string>>> notes_by_bandwidth(
+    const std::vector<const ResultView*>& group) {
+  std::map<double, std::vector<const ResultView*>> by_bw;
+  for (const ResultView* r : group) by_bw[r->network_gbps_per_node()].push_back(r);
+  std::vector<std::pair<double, std::vector<std::string>>> out;
+  for (const auto& [bw, rows] : by_bw) out.emplace_back(bw, technique_notes(rows));
+  return out;
 }
 
 std::vector<std::pair<double, Recommendation>> recommendations(
@@ -199,6 +232,11 @@ std::string render_csv(const std::vector<ResultView>& results) {
 
 namespace {
 
+// A recommendation's ds_config as a code span on its own line, after `indent` ("" without one).
+std::string md_config(const std::string& how, const std::string& indent) {
+  return how.empty() ? "" : indent + "`" + how + "`\n";
+}
+
 // Per scaling group (scaling.hpp): tokens/s, per GPU, and the scaling efficiency by GPU count.
 std::string scaling_markdown(const std::vector<ResultView>& results) {
   const std::vector<AxisGroup> groups = scaling_groups(results);
@@ -235,15 +273,27 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
       "network. MFU: the architecture's model FLOPs (no recompute) over the GPUs' peak; HFU: the "
       "FLOPs executed (recompute included) over the peak.\n\n",
       md_cell(source), results.size(), results.size() == 1 ? "" : "s");
+  // A plan's decision over all its candidates; else one per experiment and bandwidth.
+  const std::optional<Recommendation> plan = plan_recommendation(results);
+  if (plan)
+    out += "## Recommended configuration\n\nThe plan's decision: " +
+           md_cell(plan_recommendation_line(*plan)) + "\n\n" + md_config(plan->how(), "") + "\n";
   // Groups in order of first appearance (input order is deterministic).
   for (const AxisGroup& g : axis_groups(results, XAxis::bandwidth)) {
     const std::vector<const ResultView*>& rows = g.rows;
     out += "## " + md_cell(g.title) + "\n\n";
-    for (const auto& [bw, rec] : recommendations(rows))
-      out += fmt::format("- {}: {}\n",
-                         bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
-                         md_cell(rec.sentence()));
-    out += "\n";
+    if (!plan) {
+      for (const auto& [bw, rec] : recommendations(rows))
+        out += fmt::format("- {}: {}\n",
+                           bw > 0 ? fmt::format("{:g} Gbps per node", bw) : "preset network",
+                           md_cell(rec.sentence())) +
+               md_config(rec.how(), "  ");
+      for (const auto& [bw, notes] : notes_by_bandwidth(rows))
+        for (const std::string& n : notes)
+          out += fmt::format("- {}: {}\n", bw > 0 ? fmt::format("{:g} Gbps", bw) : "preset",
+                             md_cell(n));
+      out += "\n";
+    }
     out +=
         "| network per node | strategy | step time | TFLOPs/GPU (Megatron) | MFU | HFU | tokens/s "
         "| "
@@ -266,9 +316,9 @@ std::string render_markdown(const std::vector<ResultView>& results, const std::s
   }
   out += scaling_markdown(results);
   if (budget.tokens > 0) out += training_time_markdown(results, budget);
-  std::string warn;
-  for (const auto& r : results)
-    for (const auto& w : r.warnings) warn += "- " + md_cell(r.label()) + ": " + md_cell(w) + "\n";
+  std::string warn;  // one line per distinct warning, with who gave it
+  for (const WarningGroup& g : group_warnings(results))
+    warn += "- " + md_cell(g.text) + " (" + md_cell(warning_scope(g, results.size())) + ")\n";
   if (!warn.empty()) out += "## Warnings\n\n" + warn + "\n";
   return out;
 }

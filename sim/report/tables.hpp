@@ -2,11 +2,13 @@
 // Markdown (readable tables with speedups over ZeRO-3). Strings from input files are escaped for
 // each format.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/report/result_view.hpp"
 #include "sim/report/training_time.hpp"
+#include "sim/result/recommendation.hpp"
 
 namespace zerosim::report {
 
@@ -38,17 +40,29 @@ inline std::string group_title(const ResultView& r) {
 // The ZeRO-3 result of the same group and bandwidth, or nullptr.
 const ResultView* zero3_baseline(const std::vector<ResultView>& all, const ResultView& r);
 
-// The configuration to use for one group at one network bandwidth: the fastest that fits, unless a
-// simpler one (fewer ZeRO++ techniques) that fits is within kTieFraction of it; ties go to the
-// simpler. pick is nullptr when nothing fits.
-constexpr double kTieFraction = 0.02;
+// The configuration to use for one group at one network bandwidth, by the one decision rule
+// (sim/result/recommendation.hpp: the fastest that fits, or the fastest of those with fewer ZeRO++
+// techniques within kTieFraction of it). pick is nullptr when nothing fits.
 struct Recommendation {
   const ResultView* pick = nullptr;
   const ResultView* fastest = nullptr;  // the fastest that fits
   const ResultView* zero3 = nullptr;    // the ZeRO-3 row, fitting or not
   std::string sentence() const;         // "ZeRO++ (2.25x ZeRO-3's throughput)" and the tie rule
+  // "ds_config: {"zero_optimization": {...}}", what turns the pick on; "" without a pick or for
+  // PyTorch FSDP.
+  std::string how() const;
 };
 Recommendation recommend(const std::vector<const ResultView*>& same_bandwidth);
+// A plan's candidates (plan_rank > 0) are alternatives for one global batch: one recommendation
+// over all of them that ran on the flow tier (all when none did), the decision `plan` makes
+// (plan::recommend); nullopt for results of no plan.
+std::optional<Recommendation> plan_recommendation(const std::vector<ResultView>& results);
+// "#3 ZeRO-3 + qwZ + qgZ, micro-batch 1 x 4, activation checkpointing on: " and the sentence.
+std::string plan_recommendation_line(const Recommendation& rec);
+// Per network bandwidth of a group, in increasing bandwidth, why techniques that do not help do
+// not (technique_notes.hpp).
+std::vector<std::pair<double, std::vector<std::string>>> notes_by_bandwidth(
+    const std::vector<const ResultView*>& group);
 // One recommendation per network bandwidth of a group, in increasing bandwidth.
 std::vector<std::pair<double, Recommendation>> recommendations(
     const std::vector<const ResultView*>& group);

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/report/result_view.hpp"
@@ -14,10 +15,23 @@ namespace zerosim::report {
 // 2e12. InputError naming `flag` unless positive, finite and at most 1e16.
 double parse_token_count(std::string_view text, const std::string& flag);
 
+// The price of one GPU-hour: one for every GPU, or one per GPU type, matched case-insensitively
+// as a part of the result's GPU model ("h100" prices "H100-SXM5-80GB"; the first match wins).
+struct GpuPrices {
+  double every = 0;  // > 0: the price of every GPU
+  std::vector<std::pair<std::string, double>> per_type;
+  bool any() const { return every > 0 || !per_type.empty(); }
+  // The price of a GPU model and the type that gave it ("" for `every`); price 0 when none does.
+  std::pair<double, std::string> of(const std::string& gpu_model) const;
+};
+// --gpu-hour-price: "2" (every GPU) or "h100=4,a100=2" (per GPU type). InputError naming `flag`,
+// the value and the rule: each price finite in [1e-6, 1e6], each type named once.
+GpuPrices parse_gpu_prices(std::string_view text, const std::string& flag);
+
 // What a report prices: a token budget and, optionally, the price of one GPU-hour.
 struct TrainingBudget {
-  double tokens = 0;          // 0: no time-to-train section
-  double gpu_hour_price = 0;  // 0: no cost column
+  double tokens = 0;  // 0: no time-to-train section
+  GpuPrices prices;   // none: no cost column
 };
 
 struct TrainingTime {

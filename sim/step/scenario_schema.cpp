@@ -13,6 +13,7 @@
 #include "sim/core/closest_match.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/utf8.hpp"
+#include "sim/step/micro_batch.hpp"
 #include "sim/strategy/deepspeed_version.hpp"
 #include "sim/workload/hf_config.hpp"
 
@@ -47,9 +48,12 @@ std::vector<ScenarioParam> cluster_and_batch_rows() {
                    "(rope_scaling.original_max_position_embeddings) or {}, at most its "
                    "max_position_embeddings",
                    kHfDefaultSeqLen)},
+      {"--micro-batch", "micro_batch", &S::micro_batch, 1, kCountMax, none,
+       "sequences per GPU per micro-step (or --tokens-per-gpu)",
+       fmt::format("the whole sequences in {} tokens, at least one", kDefaultTokensPerGpu)},
       {"--tokens-per-gpu", "tokens_per_gpu", &S::tokens_per_gpu, 1, kCountMax, none,
-       "tokens per GPU per micro-step",
-       fmt::format("{}, or one sequence when longer", Scenario::kDefaultTokensPerGpu)},
+       "tokens per GPU per micro-step, a whole number of sequences (or --micro-batch)",
+       "--micro-batch's default"},
       {"--grad-accum", "grad_accum", &S::grad_accum, 1, kCountMax, none,
        "gradient accumulation steps"},
       {"--nics-per-node", "nics_per_node", &S::nics_per_node, 1, 64, none,

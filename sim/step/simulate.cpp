@@ -20,6 +20,7 @@
 #include "sim/step/breakdown.hpp"
 #include "sim/step/compute_model.hpp"
 #include "sim/step/lower.hpp"
+#include "sim/step/micro_batch.hpp"
 #include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
 #include "sim/strategy/deepspeed_config.hpp"
@@ -171,7 +172,6 @@ struct Resolved {
   std::shared_ptr<const CostProfile> prof;
   StepSetup setup;
   std::vector<std::string> filled;  // what a DeepSpeed config left "auto", filled
-  bool raised_tokens = false;       // the default tokens per GPU raised to one sequence
   // What ZeRO-Offload puts on the host and the drives per GPU, and a node's host memory
   // (resolve_offload; offloading strategies only).
   OffloadFootprint footprint;
@@ -376,19 +376,19 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
   const Strategy& st = setup.strategy;
   const int W = r.topo->gpu_count();
-  if (st.micro_batch_sequences > 0) {
-    setup.tokens = std::int64_t{st.micro_batch_sequences} * setup.seq;
+  if (st.micro_batch_sequences > 0) {  // the config's, unless a flag gives another
+    const std::int64_t own = st.micro_batch_sequences;
+    if (sc.micro_batch > 0 || sc.tokens_per_gpu > 0) {
+      const std::int64_t given = micro_batch_sequences(sc, setup.seq);
+      if (given != own)
+        throw flag_error(micro_batch_source(sc),
+                         fmt::format("a micro-batch of {} sequences contradicts {}'s "
+                                     "train_micro_batch_size_per_gpu {}: give one of them",
+                                     given, sc.deepspeed, own));
+    }
+    setup.tokens = own * setup.seq;
   } else {
-    if (sc.tokens_per_gpu <= 0) throw flag_error("--tokens-per-gpu", "must be positive");
-    if (sc.tokens_per_gpu == Scenario::kDefaultTokensPerGpu && setup.seq > sc.tokens_per_gpu)
-      r.raised_tokens = true;  // said in the warnings
-    else if (sc.tokens_per_gpu % setup.seq != 0)
-      throw flag_error(
-          "--tokens-per-gpu",
-          fmt::format("{} tokens per GPU is not a multiple of the sequence length {} (a "
-                      "micro-batch holds whole sequences)",
-                      sc.tokens_per_gpu, setup.seq));
-    setup.tokens = r.raised_tokens ? setup.seq : sc.tokens_per_gpu;
+    setup.tokens = micro_batch_sequences(sc, setup.seq) * setup.seq;
   }
   setup.grad_accum = st.grad_accum > 0 ? st.grad_accum : sc.grad_accum;
   if (setup.grad_accum < 1) throw flag_error("--grad-accum", "must be at least 1");
@@ -470,13 +470,8 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
     if (st.grad_accum > 0)
       from += fmt::format(", the accumulation (gradient_accumulation_steps {})", st.grad_accum);
     warnings.push_back("DeepSpeed config: " + from + " come from " + sc.deepspeed +
-                       ", not from --strategy/--tokens-per-gpu/--grad-accum");
+                       ", not from --strategy/--micro-batch/--tokens-per-gpu/--grad-accum");
   }
-  if (r.raised_tokens)
-    warnings.push_back(fmt::format(
-        "batch: {} tokens per GPU (the default) is less than one sequence of {}; a micro-batch of "
-        "one sequence is simulated",
-        Scenario::kDefaultTokensPerGpu, setup.seq));
   if (st.offload_pageable)
     warnings.push_back(
         "offload: pin_memory is false (DeepSpeed's default) in an offload block; its host <-> GPU "

@@ -35,10 +35,11 @@ struct Scenario {
   bool fsdp_limit_all_gathers = true;
   std::string fsdp_param_dtype = "auto";   // auto | bf16 | fp16 | fp32
   std::string fsdp_reduce_dtype = "auto";  // auto | bf16 | fp16 | fp32
-  static constexpr int kDefaultTokensPerGpu = 2048;
-  int tokens_per_gpu = kDefaultTokensPerGpu;  // per micro-step; the default is raised to one
-                                              // sequence for models with longer ones
-  int seq_len = 0;                            // 0: the model's
+  // The micro-batch, in sequences or in tokens per GPU per micro-step (at most one of them; 0: not
+  // given, the default of micro_batch.hpp).
+  int micro_batch = 0;
+  int tokens_per_gpu = 0;
+  int seq_len = 0;  // 0: the model's
   int grad_accum = 1;
   std::string profile;        // "" = matching shipped profile
   std::string tier = "flow";  // flow | analytic

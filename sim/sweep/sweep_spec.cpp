@@ -217,7 +217,8 @@ std::string scenario_label(const Scenario& s) {
                        s.nics_per_node > 0 ? std::to_string(s.nics_per_node) : "preset",
                        s.nic_gbps > 0 ? fmt::format("{:g}", s.nic_gbps) : "preset");
   out += ", " + s.model + ", " + (s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed);
-  out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);
+  if (s.micro_batch > 0) out += fmt::format(", micro-batch {}", s.micro_batch);
+  if (s.tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);
   if (s.grad_accum > 1) out += fmt::format(", ga {}", s.grad_accum);
   if (s.tier != "flow") out += ", " + s.tier;
   return out;

@@ -14,6 +14,7 @@
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
+#include "sim/strategy/strategy_name.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
 
@@ -38,11 +39,12 @@ TEST_CASE("24 DGX-2 nodes, 1 x 100 Gbps, gpt-18b: the plan uses ZeRO++") {
   std::string strategy = winner["scenario"]["strategy"];
   CHECK_MESSAGE(strategy != "zero3", r.out);
   CHECK(winner["tier"] == "flow");
-  CHECK(r.out.find("Why ") != std::string::npos);
+  CHECK(r.out.find("Recommended: #") != std::string::npos);
   CHECK(r.out.find("Pareto front") != std::string::npos);
   zerosim::Strategy ds = zerosim::load_deepspeed((d / "ds.json").string());
   CHECK((ds.qwz || ds.hpz || ds.qgz));
-  CHECK(ds.micro_batch_sequences == winner["micro_batch"].get<int>());
+  const auto rec = plan["candidates"][plan["recommended_deepspeed_rank"].get<std::size_t>() - 1];
+  CHECK(ds.micro_batch_sequences == rec["micro_batch"].get<int>());
   fs::remove_all(d);
 }
 
@@ -66,7 +68,8 @@ TEST_CASE("plan: bad input exits 2 without output files") {
   const std::string base = "plan --cluster dgx2-v100 --model gpt-18b --confirm 1 ";
   for (const Case& c : std::vector<Case>{
            {"--nodes 24 --global-batch 100 --out " + js, "--global-batch"},
-           {"--nodes 24 --micro-batches '' --out " + js, "--micro-batches: empty item"},
+           {"--nodes 24 --micro-batches '' --out " + js, "--micro-batch: empty item"},
+           {"--nodes 24 --micro-batch 0 --out " + js, "--micro-batch: must be at least 1"},
            {"--nodes 24 --qgz-bits 3 --out " + js, "--qgz-bits"},
            {"--nodes 24 --activation-checkpointing maybe --out " + js,
             "--activation-checkpointing: 'maybe' is not true or false"},
@@ -152,5 +155,50 @@ TEST_CASE("plan: the way forward names CPU offload when it would fit, with the m
   const std::string gib = fmt::format(
       "{:.2f} GiB per GPU", result["memory"]["peak_bytes_per_gpu"].get<double>() / (1 << 30));
   CHECK_MESSAGE(said.find(gib) != std::string::npos, said << " vs " << gib);
+  fs::remove_all(d);
+}
+
+TEST_CASE("plan --emit-deepspeed writes the configuration report recommends (issue 49's case)") {
+  // 16 DGX H100 nodes with one 200 Gb/s NIC, llama-3-70b, 512 sequences per step: ZeRO++ and
+  // ZeRO-3 + qwZ + qgZ are within a fraction of a percent of each other.
+  fs::path d = temp_dir("plandecide");
+  const std::string js = (d / "p.json").string(), ds = (d / "ds.json").string();
+  CliRun r =
+      run("plan --cluster dgx-h100 --nodes 16 --nics-per-node 1 --nic-gbps 200 --model llama-3-70b "
+          "--global-batch 512 --out " +
+          js + " --emit-deepspeed " + ds);
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  const auto plan = zerosim::load_json_file(js);
+  const auto& cands = plan["candidates"];
+  // Printed and written in step-time order (one global batch: tokens/s order), flow tier first.
+  for (std::size_t i = 1; i < cands.size(); ++i)
+    if (cands[i]["tier"] == "flow")
+      CHECK(cands[i]["result"]["step_time_s"].get<double>() >=
+            cands[i - 1]["result"]["step_time_s"].get<double>());
+  const std::size_t rank = plan["recommended_rank"].get<std::size_t>();
+  CHECK(plan["recommended_deepspeed_rank"].get<std::size_t>() == rank);  // DeepSpeed here
+  CHECK_MESSAGE(
+      r.out.find(fmt::format("wrote the DeepSpeed config of #{} ", rank)) != std::string::npos,
+      r.out);
+  CHECK_MESSAGE(
+      r.out.find(fmt::format("\n{:>5}  ", "*" + std::to_string(rank))) != std::string::npos, r.out);
+  // report on the same plan: the same rank, in Markdown and HTML.
+  CliRun md = run("report " + js + " --format md");
+  REQUIRE_MESSAGE(md.rc == 0, md.out);
+  CHECK_MESSAGE(md.out.find(fmt::format("The plan's decision: #{} ", rank)) != std::string::npos,
+                md.out);
+  CliRun html = run("report " + js + " --format html");
+  CHECK(html.out.find(fmt::format("<p><b>#{} ", rank)) != std::string::npos);
+  // The config written is that candidate's.
+  const auto& rec = cands[rank - 1];
+  const zerosim::Strategy st = zerosim::load_deepspeed(ds);
+  const zerosim::StrategyId id =
+      zerosim::parse_strategy_id(rec["scenario"]["strategy"].get<std::string>());
+  CHECK(st.stage == 3);
+  CHECK(st.qwz == id.qwz);
+  CHECK(st.hpz == id.hpz);
+  CHECK(st.qgz == id.qgz);
+  CHECK(st.micro_batch_sequences == rec["micro_batch"].get<int>());
+  CHECK(st.grad_accum == rec["grad_accum"].get<int>());
   fs::remove_all(d);
 }

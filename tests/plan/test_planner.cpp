@@ -3,6 +3,7 @@
 // front, the analytic-then-flow tiers and the DeepSpeed config (read back by the project's
 // DeepSpeed parser).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,7 @@
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/result/recommendation.hpp"
 #include "sim/strategy/deepspeed_config.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "tests/support/input_error.hpp"
@@ -50,7 +52,8 @@ TEST_CASE(
   std::set<std::string> strategies;
   for (const auto& x : c) {
     strategies.insert(x.scenario.strategy);
-    CHECK(x.scenario.tokens_per_gpu == x.micro_batch * 512);
+    CHECK(x.scenario.micro_batch == x.micro_batch);
+    CHECK(x.scenario.tokens_per_gpu == 0);  // the micro-batch is given in sequences
     CHECK(x.scenario.grad_accum == 1);
   }
   CHECK(strategies == std::set<std::string>{"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz",
@@ -121,7 +124,11 @@ TEST_CASE(
   CHECK(w.scenario.hpz_partition == 16);
   CHECK(w.scenario.quant_bits_grads == 4);
   CHECK(w.scenario.tier == "flow");
+  CHECK(p.recommended == 0u);  // the next-fastest is more than 2% slower (fake's closed form)
+  CHECK(p.recommended_deepspeed == 0u);
   std::string text = render_plan(p, 10);
+  CHECK(text.find("Recommended: #1 ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4), the fastest") !=
+        std::string::npos);
   CHECK(text.find("Why ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4) wins") != std::string::npos);
   CHECK(text.find("Pareto front") != std::string::npos);
 }
@@ -231,4 +238,38 @@ TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepS
   CHECK(s.grad_accum == w.scenario.grad_accum);
   CHECK(w.micro_batch * w.scenario.grad_accum * 384 == 384 * 8);
   CHECK(s.dtype == "fp16");
+}
+
+TEST_CASE("the recommendation: fewer ZeRO++ techniques within 2% of the fastest, marked in order") {
+  // 8 x 100 Gb/s per node, micro-batch 16 (fake closed form, 0.8192 s of compute): ZeRO++ exposes
+  // 12.5 + 6.25 ms and runs 20 ms of quantization; hpZ alone 25 + 25 ms, 1.3% slower; qwZ alone
+  // (60 ms) and ZeRO-3 (75 ms) are more than 2% slower.
+  ClusterShape multi{24, 16, 512};
+  auto q = request(24);
+  q.base.nics_per_node = 8;
+  q.micro_batches = {16};
+  q.confirm_top = 1000;  // every candidate on the "flow" tier: the rule compares them all
+  const auto p = run_plan(q, multi, testing::fake_runner);
+  REQUIRE(p.recommended);
+  const Candidate& fastest = p.ranked[0];
+  const Candidate& rec = p.ranked[*p.recommended];
+  CHECK(fastest.scenario.strategy == "zeropp");
+  CHECK(rec.scenario.strategy == "zero3+hpz");
+  CHECK(rec.scenario.hpz_partition == 16);  // hpZ sizes tie on time: the least memory first
+  // The rule's invariants over the ranking.
+  CHECK(rec.tokens_per_s() >= (1 - kTieFraction) * fastest.tokens_per_s());
+  for (const Candidate& c : p.ranked) {
+    if (c.tokens_per_s() < (1 - kTieFraction) * fastest.tokens_per_s()) continue;
+    CHECK(c.techniques >= rec.techniques);
+    if (c.techniques == rec.techniques) CHECK(c.tokens_per_s() <= rec.tokens_per_s());
+  }
+  const std::string text = render_plan(p, 100);
+  CHECK(text.find(fmt::format("\n{:>5}  ZeRO-3 + hpZ (hpZ 16)",
+                              "*" + std::to_string(*p.recommended + 1))) != std::string::npos);
+  CHECK(text.find(fmt::format("Recommended: #{} ZeRO-3 + hpZ (hpZ 16)", *p.recommended + 1)) !=
+        std::string::npos);
+  const json ds = deepspeed_config(rec, multi);
+  CHECK(ds["zero_optimization"]["zero_hpz_partition_size"] == 16);
+  CHECK(ds["zero_optimization"]["zero_quantized_weights"] == false);
+  CHECK(plan_document(p)["recommended_rank"] == *p.recommended + 1);
 }

@@ -168,9 +168,10 @@ check(p.to_dict() == json.loads((scratch / "plan.json").read_text()), "plan.to_d
 check(p.deepspeed_config() == json.loads((scratch / "ds.json").read_text()),
       "deepspeed_config() is --emit-deepspeed's")
 check(str(p) == run_cli("plan", *plan_args), "str(plan) is the CLI's table")
-check(p.winner is not None and p.winner.result == p.ranked[0].result and
+recommended = p.to_dict()["recommended_rank"]
+check(p.winner is not None and p.winner.result == p.ranked[recommended - 1].result and
       all(a.tokens_per_s >= b.tokens_per_s for a, b in zip(p.ranked[:2], p.ranked[1:2])) and
-      repr(p).startswith("Plan("), "winner first")
+      repr(p).startswith("Plan("), "the winner is the plan's recommendation; ranked fastest first")
 raises(ValueError, "qwz_bits must hold 4 or 8", zerosim.plan, cluster="dgx-h100", model="gpt-18b",
        qwz_bits=[6])
 

@@ -190,7 +190,7 @@ TEST_CASE("the scaling, tokens-per-GPU and time-to-train sections render in head
   require_chromium();
 #ifdef ZEROSIM_HAVE_PNG
   const ScratchDir dir("sections");
-  const report::TrainingBudget budget{300e9, 2.5};
+  const report::TrainingBudget budget{300e9, {2.5, {}}};  // one price for every GPU
   const std::vector<report::ResultView> nodes = testing::nodes_sweep();
   const std::string scaling = report::render_html(nodes, "nodes.json", budget);
   REQUIRE(scaling.find("<h2>Scaling with cluster size</h2>") != std::string::npos);
@@ -205,7 +205,7 @@ TEST_CASE("the scaling, tokens-per-GPU and time-to-train sections render in head
   const std::size_t to = scaling.find("</table>", from);
   REQUIRE(to != std::string::npos);
   const std::string head = scaling.substr(0, scaling.find("<body>"));
-  const int width = 1200, height = 200 + 24 * static_cast<int>(nodes.size());
+  const int width = 1400, height = 200 + 24 * static_cast<int>(nodes.size());  // a 1400 px page
   const std::vector<std::uint32_t> px =
       render(dir.path, "time-to-train", head, scaling.substr(from, to + 8 - from), width, height);
   CHECK(text_lines(px, width) >= nodes.size() + 3);

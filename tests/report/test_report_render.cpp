@@ -259,6 +259,7 @@ TEST_CASE("recommendation: the fastest that fits, or a simpler one within the ti
     ResultView v;
     v.strategy = strategy;
     v.tflops_per_gpu = tflops;
+    v.tokens_per_s = 1000 * tflops;  // the rule compares throughput (one batch: as TFLOPs)
     v.fits = fits;
     v.nics_per_node = 1;
     v.nic_gbps = 100;
@@ -286,6 +287,7 @@ TEST_CASE("a recommendation names the DeepSpeed release it assumes, and hpZ's de
     ResultView v;
     v.strategy = strategy;
     v.tflops_per_gpu = tflops;
+    v.tokens_per_s = 1000 * tflops;
     v.deepspeed_version = version;
     v.hpz_rule = rule;
     return v;

@@ -48,11 +48,13 @@ TEST_CASE("reports add the section only when asked") {
   r.tokens_per_s = 86400;  // one day per 86400 x 86400 tokens
   const std::vector<ResultView> rs = {r};
   CHECK(render_markdown(rs, "x.json").find("Time to train") == std::string::npos);
-  const std::string md = render_markdown(rs, "x.json", {86400.0 * 86400, 0});
+  const std::string md = render_markdown(rs, "x.json", {86400.0 * 86400, {}});
   CHECK(md.find("| 86400 | 1.0 | 192 |\n") != std::string::npos);
-  // Priced: 192 GPU-hours at 2.5 each.
-  const std::string priced = render_markdown(rs, "x.json", {86400.0 * 86400, 2.5});
-  CHECK(priced.find("cost at 2.5 per GPU-hour") != std::string::npos);
-  CHECK(priced.find("| 86400 | 1.0 | 192 | 480 |") != std::string::npos);
-  CHECK(render_html(rs, "x.json", {1e9, 0}).find("<h2>Time to train</h2>") != std::string::npos);
+  // Priced: 192 GPU-hours at 2.5 each, the price every GPU has.
+  GpuPrices every;
+  every.every = 2.5;
+  const std::string priced = render_markdown(rs, "x.json", {86400.0 * 86400, every});
+  CHECK(priced.find("| price per GPU-hour | cost |") != std::string::npos);
+  CHECK(priced.find("| 86400 | 1.0 | 192 | 2.5 (every GPU) | 480 |") != std::string::npos);
+  CHECK(render_html(rs, "x.json", {1e9, {}}).find("<h2>Time to train</h2>") != std::string::npos);
 }

@@ -165,9 +165,10 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
-  // All but --deepspeed (replaces --strategy), --hsdp-size (HSDP has no hpZ) and the five FSDP
-  // knobs (FSDP has no ZeRO++): run below.
-  CHECK(given.size() + 7 == scenario_params().size());
+  // All but --deepspeed (replaces --strategy), --hsdp-size (HSDP has no hpZ), the five FSDP
+  // knobs (FSDP has no ZeRO++) and --micro-batch (--tokens-per-gpu gives the micro-batch): run
+  // below.
+  CHECK(given.size() + 8 == scenario_params().size());
   const CliRun sim = run("simulate " + args + " --json");
   CHECK_MESSAGE(sim.rc == 0, sim.out);
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);

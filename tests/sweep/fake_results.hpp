@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/core/json_io.hpp"
+#include "sim/step/micro_batch.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -20,9 +21,11 @@ inline StepResult fake_result(const Scenario& s) {
   const int nodes = s.nodes > 0 ? s.nodes : 1;
   const int nics = s.nics_per_node > 0 ? s.nics_per_node : 8;
   const double gbps = s.nic_gbps > 0 ? s.nic_gbps : 100;
+  // The micro-batch by simulate()'s rule (micro_batch.hpp) at the fake's 512-token sequences.
+  const int tokens = static_cast<int>(micro_batch_sequences(s, 512)) * 512;
   // Without activation checkpointing the recompute (a fifth of compute here) is saved and every
   // layer keeps its activations (half as much memory again per token).
-  const double compute = 1e-4 * s.tokens_per_gpu * (s.activation_checkpointing ? 1.0 : 0.8);
+  const double compute = 1e-4 * tokens * (s.activation_checkpointing ? 1.0 : 0.8);
   const double inter = nodes > 1 ? 1.0 : 0.0;
   const double ag = inter * 40.0 / (nics * gbps) * (qwz ? 0.5 : 1.0) * (hpz ? 0.5 : 1.0);
   const double rs = inter * 20.0 / (nics * gbps) * (qgz ? 0.25 : 1.0);
@@ -40,7 +43,7 @@ inline StepResult fake_result(const Scenario& s) {
                        : id.kind == StrategyKind::FsdpShardGradOp ? 6e9
                        : id.kind == StrategyKind::FsdpHybridShard ? 2.75e9
                                                                   : 0) +
-                      (s.activation_checkpointing ? 2e6 : 3e6) * s.tokens_per_gpu;
+                      (s.activation_checkpointing ? 2e6 : 3e6) * tokens;
   StepResult r;
   ScenarioEcho& e = r.scenario;
   e.cluster = s.cluster;
@@ -53,16 +56,16 @@ inline StepResult fake_result(const Scenario& s) {
   e.model.layers = e.model.heads = e.model.kv_heads = 1;
   e.model.hidden = e.model.ffn = e.model.vocab = 1;
   e.model.seq = e.seq_len = 512;
-  e.micro_batch_sequences = std::max(1, s.tokens_per_gpu / 512);
+  e.micro_batch_sequences = tokens / 512;
   e.strategy = strategy_of(id);
-  e.tokens_per_gpu = s.tokens_per_gpu;
+  e.tokens_per_gpu = tokens;
   e.grad_accum = s.grad_accum;
   e.tier = s.tier;
   e.activation_checkpointing = s.activation_checkpointing;
   e.attention = s.attention == "flash" ? "flash" : "eager";
   r.step_time_s = step;
-  r.tflops_per_gpu = 1e-2 * s.tokens_per_gpu / step;
-  r.tokens_per_s = s.tokens_per_gpu * gpus * s.grad_accum / step;
+  r.tflops_per_gpu = 1e-2 * tokens / step;
+  r.tokens_per_s = tokens * gpus * s.grad_accum / step;
   r.breakdown.compute_s = compute * 0.75;
   r.breakdown.recompute_s = s.activation_checkpointing ? compute * 0.2 : 0;
   r.breakdown.optimizer_s = compute * 0.05;

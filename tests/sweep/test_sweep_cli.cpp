@@ -76,7 +76,8 @@ TEST_CASE("bad input: exit 2, the flag named, no output file") {
            {"--model no-such-model --tier analytic --out " + out, "no-such-model"},
        }) {
     CAPTURE(c.args);
-    CliRun r = run("sweep --cluster dgx2-v100 --nodes 2 " + c.args);
+    const std::string model = c.args.find("--model") == std::string::npos ? "--model gpt-18b " : "";
+    CliRun r = run("sweep --cluster dgx2-v100 --nodes 2 " + model + c.args);
     CHECK(r.rc == 2);
     CHECK_MESSAGE(r.out.find(c.expect) != std::string::npos, r.out);
     CHECK_FALSE(fs::exists(out));

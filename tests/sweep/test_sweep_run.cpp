@@ -176,7 +176,7 @@ TEST_CASE("a lazy sweep materialises only the scenarios being run") {
   // 20000 scenarios decoded on demand: at most one per worker thread exists at any moment.
   std::vector<Axis> axes = {{"--nodes", {}}, {"--tokens-per-gpu", {}}};
   for (int v = 1; v <= 200; ++v) axes[0].values.push_back(std::to_string(v));
-  for (int v = 1; v <= 100; ++v) axes[1].values.push_back(std::to_string(v * 64));
+  for (int v = 1; v <= 100; ++v) axes[1].values.push_back(std::to_string(v * 512));  // seq 512
   const ScenarioSpace space(Scenario{}, axes);
   REQUIRE(space.size() == 20000u);
   std::mutex mu;

@@ -55,6 +55,7 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
                                                     {"--oversubscription", "2"},
                                                     {"--model", "gpt-18b"},
                                                     {"--seq-len", "512"},
+                                                    {"--micro-batch", "2"},
                                                     {"--tokens-per-gpu", "1024"},
                                                     {"--grad-accum", "2"},
                                                     {"--nics-per-node", "4"},
