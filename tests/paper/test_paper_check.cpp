@@ -6,8 +6,8 @@
 // targets (mean 5%, 10% per throughput and per speedup) except for the JSON's known misses, cells
 // whose published runs show an overlap the model lacks: they have regression bounds of their own
 // and must stay below the published values. The last case proves the check can fail: the profile
-// perturbed (the network at half its rate, GEMMs 20% slower, no fetch time) must report cells out
-// of tolerance.
+// perturbed (the network at half its rate, GEMMs 20% slower, no host dispatch time) must report
+// cells out of tolerance.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -176,8 +176,8 @@ TEST_CASE("the V100 profile's fitted parameters are inside their documented rang
     else if (name == "quant_hbm_fraction")
       CHECK(p["kernels"]["quantize_int8"]["throughput_GBps"].get<double>() ==
             zerosim::testing::Approx(v * hbm).epsilon(1e-6));
-    else if (name == "zero3_fetch_ns_per_byte")
-      CHECK(p["zero3_fetch_ns_per_byte"].get<double>() == zerosim::testing::Approx(v));
+    else if (name == "host_op_us")
+      CHECK(p["host_op_us"].get<double>() == zerosim::testing::Approx(v));
     else
       FAIL_CHECK("unknown fitted parameter " << name);
   }
@@ -195,9 +195,8 @@ TEST_CASE("the paper check fails when the profile is perturbed") {
     for (auto& pt : p["gemm_efficiency"]) pt["efficiency"] = pt["efficiency"].get<double>() * 0.8;
   });
   CHECK(!check(slow_gemm, true).empty());
-  // No fetch time: ZeRO-3 and ZeRO++ far too fast.
-  const auto no_fetch =
-      write_perturbed_profile("fetch", [](json& p) { p["zero3_fetch_ns_per_byte"] = 0; });
+  // No host time per dispatched op: DeepSpeed's re-assembly of the gathered parameters free.
+  const auto no_fetch = write_perturbed_profile("fetch", [](json& p) { p["host_op_us"] = 0; });
   CHECK(!check(no_fetch, true).empty());
   for (const auto& f : {slow_net, slow_gemm, no_fetch}) std::filesystem::remove(f);
 }
