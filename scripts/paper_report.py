@@ -294,9 +294,9 @@ def main():
       "(the cat). The dispatch scales with tensors x ranks, not parameters (gpt-138b about 2.5 times "
       "gpt-18b's ops per step, where the tables need 7.7 times the time), and overlaps the gather "
       "in flight and the previous module's compute; the copy is about 13 times too small. Its "
-      "ZeRO++ / ZeRO-3 ratio (hpZ's backward over 16 ranks: 0.68) matches the tables' 0.67. The "
-      "former fitted term, 0.035 ns per gathered byte serial with compute, reached mean 4.5%; it "
-      "has no mechanism in DeepSpeed's code and is removed (docs/step-model.md, 'The V100 fit').")
+      "ZeRO++ / ZeRO-3 ratio (hpZ's backward over 16 ranks: 0.68) matches the tables' 0.67. A cost "
+      "of 0.035 ns per gathered byte serial with compute reaches mean 4.5% on these cells; it has "
+      "no mechanism in DeepSpeed's code and is not modelled (docs/step-model.md, 'The V100 fit').")
     w("- The cells are simulated under DeepSpeed 0.10.0's rules (`--deepspeed-version 0.10.0`: hpZ's "
       "copy serves the backward hooks only). Refitted under 0.13.2's rules (the recompute and every "
       "later gather reading the copy; `scripts/paper_fit.py --deepspeed-version 0.13.2`, its "
