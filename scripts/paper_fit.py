@@ -17,6 +17,7 @@ Reports, as JSON (--json) and text:
 --write-profile puts the all-cell fit's values into the profile (provenance included).
 
 Usage: /usr/bin/python3 scripts/paper_fit.py [path/to/zerosim] [--json OUT] [--write-profile]
+       /usr/bin/python3 scripts/paper_fit.py --from-json reports/paper-fit.json   (profile from a saved fit)
 Needs python3-scipy (Debian).
 """
 import argparse
@@ -44,22 +45,24 @@ QUANT_SHAPE = {"quantize_int8": 1.0, "dequantize_int8": 1.0, "quantize_int4": 1.
 
 # name, (low, high), what it is, why that range
 FREE = [
-    ("network_efficiency", (0.8, 1.0),
+    ("network_efficiency", (0.8, 0.96),
      "link_classes/network/efficiency: achieved / line rate of an EDR port for large messages",
-     "nccl-tests over InfiniBand reach 0.85-0.98 of line rate for >= 64 MiB (shared/data h100-10nodes: "
-     "ring busbw 48-49 GB/s per 400 Gb/s NIC = 0.96-0.98); the issue's floor is 0.8"),
+     "the ceiling: every InfiniBand packet of at most 4 KiB payload carries 26 or more bytes of "
+     "LRH/BTH/ICRC/VCRC headers, and NCCL's Simple protocol and proxy flow control cost a few "
+     "percent more, so large-message NCCL rings reach about 0.96 of line rate at best (nccl-tests "
+     "over InfiniBand: 0.85-0.96; shared/data h100-10nodes); floor 0.8"),
     ("quant_hbm_fraction", (0.3, 0.85),
      "kernels/(de)quantize_*: throughput / HBM bandwidth (the fused reduce and swizzle kernels at "
      "0.70/0.75 and 0.60/0.75 of it)",
      "a memory-bound elementwise kernel on V100 reaches 0.3-0.85 of its 900 GB/s HBM (copy: about 0.85)"),
-    ("zero3_fetch_ns_per_byte", (0.0, 0.5),
-     "zero3_fetch_ns_per_byte: ZeRO stage 3's time per byte each fetch of a module's weights gathers "
-     "(FP16, or INT8 with its scales under qwZ), serial with compute",
-     "the published tables: for gpt-49b..138b each strategy's step exceeds compute plus communication by "
-     "a time independent of bandwidth and micro-batch, proportional to the model (0.12 s per billion "
-     "parameters for ZeRO-3, 0.08 for ZeRO++, which gathers INT8). Range: 0 (none) to 0.5 ns per byte "
-     "(= handling the gathered bytes once more at 2 GB/s, slower than any host or device data path of "
-     "a DGX-2); the mechanism is not identified"),
+    ("host_op_us", (1.0, 10.0),
+     "host_op_us: host time per eager PyTorch op dispatched by the training process (DeepSpeed's "
+     "re-assembly of each gathered parameter: a narrow and a record_stream per rank's slice, a cat, "
+     "a view; partition_parameters.py AllGatherCoalescedHandle.wait)",
+     "a Python-level call through the ATen dispatcher costs about 1-3 us for a view or "
+     "record_stream on a 2017 server Xeon (the DGX-2's Platinum 8168), 5-10 us for an op that "
+     "allocates and launches a kernel; 1 us is below any Python-dispatched op, 10 us above a "
+     "kernel-launching one"),
 ]
 
 
@@ -68,7 +71,7 @@ def set_params(base, x):
     p["link_classes"]["network"]["efficiency"] = float(x[0])
     for name, shape in QUANT_SHAPE.items():
         p["kernels"][name]["throughput_GBps"] = round(float(x[1]) * shape * HBM, 3)
-    p["zero3_fetch_ns_per_byte"] = float(x[2])
+    p["host_op_us"] = float(x[2])
     return p
 
 
@@ -144,6 +147,27 @@ def cell_rows(sim, cells):
             for (a, b), c in zip(sim, cells)]
 
 
+def write_profile(base, x, out):
+    """Puts the all-cell fit's values `x` (and `out`'s results) into the shipped profile."""
+    x = np.array([round(float(x[0]), 4), round(float(x[1]), 4), round(float(x[2]), 3)])
+    p = set_params(base, x)
+    fc = p["provenance"].setdefault("fit", {})
+    fc["by"] = "scripts/paper_fit.py"
+    fc["on"] = "the ZeRO++ paper's 32 published cells (IB: 4 and IB: 1), tests/paper/zeropp_published_384.json"
+    a = out["all"]
+    fc["result"] = (f"mean |error| {a['mean_abs_error']:.1%} over the 64 published throughputs, worst "
+                    f"{a['worst_abs_error']:.1%}; ZeRO++/ZeRO-3 speedups mean {a['mean_abs_speedup_error']:.1%}, "
+                    f"worst {a['worst_abs_speedup_error']:.1%} (reports/paper-fit.json, reports/paper-reproduction.md)")
+    fc["parameters"] = [{"name": n, "value": float(v), "range": list(r), "meaning": m, "evidence": e}
+                        for (n, r, m, e), v in zip(FREE, x)]
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(PROFILE))
+    with os.fdopen(fd, "w") as f:
+        json.dump(p, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, PROFILE)
+    print(f"wrote {PROFILE}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("zerosim", nargs="?", default=os.path.join(ROOT, "build/sim/zerosim"))
@@ -152,14 +176,23 @@ def main():
     ap.add_argument("--write-profile", action="store_true")
     ap.add_argument("--deepspeed", nargs=2, metavar=("ZERO3", "ZEROPP"),
                     help="DeepSpeed configs to use instead of the table's")
+    ap.add_argument("--deepspeed-version", help="the DeepSpeed release's rules instead of the table's")
+    ap.add_argument("--from-json", metavar="FIT",
+                    help="write the profile from a saved fit (--json's output) without fitting")
     args = ap.parse_args()
     base = json.load(open(PROFILE))
+    if args.from_json:
+        out = json.load(open(args.from_json))
+        write_profile(base, [out["all"]["values"][f[0]] for f in FREE], out)
+        return
     table = json.load(open(TABLE))
+    if args.deepspeed_version:
+        table["deepspeed_version"] = args.deepspeed_version
     if args.deepspeed:
         table["deepspeed"] = dict(zip(("zero3", "zeropp"), map(os.path.abspath, args.deepspeed)))
     cs = Cells(args.zerosim, table, args.jobs)
     cells = cs.cells
-    x0 = np.array([0.9, 0.6, 0.03])
+    x0 = np.array([0.9, 0.6, 3.0])
     out = {"free": [{"name": n, "range": list(r), "meaning": m, "evidence": e} for n, r, m, e in FREE]}
 
     x, at_bound, nfev = fit(cs, base, cells, x0)
@@ -229,23 +262,7 @@ def main():
             f.write("\n")
         os.replace(tmp, args.json)
     if args.write_profile:
-        x = np.array([round(float(x[0]), 4), round(float(x[1]), 4), round(float(x[2]), 5)])
-        p = set_params(base, x)
-        fc = p["provenance"].setdefault("fit", {})
-        fc["by"] = "scripts/paper_fit.py"
-        fc["on"] = "the ZeRO++ paper's 32 published cells (IB: 4 and IB: 1), tests/paper/zeropp_published_384.json"
-        a = out["all"]
-        fc["result"] = (f"mean |error| {a['mean_abs_error']:.1%} over the 64 published throughputs, worst "
-                        f"{a['worst_abs_error']:.1%}; ZeRO++/ZeRO-3 speedups mean {a['mean_abs_speedup_error']:.1%}, "
-                        f"worst {a['worst_abs_speedup_error']:.1%} (reports/paper-fit.json, reports/paper-reproduction.md)")
-        fc["parameters"] = [{"name": n, "value": float(v), "range": list(r), "meaning": m, "evidence": e}
-                            for (n, r, m, e), v in zip(FREE, x)]
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(PROFILE))
-        with os.fdopen(fd, "w") as f:
-            json.dump(p, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, PROFILE)
-        print(f"wrote {PROFILE}")
+        write_profile(base, x, out)
 
 
 if __name__ == "__main__":

@@ -152,20 +152,15 @@ def main():
           f"{r['sp'] / r['s3']:.2f} | {pct(r['es'])} |")
     wc = worst[1]["cell"]
     tol = table["tolerance"]
-    known = [(k["ib"], k["model"]) for k in tol["known_misses"]]
-    rest = [r for r in rows if (r["cell"]["ib"], r["cell"]["model"]) not in known]
-    rest_worst = max(max(abs(r["e3"]), abs(r["ep"])) for r in rest)
-    rest_sp = max(abs(r["es"]) for r in rest)
-    miss_names = ", ".join(f"IB: {ib} {m}" for ib, m in known)
-    miss_bounds = "; ".join(f"IB: {k['ib']} {k['model']} to {100 * k['tflops_rel']:.0f}% per throughput "
-                            f"and {100 * k['speedup_rel']:.0f}% per speedup" for k in tol["known_misses"])
+    within = sum(abs(e) <= tol["tflops_rel"] for r in rows for e in (r["e3"], r["ep"]))
     w(f"\n**Mean absolute error over the 64 published throughputs: {100 * mean:.1f}%. Worst: IB: {wc['ib']} "
       f"{wc['model']} {wc['tokens_per_gpu']} tokens/GPU {worst[2]}, {100 * worst[0]:.1f}%.** "
-      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. Without the {miss_names} "
-      f"cells: worst {100 * rest_worst:.1f}%, worst speedup {100 * rest_sp:.1f}%. Issue 19's targets "
-      "(mean 5%, worst 10%, every speedup 10%): the mean is met, the worst cell and the worst speedup "
-      f"are not ({miss_names}, see *Misses*). The paper check asserts the targets on every other cell "
-      f"and holds the known misses ({miss_bounds}) below the published values.\n")
+      f"Speedup errors: mean {100 * sp_mean:.1f}%, worst {100 * sp_worst:.1f}%. {within} of the 64 "
+      f"throughputs are within {100 * tol['tflops_rel']:.0f}%. Issue 45's targets, one tolerance for "
+      f"every cell (mean {100 * tol['mean_tflops_rel']:.0f}%, worst {100 * tol['tflops_rel']:.0f}%, every "
+      f"speedup {100 * tol['speedup_rel']:.0f}%), are **not met**: DeepSpeed's identified fetch "
+      "mechanisms do not produce the cost the tables show, and no term without a mechanism is "
+      "shipped (see *Assumptions*). The paper check reports every miss.\n")
     over = {(r["cell"]["model"], r["cell"]["tokens_per_gpu"], name): (r["cell"], name,
                                                                      d["memory"]["peak_bytes_per_gpu"])
             for r in rows for name, d in (("ZeRO-3", r["z3"]), ("ZeRO++", r["zp"])) if not d["memory"]["fits"]}
@@ -180,9 +175,9 @@ def main():
                             key=lambda x: x[0])
         w("**Memory:** every published configuration fits in the V100's 32 GiB, as the runs did (the "
           f"paper check asserts it). The tightest, {c['model']} at {c['tokens_per_gpu']} tokens/GPU "
-          f"with {name} at {peak / 2**30:.2f} GiB per GPU, bounds the profile's memory reserve "
-          "(`memory_reserved_bytes`: the driver's reserve, the CUDA context, NCCL buffers, "
-          "fragmentation); see the hpZ memory table below.\n")
+          f"with {name} at {peak / 2**30:.2f} GiB per GPU, includes the profile's memory reserve "
+          "(`memory_reserved_bytes`, 1 GiB: the CUDA context, NCCL buffers and fragmentation at "
+          "their documented sizes, not chosen from this run); see the hpZ memory table below.\n")
     w("## The fit\n")
     w("| parameter | fitted | range | at bound | meaning | evidence for the range |")
     w("|---|---|---|---|---|---|")
@@ -195,7 +190,7 @@ def main():
       f"{100 * a['worst_abs_speedup_error']:.1f}% (the shipped profile rounds the values; the table above is "
       "what it gives).\n")
     w("### Cross-validation\n")
-    w("| fold | fitted values (network eff., quant. fraction, ns/param/fetch) | train mean | "
+    w("| fold | fitted values (network eff., quant. fraction, host us/op) | train mean | "
       "predicted mean | predicted worst | predicted worst speedup |")
     w("|---|---|---|---|---|---|")
     for cv in fit["cross_validation"]:
@@ -221,7 +216,8 @@ def main():
             w(f"| `{n}` | " + " | ".join(f"{m[a][b]:+.2f}" for b in range(len(names))) + " |")
     w("\n## Where each speedup comes from\n")
     w("Seconds per step. `compute` = forward + backward + recompute on the compute stream; `fetch` = "
-      "ZeRO stage 3's fetch time per gathered byte on the compute stream; the `exposed` columns are time "
+      "time the compute stream waited on DeepSpeed's re-assembly of gathered parameters alone (its "
+      "host dispatch, `host_op_us` per op, and the cat); the `exposed` columns are time "
       "the compute stream waited on that collective kind or on quantization kernels (DeepSpeed runs "
       "them on the gather and reduce streams).\n")
     w("| IB | model | tokens | strategy | step | compute | fetch | exposed all-gather | exposed reduce-scatter | "
@@ -233,11 +229,11 @@ def main():
         for name, p in (("ZeRO-3", z3), ("ZeRO++", zp)):
             w(f"| {c['ib']} | {c['model']} | {c['tokens_per_gpu']} | {name} | " +
               " | ".join(f"{x:.2f}" for x in p) + " |")
-    w("\nReading: ZeRO-3's step is compute, the fetch time, the weight all-gathers it "
+    w("\nReading: ZeRO-3's step is compute, the exposed re-assembly, the weight all-gathers it "
       "waits for (no prefetch: the forward's, each checkpointed layer's recompute's, and the "
       "backward's of the submodules DeepSpeed's reuse distance released after their recompute) and "
       "the part of the reduce-scatter the backward cannot hide; ZeRO++ "
-      "halves the all-gather bytes (qwZ, and with them the fetch time), moves the backward hooks' "
+      "halves the all-gather bytes (qwZ), moves the backward hooks' "
       "gathers into the node (hpZ; the recomputes run the forward hooks and gather across nodes) "
       "and replaces the reduce-scatter by qgZ's all-to-alls. The speedup falls from 1K to 2K tokens "
       "because compute grows while the communication saved does not.\n")
@@ -278,11 +274,10 @@ def main():
     w("- DeepSpeed's default `stage3_max_reuse_distance` (1e9) decides which submodules a "
       "checkpointed layer's backward gathers again after its recompute: none for gpt-18b "
       "(18 h^2 < 1e9), the QKV and attention output projections for the larger models (a third of "
-      "each layer), and also the first MLP projection once 8 h^2 >= 1e9 (h >= 11181). The published "
-      "gpt-138b throughputs equal gpt-91b's in all 16 cells, so `workloads/gpt-138b.json` takes "
-      "gpt-91b's width (h = 10752, 99 layers, 137.9B); with the width shared/paper assumes "
-      "(h = 12288, 76 layers: two thirds re-gathered) the refitted model reaches mean 5.5%, worst "
-      "28.0%, worst speedup 19.6%.")
+      "each layer), and also the first MLP projection once 8 h^2 >= 1e9 (h >= 11181). "
+      "`workloads/gpt-138b.json` takes the shape shared/paper assumes (76 layers, h = 12288: two "
+      "thirds of each layer re-gathered), so its ZeRO-3 cells are slower than gpt-91b's, where the "
+      "published ones are equal.")
     w("- hpZ as DeepSpeed runs it: stage 3's gather takes the secondary (intra-node) group only when "
       "called from a backward hook. A checkpointed layer's recompute runs the forward hooks, so it "
       "gathers from the primary partition across nodes (INT8 under qwZ), which shared/paper's "
@@ -291,15 +286,27 @@ def main():
       "one INT8 forward gather, one INT8 recompute gather and the INT4 reduction (1.25 M), not "
       "0.75 M. Refitted with the recompute reading the secondary copy: mean 7.1%, worst 27.9%, "
       "worst speedup 24.8%.")
-    w("- `zero3_fetch_ns_per_byte` stands for a cost the tables show (independent of bandwidth and "
-      "micro-batch, proportional to the model: 0.12 s per billion parameters for ZeRO-3 and 0.08 "
-      "for ZeRO++, which gathers INT8) whose mechanism is not identified. It applies to every "
-      "gathered byte, hpZ's intra-node ones included. Charged per parameter instead (ZeRO-3 and "
-      "ZeRO++ alike): mean 8.7%, worst 33.8%, worst speedup 24.5%; per parameter with the recompute "
-      "reading the secondary copy: mean 6.8%, worst 16.6%, speedups mean 10.4%, worst 16.4%.")
+    w("- **The targets are missed; no term without a mechanism is shipped.** The tables show a "
+      "cost independent of bandwidth and micro-batch, proportional to the model (0.12 s per billion "
+      "parameters for ZeRO-3 and 0.08 for ZeRO++; 2.2 s for gpt-18b, 16.6 s for gpt-138b under "
+      "ZeRO-3). DeepSpeed's fetch path costs, per gathered parameter, a host dispatch of 2 x ranks "
+      "+ 2 eager ops (partition_parameters.py AllGatherCoalescedHandle.wait) and a copy of its bytes "
+      "(the cat). The dispatch scales with tensors x ranks, not parameters (gpt-138b about 2.5 times "
+      "gpt-18b's ops per step, where the tables need 7.7 times the time), and overlaps the gather "
+      "in flight and the previous module's compute; the copy is about 13 times too small. Its "
+      "ZeRO++ / ZeRO-3 ratio (hpZ's backward over 16 ranks: 0.68) matches the tables' 0.67. A cost "
+      "of 0.035 ns per gathered byte serial with compute reaches mean 4.5% on these cells; it has "
+      "no mechanism in DeepSpeed's code and is not modelled (docs/step-model.md, 'The V100 fit').")
+    w("- The cells are simulated under DeepSpeed 0.10.0's rules (`--deepspeed-version 0.10.0`: hpZ's "
+      "copy serves the backward hooks only). Refitted under 0.13.2's rules (the recompute and every "
+      "later gather reading the copy; `scripts/paper_fit.py --deepspeed-version 0.13.2`, its "
+      "all-cell fit): mean 22.6%, worst 54.5%, worst speedup 64.9%, the network "
+      "efficiency and quantization fraction again on their lower bounds. gpt-18b's IB: 1 ZeRO++ "
+      "cells need the recompute inside the node, the larger models' cells the recompute across "
+      "nodes: no one release's rules reproduce both with this model.")
     small = [e for r in where(lambda c: c["model"] == "gpt-18b" and c["ib"] == 1)
              for e in (r["e3"], r["ep"])]
-    w(f"- Misses: the gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ {span(small)} too slow). The "
+    w(f"- The gpt-18b cells at IB: 1 (ZeRO-3 and ZeRO++ {span(small)}). The "
       "published gpt-18b runs lost almost nothing from IB: 4 to IB: 1 with ZeRO++ (35 to 31 and 53 "
       "to 46 TFLOPs): at 1K tokens their cross-node bytes at 100 Gbps line rate (45 GB per node, "
       "3.6 s) plus the compute (1.6 s) exceed the published step (4.9 s). With the published "

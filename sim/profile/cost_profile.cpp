@@ -9,7 +9,7 @@
 //               "flash_forward_efficiency": 0.6, "flash_backward_efficiency": 0.5,
 //               "flash_seq_half": 400, "kernel_overhead_us": 2},
 //   "kernels": {"quantize_int8": {"throughput_GBps": 2500, "launch_us": 5}, ...},
-//   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648, "zero3_fetch_ns_per_byte": 0,
+//   "optimizer_GBps": 2000, "memory_reserved_bytes": 2147483648, "host_op_us": 5,
 //   "link_classes": {"nvlink": {"hop_latency_us": 3.4, "ll_hop_latency_us": 0.6,
 //                    "ll128_hop_latency_us": 1.9, "efficiency": 0.82}, "pcie": {...},
 //                    "network": {...}},
@@ -329,14 +329,15 @@ const LinkClassCost& CostProfile::link_class(LinkClass c) const {
 
 CostProfile parse_cost_profile(const json& j, const std::string& file) {
   JsonReader r(j, file);
-  if (r.has("zero3_fetch_ns_per_param"))
-    r.at("zero3_fetch_ns_per_param")
-        .fail(
-            "replaced by zero3_fetch_ns_per_byte: the fetch time is charged per gathered byte "
-            "(FP16 weights: half the value per parameter)");
+  for (const char* old : {"zero3_fetch_ns_per_param", "zero3_fetch_ns_per_byte"})
+    if (r.has(old))
+      r.at(old).fail(
+          "removed: ZeRO stage 3's fetch cost is DeepSpeed's re-assembly of each gathered "
+          "parameter (host_op_us per dispatched PyTorch op, and a copy at the 'copy' kernel's "
+          "rate); delete this key and give host_op_us");
   r.require_object({"version", "name", "gpu_model", "provenance", "gpu", "gemm_efficiency",
                     "attention_efficiency", "compute", "kernels", "optimizer_GBps",
-                    "memory_reserved_bytes", "zero3_fetch_ns_per_byte", "link_classes", "nccl"});
+                    "memory_reserved_bytes", "host_op_us", "link_classes", "nccl"});
   CostProfile p;
   p.version = r.at("version").get_int32_at_least(std::numeric_limits<int>::min());
   if (p.version != kCostProfileVersion)
@@ -390,7 +391,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   p.memory_reserved_bytes = r.at("memory_reserved_bytes").get_nonnegative();
   if (p.memory_reserved_bytes >= static_cast<double>(p.memory_bytes))
     r.at("memory_reserved_bytes").fail("must be less than gpu/memory_bytes");
-  p.zero3_fetch_s_per_byte = r.at("zero3_fetch_ns_per_byte").get_nonnegative() * 1e-9;
+  p.host_op_s = r.at("host_op_us").get_nonnegative() * 1e-6;
 
   JsonReader links = r.at("link_classes");
   links.require_object({"nvlink", "pcie", "network"});
@@ -458,7 +459,7 @@ json to_json(const CostProfile& p) {
   j["kernels"] = kernels;
   j["optimizer_GBps"] = clean(p.optimizer_Bps / 1e9);
   j["memory_reserved_bytes"] = p.memory_reserved_bytes;
-  j["zero3_fetch_ns_per_byte"] = clean(p.zero3_fetch_s_per_byte * 1e9);
+  j["host_op_us"] = clean(p.host_op_s * 1e6);
   json links = json::object();
   for (const auto& [cls, c] : p.link_classes)
     links[link_class_key(cls)] = {{"hop_latency_us", clean(c.hop_latency_s * 1e6)},

@@ -136,9 +136,10 @@ struct CostProfile {
   std::map<std::string, KernelCost> kernels;
   double optimizer_Bps = 0;  // bytes of optimizer state streamed per second by the Adam step
   double memory_reserved_bytes = 0;  // framework/CUDA context overhead not available to the model
-  // ZeRO stage 3's work per byte each fetch of a module's weights gathers (FP16, or qwZ's INT8
-  // with its scales), serial with compute on the compute stream; seconds per gathered byte.
-  double zero3_fetch_s_per_byte = 0;
+  // Host time of one eager PyTorch op dispatched by the training process (Python call, dispatcher,
+  // a view, a record_stream or a kernel launch): seconds per op. The same mechanism on every
+  // machine; the value is the host CPU's.
+  double host_op_s = 0;
 
   // Network
   std::map<LinkClass, LinkClassCost> link_classes;

@@ -24,7 +24,7 @@ enum class Category {
   Compute,
   Recompute,
   Optimizer,
-  ParamFetch,  // ZeRO stage 3's fetch work (per gathered byte) on the compute stream
+  ParamFetch,  // ZeRO stage 3's re-assembly of gathered parameters: host dispatch and the cat
   QuantKernel,
   AllGather,
   ReduceScatter,

@@ -18,8 +18,7 @@ namespace {
 
 // Work on the compute stream's critical path: time in it is never exposed communication.
 constexpr bool is_compute(Category c) {
-  return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer ||
-         c == Category::ParamFetch;
+  return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer;
 }
 constexpr bool is_comm(Category c) {
   return c == Category::AllGather || c == Category::ReduceScatter || c == Category::AllToAll ||
@@ -94,7 +93,7 @@ class GapSums {
     account(z);
     // Spans that reach past z stay active into the next gap; they are re-entered from the cursor.
     active_.fill(0);
-    comm_kinds_ = offload_ = others_ = 0;
+    comm_kinds_ = offload_ = fetch_ = others_ = 0;
   }
 
   std::array<double, kCats> exposed{};
@@ -121,6 +120,8 @@ class GapSums {
       b_.exposed_comm_total_s += dt;
     } else if (offload_ > 0) {
       b_.exposed_offload_s += dt;
+    } else if (fetch_ > 0) {
+      b_.exposed_fetch_s += dt;
     } else if (others_ > 0) {
       b_.exposed_kernels_s += dt;
     } else {
@@ -133,14 +134,17 @@ class GapSums {
     a += delta;
     if (was == (a > 0)) return;
     const auto c = static_cast<Category>(cat);
-    (is_comm(c) ? comm_kinds_ : is_offload(c) ? offload_ : others_) += a > 0 ? 1 : -1;
+    (is_comm(c)                  ? comm_kinds_
+     : is_offload(c)             ? offload_
+     : c == Category::ParamFetch ? fetch_
+                                 : others_) += a > 0 ? 1 : -1;
   }
 
   StepBreakdown& b_;
   std::vector<Head> heads_;
   std::vector<std::size_t> live_;  // lanes with a boundary left in the gap, in lane order
   std::array<int, kCats> active_{};
-  int comm_kinds_ = 0, offload_ = 0, others_ = 0;
+  int comm_kinds_ = 0, offload_ = 0, fetch_ = 0, others_ = 0;
   double prev_ = 0;
 };
 

@@ -21,6 +21,9 @@ struct StepBreakdown {
   // Compute idle, no collective in flight, ZeRO-Offload work running (PCIe copies, NVMe I/O, CPU
   // Adam): before kernels, so a step without offload has none.
   double exposed_offload_s = 0;
+  // Compute idle, no collective in flight or offload work, stage 3's parameter re-assembly
+  // running (its host dispatch or its cat): before kernels.
+  double exposed_fetch_s = 0;
   double compute_idle_s = 0;  // compute idle and nothing else running either
 };
 

@@ -6,14 +6,19 @@
 //
 // DeepSpeed (stages 1-3, HSDP, ZeRO++, offload):
 // Streams: "compute" (forward, recompute, backward, optimizer), "allgather" (weight gathers with
-// qwZ's quantize/dequantize kernels), "reduce" (gradient reduction with qgZ's kernels) and, when
-// qgZ's two hops are pipelined over chunks, "reduce.inter" (hop 2). Per micro-step forward: module
-// i's gather may start once compute of module i - depth has started (depth = prefetch depth; 0:
-// once module i-1 has finished); compute of module i waits for its gather. Backward follows the
-// fetch trace (fetch_trace.hpp: each checkpointed layer's recompute, then its backwards in
-// reverse, gathering only the runs whose weights DeepSpeed's reuse distance released) with the
-// same prefetch rule, and hands each gradient bucket to the reduce stream when the module holding
-// its last tensor has finished; the micro-step ends when every bucket is reduced.
+// qwZ's quantize kernel), "reduce" (gradient reduction with qgZ's kernels), "fetch" (stage 3's
+// re-assembly of gathered weights: qwZ's dequantize and the cat), "host" (stage 3: the host
+// thread's dispatch of each gather's launch and re-assembly, at CostProfile::host_op_s per op;
+// CPU Adam under ZeRO-Offload) and, when qgZ's two hops are pipelined over chunks,
+// "reduce.inter" (hop 2). Per micro-step forward: module i's gather may start once compute of
+// module i - depth has started (depth = prefetch depth; 0: once module i-1 has finished) and the
+// host has dispatched its launch; compute of module i waits for its re-assembly, which waits for
+// the gather and the host's dispatch (the host waits for the re-assembly three parameter waits
+// back). Backward follows the fetch trace (fetch_trace.hpp: each checkpointed layer's recompute,
+// then its backwards in reverse, gathering only the runs whose weights DeepSpeed's reuse distance
+// released) with the same prefetch rule, and hands each gradient bucket to the reduce stream when
+// the module holding its last tensor has finished; the micro-step ends when every bucket is
+// reduced.
 #pragma once
 #include <cstdint>
 #include <map>

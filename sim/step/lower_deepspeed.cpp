@@ -12,7 +12,9 @@
 namespace zerosim::lowering {
 namespace {
 
-enum DeepSpeedStream { kGather = 1, kReduce = 2, kReduceInter = 3 };
+// kGather: NCCL's all-gathers (and qwZ's quantize before them); kFetch: DeepSpeed's
+// __allgather_stream, where AllGatherCoalescedHandle.wait re-assembles the gathered parameters.
+enum DeepSpeedStream { kGather = 1, kReduce = 2, kFetch = 3, kReduceInter = 4 };
 
 class DeepSpeedLowering : ProgramBuilder {
  public:
@@ -21,6 +23,7 @@ class DeepSpeedLowering : ProgramBuilder {
       : ProgramBuilder(setup, topo, profile, modules, groups, out) {
     add_stream("allgather");  // kGather
     add_stream("reduce");     // kReduce
+    add_stream("fetch");      // kFetch
     if (st_.qgz && st_.qgz_chunks > 1) {
       add_stream("reduce.inter");
       drained_.push_back(kReduceInter);
@@ -32,10 +35,12 @@ class DeepSpeedLowering : ProgramBuilder {
       d2h_ = add_stream("offload.d2h");
       // The gradient copies to the host end with the backward too.
       if (st_.offload_optimizer != OffloadDevice::None) drained_.push_back(d2h_);
-      if (st_.offload_optimizer != OffloadDevice::None) host_ = add_stream("host");
+      if (st_.offload_optimizer != OffloadDevice::None) host_ = host_stream();
       if (st_.offload_optimizer == OffloadDevice::Nvme || st_.offload_param == OffloadDevice::Nvme)
         nvme_ = add_stream("offload.nvme");
     }
+    // Stage 3's parameter waits dispatch on the host thread (reassemble).
+    if (st_.stage >= 3) host_stream();
     world_ = world_groups();
     if (st_.hpz) hpz_groups_ = block_groups(st_.hpz_size);
     // The ranks one parameter is sharded over: the world, or HSDP's groups of S consecutive ranks
@@ -168,9 +173,8 @@ class DeepSpeedLowering : ProgramBuilder {
     if (nvme_ >= 0) join(nvme_);
   }
   // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
-  // secondary group. qwZ quantizes the own shard first and dequantizes the gathered buffer after.
-  // Returns the bytes the gather moves per rank's buffer (FP16, or INT8 and scales under qwZ).
-  double gather(const Module& m, bool secondary, CommPhase phase, int tag) {
+  // secondary group. qwZ quantizes the own shard first (reassemble dequantizes).
+  void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
     const double wire = gathered_bytes(m.gather_elems, st_);
@@ -198,16 +202,69 @@ class DeepSpeedLowering : ProgramBuilder {
     else
       collective(kGather, CollKind::AllGather, shard_algo_, shard_, wire, Category::AllGather,
                  phase, tag, ".ag");
-    if (st_.qwz) {
-      const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
-      kernel(kGather, Category::QuantKernel, d, wire + 2 * n, tag, ".dequant");
+  }
+
+  // Tensors module m gathers: its own and, for a tied head, the word embedding.
+  static int gathered_tensors(const Module& m) {
+    return static_cast<int>(m.params.size()) + (regathers(m) ? 1 : 0);
+  }
+  // Eager ops the host dispatches to launch module m's gather over `slices` ranks
+  // (partition_parameters.py all_gather_coalesced): per parameter a .to(device), then the flat
+  // buffer's torch.empty, a narrow per rank (the partitions list, without qwZ), the cat of the
+  // own shards into its slice and the all_gather_into_tensor; with qwZ the quantize, and the
+  // scales' buffer and gather. The single-parameter path: the buffer, .to, the gather and the
+  // view (4); with qwZ the quantize and the scales' buffer and gather too (8).
+  double launch_ops(const Module& m, int slices) const {
+    const int k = gathered_tensors(m);
+    if (k == 1) return st_.qwz ? 8 : 4;
+    return st_.qwz ? k + 6.0 : k + slices + 3.0;
+  }
+
+  // DeepSpeed's wait for module m's gathered weights (partitioned_param_coordinator.py
+  // fetch_sub_module; partition_parameters.py AllGatherCoalescedHandle.wait, the same in v0.10.0,
+  // v0.13.2 and v0.19.5), over a group of `slices` ranks. Per parameter the host thread, after
+  // the gather is launched (not after it completes: the NCCL wait is a stream wait), narrows each
+  // rank's slice, cats them, views the result and record_streams every slice: 2 x slices + 2
+  // eager ops; under qwZ first one dequantize of the flat buffer and a narrow per rank. The GPU
+  // runs them on __allgather_stream (kFetch) once the gather is done: the dequantize and the cat
+  // (every gathered FP16 byte read and written once more). A module of one tensor takes the
+  // single-parameter path of all_gather_coalesced: a view of the buffer, no cat. Before each
+  // parameter's wait the host synchronizes the oldest of its fetch events when more than two are
+  // outstanding (__max_ongoing_fetch_events = 2; one event per parameter, recorded on kFetch after
+  // the re-assembly), so it runs at most three parameters ahead of the re-assembly. Returns the
+  // event recorded on kFetch after the re-assembly; the module's compute waits for it
+  // (current_stream().wait_stream(__allgather_stream)).
+  int reassemble(const Module& m, int slices, int gathered, int tag) {
+    const double n = static_cast<double>(m.gather_elems);
+    const int tensors = gathered_tensors(m);
+    const int done = event();
+    for (int i = 0; i < tensors; ++i) {
+      if (ongoing_.size() > 2) {
+        wait(host_stream(), ongoing_.front());
+        ongoing_.erase(ongoing_.begin());
+      }
+      if (i == 0) {
+        const double per_tensor = tensors > 1 ? 2.0 * slices + 2 : 1;
+        host_dispatch(tensors * per_tensor + (st_.qwz ? slices + 2.0 : 0), Category::ParamFetch,
+                      tag, ".fetch.host");
+        after(host_stream(), kFetch);
+        wait(kFetch, gathered);
+        if (st_.qwz) {
+          const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
+          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m.gather_elems, st_) + 2 * n, tag,
+                 ".dequant");
+        }
+        if (tensors > 1) kernel(kFetch, Category::ParamFetch, "copy", 2 * 2 * n, tag, ".cat");
+        record(kFetch, done);
+      }
+      ongoing_.push_back(done);
     }
-    return wire;
+    return done;
   }
 
   // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
-  // gathers; prefetched `depth` runs ahead), DeepSpeed's fetch work per gathered byte, then
-  // `run(r, tag)` on the compute stream. phase_piece[p]: the label piece of FetchPass p
+  // gathers; prefetched `depth` runs ahead) and re-assembly, then `run(r, tag)` on the compute
+  // stream. phase_piece[p]: the label piece of FetchPass p
   // ("mb0.fwd.").
   template <class Run>
   void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
@@ -254,29 +311,53 @@ class DeepSpeedLowering : ProgramBuilder {
     }
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
+    // The host launches run j's gather (all_gather_coalesced's dispatch, launched[j]) where
+    // fetch_sub_module does: at the pass's start, in the prefetch of run after[j] (after that
+    // run's waits), or in run j's own hook. prefetched_by[k]: the first run launched at run k,
+    // next_prefetched: the following one (a list per k).
+    std::vector<int> launched(M, -1);
+    std::vector<std::ptrdiff_t> prefetched_by(M, -1), next_prefetched(M, -1), last(M, -1);
+    auto launch = [&](std::size_t j) {
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
+      launched[j] = event();
+      host_dispatch(launch_ops(m, reads_secondary(runs[j], mu) ? st_.hpz_size : S_),
+                    Category::ParamFetch, tag_of(runs[j]), ".gather.host");
+      record(host_stream(), launched[j]);
+    };
+    for (std::size_t j = 0; j < M; ++j) {
+      if (!runs[j].gather) continue;
+      if (after[j] == kStart) launch(j);
+      if (after[j] < 0) continue;
+      const auto k = static_cast<std::size_t>(after[j]);
+      const auto J = static_cast<std::ptrdiff_t>(j);
+      (last[k] < 0 ? prefetched_by[k] : next_prefetched[static_cast<std::size_t>(last[k])]) = J;
+      last[k] = J;
+    }
     bool past_boundary = false;
     for (std::size_t j = 0; j < M; ++j) {
       const FetchRun& r = runs[j];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
-      double wire = 0;  // bytes this run gathers
       if (r.gather) {
         // The pass's first gather waits for its boundary (later ones follow it on the stream).
         if (!past_boundary) wait(kGather, boundary);
         past_boundary = true;
-        if (after[j] == kOwnRun)
+        if (after[j] == kOwnRun) {
           wait(kGather, finished[j - 1]);
-        else if (after[j] >= 0)
+          launch(j);
+        } else if (after[j] >= 0) {
           wait(kGather, started[static_cast<std::size_t>(after[j])]);
-        wire = gather(m, reads_secondary(r, mu), comm_phase, tag);
+        }
+        wait(kGather, launched[j]);
+        const bool secondary = reads_secondary(r, mu);
+        gather(m, secondary, comm_phase, tag);
         record(kGather, gathered[j]);
-        wait(kCompute, gathered[j]);
+        wait(kCompute, reassemble(m, secondary ? st_.hpz_size : S_, gathered[j], tag));
       }
+      for (std::ptrdiff_t i = prefetched_by[j]; i >= 0;
+           i = next_prefetched[static_cast<std::size_t>(i)])
+        launch(static_cast<std::size_t>(i));
       record(kCompute, started[j]);
-      if (r.gather) {
-        // DeepSpeed's work per gathered byte on each fetch (CostProfile::zero3_fetch_s_per_byte).
-        compute(kCompute, Category::ParamFetch, wire * prof_.zero3_fetch_s_per_byte, tag, ".fetch");
-      }
       run(r, tag);
       record(kCompute, finished[j]);
     }
@@ -441,6 +522,7 @@ class DeepSpeedLowering : ProgramBuilder {
   int S_ = 1;                                        // ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
   std::vector<int> drained_ = {kReduce};             // streams the end of each backward waits for
+  std::vector<int> ongoing_;  // reassemble: the host's outstanding fetch events, oldest first
 };
 
 }  // namespace

@@ -87,6 +87,18 @@ class ProgramBuilder {
     return static_cast<int>(prog_.streams.size()) - 1;
   }
   int event() { return prog_.event_count++; }
+  // The framework's host thread (the Python process that runs the training loop and dispatches
+  // every PyTorch op) as a stream of its own, opened on first use: its ops are host time, in
+  // program order. GPU work the host launches late waits for an event recorded on it; the host
+  // waits for GPU events where the framework synchronizes.
+  int host_stream() {
+    if (host_stream_ < 0) host_stream_ = add_stream("host");
+    return host_stream_;
+  }
+  // `ops` eager PyTorch ops dispatched on the host thread, CostProfile::host_op_s each.
+  void host_dispatch(double ops, Category c, int pre, const char* suffix) {
+    compute(host_stream(), c, ops * prof_.host_op_s, pre, suffix);
+  }
   // `to` starts its next op after everything issued on `from` so far.
   void after(int from, int to) {
     const int ev = event();
@@ -202,6 +214,7 @@ class ProgramBuilder {
   std::unordered_map<ClassKey, int, ClassKeyHash> classes_;
   std::vector<std::pair<const char*, const KernelCost*>> kernels_;
   std::vector<int> timed_;  // per stream: timed ops pushed so far
+  int host_stream_ = -1;    // host_stream(); -1: not opened
   ModuleTimes times_;
 };
 

@@ -133,7 +133,7 @@ StepTimeBreakdown time_breakdown(const StepBreakdown& bd) {
   b.compute_s = busy("compute");
   b.recompute_s = busy("recompute");
   b.optimizer_s = busy("optimizer");
-  b.param_fetch_s = busy("param_fetch");
+  b.param_fetch_s = bd.exposed_fetch_s;
   b.quant_kernels_s = busy("quant_kernel");
   b.other_kernels_s = busy("other");
   b.exposed_comm.all_gather_s = exposed("all_gather");

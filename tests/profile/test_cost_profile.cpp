@@ -44,7 +44,7 @@ json minimal_profile() {
           {"kernels", k},
           {"optimizer_GBps", 600},
           {"memory_reserved_bytes", 1000},
-          {"zero3_fetch_ns_per_byte", 0},
+          {"host_op_us", 5},
           {"link_classes",
            {{"nvlink",
              {{"hop_latency_us", 3.4},
@@ -300,17 +300,11 @@ TEST_CASE("bad input: each rule names the JSON path") {
   expect_bad([](json& j) { j["kernels"]["copy"]["launch_us"] = -1; }, "/kernels/copy/launch_us",
              "negative");
   expect_bad([](json& j) { j["optimizer_GBps"] = 0; }, "/optimizer_GBps", "positive");
-  expect_bad([](json& j) { j["zero3_fetch_ns_per_byte"] = -1; }, "/zero3_fetch_ns_per_byte",
-             "negative");
-  expect_bad([](json& j) { j.erase("zero3_fetch_ns_per_byte"); }, "",
-             "missing required key 'zero3_fetch_ns_per_byte'");
-  // The key of the per-parameter charge it replaced is named with its replacement.
-  expect_bad(
-      [](json& j) {
-        j.erase("zero3_fetch_ns_per_byte");
-        j["zero3_fetch_ns_per_param"] = 0.05;
-      },
-      "/zero3_fetch_ns_per_param", "replaced by zero3_fetch_ns_per_byte");
+  expect_bad([](json& j) { j["host_op_us"] = -1; }, "/host_op_us", "negative");
+  expect_bad([](json& j) { j.erase("host_op_us"); }, "", "missing required key 'host_op_us'");
+  // The removed fetch charges are named with what replaced them.
+  for (const char* old : {"zero3_fetch_ns_per_byte", "zero3_fetch_ns_per_param"})
+    expect_bad([&](json& j) { j[old] = 0.05; }, std::string("/") + old, "give host_op_us");
   expect_bad([](json& j) { j["memory_reserved_bytes"] = 2e9; }, "/memory_reserved_bytes",
              "less than");
   expect_bad([](json& j) { j["link_classes"].erase("pcie"); }, "/link_classes",
@@ -402,7 +396,7 @@ TEST_CASE("every shipped profile parses and documents each parameter's source") 
                             "kernels/*/launch_us",
                             "optimizer_GBps",
                             "memory_reserved_bytes",
-                            "zero3_fetch_ns_per_byte",
+                            "host_op_us",
                             "link_classes/*/hop_latency_us",
                             "link_classes/*/ll_hop_latency_us, ll128_hop_latency_us",
                             "nccl/version",

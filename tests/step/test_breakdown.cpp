@@ -25,8 +25,7 @@ constexpr int kCats = static_cast<int>(Category::Other) + 1;
 
 bool compute_cat(int c) {
   const auto k = static_cast<Category>(c);
-  return k == Category::Compute || k == Category::Recompute || k == Category::Optimizer ||
-         k == Category::ParamFetch;
+  return k == Category::Compute || k == Category::Recompute || k == Category::Optimizer;
 }
 bool comm_cat(int c) {
   const auto k = static_cast<Category>(c);
@@ -69,10 +68,13 @@ StepBreakdown reference(const StepProgram& p, const RunResult& run) {
       std::array<bool, kCats> on{};
       for (const Span& s : spans)
         if (s.start <= prev && s.end >= t) on[static_cast<std::size_t>(s.cat)] = true;
-      int computing = 0, kinds = 0, others = 0;
+      int computing = 0, kinds = 0, fetch = 0, others = 0;
       for (int c = 0; c < kCats; ++c)
         if (on[static_cast<std::size_t>(c)])
-          ++(compute_cat(c) ? computing : comm_cat(c) ? kinds : others);
+          ++(compute_cat(c)                                     ? computing
+             : comm_cat(c)                                      ? kinds
+             : static_cast<Category>(c) == Category::ParamFetch ? fetch
+                                                                : others);
       if (computing == 0) {
         if (kinds > 0) {
           for (int c = 0; c < kCats; ++c)
@@ -81,6 +83,8 @@ StepBreakdown reference(const StepProgram& p, const RunResult& run) {
               exposed_seen[static_cast<std::size_t>(c)] = true;
             }
           b.exposed_comm_total_s += dt;
+        } else if (fetch > 0) {
+          b.exposed_fetch_s += dt;
         } else if (others > 0) {
           b.exposed_kernels_s += dt;
         } else {
@@ -103,6 +107,7 @@ void check_equal(const StepBreakdown& a, const StepBreakdown& b) {
   CHECK(a.exposed_comm_s == b.exposed_comm_s);
   CHECK(a.exposed_comm_total_s == b.exposed_comm_total_s);
   CHECK(a.exposed_kernels_s == b.exposed_kernels_s);
+  CHECK(a.exposed_fetch_s == b.exposed_fetch_s);
   CHECK(a.compute_idle_s == b.compute_idle_s);
 }
 

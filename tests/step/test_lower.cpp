@@ -2,12 +2,14 @@
 // collectives, how many, on which groups) for ZeRO-3 and each ZeRO++ component.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "sim/step/lower.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/step/gpt18b_setup.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 
@@ -27,6 +29,9 @@ TEST_CASE("prefetch depth follows stage3_prefetch_bucket_size and stage3_max_liv
 namespace {
 struct Counts {
   int world_ag = 0, hpz_ag = 0, rs = 0, a2a_intra = 0, a2a_rail = 0, kernels = 0;
+  int cats = 0;         // stage 3's re-assembly copies (Category::ParamFetch kernels)
+  double host_ops = 0;  // ops the host stream dispatches (its time / host_op_s)
+  std::shared_ptr<const std::vector<Module>> modules;
 };
 Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
              const char* version = "0.19") {
@@ -42,8 +47,14 @@ Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
     if (op.kind == CollKind::AllToAll)
       (op.groups.size() == static_cast<std::size_t>(nodes) ? c.a2a_intra : c.a2a_rail)++;
   }
+  c.modules = low.modules;
   for (const auto& s : low.program.streams)
-    for (const auto& op : s.ops) c.kernels += op.kind == OpKind::Kernel;
+    for (const auto& op : s.ops) {
+      if (s.name == "host") c.host_ops += op.duration_s / prof.host_op_s;
+      const bool cat = op.kind == OpKind::Kernel && op.category == Category::ParamFetch;
+      c.cats += cat;
+      c.kernels += op.kind == OpKind::Kernel && !cat;
+    }
   return c;
 }
 }  // namespace
@@ -63,6 +74,9 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   CHECK(z3.hpz_ag == 0);
   CHECK(z3.a2a_intra + z3.a2a_rail == 0);
   CHECK(z3.kernels == 0);
+  // AllGatherCoalescedHandle.wait cats every gathered parameter of a module of two or more
+  // tensors (all of gpt-18b's): one copy per gather.
+  CHECK(z3.cats == M + B);
   // hpZ under 0.10.0 reads its intra-node copy only in the backward hooks: every forward and
   // every recompute (which runs the forward hooks) gathers across all ranks. Of the B
   // backward-pass gathers all but the embedding's (gathered again by its own backward) are
@@ -89,6 +103,27 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   auto one = count("zero3+qgz", 1);
   CHECK(one.a2a_intra + one.a2a_rail == 0);  // one node: the FP16 reduce-scatter
   CHECK(one.rs == count("zero3", 1).rs);
+}
+
+TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its handle's wait") {
+  // ZeRO-3 over W = 384 ranks (partition_parameters.py): launching a gather of a module of k >= 2
+  // tensors dispatches k .to()s, the flat buffer, W narrows, the cat of the own shards and the
+  // all-gather (k + W + 3 ops); AllGatherCoalescedHandle.wait a narrow and a record_stream per
+  // rank, a cat and a view per tensor (k (2W + 2)). A GPT layer's submodules hold 4 (norm + QKV),
+  // 2, 4 (norm + fc1) and 2 tensors. Every module gathers in forward; in backward all but the
+  // head and the last layer's qkv, fc1 and fc2 (kept, test above).
+  const auto z3 = count("zero3", 24);
+  constexpr double W = 384;
+  auto ops = [&](double k) { return k + W + 3 + k * (2 * W + 2); };
+  const double layer = ops(4) + ops(2) + ops(4) + ops(2);
+  double ends = 0;  // embedding (forward and backward) and head (forward): their own tensors
+  for (const Module& m : *z3.modules)
+    if (m.kind != ModuleKind::Layer) {
+      const auto k = static_cast<double>(m.params.size()) + (m.name == "head" ? 1 : 0);
+      ends += (m.name == "head" ? 1 : 2) * (k == 1 ? 4 + 1 : ops(k));
+    }
+  CHECK(z3.host_ops ==
+        zerosim::testing::Approx(2 * 40 * layer - ops(4) - ops(4) - ops(2) + ends).epsilon(1e-9));
 }
 
 TEST_CASE("collective slots name every collective op at its place among its stream's timed ops") {

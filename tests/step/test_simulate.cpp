@@ -380,33 +380,6 @@ TEST_CASE("writing a trace changes no byte of the result (labels are lowered onl
   fs::remove_all(dir);
 }
 
-TEST_CASE("the fetch time is the profile's rate times every byte gathered") {
-  // Each micro-step fetches every module's weights in forward and again in backward (for the
-  // recompute) but for those kept (Shape::kept), the tied output projection fetching the word
-  // embeddings again: param_fetch_s = rate x bytes per element x (2 x (parameters + vocab x
-  // hidden) - kept) x micro-steps, with 2 bytes per element for ZeRO-3 and qwZ's INT8 and block
-  // scales for ZeRO++.
-  const json prof =
-      load_json_file(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/dgx2-v100.json");
-  const double rate = prof["zero3_fetch_ns_per_byte"].get<double>() * 1e-9;
-  REQUIRE(rate > 0);
-  const ModelShape m = load_model("gpt-18b");
-  const double params = static_cast<double>(total_param_count(m)) +
-                        static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-  for (const char* strategy : {"zero3", "zeropp"})
-    for (int accum : {1, 3}) {
-      Scenario s = paper(strategy);
-      s.grad_accum = accum;
-      const auto r = simulate(s);
-      CAPTURE(strategy);
-      CAPTURE(accum);
-      const double per_elem = std::string(strategy) == "zero3" ? 2 : 1 + 4 / B;
-      CHECK(r.breakdown.param_fetch_s ==
-            zerosim::testing::Approx(rate * per_elem * (2 * params - gpt18b().kept) * accum)
-                .epsilon(1e-9));
-    }
-}
-
 TEST_CASE("quantization widths outside the kernels' are rejected naming the real flags") {
   Scenario s = paper("zeropp");
   s.quant_bits_weights = 6;
