@@ -22,6 +22,8 @@ struct Scenario {
   std::string model = "gpt-18b";    // preset, workload file or HF config.json
   std::string strategy = "zeropp";  // a name of the strategy vocabulary (strategy_name.hpp)
   std::string deepspeed;  // ds_config.json (overrides strategy, micro-batch, accumulation)
+  // FSDP config YAML (fsdp_config_scenario.hpp: sets strategy, --fsdp-* knobs, checkpointing)
+  std::string fsdp_config;
   std::string deepspeed_version = "0.19";  // the release whose rules run (deepspeed_version.hpp)
   int hpz_partition = 0;                   // 0: GPUs per node when hpz is on
   int hsdp_size = 0;           // HSDP shard group size; 0: GPUs per node when the strategy is hsdp
@@ -33,8 +35,9 @@ struct Scenario {
   std::string fsdp_backward_prefetch = "pre";  // pre | post | none
   bool fsdp_forward_prefetch = false;
   bool fsdp_limit_all_gathers = true;
-  std::string fsdp_param_dtype = "auto";   // auto | bf16 | fp16 | fp32
-  std::string fsdp_reduce_dtype = "auto";  // auto | bf16 | fp16 | fp32
+  std::string fsdp_param_dtype = "auto";            // auto | bf16 | fp16 | fp32
+  std::string fsdp_reduce_dtype = "auto";           // auto | bf16 | fp16 | fp32
+  std::string fsdp_reshard_after_forward = "true";  // FSDP2: true | false | N (a group size)
   static constexpr int kDefaultTokensPerGpu = 2048;
   int tokens_per_gpu = kDefaultTokensPerGpu;  // per micro-step; the default is raised to one
                                               // sequence for models with longer ones
