@@ -39,6 +39,7 @@ seed_files() {
     topology) echo topologies/*.json $c/topo-*/topo.json ;;
     model) echo workloads/*.json $c/wl-*/model.json $c/hf-*/model.json ;;
     deepspeed) echo $c/ds-*/ds.json $c/cli-sweep-deepspeed-*/ds.json ;;
+    fsdp_config) echo workloads/fsdp/*.yaml $c/fsdp-*/fsdp.yaml ;;
     cost_profile) echo calibrate/profiles/*.json $c/prof-*/profile.json ;;
     results) echo $c/res-*/results.json $c/res-*/a.json $c/res-*/b.json ;;
     sweep_partial) echo $c/res-partial-*/*.partial ;;

@@ -13,6 +13,7 @@
 #include "sim/core/json_io.hpp"
 #include "sim/core/output_paths.hpp"
 #include "sim/report/compare.hpp"
+#include "sim/report/fsdp_switch.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/tables.hpp"
@@ -32,6 +33,22 @@ std::string infer_format(const std::string& out) {
   if (ext == ".md") return "md";
   if (ext == ".csv") return "csv";
   return "";
+}
+
+// The paragraphs on switching from an FSDP run to ZeRO-3 / ZeRO++ (fsdp_switch.hpp), when the
+// results hold such pairs: appended to Markdown, before </body> in HTML.
+void add_fsdp_switch(std::string& text, const std::string& format,
+                     const std::vector<report::ResultView>& results) {
+  std::vector<const report::ResultView*> views;
+  views.reserve(results.size());
+  for (const auto& r : results) views.push_back(&r);
+  if (format == "md") {
+    text += report::render_fsdp_switch_markdown(views);
+    return;
+  }
+  const std::string section = report::render_fsdp_switch_html(views);
+  const auto body_end = text.rfind("</body>");
+  if (!section.empty() && body_end != std::string::npos) text.insert(body_end, section);
 }
 
 void run_report(const ReportArgs& a) {
@@ -60,6 +77,7 @@ void run_report(const ReportArgs& a) {
                      : format == "md"
                          ? report::render_markdown(results, source, {train_tokens, prices})
                          : report::render_csv(results);
+  if (format != "csv") add_fsdp_switch(text, format, results);
   if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
@@ -83,6 +101,9 @@ void run_compare(const CompareArgs& c) {
   std::vector<std::string> keys = c.by;
   for (std::string& k : keys) std::replace(k.begin(), k.end(), '-', '_');
   std::string text = report::render_compare(report::compare_results(ra, rb, keys), c.a, c.b);
+  std::vector<report::ResultView> both = ra;
+  both.insert(both.end(), rb.begin(), rb.end());
+  add_fsdp_switch(text, "md", both);
   if (c.out.empty() || c.out == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else

@@ -201,7 +201,8 @@ void register_simulate(CLI::App& app) {
     check_output_paths({data_input("--cluster", "topologies", sc.cluster),
                         data_input("--model", "workloads", sc.model),
                         data_input("--profile", "calibrate/profiles", sc.profile),
-                        {"--deepspeed", sc.deepspeed}},
+                        {"--deepspeed", sc.deepspeed},
+                        {"--fsdp-config", sc.fsdp_config}},
                        {{"--out", flags->out}, {"--trace", flags->trace}});
     begin_work();
     const StepResult r = simulate(sc, flags->trace);

@@ -114,7 +114,7 @@ void check_sweep_flags(const SweepArgs& a, const std::vector<sweep::Axis>& axes)
       if (ax.flag == "--cluster") inputs.push_back(data_input(ax.flag, "topologies", v));
       if (ax.flag == "--model") inputs.push_back(data_input(ax.flag, "workloads", v));
       if (ax.flag == "--profile") inputs.push_back(data_input(ax.flag, "calibrate/profiles", v));
-      if (ax.flag == "--deepspeed") inputs.push_back({ax.flag, v});
+      if (ax.flag == "--deepspeed" || ax.flag == "--fsdp-config") inputs.push_back({ax.flag, v});
     }
   for (const auto& [flag, path] : {std::pair{"--out", a.out}, std::pair{"--csv", a.csv}})
     if (path == "-")

@@ -53,6 +53,19 @@ void finish(MemoryEstimate& e, double capacity) {
 // Unsharded gradients: the root's, accumulated over the whole backward, and the unit computing
 // its gradient and the unit being reduce-scattered, each in param_dtype plus its reduce_dtype copy
 // when the two differ (_post_backward_hook).
+//
+// FSDP2 (fully_shard) has no rate limiter: in forward a unit's all-gather output is held until the
+// next unit's copy-out (AllGatherState) and the all-gather after next may start once this unit's
+// copy-out is done, so the running block's parameters and three all-gather outputs: 4 blocks
+// besides the root. reshard_after_forward false keeps the whole model; an int n keeps each
+// block's 1/n after forward.
+double fsdp2_unsharded_elems(const FsdpOptions& f, double psi, double root, double block,
+                             double layers) {
+  const int r = f.reshard_after_forward;
+  if (r == 0) return psi;
+  return root + std::min(layers, 4.0) * block + (r > 1 ? (psi - root) / r : 0);
+}
+
 MemoryEstimate fsdp_memory(const MemoryInputs& in, const std::vector<Module>& modules, double psi) {
   const Strategy& s = *in.strategy;
   const double S = s.shard_ranks(in.world);
@@ -77,7 +90,10 @@ MemoryEstimate fsdp_memory(const MemoryInputs& in, const std::vector<Module>& mo
   else
     blocks = std::min(
         layers, f.forward_prefetch || f.backward_prefetch == BackwardPrefetch::Pre ? 3.0 : 2.0);
-  const double unsharded = f.sharding == FsdpSharding::ShardGradOp ? psi : root + blocks * block;
+  const double unsharded = f.sharding == FsdpSharding::FullyShard
+                               ? fsdp2_unsharded_elems(f, psi, root, block, layers)
+                           : f.sharding == FsdpSharding::ShardGradOp ? psi
+                                                                     : root + blocks * block;
   MemoryEstimate e;
   e.components = {
       {"params_shard_fp32", 4 * psi / S},

@@ -28,6 +28,8 @@ const char* own_color(StrategyKind k) {
       return "#FF9896";
     case StrategyKind::FsdpHybridShard:
       return "#AD494A";
+    case StrategyKind::Fsdp2:
+      return "#8C564B";
     case StrategyKind::Zero3:
       break;
   }

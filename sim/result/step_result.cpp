@@ -78,12 +78,27 @@ ModelShape read_model(const JsonReader& r) {
 }
 
 // FsdpOptions (to_json(Strategy)'s "fsdp"; sharding as the strategy's name says).
+// FSDP2's (fsdp2): reshard_after_forward true, false or its group size instead of FSDP1's knobs.
+void read_fsdp2(const JsonReader& f, FsdpOptions& o) {
+  f.require_object({"sharding", "reshard_after_forward", "param_bytes"});
+  const JsonReader r = f.at("reshard_after_forward");
+  if (r.value().is_boolean())
+    o.reshard_after_forward = r.get_bool() ? FsdpOptions::kReshardToShards : 0;
+  else
+    o.reshard_after_forward = r.get_int32_at_least(2);
+  o.param_bytes = f.at("param_bytes").get_int32_at_least(1);
+}
+
 void read_fsdp(const JsonReader& f, FsdpOptions& o) {
-  f.require_object(
-      {"sharding", "backward_prefetch", "forward_prefetch", "limit_all_gathers", "param_bytes"});
-  if (f.at("sharding").get_string() != to_string(o.sharding))
+  if (f.has("sharding") && f.at("sharding").get_string() != to_string(o.sharding))
     f.at("sharding")
         .fail(fmt::format("must be {}, as the strategy's name says", to_string(o.sharding)));
+  if (o.sharding == FsdpSharding::FullyShard) {
+    read_fsdp2(f, o);
+    return;
+  }
+  f.require_object(
+      {"sharding", "backward_prefetch", "forward_prefetch", "limit_all_gathers", "param_bytes"});
   const std::string prefetch = f.at("backward_prefetch").get_string();
   bool known = false;
   for (const BackwardPrefetch p :

@@ -42,7 +42,9 @@ double quantized_grad_bytes(double elems, const Strategy& s) {
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                        ModuleCache* modules, GroupListCache* groups) {
   LoweredStep out;
-  if (setup.strategy.family() == StrategyFamily::Fsdp)
+  if (setup.strategy.fsdp.sharding == FsdpSharding::FullyShard)
+    lowering::lower_fsdp2(setup, topo, profile, modules, groups, out);
+  else if (setup.strategy.family() == StrategyFamily::Fsdp)
     lowering::lower_fsdp(setup, topo, profile, modules, groups, out);
   else
     lowering::lower_deepspeed(setup, topo, profile, modules, groups, out);

@@ -21,6 +21,7 @@
 #include <deque>
 #include <vector>
 
+#include "sim/step/fsdp_units.hpp"
 #include "sim/step/program_builder.hpp"
 
 namespace zerosim::lowering {
@@ -81,26 +82,7 @@ class FsdpLowering : ProgramBuilder {
     bool needs_pre_backward = false;  // _needs_pre_backward_unshard
   };
 
-  void make_units() {
-    const auto& mods = *out_.modules;
-    units_.push_back(Unit{});
-    units_[0].root = true;
-    int last_layer = -1;
-    for (std::size_t i = 0; i < mods.size(); ++i) {
-      const Module& m = mods[i];
-      Unit* u = &units_[0];
-      if (m.kind == ModuleKind::Layer) {
-        if (m.layer != last_layer) {
-          units_.push_back(Unit{});
-          units_.back().name = std::to_string(m.layer);
-          last_layer = m.layer;
-        }
-        u = &units_.back();
-      }
-      u->modules.push_back(static_cast<int>(i));
-      u->elems += static_cast<double>(m.param_elems());
-    }
-  }
+  void make_units() { units_ = fsdp_units<Unit>(*out_.modules); }
 
   // Bytes of a unit's all-gather buffer (MixedPrecision.param_dtype) and of its reduce-scatter
   // (reduce_dtype; None: param_dtype).

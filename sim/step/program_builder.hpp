@@ -223,5 +223,7 @@ void lower_deepspeed(const StepSetup& setup, const Topology& topo, const CostPro
                      ModuleCache* modules, GroupListCache* groups, LoweredStep& out);
 void lower_fsdp(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                 ModuleCache* modules, GroupListCache* groups, LoweredStep& out);
+void lower_fsdp2(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                 ModuleCache* modules, GroupListCache* groups, LoweredStep& out);
 
 }  // namespace zerosim::lowering

@@ -26,6 +26,15 @@ constexpr double kCountMax = 1e9;  // counts without a tighter physical bound
 // and collective launch latency (the paper pipelines a handful).
 constexpr double kQgzChunksMax = 256;
 
+// --fsdp-reshard-after-forward: true, false or an integer of at least 2 (a group size).
+std::string reshard_after_forward_rule(const std::string& v) {
+  if (v == "true" || v == "false") return "";
+  long long n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec == std::errc() && end == v.data() + v.size() && n >= 2 && n <= (1 << 20)) return "";
+  return fmt::format("must be true, false or a group size of at least 2, not '{}'", printable(v));
+}
+
 // The cluster, model and batch rows. Outer axes describe the experiment group (cluster, model,
 // batch); the network and the strategy vary fastest so that one group's bandwidth/strategy grid
 // is contiguous in a sweep's output.
@@ -72,6 +81,10 @@ std::vector<ScenarioParam> strategy_rows() {
                                        prefetch = {"pre", "post", "none"},
                                        dtypes = {"auto", "bf16", "fp16", "fp32"};
   const auto fsdp = [](const Strategy& s) { return s.family() == StrategyFamily::Fsdp; };
+  const auto fsdp1 = [](const Strategy& s) {
+    return s.family() == StrategyFamily::Fsdp && s.fsdp.sharding != FsdpSharding::FullyShard;
+  };
+  const auto fsdp2 = [](const Strategy& s) { return s.fsdp.sharding == FsdpSharding::FullyShard; };
   return {
       {"--strategy", "strategy", &S::strategy, 0, 0, none,
        "zero1 | zero2 | hsdp | zero3 | zeropp | zero3+qwz | zero3+hpz | zero3+qgz | zero3+qwz+hpz "
@@ -79,6 +92,12 @@ std::vector<ScenarioParam> strategy_rows() {
       {"--deepspeed", "deepspeed", &S::deepspeed, 0, 0, none,
        "DeepSpeed config JSON (replaces --strategy; its micro-batch and accumulation replace the "
        "flags)",
+       "none"},
+      {"--fsdp-config", "fsdp_config", &S::fsdp_config, 0, 0, none,
+       "FSDP config file (YAML): an LLM Foundry / Composer YAML (its fsdp_config) or a Hugging "
+       "Face "
+       "Accelerate config (sets the strategy, the --fsdp-* knobs and activation checkpointing; a "
+       "flag that contradicts it is an error)",
        "none"},
       {"--deepspeed-version", "deepspeed_version", &S::deepspeed_version, 0, 0, none,
        std::string("DeepSpeed release whose stage-3 / ZeRO++ rules run (hpZ's secondary reads, "
@@ -101,12 +120,17 @@ std::vector<ScenarioParam> strategy_rows() {
        "pipeline qgZ's two hops over this many chunks (1 = off)", "", false,
        [](const Strategy& s) { return s.qgz; }},
       {"--fsdp-backward-prefetch", "fsdp_backward_prefetch", &S::fsdp_backward_prefetch, 0, 0,
-       prefetch, "FSDP backward_prefetch: BACKWARD_PRE, BACKWARD_POST or none", "", false, fsdp},
+       prefetch, "FSDP backward_prefetch: BACKWARD_PRE, BACKWARD_POST or none", "", false, fsdp1},
       {"--fsdp-forward-prefetch", "fsdp_forward_prefetch", &S::fsdp_forward_prefetch, 0, 0,
-       booleans, "FSDP forward_prefetch", "", false, fsdp},
+       booleans, "FSDP forward_prefetch", "", false, fsdp1},
       {"--fsdp-limit-all-gathers", "fsdp_limit_all_gathers", &S::fsdp_limit_all_gathers, 0, 0,
        booleans, "FSDP limit_all_gathers (the rate limiter: two all-gathers in flight)", "", false,
-       fsdp},
+       fsdp1},
+      {"--fsdp-reshard-after-forward", "fsdp_reshard_after_forward", &S::fsdp_reshard_after_forward,
+       0, 0, none,
+       "FSDP2 reshard_after_forward of the blocks: true (gather again in backward), false (keep "
+       "them gathered) or N (reshard to N ranks: the backward's all-gather within groups of N)",
+       "", false, fsdp2, reshard_after_forward_rule, "true|false|N"},
       {"--fsdp-param-dtype", "fsdp_param_dtype", &S::fsdp_param_dtype, 0, 0, dtypes,
        "FSDP MixedPrecision param_dtype (the all-gathers' dtype; auto: the training dtype)", "",
        false, fsdp},

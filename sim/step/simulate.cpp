@@ -19,6 +19,7 @@
 #include "sim/step/accumulation.hpp"
 #include "sim/step/breakdown.hpp"
 #include "sim/step/compute_model.hpp"
+#include "sim/step/fsdp_config_scenario.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/micro_batch.hpp"
 #include "sim/step/scenario_schema.hpp"
@@ -263,6 +264,56 @@ int dtype_bytes(const std::string& value, int fallback) {
   return value == "auto" ? fallback : value == "fp32" ? 4 : 2;
 }
 
+// FSDP1's knobs given to fsdp2 (FSDP2 has no rate limiter and prefetches one module implicitly:
+// _fsdp_param_group.py), or FSDP2's to an FSDP1 strategy: an error, not ignored.
+void check_fsdp_version_flags(const Scenario& sc, const Strategy& st) {
+  const Scenario defaults;
+  const bool fsdp2 = st.fsdp.sharding == FsdpSharding::FullyShard;
+  if (!fsdp2) {
+    if (sc.fsdp_reshard_after_forward != defaults.fsdp_reshard_after_forward)
+      throw flag_error("--fsdp-reshard-after-forward",
+                       fmt::format("is FSDP2's (fully_shard); needs --strategy fsdp2, not {} "
+                                   "(FSDP1's SHARD_GRAD_OP is fsdp-grad-op)",
+                                   st.name()));
+    return;
+  }
+  const std::pair<const char*, bool> fsdp1_only[] = {
+      {"--fsdp-backward-prefetch", sc.fsdp_backward_prefetch != defaults.fsdp_backward_prefetch},
+      {"--fsdp-forward-prefetch", sc.fsdp_forward_prefetch != defaults.fsdp_forward_prefetch},
+      {"--fsdp-limit-all-gathers", sc.fsdp_limit_all_gathers != defaults.fsdp_limit_all_gathers}};
+  for (const auto& [flag, set] : fsdp1_only)
+    if (set)
+      throw flag_error(flag,
+                       "is FSDP1's; fsdp2 (fully_shard) has no rate limiter and prefetches the "
+                       "next module implicitly");
+}
+
+// FSDP2's reshard_after_forward (checked by the scenario schema's rule): a group size must divide
+// the world and be smaller than it (fully_shard: "a non-trivial divisor of the mesh shard dim").
+void resolve_fsdp2(const Scenario& sc, Strategy& st, const Topology& topo) {
+  if (st.fsdp.sharding != FsdpSharding::FullyShard) return;
+  const std::string& v = sc.fsdp_reshard_after_forward;
+  if (const std::string rule =
+          scenario_param_rule(*find_scenario_param("--fsdp-reshard-after-forward"), v);
+      !rule.empty())
+    throw flag_error("--fsdp-reshard-after-forward", rule);
+  if (v == "true" || v == "false") {
+    st.fsdp.reshard_after_forward = v == "true" ? FsdpOptions::kReshardToShards : 0;
+    return;
+  }
+  const int n = std::stoi(v), W = topo.gpu_count(), N = topo.gpus_per_node();
+  if (n >= W || W % n != 0)
+    throw flag_error(
+        "--fsdp-reshard-after-forward",
+        fmt::format("{} must be a divisor of the world size {} smaller than it", n, W));
+  if (N % n != 0 && n % N != 0)
+    throw flag_error("--fsdp-reshard-after-forward",
+                     fmt::format("{} must divide, or be a multiple of, the {} GPUs per node (ranks "
+                                 "are node-contiguous)",
+                                 n, N));
+  st.fsdp.reshard_after_forward = n;
+}
+
 // PyTorch FSDP's knobs from their flags (checked by the scenario schema). Given to a strategy of
 // another family they are an error, not ignored.
 void resolve_fsdp(const Scenario& sc, Strategy& st) {
@@ -273,14 +324,17 @@ void resolve_fsdp(const Scenario& sc, Strategy& st) {
         {"--fsdp-forward-prefetch", sc.fsdp_forward_prefetch != defaults.fsdp_forward_prefetch},
         {"--fsdp-limit-all-gathers", sc.fsdp_limit_all_gathers != defaults.fsdp_limit_all_gathers},
         {"--fsdp-param-dtype", sc.fsdp_param_dtype != defaults.fsdp_param_dtype},
-        {"--fsdp-reduce-dtype", sc.fsdp_reduce_dtype != defaults.fsdp_reduce_dtype}};
+        {"--fsdp-reduce-dtype", sc.fsdp_reduce_dtype != defaults.fsdp_reduce_dtype},
+        {"--fsdp-reshard-after-forward",
+         sc.fsdp_reshard_after_forward != defaults.fsdp_reshard_after_forward}};
     for (const auto& [flag, set] : given)
       if (set)
-        throw flag_error(flag, fmt::format("needs an FSDP strategy (fsdp, fsdp-grad-op or "
-                                           "fsdp-hybrid), not {}",
+        throw flag_error(flag, fmt::format("needs an FSDP strategy (fsdp, fsdp-grad-op, "
+                                           "fsdp-hybrid or fsdp2), not {}",
                                            st.name()));
     return;
   }
+  check_fsdp_version_flags(sc, st);
   // A Scenario filled in code has not met the schema's check of the flags.
   for (const auto& [flag, value] :
        {std::pair{"--fsdp-backward-prefetch", &sc.fsdp_backward_prefetch},
@@ -307,6 +361,7 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
   setup.strategy =
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
+  if (!sc.fsdp_config.empty()) st.source = sc.fsdp_config;
   // A Scenario filled in code has not met the schema's check of the flags.
   if (const std::string rule = deepspeed_version_rule(sc.deepspeed_version); !rule.empty())
     throw flag_error("--deepspeed-version", rule);
@@ -326,6 +381,7 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
                       "/zero_optimization/mics_shard_size"},
                      sc.deepspeed, topo);
   resolve_fsdp(sc, st);
+  resolve_fsdp2(sc, st, topo);
   if (sc.quant_bits_weights != 8 && sc.quant_bits_weights != 4)
     throw flag_error("--qwz-bits",
                      fmt::format("qwZ quantizes to 8 or 4 bits, not {}", sc.quant_bits_weights));
@@ -653,9 +709,11 @@ StepResult simulate(const Scenario& sc, const std::string& trace_path) {
   return simulate(sc, context, trace_path);
 }
 
-StepResult simulate(const Scenario& sc, SimContext& context, const std::string& trace_path) {
+StepResult simulate(const Scenario& given, SimContext& context, const std::string& trace_path) {
   // The files are checked for changes once, here: the call sees them as they are now, or later.
   const FileCache::Round round(context.files());
+  const FsdpConfiguredScenario configured = apply_fsdp_config(given);  // --fsdp-config's settings
+  const Scenario& sc = configured.scenario;
   const Resolved r = resolve(sc, context, !trace_path.empty());  // labels: read by the trace only
   const int G = r.setup.grad_accum;
   StepResult result;
@@ -697,6 +755,8 @@ StepResult simulate(const Scenario& sc, SimContext& context, const std::string& 
     }
   }
   result.warnings = warnings_of(sc, r, *step.low, mem);
+  result.warnings.insert(result.warnings.end(), configured.warnings.begin(),
+                         configured.warnings.end());
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model),
                             context.modules().active_params(r.setup.model));
   result.memory = std::move(mem);

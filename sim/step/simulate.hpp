@@ -22,6 +22,8 @@ struct Scenario {
   std::string model = "gpt-18b";    // preset, workload file or HF config.json
   std::string strategy = "zeropp";  // a name of the strategy vocabulary (strategy_name.hpp)
   std::string deepspeed;  // ds_config.json (overrides strategy, micro-batch, accumulation)
+  // FSDP config YAML (fsdp_config_scenario.hpp: sets strategy, --fsdp-* knobs, checkpointing)
+  std::string fsdp_config;
   std::string deepspeed_version = "0.19";  // the release whose rules run (deepspeed_version.hpp)
   int hpz_partition = 0;                   // 0: GPUs per node when hpz is on
   int hsdp_size = 0;           // HSDP shard group size; 0: GPUs per node when the strategy is hsdp
@@ -35,6 +37,7 @@ struct Scenario {
   bool fsdp_limit_all_gathers = true;
   std::string fsdp_param_dtype = "auto";   // auto | bf16 | fp16 | fp32
   std::string fsdp_reduce_dtype = "auto";  // auto | bf16 | fp16 | fp32
+  std::string fsdp_reshard_after_forward = "true";  // FSDP2: true | false | N (a group size)
   // The micro-batch, in sequences or in tokens per GPU per micro-step (at most one of them; 0: not
   // given, the default of micro_batch.hpp).
   int micro_batch = 0;

@@ -17,6 +17,8 @@ const char* to_string(FsdpSharding s) {
       return "SHARD_GRAD_OP";
     case FsdpSharding::HybridShard:
       return "HYBRID_SHARD";
+    case FsdpSharding::FullyShard:
+      return "fully_shard";
     case FsdpSharding::None:
       break;
   }
@@ -46,6 +48,9 @@ StrategyId Strategy::id() const {
       return id;
     case FsdpSharding::HybridShard:
       id.kind = StrategyKind::FsdpHybridShard;
+      return id;
+    case FsdpSharding::FullyShard:
+      id.kind = StrategyKind::Fsdp2;
       return id;
     case FsdpSharding::None:
       break;
@@ -87,6 +92,9 @@ Strategy strategy_of(const StrategyId& id) {
       break;
     case StrategyKind::FsdpHybridShard:
       s.fsdp.sharding = FsdpSharding::HybridShard;
+      break;
+    case StrategyKind::Fsdp2:
+      s.fsdp.sharding = FsdpSharding::FullyShard;
       break;
   }
   return s;
@@ -138,12 +146,21 @@ json to_json(const Strategy& s) {
   j.emplace("dtype", s.dtype);
   j.emplace("source", s.source);
   // Only for FSDP: DeepSpeed's results keep their bytes.
-  if (s.family() == StrategyFamily::Fsdp)
+  if (s.fsdp.sharding == FsdpSharding::FullyShard) {
+    // FSDP2: no rate limiter, one module prefetched implicitly; reshard_after_forward instead.
+    const int r = s.fsdp.reshard_after_forward;
+    j.emplace("fsdp", json{{"sharding", to_string(s.fsdp.sharding)},
+                           {"reshard_after_forward", r == FsdpOptions::kReshardToShards ? json(true)
+                                                     : r == 0 ? json(false)
+                                                              : json(r)},
+                           {"param_bytes", s.fsdp.param_bytes}});
+  } else if (s.family() == StrategyFamily::Fsdp) {
     j.emplace("fsdp", json{{"sharding", to_string(s.fsdp.sharding)},
                            {"backward_prefetch", to_string(s.fsdp.backward_prefetch)},
                            {"forward_prefetch", s.fsdp.forward_prefetch},
                            {"limit_all_gathers", s.fsdp.limit_all_gathers},
                            {"param_bytes", s.fsdp.param_bytes}});
+  }
   // Only when offloading: results without it keep their bytes.
   if (s.offload_optimizer != OffloadDevice::None)
     j.emplace("offload_optimizer", to_string(s.offload_optimizer));

@@ -3,8 +3,8 @@
 // shard_size ranks, replicated across the groups), and the ZeRO++ components (qwZ, hpZ, qgZ) of
 // stage 3, each switchable, plus the DeepSpeed knobs (overlap, bucket sizes, prefetch,
 // micro-batch, accumulation). PyTorch FSDP: FULL_SHARD, SHARD_GRAD_OP and HYBRID_SHARD with FSDP1's
-// knobs (FsdpOptions). From `--strategy zero3+qwz+hpz` (or fsdp, ...) or a DeepSpeed config
-// (strictly read by deepspeed_config.hpp).
+// knobs (FsdpOptions), and FSDP2's fully_shard with reshard_after_forward. From `--strategy
+// zero3+qwz+hpz` (or fsdp, ...) or a DeepSpeed config (strictly read by deepspeed_config.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,10 +22,12 @@ namespace zerosim {
 enum class OffloadDevice : std::uint8_t { None, Cpu, Nvme };
 const char* to_string(OffloadDevice d);
 
-// PyTorch FSDP's ShardingStrategy of an FSDP strategy (torch/distributed/fsdp/api.py); None: a
-// DeepSpeed strategy.
-enum class FsdpSharding : std::uint8_t { None, FullShard, ShardGradOp, HybridShard };
-const char* to_string(FsdpSharding s);  // "FULL_SHARD" | "SHARD_GRAD_OP" | "HYBRID_SHARD" | "NONE"
+// PyTorch FSDP's ShardingStrategy of an FSDP1 strategy (torch/distributed/fsdp/api.py), or
+// FullyShard: FSDP2's fully_shard (per-parameter sharding, _fully_shard/); None: a DeepSpeed
+// strategy.
+enum class FsdpSharding : std::uint8_t { None, FullShard, ShardGradOp, HybridShard, FullyShard };
+// "FULL_SHARD" | "SHARD_GRAD_OP" | "HYBRID_SHARD" | "fully_shard" | "NONE"
+const char* to_string(FsdpSharding s);
 // FSDP's BackwardPrefetch (api.py): issue the next unit's all-gather before the current unit's
 // gradient computation (BACKWARD_PRE), after it (BACKWARD_POST), or not at all (None).
 enum class BackwardPrefetch : std::uint8_t { Pre, Post, None };
@@ -38,6 +40,12 @@ struct FsdpOptions {
   bool forward_prefetch = false;
   bool limit_all_gathers = true;  // the rate limiter (_limiter_utils.py)
   int param_bytes = 2;  // MixedPrecision.param_dtype: 2 (bf16, fp16) or 4 (fp32, or none set)
+  // FSDP2's reshard_after_forward of the non-root modules (_fully_shard.py, fully_shard): true
+  // (kReshardToShards: free to the shard after forward, gather again in backward), false (0: keep
+  // the unsharded parameters until backward) or an int n (reshard to n ranks: the backward's
+  // all-gather runs within groups of n). The root keeps its parameters (None's rule).
+  static constexpr int kReshardToShards = -1;
+  int reshard_after_forward = kReshardToShards;
   bool operator==(const FsdpOptions&) const = default;
 };
 

@@ -21,6 +21,7 @@ constexpr NamedKind kNamedKinds[] = {
     {"fsdp", StrategyKind::FsdpFullShard, "FSDP FULL_SHARD"},
     {"fsdp-grad-op", StrategyKind::FsdpShardGradOp, "FSDP SHARD_GRAD_OP"},
     {"fsdp-hybrid", StrategyKind::FsdpHybridShard, "FSDP HYBRID_SHARD"},
+    {"fsdp2", StrategyKind::Fsdp2, "FSDP2 fully_shard"},
 };
 
 const NamedKind* named_kind(StrategyKind k) {
@@ -59,7 +60,7 @@ std::string parse(std::string_view text, StrategyId& out) {
       if (part != "zero3")
         return fmt::format(
             "strategy '{}' must start with zero3 (or be zeropp, zero1, zero2, hsdp, fsdp, "
-            "fsdp-grad-op or fsdp-hybrid); e.g. zero3, zeropp, zero3+qwz+hpz, fsdp",
+            "fsdp-grad-op, fsdp-hybrid or fsdp2); e.g. zero3, zeropp, zero3+qwz+hpz, fsdp",
             text);
       first = false;
     } else {
@@ -87,6 +88,7 @@ StrategyFamily StrategyId::family() const {
     case StrategyKind::FsdpFullShard:
     case StrategyKind::FsdpShardGradOp:
     case StrategyKind::FsdpHybridShard:
+    case StrategyKind::Fsdp2:
       return StrategyFamily::Fsdp;
     default:
       return StrategyFamily::DeepSpeed;
@@ -127,6 +129,8 @@ int StrategyId::rank() const {
       return 10;
     case StrategyKind::FsdpHybridShard:
       return 11;
+    case StrategyKind::Fsdp2:
+      return 12;
     case StrategyKind::Zero3:
       break;
   }

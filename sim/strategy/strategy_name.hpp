@@ -18,7 +18,7 @@ const char* to_string(StrategyFamily f);  // "deepspeed" | "fsdp"
 
 // DeepSpeed: ZeRO stages 1, 2 and 3, and HSDP (stage 3 within groups of ranks, replicated across
 // the groups: MiCS). PyTorch FSDP's ShardingStrategy (torch/distributed/fsdp/api.py):
-// FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD.
+// FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD; and FSDP2 (fully_shard, per-parameter sharding).
 enum class StrategyKind : std::uint8_t {
   Zero1,
   Zero2,
@@ -26,7 +26,8 @@ enum class StrategyKind : std::uint8_t {
   Hsdp,
   FsdpFullShard,
   FsdpShardGradOp,
-  FsdpHybridShard
+  FsdpHybridShard,
+  Fsdp2
 };
 
 struct StrategyId {
@@ -36,13 +37,13 @@ struct StrategyId {
 
   StrategyFamily family() const;
   // Flag and JSON name: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", "fsdp",
-  // "fsdp-grad-op", "fsdp-hybrid".
+  // "fsdp-grad-op", "fsdp-hybrid", "fsdp2".
   std::string name() const;
   // "ZeRO-1", "ZeRO-2", "HSDP", "ZeRO-3", "ZeRO++", "ZeRO-3 + qwZ + hpZ", "FSDP FULL_SHARD",
-  // "FSDP SHARD_GRAD_OP", "FSDP HYBRID_SHARD".
+  // "FSDP SHARD_GRAD_OP", "FSDP HYBRID_SHARD", "FSDP2 fully_shard".
   std::string display() const;
   // Sort order in tables and charts: ZeRO-1, ZeRO-2, ZeRO-3, its single techniques (qwZ, hpZ,
-  // qgZ), pairs, ZeRO++, HSDP, then FSDP's FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD.
+  // qgZ), pairs, ZeRO++, HSDP, then FSDP's FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD, FSDP2.
   int rank() const;
   int techniques() const { return qwz + hpz + qgz; }
 };

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "sim/core/error.hpp"
-#include "sim/strategy/deepspeed_config.hpp"
+#include "sim/step/fsdp_config_scenario.hpp"
 #include "sim/strategy/strategy.hpp"
 
 namespace zerosim::sweep {
@@ -31,14 +31,21 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// The strategy as labels show it: its name, or "ds:FILE" / "fsdp:FILE" for a config.
+std::string strategy_label(const Scenario& s) {
+  if (!s.deepspeed.empty()) return "ds:" + s.deepspeed;
+  if (!s.fsdp_config.empty()) return "fsdp:" + s.fsdp_config;
+  return s.strategy;
+}
+
 // Bit k set: `scenario`'s strategy ignores axes[k]. A strategy that does not load (a bad name or
 // config) ignores nothing: the scenario fails with its own error when it runs.
+
 std::uint64_t ignored_axes_of(const Scenario& scenario, const std::vector<Axis>& axes) {
   if (axes.size() > 64) throw std::logic_error("more sweep axes than mask bits");
   Strategy strategy;
   try {
-    strategy = scenario.deepspeed.empty() ? parse_strategy(scenario.strategy)
-                                          : load_deepspeed(scenario.deepspeed);
+    strategy = scenario_strategy(scenario);
   } catch (const InputError&) {
     return 0;
   }
@@ -87,11 +94,20 @@ ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
   if (seen.count("--deepspeed")) {
     // A DeepSpeed config fixes the strategy and the batch shape; a second source would be
     // ambiguous.
-    for (const char* other :
-         {"--strategy", "--grad-accum", "--hpz-size", "--hsdp-size", "--qwz-bits", "--qgz-bits"})
+    for (const char* other : {"--strategy", "--grad-accum", "--hpz-size", "--hsdp-size",
+                              "--qwz-bits", "--qgz-bits", "--fsdp-config"})
       if (seen.count(other))
         throw flag_error(
             other, "contradicts --deepspeed (the DeepSpeed config already sets it); give one");
+  }
+  if (seen.count("--fsdp-config")) {
+    // An FSDP config fixes the strategy, its knobs and checkpointing.
+    for (const char* other : {"--strategy", "--fsdp-backward-prefetch", "--fsdp-forward-prefetch",
+                              "--fsdp-limit-all-gathers", "--fsdp-param-dtype",
+                              "--fsdp-reduce-dtype", "--activation-checkpointing"})
+      if (seen.count(other))
+        throw flag_error(other,
+                         "contradicts --fsdp-config (the FSDP config already sets it); give one");
   }
   for (const auto& flag : order)
     for (const auto& a : axes)
@@ -115,7 +131,9 @@ ScenarioSpace::ScenarioSpace(Scenario base, const std::vector<Axis>& axes)
     }
   strategy_axis_ = axes_.size();
   for (std::size_t k = 0; k < axes_.size(); ++k)
-    if (axes_[k].flag == "--strategy" || axes_[k].flag == "--deepspeed") strategy_axis_ = k;
+    if (axes_[k].flag == "--strategy" || axes_[k].flag == "--deepspeed" ||
+        axes_[k].flag == "--fsdp-config")
+      strategy_axis_ = k;
   if (strategy_axis_ == axes_.size()) {
     ignored_.push_back(ignored_axes_of(base_, axes_));
   } else {
@@ -193,7 +211,7 @@ std::vector<IgnoredAxes> ScenarioSpace::ignored() const {
     if (product == 1) continue;
     Scenario s = base_;
     if (axis) apply_flag(s, axes_[strategy_axis_].flag, axes_[strategy_axis_].values[v]);
-    entry.strategy = s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed;
+    entry.strategy = strategy_label(s);
     const std::size_t with_strategy = size_ / (axis ? axes_[strategy_axis_].values.size() : 1);
     entry.not_run = with_strategy - with_strategy / product;
     out.push_back(std::move(entry));
@@ -216,7 +234,7 @@ std::string scenario_label(const Scenario& s) {
     out += fmt::format(", {}x{} Gbps",
                        s.nics_per_node > 0 ? std::to_string(s.nics_per_node) : "preset",
                        s.nic_gbps > 0 ? fmt::format("{:g}", s.nic_gbps) : "preset");
-  out += ", " + s.model + ", " + (s.deepspeed.empty() ? s.strategy : "ds:" + s.deepspeed);
+  out += ", " + s.model + ", " + strategy_label(s);
   if (s.micro_batch > 0) out += fmt::format(", micro-batch {}", s.micro_batch);
   if (s.tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);
   if (s.grad_accum > 1) out += fmt::format(", ga {}", s.grad_accum);

@@ -139,12 +139,12 @@ TEST_CASE("bad-input corpus: at least 40 cases covering every input kind") {
   CHECK(cases.size() >= 40);
   std::map<std::string, int> per_area;
   for (const auto& c : cases) ++per_area[c.area];
-  for (const char* area : {"topology", "workload", "hf-config", "deepspeed", "profile",
-                           "nccl-tests", "results", "cli"}) {
+  for (const char* area : {"topology", "workload", "hf-config", "deepspeed", "fsdp-config",
+                           "profile", "nccl-tests", "results", "cli"}) {
     INFO("area " << area);
     CHECK(per_area[area] > 0);
   }
-  std::set<std::string> known = {"topology", "workload",   "hf-config", "deepspeed",
+  std::set<std::string> known = {"topology", "workload",   "hf-config", "deepspeed", "fsdp-config",
                                  "profile",  "nccl-tests", "results",   "cli"};
   for (const auto& c : cases) {
     INFO("case " << c.name);

@@ -64,6 +64,10 @@ o = zerosim.simulate(cluster="dgx-h100", nodes=2, model="llama-3-8b", tier="anal
                      deepspeed=root / "workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json")
 check(o.offload is not None and o.offload.h2d_bytes_per_gpu > 0 and o.breakdown.host_optimizer_s > 0,
       "ZeRO-Offload (deepspeed= a pathlib.Path): bytes and CPU Adam")
+f = zerosim.simulate(cluster="dgx-a100", nodes=1, model="mpt-125m", tier="analytic", seq_len=2048,
+                     tokens_per_gpu=2048, fsdp_config=root / "workloads/fsdp/llm-foundry-mpt-7b.yaml")
+check(f.scenario.strategy.name == "fsdp" and f.scenario.activation_checkpointing and
+      any("FSDP config" in w for w in f.warnings), "fsdp_config= an LLM Foundry YAML (a pathlib.Path)")
 ob = o.breakdown
 check(abs(ob.compute_s + ob.recompute_s + ob.optimizer_s + ob.param_fetch_s + ob.exposed_comm.total_s +
           ob.exposed_kernels_s + ob.exposed_offload_s + ob.idle_s - o.step_time_s) <= 1e-9 * o.step_time_s,
@@ -105,6 +109,7 @@ check(sig.parameters["nodes"].annotation == "int | None" and sig.parameters["nod
       "nodes: int | None = None")
 check(sig.parameters["model"].default is inspect.Parameter.empty, "model is required")
 check(sig.parameters["deepspeed"].annotation == "str | os.PathLike | None" and
+      sig.parameters["fsdp_config"].annotation == "str | os.PathLike | None" and
       sig.parameters["strategy"].annotation == "str | None", "paths where files are named")
 check("number of server nodes" in zerosim.simulate.__doc__, "simulate's docstring has the flags' help")
 check("threads" in inspect.signature(zerosim.sweep).parameters, "sweep(threads=...)")

@@ -18,6 +18,7 @@
 #include "tests/support/approx.hpp"
 #include "tests/support/comm_totals.hpp"
 #include "tests/support/files.hpp"
+#include "tests/support/fsdp_units.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
 
@@ -29,26 +30,8 @@ namespace {
 constexpr double W = 384, Y = 24, N = 16;  // ranks, nodes, GPUs per node
 
 // Parameters of the root unit (embedding, final norm, head) and of all units, from the modules.
-struct Units {
-  double root = 0, all = 0, block = 0;
-  int blocks = 0;
-};
-Units units() {
-  const auto mods = build_modules(load_model("gpt-18b"), 1024, 512);
-  Units u;
-  std::map<int, double> per_layer;
-  for (const auto& m : mods) {
-    const auto n = static_cast<double>(m.param_elems());
-    u.all += n;
-    if (m.kind == ModuleKind::Layer)
-      per_layer[m.layer] += n;
-    else
-      u.root += n;
-  }
-  for (const auto& [_, n] : per_layer) u.block = std::max(u.block, n);
-  u.blocks = static_cast<int>(per_layer.size());
-  return u;
-}
+using Units = FsdpUnitTotals;
+Units units() { return fsdp_unit_totals(load_model("gpt-18b"), 1024, 512); }
 
 // A world ring over Y nodes: Y S (W-1)/W bytes of an S-byte buffer cross the network.
 double ring_inter(double S) { return Y * S * (W - 1) / W; }

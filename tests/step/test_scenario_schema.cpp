@@ -42,6 +42,7 @@ std::string other_valid_value(const ScenarioParam& p) {
                                                                     : static_cast<int>(p.min));
   if (std::holds_alternative<double Scenario::*>(p.member))
     return fmt::format("{:g}", def.get<double>() == p.max ? p.min : p.max);
+  if (p.flag == "--fsdp-reshard-after-forward") return "false";  // the default is true
   if (p.text_rule) return "0.10.0";  // --deepspeed-version (the default is 0.19)
   return "x.json";
 }
@@ -165,10 +166,10 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
-  // All but --deepspeed (replaces --strategy), --hsdp-size (HSDP has no hpZ), the five FSDP
-  // knobs (FSDP has no ZeRO++) and --micro-batch (--tokens-per-gpu gives the micro-batch): run
-  // below.
-  CHECK(given.size() + 8 == scenario_params().size());
+  // All but --deepspeed and --fsdp-config (replace --strategy), --hsdp-size (HSDP has no hpZ), the
+  // six FSDP knobs (FSDP has no ZeRO++) and --micro-batch (--tokens-per-gpu gives the micro-batch):
+  // run below.
+  CHECK(given.size() + 10 == scenario_params().size());
   const CliRun sim = run("simulate " + args + " --json");
   CHECK_MESSAGE(sim.rc == 0, sim.out);
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);
@@ -188,4 +189,12 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
           "fsdp-hybrid --hsdp-size 8 --fsdp-backward-prefetch post --fsdp-forward-prefetch true "
           "--fsdp-limit-all-gathers false --fsdp-param-dtype fp32 --fsdp-reduce-dtype bf16");
   CHECK_MESSAGE(fsdp.rc == 0, fsdp.out);
+  const CliRun fsdp2 =
+      run("simulate --cluster dgx-h100 --nodes 2 --model llama-2-7b --tier analytic --strategy "
+          "fsdp2 --fsdp-reshard-after-forward 8");
+  CHECK_MESSAGE(fsdp2.rc == 0, fsdp2.out);
+  const CliRun config =
+      run("simulate --cluster dgx-h100 --nodes 2 --model llama-2-7b --tier analytic --fsdp-config "
+          "" ZEROSIM_SOURCE_DIR "/workloads/fsdp/accelerate-fsdp.yaml");
+  CHECK_MESSAGE(config.rc == 0, config.out);
 }

@@ -18,7 +18,7 @@ std::vector<StrategyId> every_strategy() {
   std::vector<StrategyId> all;
   for (const StrategyKind k :
        {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Hsdp, StrategyKind::FsdpFullShard,
-        StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard})
+        StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard, StrategyKind::Fsdp2})
     all.push_back(StrategyId{k});
   for (int mask = 0; mask < 8; ++mask)
     all.push_back(
@@ -46,11 +46,13 @@ TEST_CASE("display names, families and the order of tables") {
   CHECK(parse_strategy_id("fsdp").display() == "FSDP FULL_SHARD");
   CHECK(parse_strategy_id("fsdp-grad-op").display() == "FSDP SHARD_GRAD_OP");
   CHECK(parse_strategy_id("fsdp-hybrid").display() == "FSDP HYBRID_SHARD");
+  CHECK(parse_strategy_id("fsdp2").display() == "FSDP2 fully_shard");
+  CHECK(parse_strategy_id("fsdp2").family() == StrategyFamily::Fsdp);
   CHECK(parse_strategy_id("hsdp").family() == StrategyFamily::DeepSpeed);
   CHECK(parse_strategy_id("fsdp-hybrid").family() == StrategyFamily::Fsdp);
   CHECK(std::string(to_string(StrategyFamily::Fsdp)) == "fsdp");
-  const std::vector<std::string> order = {"zero1", "zero2", "zero3",        "zero3+qwz",  "zeropp",
-                                          "hsdp",  "fsdp",  "fsdp-grad-op", "fsdp-hybrid"};
+  const std::vector<std::string> order = {"zero1", "zero2", "zero3",        "zero3+qwz",   "zeropp",
+                                          "hsdp",  "fsdp",  "fsdp-grad-op", "fsdp-hybrid", "fsdp2"};
   for (std::size_t i = 1; i < order.size(); ++i)
     CHECK(parse_strategy_id(order[i - 1]).rank() < parse_strategy_id(order[i]).rank());
   // Ranks are distinct: one per strategy.
@@ -73,7 +75,7 @@ TEST_CASE("strategies of the FSDP family carry PyTorch's defaults") {
 }
 
 TEST_CASE("names outside the vocabulary are refused, naming the flag") {
-  CHECK_FALSE(find_strategy_id("fsdp2"));
+  CHECK_FALSE(find_strategy_id("fsdp3"));
   CHECK_FALSE(find_strategy_id("zero3+turbo"));
   CHECK_FALSE(find_strategy_id(""));
   expect_input_error([] { parse_strategy_id("fsdp+qgz", "--strategy"); }, "<command line>",

@@ -76,6 +76,8 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
                                                     {"--fsdp-limit-all-gathers", "false"},
                                                     {"--fsdp-param-dtype", "fp32"},
                                                     {"--fsdp-reduce-dtype", "fp32"},
+                                                    {"--fsdp-reshard-after-forward", "false"},
+                                                    {"--fsdp-config", "fsdp.yaml"},
                                                     {"--deepspeed-version", "0.13.2"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
@@ -103,6 +105,23 @@ TEST_CASE("bad values, repeated and contradictory flags are InputErrors naming t
   CHECK(fails_on({{"--trace", {"x"}}}, "--trace"));
   CHECK(fails_on({{"--deepspeed", {"ds.json"}}, {"--strategy", {"zero3"}}}, "--strategy"));
   CHECK(fails_on({{"--deepspeed", {"ds.json"}}, {"--grad-accum", {"2"}}}, "--grad-accum"));
+  CHECK(fails_on({{"--deepspeed", {"ds.json"}}, {"--fsdp-config", {"f.yaml"}}}, "--fsdp-config"));
+  CHECK(fails_on({{"--fsdp-config", {"f.yaml"}}, {"--strategy", {"zero3"}}}, "--strategy"));
+  CHECK(fails_on({{"--fsdp-config", {"f.yaml"}}, {"--fsdp-param-dtype", {"fp32"}}},
+                 "--fsdp-param-dtype"));
+  CHECK(fails_on({{"--fsdp-reshard-after-forward", {"1"}}}, "--fsdp-reshard-after-forward"));
+}
+
+TEST_CASE("a sweep runs FSDP strategies next to ZeRO ones; each ignores the other's knobs") {
+  // 4 strategies x 2 FSDP1 prefetch settings x 2 FSDP2 reshard settings: every strategy runs each
+  // knob it reads, once for each knob it does not.
+  const ScenarioSpace space(Scenario{}, {{"--strategy", {"fsdp", "fsdp2", "zero3", "zeropp"}},
+                                         {"--fsdp-backward-prefetch", {"pre", "post"}},
+                                         {"--fsdp-reshard-after-forward", {"true", "false"}}});
+  std::map<std::string, int> runs;
+  for (std::size_t i = 0; i < space.size(); ++i)
+    if (space.runs(i)) ++runs[space.at(i).strategy];
+  CHECK(runs == std::map<std::string, int>{{"fsdp", 2}, {"fsdp2", 2}, {"zero3", 1}, {"zeropp", 1}});
 }
 
 TEST_CASE("scenario_to_json distinguishes scenarios that differ in any swept field") {

@@ -1,0 +1,176 @@
+// PyTorch FSDP2 (fully_shard, sim/step/lower_fsdp2.cpp) on the paper's cluster (24 DGX-2 nodes, 384
+// V100s, gpt-18b): the bytes of each phase against closed forms over the units for each
+// reshard_after_forward (true: every block gathered again in backward over the world; false: not
+// at all; an int n: within groups of n), the copy-in, copy-out and chunk-cat copies priced by the
+// profile's copy kernel, the all-gather streams' wait on the copy-out before last read from the
+// trace, the memory terms, and the refusals.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "sim/core/json_io.hpp"
+#include "sim/profile/cost_profile.hpp"
+#include "sim/step/simulate.hpp"
+#include "sim/workload/transformer.hpp"
+#include "tests/support/approx.hpp"
+#include "tests/support/comm_totals.hpp"
+#include "tests/support/files.hpp"
+#include "tests/support/fsdp_units.hpp"
+#include "tests/support/input_error.hpp"
+#include "tests/support/paper_scenario.hpp"
+
+using namespace zerosim;
+using zerosim::testing::Approx;
+
+namespace {
+
+constexpr double W = 384, Y = 24;  // ranks, nodes
+
+using Units = FsdpUnitTotals;
+Units units() { return fsdp_unit_totals(load_model("gpt-18b"), 1024, 512); }
+
+double ring_inter(double S) { return Y * S * (W - 1) / W; }
+
+Scenario fsdp2(const std::string& reshard = "true") {
+  Scenario s = paper_scenario("fsdp2");
+  s.fsdp_reshard_after_forward = reshard;
+  return s;
+}
+
+// Seconds of the trace's events whose name ends with `suffix`, in phase `phase` ("fwd", "bwd").
+double traced_seconds(const json& t, const std::string& phase, const std::string& suffix) {
+  double us = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const std::string name = e.at("name");
+    if (name.find("." + phase + ".") == std::string::npos) continue;
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      us += e.at("dur").get<double>();
+  }
+  return us * 1e-6;
+}
+
+}  // namespace
+
+TEST_CASE("fsdp2: each unit gathered in forward, each block again in backward over the world") {
+  const Units u = units();
+  const auto r = simulate(fsdp2());
+  CHECK(r.scenario.strategy.name() == "fsdp2");
+  CHECK(r.scenario.strategy.fsdp.sharding == FsdpSharding::FullyShard);
+  CHECK(ops(r.comm.by_phase, "forward_all_gather") == u.blocks + 1);
+  CHECK(ops(r.comm.by_phase, "backward_all_gather") == u.blocks);  // the root is kept
+  CHECK(ops(r.comm.by_phase, "gradient_reduction") == u.blocks + 1);
+  CHECK(inter(r.comm.by_phase, "forward_all_gather") ==
+        Approx(ring_inter(2 * u.all)).epsilon(1e-9));
+  CHECK(inter(r.comm.by_phase, "backward_all_gather") ==
+        Approx(ring_inter(2 * (u.all - u.root))).epsilon(1e-9));
+  CHECK(inter(r.comm.by_phase, "gradient_reduction") ==
+        Approx(ring_inter(2 * u.all)).epsilon(1e-9));
+}
+
+TEST_CASE("fsdp2 reshard_after_forward: false gathers once; n gathers the backward within n") {
+  const Units u = units();
+  const auto keep = simulate(fsdp2("false"));
+  CHECK(ops(keep.comm.by_phase, "backward_all_gather") == 0);
+  CHECK(inter(keep.comm.by_phase, "forward_all_gather") ==
+        Approx(ring_inter(2 * u.all)).epsilon(1e-9));
+  // 16 = a DGX-2's GPUs: the backward's all-gathers stay inside each node.
+  const auto node = simulate(fsdp2("16"));
+  CHECK(node.scenario.strategy.fsdp.reshard_after_forward == 16);
+  CHECK(ops(node.comm.by_phase, "backward_all_gather") == u.blocks);
+  CHECK(inter(node.comm.by_phase, "backward_all_gather") == 0);
+  // 32: rings of 32 ranks over 2 nodes, 12 of them: 2 crossings of S (31/32) each.
+  const auto two = simulate(fsdp2("32"));
+  CHECK(inter(two.comm.by_phase, "backward_all_gather") ==
+        Approx(12 * 2 * 2 * (u.all - u.root) * 31 / 32).epsilon(1e-9));
+  CHECK(inter(two.comm.by_phase, "gradient_reduction") ==
+        Approx(ring_inter(2 * u.all)).epsilon(1e-9));
+}
+
+TEST_CASE("fsdp2's copies: copy-in of the shard, copy-out of the unit, chunk-cat of the grads") {
+  const Units u = units();
+  ScratchDir dir("fsdp2_copies");
+  const std::string path = (dir.path / "t.json").string();
+  auto s = fsdp2();
+  s.fsdp_reduce_dtype = "fp32";  // chunk_cat reads 2 bytes and writes 4 per parameter
+  const auto r = simulate(s, path);
+  const json t = json::parse(slurp(path));
+  const KernelCost copy = select_cost_profile_for_gpu("", r.scenario.gpu_model).kernel("copy");
+  const double U = u.blocks + 1, L = u.blocks;
+  const auto cost = [&](double launches, double bytes) {
+    return launches * copy.launch_s + bytes / copy.throughput_Bps;
+  };
+  CHECK(traced_seconds(t, "fwd", ".copy_in") == Approx(cost(U, 2 * 2 * u.all / W)).epsilon(1e-6));
+  CHECK(traced_seconds(t, "bwd", ".copy_in") ==
+        Approx(cost(L, 2 * 2 * (u.all - u.root) / W)).epsilon(1e-6));
+  CHECK(traced_seconds(t, "fwd", ".copy_out") == Approx(cost(U, 2 * 2 * u.all)).epsilon(1e-6));
+  CHECK(traced_seconds(t, "bwd", ".copy_out") ==
+        Approx(cost(L, 2 * 2 * (u.all - u.root))).epsilon(1e-6));
+  CHECK(traced_seconds(t, "bwd", ".chunk_cat") == Approx(cost(U, (2 + 4) * u.all)).epsilon(1e-6));
+}
+
+TEST_CASE("fsdp2's forward: a unit's all-gather waits for the copy-out two units back") {
+  ScratchDir dir("fsdp2_order");
+  const std::string path = (dir.path / "t.json").string();
+  Scenario s = fsdp2();
+  s.nics_per_node = 8;
+  s.nic_gbps = 800;
+  s.tokens_per_gpu = 8192;  // fast network, slow compute: the wait is what holds the gathers
+  simulate(s, path);
+  const json t = json::parse(slurp(path));
+  std::map<int, double> ag_start, copy_out_end;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const std::string name = e.at("name");
+    if (name.rfind("mb0.fwd.unit", 0) != 0) continue;
+    const int k = std::stoi(name.substr(12));
+    const double ts = e.at("ts");
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".ag") == 0) ag_start[k] = ts;
+    if (name.find(".copy_out") != std::string::npos)
+      copy_out_end[k] = ts + e.at("dur").get<double>();
+  }
+  REQUIRE(ag_start.size() == 40);
+  int bound = 0;
+  for (const auto& [k, start] : ag_start)
+    if (k >= 2) {
+      CHECK(start >= copy_out_end.at(k - 2) - 1e-6);
+      bound += start < copy_out_end.at(k - 1) - 1e-6;  // started before the previous copy-out
+    }
+  CHECK(bound > 0);  // no rate limiter: gathers do run ahead of the previous unit's copy-out
+}
+
+TEST_CASE("fsdp2 memory: the root and four blocks unsharded; false the model; n adds 1/n") {
+  const Units u = units();
+  CHECK(simulate(fsdp2()).memory.component("unsharded_params") ==
+        Approx(2 * (u.root + 4 * u.block)).epsilon(1e-12));
+  CHECK(simulate(fsdp2("false")).memory.component("unsharded_params") ==
+        Approx(2 * u.all).epsilon(1e-12));
+  CHECK(simulate(fsdp2("16")).memory.component("unsharded_params") ==
+        Approx(2 * (u.root + 4 * u.block + (u.all - u.root) / 16)).epsilon(1e-12));
+}
+
+TEST_CASE("fsdp2's refusals: FSDP1's knobs, a reshard group that does not divide the world") {
+  auto s = fsdp2();
+  s.fsdp_backward_prefetch = "post";
+  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-backward-prefetch",
+                     "is FSDP1's");
+  s = fsdp2();
+  s.fsdp_limit_all_gathers = false;
+  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-limit-all-gathers",
+                     "no rate limiter");
+  for (const char* bad : {"7", "384", "1", "maybe"}) {
+    CAPTURE(bad);
+    CHECK(caught_input_error([&] { simulate(fsdp2(bad)); }).path() ==
+          "--fsdp-reshard-after-forward");
+  }
+  s = paper_scenario("fsdp");
+  s.fsdp_reshard_after_forward = "false";
+  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-reshard-after-forward",
+                     "needs --strategy fsdp2");
+  s = paper_scenario("zero3");
+  s.fsdp_reshard_after_forward = "false";
+  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-reshard-after-forward",
+                     "needs an FSDP strategy");
+}
