@@ -99,44 +99,38 @@ const UnitPlan& AnalyticNetwork::shape_plan(const CollectiveOp& op) {
   return shapes_.back().plan;
 }
 
-AnalyticNetwork::Demand AnalyticNetwork::op_demand(const CollectiveOp& op) {
-  if (full_) {
-    const Demand* c = cache_.find(op);
-    if (!c) {
-      Demand d;
-      if (is_nccl_collective(op)) {   // NCCL's choice over the patterns, each lowered and routed
-        select_algorithm(op, topo_);  // validates
-        const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
-        plan_segments(p, op, profile_, 0, d);
-        d.stats = p.stats(op.bytes);
-      } else {
-        const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
-        segments_out_ = &d.segments;
-        const double p2p = p2p_small_message_s(op, topo_, profile_);
-        d.time_s = plan_time(lower_collective(op, topo_, profile_)) + p2p;
-        segments_out_ = nullptr;
-        if (d.segments.empty()) d.segments.push_back({});
-        d.segments.front().latency_s += p2p;
-        d.stats = std::exchange(stats_, saved);
-      }
-      c = &cache_.insert(op, std::move(d));
-    }
-    return *c;
-  }
-  const UnitPlan& plan = shape_plan(op);
+const AnalyticNetwork::Demand& AnalyticNetwork::op_demand(const CollectiveOp& op) {
+  if (const Demand* c = cache_.find(op)) return *c;
   Demand d;
-  plan_segments(plan, op, profile_, p2p_small_message_s(op, topo_, profile_), d);
-  d.stats = plan.stats(op.bytes);
-  return d;
+  if (full_ && is_nccl_collective(op)) {  // NCCL's choice over the patterns, lowered and routed
+    select_algorithm(op, topo_);          // validates
+    const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
+    plan_segments(p, op, profile_, 0, d);
+    d.stats = p.stats(op.bytes);
+  } else if (full_) {
+    const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
+    segments_out_ = &d.segments;
+    const double p2p = p2p_small_message_s(op, topo_, profile_);
+    d.time_s = plan_time(lower_collective(op, topo_, profile_)) + p2p;
+    segments_out_ = nullptr;
+    if (d.segments.empty()) d.segments.push_back({});
+    d.segments.front().latency_s += p2p;
+    d.stats = std::exchange(stats_, saved);
+  } else {
+    const UnitPlan& plan = shape_plan(op);
+    plan_segments(plan, op, profile_, p2p_small_message_s(op, topo_, profile_), d);
+    d.stats = plan.stats(op.bytes);
+  }
+  return cache_.insert(op, std::move(d));
 }
 
 std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
-  Demand d = op_demand(op);
+  const Demand& d = op_demand(op);
   return {d.time_s, d.stats};
 }
 
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  Demand d = op_demand(op);
+  const Demand& d = op_demand(op);
   stats_ += d.stats;
   int j;
   if (!free_jobs_.empty()) {
@@ -147,11 +141,11 @@ void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_don
     jobs_.emplace_back();
   }
   Job& job = jobs_[static_cast<std::size_t>(j)];
-  job.segments = std::move(d.segments);
+  job.segments = &d.segments;
   job.seg = 0;
   job.transferring = false;
   job.on_done = std::move(on_done);
-  engine_.schedule_after(job.segments[0].latency_s, [this, j] { begin_transfer(j); });
+  engine_.schedule_after((*job.segments)[0].latency_s, [this, j] { begin_transfer(j); });
 }
 
 void AnalyticNetwork::settle(double t) {
@@ -168,7 +162,7 @@ void AnalyticNetwork::settle(double t) {
 void AnalyticNetwork::begin_transfer(int j) {
   settle(engine_.now());
   Job& job = jobs_[static_cast<std::size_t>(j)];
-  job.left = job.segments[job.seg].work_s;
+  job.left = (*job.segments)[job.seg].work_s;
   bool any = false;
   for (std::size_t k = 0; k < kLinkClasses; ++k) {
     job.on[k] = job.left[k] > 0;
@@ -188,12 +182,12 @@ void AnalyticNetwork::begin_transfer(int j) {
 void AnalyticNetwork::end_segment(int j) {
   Job& job = jobs_[static_cast<std::size_t>(j)];
   job.transferring = false;
-  if (++job.seg < job.segments.size()) {
-    engine_.schedule_after(job.segments[job.seg].latency_s, [this, j] { begin_transfer(j); });
+  if (++job.seg < job.segments->size()) {
+    engine_.schedule_after((*job.segments)[job.seg].latency_s, [this, j] { begin_transfer(j); });
     return;
   }
   auto cb = std::move(job.on_done);
-  job.segments.clear();
+  job.segments = nullptr;
   free_jobs_.push_back(j);
   engine_.schedule_at(engine_.now(), std::move(cb));
 }

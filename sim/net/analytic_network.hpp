@@ -66,7 +66,8 @@ class AnalyticNetwork : public NetworkModel {
     NetStats stats;
     std::vector<Segment> segments;
   };
-  Demand op_demand(const CollectiveOp& op);
+  // Cached per op (kind, algorithms, bytes, groups) for the network's life.
+  const Demand& op_demand(const CollectiveOp& op);
 
  private:
   const UnitPlan& shape_plan(const CollectiveOp& op);
@@ -88,7 +89,7 @@ class AnalyticNetwork : public NetworkModel {
                               // first use)
   std::vector<std::int32_t> touched_;
   std::vector<Segment>* segments_out_ = nullptr;  // plan_time's phases, when asked for
-  OpCache<Demand> cache_;                         // full mode
+  OpCache<Demand> cache_;                         // per op
   std::shared_ptr<FabricPlans> shared_;           // not full mode
   // This network's own copies of the plans it used, one per shape (kind, algorithm, groups): no
   // lock per start.
@@ -102,7 +103,7 @@ class AnalyticNetwork : public NetworkModel {
 
   // Live collectives (slots reused).
   struct Job {
-    std::vector<Segment> segments;
+    const std::vector<Segment>* segments = nullptr;  // the op's cached demand
     std::size_t seg = 0;
     bool transferring = false;
     ClassLoads left{};                    // work left per class in the current segment
