@@ -7,8 +7,8 @@ scenario's step time: prints the number of scenarios, the worst and mean relativ
 
 Grids: `full` (>= 500 scenarios: dgx2-v100, dgx-a100, dgx-h100; 1, 2, 4, 8 NICs per node; ZeRO-3,
 each ZeRO++ technique alone, ZeRO++, FSDP; DeepSpeed's default prefetch and the ZeRO++ paper's
-configs; 1K-8K tokens per GPU; 2-512 nodes; the two cases of issue 47), `quick` (a few dozen, for
-CTest). Usage: tier_agreement.py ZEROSIM [--grid full|quick] [--check PCT] [--jobs N]
+configs; 1K-8K tokens per GPU; 2-512 nodes; the two cases of issue 47), `quick` (a few dozen with
+the two cases of issue 47, for CTest). Usage: tier_agreement.py ZEROSIM [--grid full|quick] [--check PCT] [--jobs N]
 """
 import argparse
 import concurrent.futures
@@ -54,7 +54,7 @@ def quick_grid():
     g.append(["--cluster", "dgx2-v100", "--nodes", "4", "--model", "gpt-18b", "--nics-per-node",
               "1", "--nic-gbps", "100", "--tokens-per-gpu", "1024",
               "--deepspeed", "workloads/deepspeed/zeropp-paper-zeropp.json"])
-    return g
+    return g + issue_cases()
 
 
 def step_times(zerosim, args, tier):
@@ -99,6 +99,11 @@ def main():
     worst = max(rows, key=lambda r: r[3])
     mean = sum(r[3] for r in rows) / len(rows)
     print(f"scenarios {len(rows)}  worst {100 * worst[3]:.2f}%  mean {100 * mean:.2f}%")
+    by = {}
+    for k, _, _, d in rows:
+        by.setdefault(k[3], []).append(d)
+    for name, ds in sorted(by.items()):
+        print(f"  {name}: {len(ds)} scenarios, worst {100 * max(ds):.2f}%")
     for k, f, a, d in sorted(rows, key=lambda r: -r[3])[:o.show]:
         print(f"  {100 * d:6.2f}%  flow {f:.4f} s  analytic {a:.4f} s  {k}")
     if o.check is not None and 100 * worst[3] > o.check:
