@@ -1,4 +1,4 @@
-// AnalyticNetwork: per-phase link loads, the busiest link sets the phase time.
+// AnalyticNetwork: per-phase link loads per class; concurrent transfers share each class's rate.
 #include "sim/net/analytic_network.hpp"
 
 #include <algorithm>
@@ -21,6 +21,10 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const Cos
   capacity_ = shared_ ? &shared_->capacities(topo, profile) : &own_capacity_;
 }
 
+namespace {
+double largest(const ClassLoads& c) { return *std::max_element(c.begin(), c.end()); }
+}  // namespace
+
 double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
   if (load_.empty()) load_.assign(capacity_->size(), 0.0);  // per-shape plans never need it
   double total = 0;
@@ -35,63 +39,195 @@ double AnalyticNetwork::plan_time(const CollectivePlan& plan) {
         load_[l] += fl.bytes;
       }
     }
-    double busiest = 0;
+    Segment seg{phase.latency_s, {}};
     for (std::int32_t l : touched_) {
-      busiest = std::max(busiest, load_[l] / (*capacity_)[l]);
+      double& w = seg.work_s[static_cast<std::size_t>(topo_.link(l).cls)];
+      w = std::max(w, load_[l] / (*capacity_)[l] * phase.wire);
       load_[l] = 0;
     }
     touched_.clear();
-    total += phase.latency_s + busiest * phase.wire;
+    total += phase.latency_s + largest(seg.work_s);
+    if (segments_out_) segments_out_->push_back(seg);
   }
   return total;
 }
 
-std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
-  if (full_) {
-    const Cached* c = cache_.find(op);
-    if (!c) {
-      if (is_nccl_collective(op)) {   // NCCL's choice over the patterns, each lowered and routed
-        select_algorithm(op, topo_);  // validates
-        const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
-        c = &cache_.insert(op, Cached{p.op_time_s(op, profile_), p.stats(op.bytes)});
-      } else {
-        const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
-        const double t = plan_time(lower_collective(op, topo_, profile_)) +
-                         p2p_small_message_s(op, topo_, profile_);
-        c = &cache_.insert(op, Cached{t, stats_});
-        stats_ = saved;
-      }
-    }
-    return {c->time_s, c->stats};
+void AnalyticNetwork::plan_segments(const UnitPlan& plan, const CollectiveOp& op,
+                                    const CostProfile& profile, double extra_latency_s, Demand& d) {
+  d.segments.clear();
+  if (plan.nccl) {
+    // NCCL's choice: its latency, then the lowered pattern's classes (the ring's for every choice
+    // but NVLS, as the flow tier lowers it) scaled so that the busiest takes the choice's time.
+    const NcclChoice c = plan.nccl_choice(op, profile);
+    const double alone =
+        c.time_s(op.bytes, plan.pattern_s_per_byte[static_cast<std::size_t>(c.pattern)],
+                 busbw_factor(op.kind, plan.shape.ranks));
+    const ClassLoads& lowered =
+        c.pattern == TrafficPattern::Nvls ? plan.nvls_class : plan.ring_class;
+    const double top = largest(lowered);
+    Segment s{c.latency_s + extra_latency_s, {}};
+    const double transfer = alone - c.latency_s;
+    if (top > 0 && transfer > 0)
+      for (std::size_t k = 0; k < kLinkClasses; ++k) s.work_s[k] = transfer * (lowered[k] / top);
+    d.segments.push_back(s);
+    d.time_s = alone + extra_latency_s;
+    return;
   }
+  double t = 0;
+  for (const UnitPlan::UnitPhase& p : plan.phases) {
+    Segment s{p.latency_s, {}};
+    for (std::size_t k = 0; k < kLinkClasses; ++k) s.work_s[k] = p.class_s_per_byte[k] * op.bytes;
+    t += p.latency_s + p.busiest_s_per_byte * op.bytes;
+    d.segments.push_back(s);
+  }
+  if (d.segments.empty()) d.segments.push_back({});
+  d.segments.front().latency_s += extra_latency_s;
+  d.time_s = t + extra_latency_s;
+}
+
+const UnitPlan& AnalyticNetwork::shape_plan(const CollectiveOp& op) {
   // A step's ops share a few group lists: look for the same list first, then for an equal one.
-  const UnitPlan* plan = nullptr;
   for (const Shape& s : shapes_)
-    if (&s.groups.get() == &op.groups.get() && s.kind == op.kind && s.algorithm == op.algorithm) {
-      plan = &s.plan;
-      break;
-    }
-  if (!plan)
-    for (const Shape& s : shapes_)
-      if (s.kind == op.kind && s.algorithm == op.algorithm && s.groups == op.groups) {
-        plan = &s.plan;
-        break;
-      }
-  if (!plan) {
-    if (!(op.bytes > 0) || !std::isfinite(op.bytes))
-      lower_collective(op, topo_, profile_);  // throws the size rule's InputError
-    shapes_.push_back(
-        Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, capacity_)});
-    plan = &shapes_.back().plan;
+    if (&s.groups.get() == &op.groups.get() && s.kind == op.kind && s.algorithm == op.algorithm)
+      return s.plan;
+  for (const Shape& s : shapes_)
+    if (s.kind == op.kind && s.algorithm == op.algorithm && s.groups == op.groups) return s.plan;
+  if (!(op.bytes > 0) || !std::isfinite(op.bytes))
+    lower_collective(op, topo_, profile_);  // throws the size rule's InputError
+  shapes_.push_back(
+      Shape{op.kind, op.algorithm, op.groups, shared_->get(op, topo_, profile_, capacity_)});
+  return shapes_.back().plan;
+}
+
+const AnalyticNetwork::Demand& AnalyticNetwork::op_demand(const CollectiveOp& op) {
+  if (const Demand* c = cache_.find(op)) return *c;
+  Demand d;
+  if (full_ && is_nccl_collective(op)) {  // NCCL's choice over the patterns, lowered and routed
+    select_algorithm(op, topo_);          // validates
+    const UnitPlan p = unit_plan_by_flows(op, topo_, profile_, *capacity_);
+    plan_segments(p, op, profile_, 0, d);
+    d.stats = p.stats(op.bytes);
+  } else if (full_) {
+    const NetStats saved = std::exchange(stats_, NetStats{});  // plan_time adds this op's own
+    segments_out_ = &d.segments;
+    const double p2p = p2p_small_message_s(op, topo_, profile_);
+    d.time_s = plan_time(lower_collective(op, topo_, profile_)) + p2p;
+    segments_out_ = nullptr;
+    if (d.segments.empty()) d.segments.push_back({});
+    d.segments.front().latency_s += p2p;
+    d.stats = std::exchange(stats_, saved);
+  } else {
+    const UnitPlan& plan = shape_plan(op);
+    plan_segments(plan, op, profile_, p2p_small_message_s(op, topo_, profile_), d);
+    d.stats = plan.stats(op.bytes);
   }
-  return {plan->op_time_s(op, profile_) + p2p_small_message_s(op, topo_, profile_),
-          plan->stats(op.bytes)};
+  return cache_.insert(op, std::move(d));
+}
+
+std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
+  const Demand& d = op_demand(op);
+  return {d.time_s, d.stats};
 }
 
 void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
-  const auto [time_s, s] = op_cost(op);
-  stats_ += s;
-  engine_.schedule_after(time_s, std::move(on_done));
+  const Demand& d = op_demand(op);
+  stats_ += d.stats;
+  int j;
+  if (!free_jobs_.empty()) {
+    j = free_jobs_.back();
+    free_jobs_.pop_back();
+  } else {
+    j = static_cast<int>(jobs_.size());
+    jobs_.emplace_back();
+  }
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  job.segments = &d.segments;
+  job.seg = 0;
+  job.transferring = false;
+  job.on_done = std::move(on_done);
+  engine_.schedule_after((*job.segments)[0].latency_s, [this, j] { begin_transfer(j); });
+}
+
+void AnalyticNetwork::settle(double t) {
+  const double dt = t - last_;
+  last_ = t;
+  if (!(dt > 0)) return;
+  for (int j : transferring_) {
+    Job& job = jobs_[static_cast<std::size_t>(j)];
+    for (std::size_t k = 0; k < kLinkClasses; ++k)
+      if (job.on[k]) job.left[k] -= dt / sharers_[k];
+  }
+}
+
+void AnalyticNetwork::begin_transfer(int j) {
+  settle(engine_.now());
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  job.left = (*job.segments)[job.seg].work_s;
+  bool any = false;
+  for (std::size_t k = 0; k < kLinkClasses; ++k) {
+    job.on[k] = job.left[k] > 0;
+    if (job.on[k]) {
+      ++sharers_[k];
+      any = true;
+    }
+  }
+  if (!any) {
+    end_segment(j);
+    return;
+  }
+  job.transferring = true;
+  transferring_.push_back(j);
+}
+
+void AnalyticNetwork::end_segment(int j) {
+  Job& job = jobs_[static_cast<std::size_t>(j)];
+  job.transferring = false;
+  if (++job.seg < job.segments->size()) {
+    engine_.schedule_after((*job.segments)[job.seg].latency_s, [this, j] { begin_transfer(j); });
+    return;
+  }
+  auto cb = std::move(job.on_done);
+  job.segments = nullptr;
+  free_jobs_.push_back(j);
+  engine_.schedule_at(engine_.now(), std::move(cb));
+}
+
+double AnalyticNetwork::next_event_time() const {
+  double first = kNever;
+  for (int j : transferring_) {
+    const Job& job = jobs_[static_cast<std::size_t>(j)];
+    for (std::size_t k = 0; k < kLinkClasses; ++k)
+      if (job.on[k]) first = std::min(first, last_ + std::max(job.left[k], 0.0) * sharers_[k]);
+  }
+  return first;
+}
+
+void AnalyticNetwork::advance_to(double t) {
+  settle(t);
+  // Work whose end falls within a relative 1e-9 of t ends now (as the flow tier's completions).
+  const double tol = 1e-9 * std::max(t, 1e-12);
+  const std::array<int, kLinkClasses> sharers = sharers_;  // the shares the work ran at
+  std::size_t keep = 0;
+  std::vector<int> ended;
+  for (int j : transferring_) {
+    Job& job = jobs_[static_cast<std::size_t>(j)];
+    bool busy = false;
+    for (std::size_t k = 0; k < kLinkClasses; ++k)
+      if (job.on[k]) {
+        if (job.left[k] * sharers[k] <= tol) {
+          job.on[k] = false;
+          --sharers_[k];
+        } else {
+          busy = true;
+        }
+      }
+    if (busy)
+      transferring_[keep++] = j;
+    else
+      ended.push_back(j);
+  }
+  transferring_.resize(keep);
+  for (int j : ended) end_segment(j);
 }
 
 }  // namespace zerosim

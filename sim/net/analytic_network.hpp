@@ -1,8 +1,17 @@
-// AnalyticNetwork: the "analytic" tier. No contention between collectives: each phase of a lowered
-// collective takes latency_s + max over links of (bytes of that phase's flows on the link) /
-// (link bandwidth x class efficiency); the collective's time is the sum over its phases and its
-// completion is one engine event. Flows of one phase that share a link do contend (their bytes
-// add).
+// AnalyticNetwork: the "analytic" tier. A collective alone: each phase of its lowering takes
+// latency_s + max over links of (bytes of that phase's flows on the link) / (link bandwidth x
+// class efficiency); its time is the sum over its phases (NCCL's collectives: NCCL's choice over
+// the patterns, nccl_model.hpp). Flows of one phase that share a link contend (their bytes add).
+//
+// Collectives that run at the same time share links, in closed form per link class: a phase's
+// demand is, per class (NVLink, PCIe, network), the seconds its busiest link of that class needs
+// at full capacity (UnitPlan::class_s_per_byte x bytes). While k transfers have work left on a
+// class, each advances on it at 1/k of the class's rate (processor sharing: the flow tier's
+// max-min fair share when every flow on the link is limited by it and the collectives' flows on it
+// are equally many); a phase ends when its work on every class is done. Completions are found
+// event by event over the live collectives (a handful), never per flow. Assumed: concurrent
+// collectives' busiest links of a class are the same links (symmetric groups over the same
+// GPUs/NICs, as a data-parallel step's are).
 //
 // Loads are proportional to op.bytes, so one per-byte plan per op shape (kind, algorithm, groups)
 // serves every size (analytic_shortcuts.hpp; the rail all-to-all is computed without flows), and
@@ -10,6 +19,7 @@
 // With full = true (NetworkOptions::analytic_shortcuts = false) every distinct op is lowered with
 // its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +27,7 @@
 #include <vector>
 
 #include "sim/net/analytic_plan_cache.hpp"
+#include "sim/net/analytic_shortcuts.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/net/op_cache.hpp"
 
@@ -34,11 +45,8 @@ class AnalyticNetwork : public NetworkModel {
   const char* name() const override { return "analytic"; }
   void start(const CollectiveOp& op, std::function<void()> on_done) override;
   const NetStats& stats() const override { return stats_; }
-  double next_event_time() const override { return kNever; }  // completions are engine events
-  void advance_to(double) override {}
-  bool contention_free() const override { return true; }
-  std::pair<double, NetStats> cost(const CollectiveOp& op) override { return op_cost(op); }
-  void account(const NetStats& s) override { stats_ += s; }
+  double next_event_time() const override;
+  void advance_to(double t) override;
 
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);
@@ -47,7 +55,29 @@ class AnalyticNetwork : public NetworkModel {
   // reference (cached per op).
   std::pair<double, NetStats> op_cost(const CollectiveOp& op);
 
+  // A phase as the sharing sees it: its latency, then per link class the seconds of work at the
+  // class's full rate.
+  struct Segment {
+    double latency_s = 0;
+    ClassLoads work_s{};
+  };
+  struct Demand {
+    double time_s = 0;  // alone: the sum of the segments' latency + largest work
+    NetStats stats;
+    std::vector<Segment> segments;
+  };
+  // Cached per op (kind, algorithms, bytes, groups) for the network's life.
+  const Demand& op_demand(const CollectiveOp& op);
+
  private:
+  const UnitPlan& shape_plan(const CollectiveOp& op);
+  // The segments of a per-byte plan at bytes; alone_s: the op's time alone (NCCL's choice).
+  static void plan_segments(const UnitPlan& plan, const CollectiveOp& op,
+                            const CostProfile& profile, double extra_latency_s, Demand& d);
+  void begin_transfer(int job);
+  void settle(double t);  // work done since last_ at the current shares
+  void end_segment(int job);
+
   Engine& engine_;
   const Topology& topo_;
   const CostProfile& profile_;
@@ -58,12 +88,9 @@ class AnalyticNetwork : public NetworkModel {
   std::vector<double> load_;  // bytes per link in the current phase (scratch, kept zeroed; sized on
                               // first use)
   std::vector<std::int32_t> touched_;
-  struct Cached {
-    double time_s;
-    NetStats stats;  // what plan_time added
-  };
-  OpCache<Cached> cache_;                // full mode
-  std::shared_ptr<FabricPlans> shared_;  // not full mode
+  std::vector<Segment>* segments_out_ = nullptr;  // plan_time's phases, when asked for
+  OpCache<Demand> cache_;                         // per op
+  std::shared_ptr<FabricPlans> shared_;           // not full mode
   // This network's own copies of the plans it used, one per shape (kind, algorithm, groups): no
   // lock per start.
   struct Shape {
@@ -73,6 +100,21 @@ class AnalyticNetwork : public NetworkModel {
     UnitPlan plan;
   };
   std::vector<Shape> shapes_;
+
+  // Live collectives (slots reused).
+  struct Job {
+    const std::vector<Segment>* segments = nullptr;  // the op's cached demand
+    std::size_t seg = 0;
+    bool transferring = false;
+    ClassLoads left{};                    // work left per class in the current segment
+    std::array<bool, kLinkClasses> on{};  // classes with work left (sharing the class's rate)
+    std::function<void()> on_done;
+  };
+  std::vector<Job> jobs_;
+  std::vector<int> free_jobs_;
+  std::vector<int> transferring_;            // jobs in a transfer, in the order they began it
+  std::array<int, kLinkClasses> sharers_{};  // transfers with work left per class
+  double last_ = 0;                          // when left was last brought up to date
 };
 
 }  // namespace zerosim

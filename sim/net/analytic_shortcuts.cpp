@@ -37,8 +37,16 @@ namespace {
 // Per phase of `plan` (lowered at 1 byte): the busiest link's seconds per byte, over every link
 // and over network links only; adds the plan's flows to stats when given.
 struct PhaseLoads {
-  double all = 0, network = 0, latency_s = 0;
+  double all = 0, latency_s = 0;
+  ClassLoads cls{};  // per link class; cls[Network] is the network links' busiest
 };
+
+// A phase's per-link loads (seconds per byte) reduced to the busiest overall and per class.
+void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
+  p.all = std::max(p.all, t);
+  double& m = p.cls[static_cast<std::size_t>(c)];
+  m = std::max(m, t);
+}
 std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& topo,
                                     const std::vector<double>& capacity, NetStats* stats) {
   std::vector<PhaseLoads> out;
@@ -63,9 +71,7 @@ std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& 
     PhaseLoads p;
     p.latency_s = phase.latency_s;
     for (LinkId l : touched) {
-      const double t = load[l] / capacity[l] * phase.wire;
-      p.all = std::max(p.all, t);
-      if (topo.link(l).cls == LinkClass::Network) p.network = std::max(p.network, t);
+      reduce_loads(load[l] / capacity[l] * phase.wire, topo.link(l).cls, p);
       load[l] = 0;
     }
     touched.clear();
@@ -76,8 +82,16 @@ std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& 
 
 double single_phase(const std::vector<PhaseLoads>& loads, bool network_only) {
   double t = 0;
-  for (const PhaseLoads& p : loads) t += network_only ? p.network : p.all;
+  for (const PhaseLoads& p : loads)
+    t += network_only ? p.cls[static_cast<std::size_t>(LinkClass::Network)] : p.all;
   return t;
+}
+
+ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
+  ClassLoads c{};
+  for (const PhaseLoads& p : loads)
+    for (std::size_t k = 0; k < kLinkClasses; ++k) c[k] += p.cls[k];
+  return c;
 }
 
 }  // namespace
@@ -90,7 +104,8 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
   const std::vector<PhaseLoads> ring =
       phase_loads(lower_pattern(unit, topo, profile, TrafficPattern::Ring), topo, capacity,
                   &out.stats_per_byte);
-  for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all});
+  for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all, p.cls});
+  out.ring_class = class_sum(ring);
   if (!is_nccl_collective(op)) return out;
   out.nccl = true;
   out.shape = comm_shape(op, topo);
@@ -104,10 +119,10 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
       for (auto& m : members_by_node(g, topo)) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
-    const double nvls =
-        single_phase(phase_loads(lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo,
-                                 capacity, nullptr),
-                     false);
+    const std::vector<PhaseLoads> nvls_loads = phase_loads(
+        lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo, capacity, nullptr);
+    const double nvls = single_phase(nvls_loads, false);
+    out.nvls_class = class_sum(nvls_loads);
     out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
     out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
         std::max(nvls, single_phase(ring, true));
@@ -405,9 +420,13 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
   for (const auto& [n, c] : counts)
     for (std::size_t l = 0; l < c.size(); ++l)
       if (c[l]) load[l] += c[l] / static_cast<double>(n);
-  double busiest = 0;
-  for (std::size_t l = 0; l < load.size(); ++l) busiest = std::max(busiest, load[l] / capacity[l]);
-  plan.phases.push_back({latency, busiest / profile.nccl.p2p_efficiency});
+  PhaseLoads p;
+  for (std::size_t l = 0; l < load.size(); ++l)
+    if (load[l] > 0)
+      reduce_loads(load[l] / capacity[l] / profile.nccl.p2p_efficiency,
+                   topo.link(static_cast<LinkId>(l)).cls, p);
+  plan.phases.push_back({latency, p.all, p.cls});
+  plan.ring_class = p.cls;
   return plan;
 }
 

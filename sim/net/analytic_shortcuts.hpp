@@ -14,6 +14,7 @@
 // graphs of another shape, PCIe switches, uneven latencies, overlapping groups) falls back to the
 // plain computation. tests/net/test_analytic_shortcuts.cpp checks both agree to 1e-9.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -24,10 +25,16 @@
 
 namespace zerosim {
 
+// Per link class (LinkClass: NVLink, PCIe, network): the busiest link of that class's seconds per
+// byte, the demand the analytic tier shares among concurrent collectives (analytic_network.hpp).
+inline constexpr std::size_t kLinkClasses = 3;
+using ClassLoads = std::array<double, kLinkClasses>;
+
 struct UnitPlan {
   struct UnitPhase {
     double latency_s = 0;
     double busiest_s_per_byte = 0;  // max over links of (load per byte of op.bytes) / capacity
+    ClassLoads class_s_per_byte{};  // the same max per link class (busiest = their max)
   };
   std::vector<UnitPhase> phases;
   NetStats stats_per_byte;  // bytes per byte of op.bytes; flows as counted (not scaled)
@@ -36,6 +43,9 @@ struct UnitPlan {
   bool nccl = false;
   CommShape shape;
   std::array<double, kTrafficPatterns> pattern_s_per_byte{};
+  // The lowered patterns' per-class busiest seconds per byte (summed over their phases): the ring
+  // (every choice but NVLS, as the flow tier lowers it) and NVLS.
+  ClassLoads ring_class{}, nvls_class{};
 
   double time_s(double bytes) const;  // the phases' sum (compositions and all_to_all)
   NetStats stats(double bytes) const;

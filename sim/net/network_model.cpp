@@ -37,10 +37,11 @@ std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine
     m = std::make_unique<AnalyticNetwork>(engine, topo, profile, !options.analytic_shortcuts,
                                           std::move(plans));
   } else {
-    throw flag_error("--tier",
-                     "must be 'flow' (max-min fair flows on routes) or 'analytic' "
-                     "(per-phase busiest link, no contention between collectives); got '" +
-                         tier + "'");
+    throw flag_error(
+        "--tier",
+        "must be 'flow' (max-min fair flows on routes) or 'analytic' "
+        "(per-phase busiest link, concurrent collectives sharing each link class); got '" +
+            tier + "'");
   }
   engine.add_model(m.get());
   return m;

@@ -1,6 +1,7 @@
 // Network models behind one interface: given a CollectiveOp at the engine's current time, call
 // on_done when it completes. "flow": collectives lowered to phases of flows that share links
-// max-min fair (flow_network.hpp); "analytic": alpha + bytes/beta per collective, no contention.
+// max-min fair (flow_network.hpp); "analytic": per phase latency + busiest link's bytes / rate,
+// concurrent collectives sharing each link class's rate (analytic_network.hpp).
 #pragma once
 #include <functional>
 #include <memory>

@@ -1,7 +1,7 @@
 // run_program_direct (the one-pass schedule for contention-free networks) against the event-driven
 // run on the engine: identical start and end times for every op, makespan, event count and network
-// stats, over random deadlock-free programs and over lowered ZeRO-3 / ZeRO++ steps on the analytic
-// tier; its timeline is in completion order; a deadlock is reported the same way.
+// stats, over random deadlock-free programs on a contention-free stub network; its timeline is in
+// completion order; a deadlock is reported the same way.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/net/analytic_network.hpp"
 #include "sim/program/step_program.hpp"
 #include "sim/step/lower.hpp"
 #include "tests/program/stub_network.hpp"
@@ -108,22 +107,6 @@ TEST_CASE("random deadlock-free programs: the direct schedule equals the engine'
     const StepProgram p = random_program(rng);
     compare_runs(p, [](Engine& e) { return std::make_unique<StubNetwork>(e, true); });
   }
-}
-
-TEST_CASE("lowered ZeRO-3 and ZeRO++ steps on the analytic tier: identical schedules") {
-  for (const char* strategy : {"zero3", "zeropp", "zero3+qgz"})
-    for (int nodes : {1, 3}) {
-      CAPTURE(strategy);
-      CAPTURE(nodes);
-      auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 4, 100, "", 0});
-      auto prof = select_cost_profile("", topo);
-      StepSetup st = gpt18b_setup(strategy, 2048, 2048, 2);
-      st.strategy.qgz_chunks = 2;  // the pipelined second reduce stream
-      const LoweredStep low = lower_step(st, topo, prof);
-      compare_runs(low.program, [&](Engine& e) {
-        return std::make_unique<AnalyticNetwork>(e, topo, prof, false);
-      });
-    }
 }
 
 TEST_CASE("run_program dispatches contention-free networks to the direct schedule") {

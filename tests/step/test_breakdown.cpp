@@ -185,6 +185,7 @@ TEST_CASE("breakdown of lowered steps equals the reference") {
       const LoweredStep low = lower_step(st, topo, prof);
       Engine e;
       AnalyticNetwork net(e, topo, prof, false);
+      e.add_model(&net);
       const RunResult run = run_program(low.program, e, net);
       const StepBreakdown got = compute_breakdown(low.program, run);
       check_equal(got, reference(low.program, run));
