@@ -35,8 +35,8 @@ struct Scenario {
   std::string fsdp_backward_prefetch = "pre";  // pre | post | none
   bool fsdp_forward_prefetch = false;
   bool fsdp_limit_all_gathers = true;
-  std::string fsdp_param_dtype = "auto";   // auto | bf16 | fp16 | fp32
-  std::string fsdp_reduce_dtype = "auto";  // auto | bf16 | fp16 | fp32
+  std::string fsdp_param_dtype = "auto";            // auto | bf16 | fp16 | fp32
+  std::string fsdp_reduce_dtype = "auto";           // auto | bf16 | fp16 | fp32
   std::string fsdp_reshard_after_forward = "true";  // FSDP2: true | false | N (a group size)
   // The micro-batch, in sequences or in tokens per GPU per micro-step (at most one of them; 0: not
   // given, the default of micro_batch.hpp).
