@@ -360,7 +360,7 @@ json rank_or_null(const std::optional<std::size_t>& index) {
 }
 
 // explain_winner's comparison of #r with #1, headed as what it is: not a win.
-std::string against_fastest(std::string text, std::size_t r) {
+std::string against_fastest(const std::string& text, std::size_t r) {
   return fmt::format("#{} against #1:", r + 1) + text.substr(text.find('\n'));
 }
 

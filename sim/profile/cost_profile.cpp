@@ -327,6 +327,59 @@ const LinkClassCost& CostProfile::link_class(LinkClass c) const {
   return it->second;
 }
 
+namespace {
+
+// gemm_efficiency: (flops, efficiency) points sorted by strictly increasing flops.
+auto parse_gemm_curve(const JsonReader& curve) -> decltype(CostProfile::gemm_efficiency) {
+  decltype(CostProfile::gemm_efficiency) out;
+  const std::size_t n = curve.array_size();
+  if (n == 0) curve.fail("must have at least one point");
+  for (std::size_t i = 0; i < n; ++i) {
+    JsonReader pt = curve.at(i);
+    pt.require_object({"flops", "efficiency"});
+    const double f = pt.at("flops").get_positive();
+    if (i > 0 && f <= out.back().first)
+      pt.at("flops").fail("points must be sorted by strictly increasing flops");
+    out.emplace_back(f, get_efficiency(pt.at("efficiency")));
+  }
+  return out;
+}
+
+// kernels: every known kernel, nothing else.
+auto parse_kernels(const JsonReader& kernels) -> decltype(CostProfile::kernels) {
+  decltype(CostProfile::kernels) out;
+  if (!kernels.value().is_object()) kernels.fail("must be an object");
+  const auto& known = cost_profile_kernel_names();
+  for (const auto& [kname, _] : kernels.value().items()) {
+    if (std::find(known.begin(), known.end(), kname) == known.end())
+      kernels.at(kname).fail(
+          fmt::format("unknown kernel '{}' (known: {})", kname, fmt::join(known, ", ")));
+    out[kname] = parse_kernel(kernels.at(kname));
+  }
+  for (const auto& kname : known)
+    if (!out.count(kname)) kernels.fail(fmt::format("missing required kernel '{}'", kname));
+  return out;
+}
+
+// link_classes: latencies and efficiency of NVLink, PCIe and the network.
+auto parse_link_classes(const JsonReader& links) -> decltype(CostProfile::link_classes) {
+  decltype(CostProfile::link_classes) out;
+  links.require_object({"nvlink", "pcie", "network"});
+  for (const auto& [cls, key] : kLinkClassKeys) {
+    JsonReader l = links.at(key);
+    l.require_object({"hop_latency_us", "ll_hop_latency_us", "ll128_hop_latency_us", "efficiency"});
+    LinkClassCost c;
+    c.hop_latency_s = l.at("hop_latency_us").get_nonnegative() * 1e-6;
+    c.ll_hop_latency_s = l.at("ll_hop_latency_us").get_nonnegative() * 1e-6;
+    c.ll128_hop_latency_s = l.at("ll128_hop_latency_us").get_nonnegative() * 1e-6;
+    c.efficiency = get_efficiency(l.at("efficiency"));
+    out[cls] = c;
+  }
+  return out;
+}
+
+}  // namespace
+
 CostProfile parse_cost_profile(const json& j, const std::string& file) {
   JsonReader r(j, file);
   for (const char* old : {"zero3_fetch_ns_per_param", "zero3_fetch_ns_per_byte"})
@@ -361,31 +414,11 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
   p.memory_bytes = get_bytes(gpu.at("memory_bytes"), 1);
   p.hbm_Bps = gpu.at("hbm_GBps").get_positive() * 1e9;
 
-  JsonReader curve = r.at("gemm_efficiency");
-  std::size_t n = curve.array_size();
-  if (n == 0) curve.fail("must have at least one point");
-  for (std::size_t i = 0; i < n; ++i) {
-    JsonReader pt = curve.at(i);
-    pt.require_object({"flops", "efficiency"});
-    double f = pt.at("flops").get_positive();
-    if (i > 0 && f <= p.gemm_efficiency.back().first)
-      pt.at("flops").fail("points must be sorted by strictly increasing flops");
-    p.gemm_efficiency.emplace_back(f, get_efficiency(pt.at("efficiency")));
-  }
+  p.gemm_efficiency = parse_gemm_curve(r.at("gemm_efficiency"));
   p.attention_efficiency = get_efficiency(r.at("attention_efficiency"));
   p.compute = parse_compute(r.at("compute"));
 
-  JsonReader kernels = r.at("kernels");
-  if (!kernels.value().is_object()) kernels.fail("must be an object");
-  const auto& known = cost_profile_kernel_names();
-  for (const auto& [kname, _] : kernels.value().items()) {
-    if (std::find(known.begin(), known.end(), kname) == known.end())
-      kernels.at(kname).fail(
-          fmt::format("unknown kernel '{}' (known: {})", kname, fmt::join(known, ", ")));
-    p.kernels[kname] = parse_kernel(kernels.at(kname));
-  }
-  for (const auto& kname : known)
-    if (!p.kernels.count(kname)) kernels.fail(fmt::format("missing required kernel '{}'", kname));
+  p.kernels = parse_kernels(r.at("kernels"));
 
   p.optimizer_Bps = r.at("optimizer_GBps").get_positive() * 1e9;
   p.memory_reserved_bytes = r.at("memory_reserved_bytes").get_nonnegative();
@@ -393,18 +426,7 @@ CostProfile parse_cost_profile(const json& j, const std::string& file) {
     r.at("memory_reserved_bytes").fail("must be less than gpu/memory_bytes");
   p.host_op_s = r.at("host_op_us").get_nonnegative() * 1e-6;
 
-  JsonReader links = r.at("link_classes");
-  links.require_object({"nvlink", "pcie", "network"});
-  for (const auto& [cls, key] : kLinkClassKeys) {
-    JsonReader l = links.at(key);
-    l.require_object({"hop_latency_us", "ll_hop_latency_us", "ll128_hop_latency_us", "efficiency"});
-    LinkClassCost c;
-    c.hop_latency_s = l.at("hop_latency_us").get_nonnegative() * 1e-6;
-    c.ll_hop_latency_s = l.at("ll_hop_latency_us").get_nonnegative() * 1e-6;
-    c.ll128_hop_latency_s = l.at("ll128_hop_latency_us").get_nonnegative() * 1e-6;
-    c.efficiency = get_efficiency(l.at("efficiency"));
-    p.link_classes[cls] = c;
-  }
+  p.link_classes = parse_link_classes(r.at("link_classes"));
 
   p.nccl = parse_nccl(r.at("nccl"));
   return p;

@@ -182,6 +182,7 @@ std::vector<std::pair<double, std::vector<std::string>>> notes_by_bandwidth(
   std::map<double, std::vector<const ResultView*>> by_bw;
   for (const ResultView* r : group) by_bw[r->network_gbps_per_node()].push_back(r);
   std::vector<std::pair<double, std::vector<std::string>>> out;
+  out.reserve(by_bw.size());
   for (const auto& [bw, rows] : by_bw) out.emplace_back(bw, technique_notes(rows));
   return out;
 }

@@ -262,25 +262,12 @@ class DeepSpeedLowering : ProgramBuilder {
     return done;
   }
 
-  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
-  // gathers; prefetched `depth` runs ahead) and re-assembly, then `run(r, tag)` on the compute
-  // stream. phase_piece[p]: the label piece of FetchPass p
-  // ("mb0.fwd.").
-  template <class Run>
-  void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
-            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
-    auto tag_of = [&](const FetchRun& r) {
-      return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
-    };
-    if (st_.stage < 3) {  // parameters replicated: nothing to gather or fetch
-      for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
-      return;
-    }
-    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
-    // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
-    // the previous gather), started[after[j]] (prefetched while that run computes) or
-    // finished[j - 1] (fetched when its own run begins).
-    constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
+  // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
+  // the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun (fetched
+  // when its own run begins: finished[j - 1]).
+  static constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
+  std::vector<std::ptrdiff_t> prefetch_anchors(const FetchRun* runs, const std::int64_t* held,
+                                               std::size_t M) const {
     std::vector<std::ptrdiff_t> after(M, kStart);
     const auto depth = static_cast<std::ptrdiff_t>(s_.prefetch_depth);
     const std::int64_t live = st_.max_live_params;
@@ -303,6 +290,25 @@ class DeepSpeedLowering : ProgramBuilder {
         if (k >= 0) in_flight += elems(static_cast<std::size_t>(k));
       }
     }
+    return after;
+  }
+
+  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
+  // gathers; prefetched `depth` runs ahead) and re-assembly, then `run(r, tag)` on the compute
+  // stream. phase_piece[p]: the label piece of FetchPass p
+  // ("mb0.fwd.").
+  template <class Run>
+  void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
+            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
+    auto tag_of = [&](const FetchRun& r) {
+      return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
+    };
+    if (st_.stage < 3) {  // parameters replicated: nothing to gather or fetch
+      for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
+      return;
+    }
+    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
+    const std::vector<std::ptrdiff_t> after = prefetch_anchors(runs, held, M);
     for (std::size_t j = 0; j < M; ++j) {
       if (runs[j].gather) gathered[j] = event();
       if (after[j] >= 0 && started[static_cast<std::size_t>(after[j])] < 0)
