@@ -10,9 +10,17 @@
 
 namespace zerosim::lowering {
 
-// The root (first, `root` set), then the blocks in forward order, each with its modules (indices
-// into `mods`, forward order), its parameter count (`elems`) and its block index as `name`. Unit:
-// any struct with those four members, default-constructible.
+// What every FSDP unit is, whichever FSDP runs it; each lowering derives its runtime state from it.
+struct FsdpUnit {
+  std::vector<int> modules;  // indices into the module list, forward order
+  double elems = 0;          // parameters of the unit (FSDP1's flat parameter)
+  bool root = false;
+  std::string name;  // block index; "" for the root
+  int piece = -1;    // the unit's label piece
+};
+
+// The root (first, `root` set), then the blocks in forward order, each with its modules, its
+// parameter count and its block index as `name`. Unit: FsdpUnit or a struct derived from it.
 template <class Unit>
 std::vector<Unit> fsdp_units(const std::vector<Module>& mods) {
   std::vector<Unit> units(1);

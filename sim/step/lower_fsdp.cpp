@@ -69,12 +69,7 @@ class FsdpLowering : ProgramBuilder {
 
  private:
   // An FSDP unit: one FlatParameter and the modules whose parameters it holds.
-  struct Unit {
-    std::vector<int> modules;  // forward order
-    double elems = 0;          // parameters of the flat parameter
-    bool root = false;
-    std::string name;  // block index
-    int piece = -1;
+  struct Unit : FsdpUnit {
     // Runtime state (FlatParamHandle / _FSDPState's per-handle dictionaries).
     bool sharded = true;              // the unsharded flat parameter is freed
     bool prefetched = false;          // _handles_prefetched

@@ -67,12 +67,7 @@ class Fsdp2Lowering : ProgramBuilder {
 
  private:
   // One FSDPParamGroup: a block's parameters, or the root's (what no block holds).
-  struct Unit {
-    std::vector<int> modules;  // forward order
-    double elems = 0;
-    bool root = false;
-    std::string name;
-    int piece = -1;
+  struct Unit : FsdpUnit {
     bool unsharded = false;     // is_unsharded
     bool post_forward = false;  // is_sharded_post_forward (an int reshard_after_forward)
     bool gathering = false;     // _all_gather_result pending its wait
