@@ -10,8 +10,9 @@ sendrecv ring at >= 10 ranks runs at half; it is shown as a known gap):
   a. H100: fit on 10x1, 10x8, 1x8, 2x1, 2x8 logs; predict the held-out 10 nodes x 2 GPUs log.
   b. Polaris: fit on the 2-node (NCCL 2.21) and 8-node (2.18) logs, predict the 256-node logs;
      fit on all three node counts (the fabric's group law); the shipped profile on the 8-node logs.
-     Each log's run-to-run spread (its .dat.4 and .dat.5 runs of one collective) is stated and
-     every error is judged against it.
+     Each log's run-to-run spread (its .dat.4 and .dat.5 runs of one collective) and its
+     within-run spread (in place against out of place) are stated, and every error is judged
+     against them.
   c. Azure: fit each one-node all_reduce log on its own; predict at the sizes between.
   d. The derived (shipped, unfitted) profile on the same logs.
 Errors are of busbw: predicted / measured - 1 (= measured time / predicted time - 1).
@@ -176,6 +177,45 @@ def run_spread(z, tmp, names):
                      "%.1f%%" % (100 * sum(big) / len(big)), "%.1f%%" % (100 * max(big)),
                      "%.1f%%" % (100 * sum(huge) / len(huge)),
                      "%d of %d" % (slower, len(small))])
+    return spread, rows
+
+
+
+def in_place_spread(names):
+    """{(op, nodes, bytes): |t(in-place) / t(out-of-place) - 1|} and a table row per Polaris log:
+    nccl-tests times every size twice in one run (out of place, then in place), the same job,
+    environment and nodes a few milliseconds apart: a within-run spread for every log, also those
+    that ran once. Where two logs share (op, nodes, bytes) the larger spread is kept."""
+    ops = {"all_gather": "all_gather", "all_reduce": "all_reduce", "alltoall": "all_to_all"}
+    spread, rows = {}, []
+    for n in names:
+        op = next((v for k, v in ops.items() if "__" + k + "_output" in n), None)
+        nodes = int(n.split("__n")[1].split(".")[0]) if "__n" in n else 0
+        if op is None or not nodes:
+            continue
+        d = {}
+        with open(os.path.join(ROOT, POL, n)) as f:
+            for line in f:
+                c = line.split()
+                if len(c) < 12 or not c[0].isdigit() or int(c[0]) == 0:
+                    continue
+                try:
+                    t_oop, t_ip = float(c[5]), float(c[9])
+                except ValueError:
+                    continue
+                if t_oop > 0:
+                    d[int(c[0])] = abs(t_ip / t_oop - 1)
+        if not d:
+            continue
+        for b, v in d.items():
+            spread[(op, nodes, b)] = max(v, spread.get((op, nodes, b), 0.0))
+        small = [v for b, v in d.items() if b < (1 << 20)]
+        big = [v for b, v in d.items() if b >= (1 << 20)]
+        huge = [v for b, v in d.items() if b >= (16 << 20)]
+        mean = lambda xs: "%.1f%%" % (100 * sum(xs) / len(xs)) if xs else ""
+        worst = lambda xs: "%.1f%%" % (100 * max(xs)) if xs else ""
+        rows.append([n, op, nodes, len(d), mean(small), worst(small), mean(big), worst(big),
+                     mean(huge)])
     return spread, rows
 
 
@@ -367,14 +407,17 @@ def chart_rows(rep, title, rows, derived=None):
     rep.chart(title, series)
 
 
-def detail_table(rep, rows, derived=None, spread=None, limit=None):
-    """limit(bytes) -> the target |error| at that size, when the rows have one."""
+def detail_table(rep, rows, derived=None, spread=None, limit=None, ip=None):
+    """limit(bytes) -> the target |error| at that size, when the rows have one; spread: the two
+    runs' spread, ip: the in-place / out-of-place spread, per (op, nodes, bytes)."""
     dmap = {(r["op"], r["bytes"]): r for r in (derived or [])}
     head = ["op", "size", "measured GB/s", "fitted GB/s", "error", "algo/proto"]
     if limit:
         head.append("target")
     if spread is not None:
         head.append("run spread")
+    if ip is not None:
+        head.append("in-place spread")
     if derived:
         head.append("derived error")
     out = []
@@ -386,6 +429,10 @@ def detail_table(rep, rows, derived=None, spread=None, limit=None):
                         % round(100 * limit(r["bytes"])))
         if spread is not None:
             v = spread.get((r["op"], r["nodes"], r["bytes"]))
+            line.append("" if v is None else "%.1f%%%s" % (100 * v, " (error within)"
+                                                          if abs(r["err"]) <= v else ""))
+        if ip is not None:
+            v = ip.get((r["op"], r["nodes"], r["bytes"]))
             line.append("" if v is None else "%.1f%%%s" % (100 * v, " (error within)"
                                                           if abs(r["err"]) <= v else ""))
         if derived:
@@ -503,6 +550,7 @@ def main():
     ptr = [import_log(z, POL + "/" + n, tmp) for n in tr_names]
     pte = [import_log(z, POL + "/" + n, tmp) for n in te_names]
     spread, spread_rows = run_spread(z, tmp, sorted(os.listdir(os.path.join(ROOT, POL))))
+    ip, ip_rows = in_place_spread(sorted(os.listdir(os.path.join(ROOT, POL))))
     fb = fit(z, [t[0] for t in ptr], tmp, "polaris", "polaris", "2.21", base="polaris-a100")
     print("b. Polaris: fitted on", ", ".join(tr_names))
     pte_recs = [r for t in pte for r in t[1]]
@@ -522,6 +570,9 @@ def main():
                     "MET" if met == len(pb) else "MISSED"])
     ok, judged = within_noise(pb, spread)
     summary.append(["b1. same, judged against the 256-node logs' run-to-run spread (all_reduce)",
+                    "|error| <= spread", "%d of %d sizes" % (ok, judged), "INFO"])
+    ok, judged = within_noise(pb, ip)
+    summary.append(["b1. same, judged against the 256-node logs' in-place / out-of-place spread (3 ops)",
                     "|error| <= spread", "%d of %d sizes" % (ok, judged), "INFO"])
     ptr_recs = [r for t in ptr for r in t[1]]
     fbt = evaluate(z, tmp, "polaris", ptr_recs, fb["profile"])
@@ -574,6 +625,12 @@ def main():
            "at nearly every small size: the spread is an environment effect as much as noise.")
     body.table(["runs", "op", "nodes", "sizes", "mean < 1 MiB", "worst < 1 MiB", "mean >= 1 MiB",
                 "worst >= 1 MiB", "mean >= 16 MiB", ".dat.5 slower (< 1 MiB)"], spread_rows)
+    body.p("Every log also times each size twice within one run: out of place, then in place, the "
+           "same job, environment and nodes. Their spread, |t(in place) / t(out of place) - 1|, is "
+           "the within-run noise of every log, including those that ran once; the tables below show "
+           "it per size as 'in-place spread'.")
+    body.table(["log", "op", "nodes", "sizes", "mean < 1 MiB", "worst < 1 MiB", "mean >= 1 MiB",
+                "worst >= 1 MiB", "mean >= 16 MiB"], ip_rows)
     body.h(3, "Held-out 256-node logs: busbw error per op")
     per_op_table(body, pb, db)
     body.h(3, "Training (2- and 8-node) logs: busbw error per op")
@@ -600,7 +657,7 @@ def main():
         op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
         rs = [r for r in pb if r["op"] == op]
         chart_rows(body, n + " (held out)", rs, [r for r in db if r["op"] == op])
-        detail_table(body, rs, [r for r in db if r["op"] == op], spread, pol_limit)
+        detail_table(body, rs, [r for r in db if r["op"] == op], spread, pol_limit, ip)
     for n in tr_names:
         op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
         nodes = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["nodes"]
@@ -616,7 +673,7 @@ def main():
     per_op_table(body, [r for r in pl if r["nodes"] == 256], [])
     for n in te_names:
         op = load_jsonl(os.path.join(tmp, n + ".jsonl"))[1][0]["op"]
-        detail_table(body, [r for r in pl if r["op"] == op and r["nodes"] == 256], None, spread)
+        detail_table(body, [r for r in pl if r["op"] == op and r["nodes"] == 256], None, spread, ip=ip)
     body.h(3, "Fitted parameters (Polaris, all node counts)")
     params_table(body, fl)
 
@@ -625,7 +682,7 @@ def main():
            "error = calibrate/profiles/polaris-a100-measured.json (the default for Polaris; its fit "
            "included these logs, so this column is in sample).")
     per_op_table(body, sb, smb)
-    detail_table(body, sb, smb, spread, lambda b: 0.30 if b >= (16 << 20) else 10.0)
+    detail_table(body, sb, smb, spread, lambda b: 0.30 if b >= (16 << 20) else 10.0, ip)
 
     # ---- c. Azure
     body.h(2, "c. Azure one-node all_reduce: each log fitted on its own")
