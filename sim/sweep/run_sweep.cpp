@@ -83,6 +83,23 @@ json partial_result_at(std::ifstream& partial, std::uint64_t line_offset) {
   return json::parse(line).at("result");
 }
 
+std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
+                                     std::string& line) {
+  partial.clear();
+  partial.seekg(static_cast<std::streamoff>(line_offset));
+  if (!std::getline(partial, line))
+    throw std::runtime_error("the sweep's partial file lost a result it had written");
+  // partial_line's text: {"index":I,"result":{...},"scenario":{...}}
+  constexpr std::string_view kKey = ",\"result\":";
+  const std::size_t at = line.find(kKey);
+  const std::string_view rest = at == std::string::npos
+                                    ? std::string_view()
+                                    : std::string_view(line).substr(at + kKey.size());
+  const std::size_t length = json_value_length(rest);
+  if (length == 0) throw std::runtime_error("the sweep's partial file holds a malformed result");
+  return rest.substr(0, length);
+}
+
 std::vector<std::string> partial_files_for(const std::string& out) {
   std::vector<std::string> files;
   fs::path target(out);
@@ -189,6 +206,13 @@ void SweepDocumentStream::add(const json& result) {
   // A list member sits at depth 2 of the document (indent 1 per level).
   write_(any_ ? ",\n" : "\n");
   write_(indented(result.dump(1), 2));
+  any_ = true;
+}
+
+void SweepDocumentStream::add_text(std::string_view compact) {
+  scratch_.assign(any_ ? ",\n" : "\n");
+  append_indented_json(compact, 2, scratch_);
+  write_(scratch_);
   any_ = true;
 }
 
