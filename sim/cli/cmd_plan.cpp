@@ -181,7 +181,10 @@ void register_plan(CLI::App& app) {
                   "comma-separated list (default 1,2,4,8,16,32)");
   cmd->add_option("--qwz-bits", a->qwz_bits, "qwZ weight bits to search (4,8; default 8)");
   cmd->add_option("--qgz-bits", a->qgz_bits, "qgZ gradient bits to search (default 4)");
-  cmd->add_option("--confirm", a->confirm, "candidates re-simulated on the flow tier (default 8)")
+  cmd->add_option(
+         "--confirm", a->confirm,
+         "candidates re-simulated on the flow tier (default 8), beside every one within 2% of the "
+         "fastest (0: none)")
       ->check(int_range(0, 10000));
   cmd->add_option("--top", a->top, "configurations printed (default 10)")
       ->check(int_range(1, 100000));

@@ -240,10 +240,20 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
                                  sweep::ignored_axes_json(sc.ignored));
   if (csv_file) csv_file->write(report::csv_header());
   std::size_t next_invalid = 0;
+  std::string line;  // a partial file's line, kept for its capacity
   for (const std::size_t i : sc.running) {
     if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
       ++next_invalid;
       continue;
+    }
+    if (!gathered && !csv_file && line_offset[i] != 0) {
+      // The result's text as the partial file holds it, re-indented: no parse. A text with a
+      // null (a non-finite number) takes the checked way below.
+      const std::string_view text = sweep::partial_result_text(partial, line_offset[i], line);
+      if (text.find("null") == std::string_view::npos) {
+        doc.add_text(text);
+        continue;
+      }
     }
     const json result = result_json(i);
     require_finite_result(result, "the sweep's results");

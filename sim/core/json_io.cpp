@@ -122,6 +122,71 @@ class DuplicateKeyCheck {
 
 }  // namespace
 
+void append_indented_json(std::string_view compact, std::size_t depth, std::string& out) {
+  // dump(1): an object or array opens a line per member at one more space, closes on a line of
+  // its own at its depth, and is written "{}" / "[]" when empty; a member's key is followed by
+  // ": ". Strings (keys too) are copied as they are, escapes included.
+  out.reserve(out.size() + compact.size() * 2);
+  out.append(depth, ' ');
+  const auto newline = [&](std::size_t d) {
+    out += '\n';
+    out.append(d, ' ');
+  };
+  std::size_t d = depth;
+  const std::size_t n = compact.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = compact[i];
+    switch (c) {
+      case '"': {
+        std::size_t j = i + 1;
+        while (j < n && compact[j] != '"') j += compact[j] == '\\' ? 2 : 1;
+        out.append(compact.substr(i, j + 1 - i));
+        i = j;
+        break;
+      }
+      case '{':
+      case '[':
+        if (i + 1 < n && compact[i + 1] == (c == '{' ? '}' : ']')) {
+          out += c;
+          out += compact[++i];
+        } else {
+          out += c;
+          newline(++d);
+        }
+        break;
+      case '}':
+      case ']':
+        newline(--d);
+        out += c;
+        break;
+      case ',':
+        out += ',';
+        newline(d);
+        break;
+      case ':':
+        out += ": ";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+std::size_t json_value_length(std::string_view text) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"';) i += text[i] == '\\' ? 2 : 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
 json parse_json_text(std::string_view text, const std::string& file) {
   try {
     std::size_t consumed = 0;

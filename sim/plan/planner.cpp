@@ -27,14 +27,15 @@ bool fits(const StepResult& r) { return r.memory.fits; }
 
 const char* checkpointing_word(bool on) { return on ? "on" : "off"; }
 
-// Strict weak order: confirmed first, higher throughput, fewer techniques, less memory.
+// Strict weak order: higher throughput, fewer techniques, less memory; confirmed first among
+// equals.
 bool better(const Candidate& a, const Candidate& b) {
-  if (a.confirmed != b.confirmed) return a.confirmed;
   double tol = 1e-9 * std::max(a.tokens_per_s(), b.tokens_per_s());
   if (std::fabs(a.tokens_per_s() - b.tokens_per_s()) > tol)
     return a.tokens_per_s() > b.tokens_per_s();
   if (a.techniques != b.techniques) return a.techniques < b.techniques;
-  return a.peak_bytes() < b.peak_bytes();
+  if (a.peak_bytes() != b.peak_bytes()) return a.peak_bytes() < b.peak_bytes();
+  return a.confirmed && !b.confirmed;
 }
 
 std::vector<StepResult> run_all(const std::vector<Scenario>& scenarios,
@@ -208,9 +209,15 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
     feasible.push_back(std::move(cands[i]));
   }
   std::stable_sort(feasible.begin(), feasible.end(), better);
-  // Flow tier on the best: contention and overlap details can reorder close candidates.
+  // Flow tier on the best: contention and overlap details can reorder close candidates. The
+  // decision rule compares the candidates within kTieFraction of the fastest, so every one of
+  // those is confirmed, beside the --confirm best.
   std::size_t n =
       std::min<std::size_t>(feasible.size(), static_cast<std::size_t>(std::max(0, q.confirm_top)));
+  if (n > 0)
+    while (n < feasible.size() &&
+           feasible[n].tokens_per_s() >= (1 - kTieFraction) * feasible.front().tokens_per_s())
+      ++n;
   std::vector<Scenario> flow;
   for (std::size_t i = 0; i < n; ++i) {
     feasible[i].scenario.tier = "flow";

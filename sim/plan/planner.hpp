@@ -1,10 +1,11 @@
 // The planner: for a cluster, a model and (optionally) a global batch, enumerate strategies (ZeRO-3
 // and every ZeRO++ subset, hpZ group sizes, quantization bits), micro-batches, gradient
 // accumulation and activation checkpointing on and off; simulate all of them on the cheap analytic
-// tier, drop what does not fit in GPU memory, confirm the best on the flow tier, and rank by
-// throughput (tokens/s; at a fixed global batch, step-time order). The recommendation is the one
-// decision rule of sim/result/recommendation.hpp over the confirmed candidates: `report` on the
-// plan's document and --emit-deepspeed make the same decision.
+// tier, drop what does not fit in GPU memory, confirm on the flow tier the best and every candidate
+// within the decision rule's tie threshold of the fastest, and rank by throughput (tokens/s; at a
+// fixed global batch, step-time order), each on its most exact number (flow where confirmed). The
+// recommendation is the one decision rule of sim/result/recommendation.hpp over the confirmed
+// candidates: `report` on the plan's document and --emit-deepspeed make the same decision.
 #pragma once
 #include <optional>
 #include <string>
@@ -26,7 +27,8 @@ struct PlanRequest {
   // Activation checkpointing: off saves the recompute (about a third of the layers' compute) and
   // costs every layer's activations; both are searched.
   std::vector<bool> checkpointing = {true, false};
-  int confirm_top = 8;  // candidates re-simulated on the flow tier
+  int confirm_top = 8;  // candidates re-simulated on the flow tier (and all within kTieFraction of
+                        // the fastest; 0: none)
   int threads = 0;
 };
 
@@ -49,7 +51,7 @@ struct Candidate {
 };
 
 struct PlanResult {
-  std::vector<Candidate> ranked;  // feasible candidates, confirmed first, best first
+  std::vector<Candidate> ranked;  // feasible candidates, best first (throughput)
   std::vector<std::size_t>
       pareto;  // indices into ranked: memory/throughput front, memory ascending
   std::size_t enumerated = 0, infeasible = 0;

@@ -2,17 +2,18 @@
 // explicitly: the reference modes (which fast paths run) and every cache on simulate()'s path,
 // each keyed by content: the input files and what was parsed from them (FileCache), built clusters
 // with their route tables (ClusterCache), modules and parameter counts (ModuleCache), the fabrics'
-// analytic plans (FabricPlanCache) and lowered steps with their group lists (LoweringCache). A
-// context is used by one thread at a time; a sweep gives each worker thread its own, and two
-// contexts share nothing. Results never depend on the context: a fresh one, a warm one and the
-// reference modes give bit-identical results (tests/step/test_sim_context.cpp), except that
-// lowering every micro-step instead of extending two agrees to rounding
-// (tests/step/test_accumulation.cpp).
+// analytic plans (FabricPlanCache), lowered steps with their group lists (LoweringCache) and the
+// timings of steps already run (RunMemo). A context is used by one thread at a time; a sweep gives
+// each worker thread its own, and two contexts share nothing. Results never depend on the context:
+// a fresh one, a warm one and the reference modes give bit-identical results
+// (tests/step/test_sim_context.cpp), except that lowering every micro-step instead of extending two
+// agrees to rounding (tests/step/test_accumulation.cpp).
 #pragma once
 #include "sim/core/file_cache.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/network_model.hpp"
 #include "sim/step/lowering_cache.hpp"
+#include "sim/step/run_memo.hpp"
 #include "sim/topology/cluster_cache.hpp"
 #include "sim/workload/module_cache.hpp"
 
@@ -21,7 +22,8 @@ namespace zerosim {
 // The plain computations each fast path must equal, switched on for tests and benchmarks.
 struct ReferenceModes {
   NetworkOptions network;           // flow symmetry and folding, analytic shortcuts
-  bool lowering_reuse = true;       // re-time a cached lowered step instead of lowering afresh
+  bool lowering_reuse = true;       // re-time a cached lowered step instead of lowering afresh,
+                                    // and reuse the timing of a step already run (RunMemo)
   bool file_watch = true;           // files known unchanged from the kernel's reports, not stat()
   bool extend_accumulation = true;  // G >= 3 micro-steps: run 1 and 2, extend (accumulation.hpp)
                                     // instead of lowering every micro-step
@@ -40,6 +42,7 @@ class SimContext {
   ModuleCache& modules() { return modules_; }
   FabricPlanCache& plans() { return plans_; }
   LoweringCache& lowering() { return lowering_; }
+  RunMemo& runs() { return runs_; }
 
  private:
   ReferenceModes modes_;
@@ -48,6 +51,7 @@ class SimContext {
   ModuleCache modules_;
   FabricPlanCache plans_;
   LoweringCache lowering_;  // uses modules_
+  RunMemo runs_;
 };
 
 }  // namespace zerosim

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -699,6 +700,25 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   return out;
 }
 
+// What a run gives the result.
+StepTiming timing_of(const StepRun& run) {
+  return StepTiming{run.run.makespan_s, run.run.events, run.breakdown, run.comm,
+                    run.low->offload_bytes};
+}
+
+// The timing of `setup` on the scenario's network: the context's RunMemo's, or run and kept there
+// (a builder cluster, lowering reuse on).
+StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolved& r,
+                       SimContext& context) {
+  if (!context.modes().lowering_reuse || r.topo->builder_key().empty())
+    return timing_of(run_step(sc, setup, r, context));
+  RunMemo::Key key{setup, r.topo->builder_key(), r.prof, sc.tier, context.modes().network};
+  if (std::optional<StepTiming> kept = context.runs().find(key)) return std::move(*kept);
+  StepTiming t = timing_of(run_step(sc, setup, r, context));
+  context.runs().keep(std::move(key), t);
+  return t;
+}
+
 }  // namespace
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
@@ -717,33 +737,44 @@ StepResult simulate(const Scenario& given, SimContext& context, const std::strin
   const Resolved r = resolve(sc, context, !trace_path.empty());  // labels: read by the trace only
   const int G = r.setup.grad_accum;
   StepResult result;
-  StepRun step;
+  // The step that the result reports (G micro-steps, or 2 when extended): its setup, its timing
+  // and, for a trace, its whole run.
+  StepSetup setup = r.setup;
+  std::optional<StepRun> traced;
+  const auto final_timing = [&]() -> StepTiming {
+    if (trace_path.empty()) return step_timing(sc, setup, r, context);
+    traced = run_step(sc, setup, r, context);
+    return timing_of(*traced);
+  };
+  StepTiming step;
+  double step_time = 0;
   LoweredStep::OffloadBytes one_bytes;  // of micro-step 0 alone, when extended
   const bool extended = G >= kExtendedAccumulationFrom && context.modes().extend_accumulation;
   if (extended) {
     // Micro-steps 1..G-1 are alike: run one and two, extend (sim/step/accumulation.hpp).
-    StepSetup setup = r.setup;
     setup.grad_accum = 1;
-    const StepRun one = run_step(sc, setup, r, context);
-    one_bytes = one.low->offload_bytes;
+    const StepTiming one = step_timing(sc, setup, r, context);
+    one_bytes = one.offload_bytes;
     setup.grad_accum = 2;
-    step = run_step(sc, setup, r, context);
-    add_throughput(result, r, *step.low,
-                   extend_accumulation(one.run.makespan_s, step.run.makespan_s, G));
+    step = final_timing();
+    step_time = extend_accumulation(one.makespan_s, step.makespan_s, G);
     result.breakdown = extend_accumulation(one.breakdown, step.breakdown, G);
     result.comm = extend_accumulation(one.comm, step.comm, G);
-    result.engine_events = one.run.events + step.run.events;  // the work done
+    result.engine_events = one.events + step.events;  // the work done
   } else {
-    step = run_step(sc, r.setup, r, context);
-    add_throughput(result, r, *step.low, step.run.makespan_s);
+    step = final_timing();
+    step_time = step.makespan_s;
     result.breakdown = step.breakdown;
     result.comm = std::move(step.comm);
-    result.engine_events = step.run.events;
+    result.engine_events = step.events;
   }
-  MemoryEstimate mem = memory_of(r, *step.low, context.modules());
+  const std::shared_ptr<const LoweredStep> low =
+      traced ? traced->low : context.lowering().get(setup, *r.topo, r.prof);
+  add_throughput(result, r, *low, step_time);
+  MemoryEstimate mem = memory_of(r, *low, context.modules());
   if (r.setup.strategy.offloads()) {
     result.has_offload = true;
-    result.offload = offload_result(r, *step.low);
+    result.offload = offload_result(r, *low);
     if (extended) {  // bytes of G micro-steps from those of 1 and 2
       const LoweredStep::OffloadBytes& b1 = one_bytes;
       OffloadResult& o = result.offload;
@@ -754,7 +785,7 @@ StepResult simulate(const Scenario& given, SimContext& context, const std::strin
           extend_accumulation(b1.nvme_write, o.nvme_write_bytes_per_gpu, G);
     }
   }
-  result.warnings = warnings_of(sc, r, *step.low, mem);
+  result.warnings = warnings_of(sc, r, *low, mem);
   result.warnings.insert(result.warnings.end(), configured.warnings.begin(),
                          configured.warnings.end());
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model),
@@ -762,7 +793,7 @@ StepResult simulate(const Scenario& given, SimContext& context, const std::strin
   result.memory = std::move(mem);
   if (!trace_path.empty())
     write_chrome_trace(
-        trace_path, step.low->program, step.run, to_json(result),
+        trace_path, low->program, traced->run, to_json(result),
         extended ? fmt::format("micro-steps 0 and 1 and the optimizer are drawn; micro-steps "
                                "2..{} repeat micro-step 1 exactly (every stream is drained at "
                                "the end of each backward)",

@@ -83,6 +83,23 @@ json partial_result_at(std::ifstream& partial, std::uint64_t line_offset) {
   return json::parse(line).at("result");
 }
 
+std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
+                                     std::string& line) {
+  partial.clear();
+  partial.seekg(static_cast<std::streamoff>(line_offset));
+  if (!std::getline(partial, line))
+    throw std::runtime_error("the sweep's partial file lost a result it had written");
+  // partial_line's text: {"index":I,"result":{...},"scenario":{...}}
+  constexpr std::string_view kKey = ",\"result\":";
+  const std::size_t at = line.find(kKey);
+  const std::string_view rest = at == std::string::npos
+                                    ? std::string_view()
+                                    : std::string_view(line).substr(at + kKey.size());
+  const std::size_t length = json_value_length(rest);
+  if (length == 0) throw std::runtime_error("the sweep's partial file holds a malformed result");
+  return rest.substr(0, length);
+}
+
 std::vector<std::string> partial_files_for(const std::string& out) {
   std::vector<std::string> files;
   fs::path target(out);
@@ -189,6 +206,13 @@ void SweepDocumentStream::add(const json& result) {
   // A list member sits at depth 2 of the document (indent 1 per level).
   write_(any_ ? ",\n" : "\n");
   write_(indented(result.dump(1), 2));
+  any_ = true;
+}
+
+void SweepDocumentStream::add_text(std::string_view compact) {
+  scratch_.assign(any_ ? ",\n" : "\n");
+  append_indented_json(compact, 2, scratch_);
+  write_(scratch_);
   any_ = true;
 }
 
@@ -363,9 +387,11 @@ class ScenarioPool {
     std::string line;
     if (partial_.is_open()) {
       const json result = to_json(r);
-      // The partial file never holds a number --resume would refuse (JSON null).
-      require_finite_result(result, "the result of " + scenario_label(scenario));
       line = partial_line(i, result, scenario);
+      // The partial file never holds a number --resume would refuse (JSON null): a number that is
+      // not finite is written null, so a line without one needs no walk of the result.
+      if (line.find("null") != std::string::npos)
+        require_finite_result(result, "the result of " + scenario_label(scenario));
     }
     std::lock_guard lock(mu_);
     const std::uint64_t offset = partial_.written;

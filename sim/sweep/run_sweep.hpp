@@ -78,6 +78,9 @@ std::vector<std::pair<std::size_t, StepResult>> read_partial(
 
 // The "result" object of the partial-file line at `line_offset` (as a ResultSink received it).
 json partial_result_at(std::ifstream& partial, std::uint64_t line_offset);
+// The same result's compact text, without parsing it: a view into `line`, which receives the line.
+std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
+                                     std::string& line);
 
 // Partial files that belong to output `out`: out.partial and, under MPI, out.partial.r<rank>.
 std::vector<std::string> partial_files_for(const std::string& out);
@@ -102,12 +105,15 @@ class SweepDocumentStream {
                       const ScenarioAt& scenario_at, std::function<void(std::string_view)> write,
                       const json& ignored_axes = json::array());
   void add(const json& result);
+  // The same for a result's compact text (json::dump()), re-indented without parsing it.
+  void add_text(std::string_view compact);
   void finish();
 
  private:
   std::function<void(std::string_view)> write_;
   std::string tail_;  // after the results' opening bracket
   bool any_ = false;
+  std::string scratch_;  // add_text's indented text, kept for its capacity
 };
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at

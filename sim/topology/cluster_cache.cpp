@@ -9,7 +9,6 @@ namespace zerosim {
 
 std::shared_ptr<const Topology> ClusterCache::get(const std::string& name_or_file,
                                                   const ClusterOverrides& o, FileCache& files) {
-  constexpr std::size_t kEntries = 8;
   const std::string path = resolve_data_file("topologies", name_or_file, "--cluster", &files);
   // The file's bytes are compared by pointer first: the file cache shares them while unchanged.
   std::shared_ptr<const std::string> text = files.bytes(path);
@@ -23,8 +22,15 @@ std::shared_ptr<const Topology> ClusterCache::get(const std::string& name_or_fil
     }
   auto topo = std::make_shared<const Topology>(load_cluster(name_or_file, o, &files));
   if (topo->gpu_count() > kMaxGpus) return topo;
+  const auto pairs = [](const Entry& e) {
+    return std::int64_t{e.topo->gpu_count()} * e.topo->gpu_count();
+  };
   lru_.push_front(Entry{std::move(key), std::move(text), topo});
-  if (lru_.size() > kEntries) lru_.pop_back();
+  pairs_ += pairs(lru_.front());
+  while (lru_.size() > kEntries || pairs_ > kPairBudget) {
+    pairs_ -= pairs(lru_.back());
+    lru_.pop_back();
+  }
   return topo;
 }
 

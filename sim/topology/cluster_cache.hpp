@@ -1,11 +1,14 @@
 // ClusterCache: built clusters for one SimContext. A sweep simulates many scenarios on each
 // cluster, and building the graph was a fifth of a small analytic scenario. The key is the cluster
 // file's path AND bytes (from the context's FileCache) plus the overrides, so an edited file is
-// loaded again. Small clusters only (at most kMaxGpus), so that their route tables stay small (a
-// flow-tier all-to-all routes every GPU pair: 65k routes at 256 GPUs); at most 8, least recently
-// used first out. A Topology's route cache is its own and not thread-safe: the clusters of one
-// cache are used by one thread at a time, as their context is.
+// loaded again. A Topology's route table grows up to one route per GPU pair (a flow-tier
+// all-to-all routes every pair: 65k routes at 256 GPUs), so what is kept is bounded by GPU pairs:
+// at most kEntries clusters of at most kMaxGpus each, together at most kPairBudget squared GPU
+// counts (eight clusters of 256 GPUs, three of 384, two of 512), least recently used first out. A
+// Topology's route cache is its own and not thread-safe: the clusters of one cache are used by one
+// thread at a time, as their context is.
 #pragma once
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <string>
@@ -18,7 +21,9 @@ namespace zerosim {
 
 class ClusterCache {
  public:
-  static constexpr int kMaxGpus = 256;
+  static constexpr std::size_t kEntries = 8;
+  static constexpr int kMaxGpus = 512;
+  static constexpr std::int64_t kPairBudget = std::int64_t{8} * 256 * 256;
 
   // load_cluster(name_or_file, overrides, &files), shared while its key is unchanged.
   std::shared_ptr<const Topology> get(const std::string& name_or_file,
@@ -31,7 +36,8 @@ class ClusterCache {
     std::shared_ptr<const std::string> text;
     std::shared_ptr<const Topology> topo;
   };
-  std::list<Entry> lru_;  // front = newest
+  std::list<Entry> lru_;    // front = newest
+  std::int64_t pairs_ = 0;  // sum of the kept clusters' squared GPU counts
 };
 
 }  // namespace zerosim

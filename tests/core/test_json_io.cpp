@@ -42,3 +42,43 @@ TEST_CASE("a syntax error still names its byte, after the duplicate check's iter
       caught_input_error([] { parse_json_text(R"({"a": 1,, "b": 2})", "f.json"); });
   CHECK(e.rule().find("malformed JSON at byte 9") != std::string::npos);
 }
+
+namespace {
+
+// dump(1) with every line indented by `depth` spaces: what append_indented_json must equal.
+std::string indented_dump(const nlohmann::json& j, std::size_t depth) {
+  std::string text = j.dump(1), out(depth, ' ');
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(depth, ' ');
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compact JSON re-indented equals dump(1) byte for byte, strings untouched") {
+  const nlohmann::json values[] = {
+      nlohmann::json::parse(R"({"a": {}, "b": [], "c": [1, 2.5, -3e-7, true, false, null],
+        "d": {"e": [{"f": "x"}, []], "g": {"h": {}}}, "s": "{[,:]} \"quoted\" \\ back\\slash",
+        "u": "\u00e9\u4e2d \n\t", "": 0, "k:": "v,"})"),
+      nlohmann::json::array(),
+      nlohmann::json::object(),
+      nlohmann::json(1.0 / 3),
+      nlohmann::json("a string"),
+      nlohmann::json::parse(R"([[[]], [{}], {"x": [1]}])")};
+  for (const auto& j : values)
+    for (std::size_t depth : {0, 2, 5}) {
+      std::string out = "prefix";
+      zerosim::append_indented_json(j.dump(), depth, out);
+      CHECK(out == "prefix" + indented_dump(j, depth));
+    }
+}
+
+TEST_CASE("json_value_length: an object or array ends at its closing bracket outside strings") {
+  using zerosim::json_value_length;
+  CHECK(json_value_length(R"({"a":"}]\"}"},"b":1})") == 13);
+  CHECK(json_value_length(R"([1,[2,{"x":[]}]]tail)") == 16);
+  CHECK(json_value_length(R"({"open":[)") == 0);
+  CHECK(json_value_length("") == 0);
+}

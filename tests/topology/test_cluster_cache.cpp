@@ -1,7 +1,11 @@
 // ClusterCache: built clusters by content. Same key -> the same object; other overrides or an
-// edited file -> a new load (never stale); clusters above kMaxGpus are not kept; each cache (each
-// context) has its own; errors are the loader's and are not cached.
+// edited file -> a new load (never stale); clusters above kMaxGpus are not kept, and those kept
+// stay within kPairBudget squared GPU counts; each cache (each context) has its own; errors are the
+// loader's and are not cached.
 #include <doctest/doctest.h>
+
+#include <memory>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/topology/cluster_cache.hpp"
@@ -32,6 +36,22 @@ TEST_CASE("one cluster per key, per cache; big clusters are not kept") {
   const auto mine = other.get("dgx-h100", two, other_files);
   CHECK(mine != a);  // another cache builds its own (route caches are not thread-safe)
   CHECK(mine->summary() == a->summary());
+}
+
+TEST_CASE("kept clusters stay within the pair budget: three of 384 GPUs, the oldest out first") {
+  FileCache files;
+  ClusterCache clusters;
+  // 48 DGX H100 nodes = 384 GPUs: 384^2 x 3 <= kPairBudget < 384^2 x 4.
+  static_assert(3 * 384 * 384 <= ClusterCache::kPairBudget);
+  static_assert(4 * 384 * 384 > ClusterCache::kPairBudget);
+  std::vector<std::shared_ptr<const Topology>> kept;
+  for (double gbps : {100.0, 200.0, 400.0})
+    kept.push_back(clusters.get("dgx-h100", {48, 0, gbps, "", 0}, files));
+  for (std::size_t i = 0; i < kept.size(); ++i)  // all three kept (each lookup refreshes it)
+    CHECK(clusters.get("dgx-h100", {48, 0, 100.0 * (1 << i), "", 0}, files) == kept[i]);
+  clusters.get("dgx-h100", {48, 0, 800, "", 0}, files);  // a fourth: the least recent (100) out
+  CHECK(clusters.get("dgx-h100", {48, 0, 400, "", 0}, files) == kept[2]);
+  CHECK(clusters.get("dgx-h100", {48, 0, 100, "", 0}, files) != kept[0]);
 }
 
 TEST_CASE("an edited topology file is loaded again; a bad one is an input error every time") {

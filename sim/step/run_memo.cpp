@@ -1,0 +1,37 @@
+// RunMemo: see run_memo.hpp.
+#include "sim/step/run_memo.hpp"
+
+#include <utility>
+
+namespace zerosim {
+
+namespace {
+
+// Cheap members first: sweep neighbours differ in tokens, accumulation, network or strategy.
+bool same_key(const RunMemo::Key& a, const RunMemo::Key& b) {
+  const StepSetup &x = a.setup, &y = b.setup;
+  return x.tokens == y.tokens && x.grad_accum == y.grad_accum && x.seq == y.seq &&
+         x.prefetch_depth == y.prefetch_depth && x.checkpointing == y.checkpointing &&
+         x.attention == y.attention && x.labels == y.labels && a.network == b.network &&
+         a.builder_key == b.builder_key && a.tier == b.tier && x.offload == y.offload &&
+         x.strategy == y.strategy && (a.profile == b.profile || *a.profile == *b.profile) &&
+         x.model == y.model;
+}
+
+}  // namespace
+
+std::optional<StepTiming> RunMemo::find(const Key& key) {
+  for (auto it = lru_.begin(); it != lru_.end(); ++it)
+    if (same_key(it->key, key)) {
+      lru_.splice(lru_.begin(), lru_, it);
+      return lru_.front().timing;
+    }
+  return std::nullopt;
+}
+
+void RunMemo::keep(Key key, const StepTiming& timing) {
+  lru_.push_front(Entry{std::move(key), timing});
+  if (lru_.size() > kEntries) lru_.pop_back();
+}
+
+}  // namespace zerosim
