@@ -103,14 +103,14 @@ void add_zero3_candidates(std::vector<Candidate>& out, const PlanRequest& q,
   }
 }
 
-// ZeRO stages 1 and 2, HSDP sharded within each node, and PyTorch FSDP's FULL_SHARD,
-// SHARD_GRAD_OP and HYBRID_SHARD with PyTorch's defaults (the hybrid ones on more than one node;
-// on one they are ZeRO-3 and FULL_SHARD).
+// ZeRO stages 1 and 2, HSDP sharded within each node, PyTorch FSDP's FULL_SHARD, SHARD_GRAD_OP
+// and HYBRID_SHARD, and FSDP2's fully_shard, with PyTorch's defaults (the hybrid ones on more than
+// one node; on one they are ZeRO-3 and FULL_SHARD).
 void add_other_candidates(std::vector<Candidate>& out, const PlanRequest& q,
                           const ClusterShape& shape, int m, int ga, bool multi_node) {
   for (const StrategyKind other :
        {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Hsdp, StrategyKind::FsdpFullShard,
-        StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard}) {
+        StrategyKind::FsdpShardGradOp, StrategyKind::FsdpHybridShard, StrategyKind::Fsdp2}) {
     if (!multi_node && (other == StrategyKind::Hsdp || other == StrategyKind::FsdpHybridShard))
       continue;
     for (const bool ckpt : q.checkpointing) {

@@ -296,7 +296,7 @@ json compute_kernels_json(const ComputeTerms& t) {
 
 ComputeTerms read_compute_kernels(const JsonReader& r) {
   r.require_object({"gemm", "attention", "norm", "activation", "residual", "bias", "rotary",
-                    "dropout", "loss", "embedding", "launch"});
+                    "dropout", "loss", "embedding", "padding", "launch"});
   ComputeTerms t;
   t.gemm_s = r.at("gemm").get_nonnegative();
   t.attention_s = r.at("attention").get_nonnegative();

@@ -74,6 +74,13 @@ ComputeTerms pass_terms(const Module& m, const CostProfile& p, AttentionImpl att
   const auto& bytes = backward ? m.memory.backward_bytes : m.memory.forward_bytes;
   for (std::size_t i = 0; i < bytes.size(); ++i) t.memory_s[i] = bytes[i] / rate;
   kernels += backward ? m.memory.backward_kernels : m.memory.forward_kernels;
+  // The unpad / pad copies surround the FlashAttention call only; eager attention runs on the
+  // padded tensors.
+  constexpr auto kPadding = static_cast<std::size_t>(MemoryKernel::Padding);
+  if (attention == AttentionImpl::Eager && bytes[kPadding] > 0) {
+    t.memory_s[kPadding] = 0;
+    kernels -= backward ? kPaddingBackwardKernels : kPaddingForwardKernels;
+  }
   // The host issues the pass's kernels one after another (PyTorch's eager dispatch and the launch,
   // kernel_overhead_s each) while the GPU runs what it has been given: the pass takes the longer
   // of the two, and launch_s is what the host adds beyond the GPU's work.

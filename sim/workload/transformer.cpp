@@ -8,6 +8,10 @@ const char* to_string(AttentionImpl a) { return a == AttentionImpl::Flash ? "fla
 
 bool trains_with_flash_attention(const ModelShape& m) { return m.flash_attention; }
 
+bool unpadded_flash_attention(const ModelShape& m) {
+  return m.family == "mpt" && m.flash_attention;
+}
+
 double attention_backward_factor(AttentionImpl a) { return a == AttentionImpl::Flash ? 2.5 : 2.0; }
 
 std::int64_t Module::param_elems() const {
@@ -22,7 +26,8 @@ Gemm linear_gemm(std::string name, double tokens, double in, double out) {
 
 const char* to_string(MemoryKernel k) {
   static constexpr std::array<const char*, kMemoryKernelCount> kNames = {
-      "norm", "activation", "residual", "bias", "rotary", "dropout", "loss", "embedding"};
+      "norm",    "activation", "residual",  "bias",   "rotary",
+      "dropout", "loss",       "embedding", "padding"};
   return kNames[static_cast<std::size_t>(k)];
 }
 
@@ -161,6 +166,19 @@ void push_module(std::vector<Module>& mods, Module& mod) {
   mods.push_back(std::move(mod));
 }
 
+// LLM Foundry's flash_attn_fn around flash_attn_varlen_func (BF16, q and kv the query and key
+// widths; flash-attn flash_attn/bert_padding.py): forward, unpad_input gathers each of Q, K and V
+// (IndexFirstAxis.forward: torch.gather, read + write 4 bytes per element) and pad_input writes a
+// zeroed output and index_puts the result into it (IndexPutFirstAxis.forward: 6); backward, the
+// output gradient gathered back (IndexPutFirstAxis.backward: 4), each of dQ, dK, dV scattered
+// into a zeroed padded tensor (IndexFirstAxis.backward: zeros + scatter_, 6), and the three joined
+// by the fused QKV split's backward (autograd's SplitBackward: cat, 4).
+void add_padding_copies(Module& attn, const ModelShape& m, double T) {
+  const double q = static_cast<double>(m.q_dim()), qkv = q + 2.0 * static_cast<double>(m.kv_dim());
+  attn.memory.add(MemoryKernel::Padding, 4 * T * qkv + 6 * T * q, 4 * T * q + 10 * T * qkv,
+                  kPaddingForwardKernels, kPaddingBackwardKernels);
+}
+
 // The attention half of layer l: QKV (with its norm, rotary) and the attention output.
 void append_attention(std::vector<Module>& mods, const ModelShape& m, int l, double T, int seq) {
   const double h = static_cast<double>(m.hidden);
@@ -188,6 +206,7 @@ void append_attention(std::vector<Module>& mods, const ModelShape& m, int l, dou
     const double rq = static_cast<double>(m.q_dim() + m.kv_dim());
     qkv.memory.add(MemoryKernel::Rotary, 4 * T * rq, 4 * T * rq, 2, 2);
   }
+  if (unpadded_flash_attention(m) && m.arch.mla.kv_lora_rank == 0) add_padding_copies(attn, m, T);
   // The attention branch's dropout and residual add; the MLP's in the MLP's modules.
   add_residual(attn, m, T);
   if (norms == 4) add_norms(attn, m, T, 1);

@@ -40,6 +40,15 @@ bool trains_with_flash_attention(const ModelShape& m);
 // QK^T recomputed: 5 matmuls of the forward's 2, as flash-attention's own benchmarks count them,
 // benchmarks/benchmark_flash_attention.py: bwd = 2.5 x fwd).
 double attention_backward_factor(AttentionImpl a);
+// Whether the model's FlashAttention call runs on unpadded (variable-length) tensors: LLM
+// Foundry's MPT (family "mpt"; llmfoundry/models/layers/attention.py, flash_attn_fn) unpads Q, K
+// and V with flash-attn's bert_padding.unpad_input and pads the output back with pad_input around
+// flash_attn_varlen_func, even when no token is padding. The copies are MemoryKernel::Padding.
+bool unpadded_flash_attention(const ModelShape& m);
+// Kernels of those copies per layer: forward, three gathers (IndexFirstAxis) and the output's
+// zero fill and index_put (IndexPutFirstAxis); backward, the output gradient's gather, three zero
+// fills and scatters, and the cat that joins dQ, dK and dV into the fused projection's gradient.
+inline constexpr int kPaddingForwardKernels = 5, kPaddingBackwardKernels = 8;
 
 struct ParamTensor {
   std::string name;
@@ -62,7 +71,9 @@ Gemm linear_gemm(std::string name, double tokens, double in, double out);
 // (sim/step/compute_model.hpp): normalisation (LayerNorm / RMSNorm), the MLP's activation (GELU, or
 // SiLU and the gate's product), residual adds, bias gradients (the forward's bias add rides in the
 // GEMM's epilogue), rotary position embedding, dropout, the loss's softmax-cross-entropy over the
-// vocabulary, and the embedding's gather and gradient scatter.
+// vocabulary, the embedding's gather and gradient scatter, and the copies that unpad Q, K and V
+// for a variable-length FlashAttention call and pad its output back (priced only when the
+// attention core runs as FlashAttention: unpadded_flash_attention).
 enum class MemoryKernel : std::uint8_t {
   Norm,
   Activation,
@@ -71,9 +82,10 @@ enum class MemoryKernel : std::uint8_t {
   Rotary,
   Dropout,
   Loss,
-  Embedding
+  Embedding,
+  Padding
 };
-inline constexpr int kMemoryKernelCount = 8;
+inline constexpr int kMemoryKernelCount = 9;
 const char* to_string(MemoryKernel k);  // "norm", "activation", ...
 
 // A module's memory-bound work: bytes read + written per pass by each kernel class, and the

@@ -1,6 +1,7 @@
 // `zerosim plan` with the real simulator: on 24 DGX-2 nodes with 1 x 100 Gbps per node the choice
 // for gpt-18b uses ZeRO++ components; on a single node it does not use qgZ; the DeepSpeed config it
-// emits reads back through the project's parser; bad flags exit 2 without output files.
+// emits reads back through the project's parser; FSDP2 is searched as simulate runs it; bad flags
+// exit 2 without output files.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -201,4 +202,24 @@ TEST_CASE("plan --emit-deepspeed writes the configuration report recommends (iss
   CHECK(st.micro_batch_sequences == rec["micro_batch"].get<int>());
   CHECK(st.grad_accum == rec["grad_accum"].get<int>());
   fs::remove_all(d);
+}
+
+TEST_CASE("plan searches FSDP2: its candidates are what `simulate --strategy fsdp2` gives") {
+  CliRun r =
+      run("plan --cluster dgx-a100 --nodes 1 --model mpt-1b --micro-batches 2 --confirm 1 --json");
+  REQUIRE_MESSAGE(r.rc == 0, r.out);
+  const auto plan = zerosim::json::parse(r.out);
+  int found = 0;
+  for (const auto& c : plan["candidates"]) {
+    if (c["scenario"]["strategy"] != "fsdp2" || c["tier"] != "analytic") continue;
+    ++found;
+    const bool ckpt = c["activation_checkpointing"].get<bool>();
+    CliRun s = run(std::string("simulate --cluster dgx-a100 --nodes 1 --model mpt-1b ") +
+                   "--micro-batch 2 --strategy fsdp2 --tier analytic --json" +
+                   (ckpt ? "" : " --no-checkpointing"));
+    REQUIRE_MESSAGE(s.rc == 0, s.out);
+    CHECK(zerosim::json::parse(s.out)["tokens_per_s"] == c["result"]["tokens_per_s"]);
+    CHECK(c["description"].get<std::string>().starts_with("FSDP2 fully_shard"));
+  }
+  CHECK(found == 2);  // checkpointing on and off
 }

@@ -43,12 +43,13 @@ TEST_CASE(
   std::vector<std::string> notes;
   auto c = enumerate_candidates(request(24), multi, &notes);
   // Per micro-batch: zero3 1, qwZ 1, hpZ 4 (k=2,4,8,16), qgZ 1, qwZ+hpZ 4, qwZ+qgZ 1, hpZ+qgZ 4,
-  // all three 4 = 20, plus ZeRO-1, ZeRO-2, HSDP and FSDP's FULL_SHARD, SHARD_GRAD_OP and
-  // HYBRID_SHARD = 26; six micro-batches. With qgZ bits {4, 8}: qgZ subsets double (+1+1+4+4 = 36).
-  CHECK(c.size() == 26u * 6u);
+  // all three 4 = 20, plus ZeRO-1, ZeRO-2, HSDP, FSDP's FULL_SHARD, SHARD_GRAD_OP and
+  // HYBRID_SHARD and FSDP2 = 27; six micro-batches. With qgZ bits {4, 8}: qgZ subsets double
+  // (+1+1+4+4 = 37).
+  CHECK(c.size() == 27u * 6u);
   auto wide = request(24);
   wide.qgz_bits = {4, 8};
-  CHECK(enumerate_candidates(wide, multi).size() == 36u * 6u);
+  CHECK(enumerate_candidates(wide, multi).size() == 37u * 6u);
   std::set<std::string> strategies;
   for (const auto& x : c) {
     strategies.insert(x.scenario.strategy);
@@ -59,13 +60,13 @@ TEST_CASE(
   CHECK(strategies == std::set<std::string>{"zero3", "zero3+qwz", "zero3+hpz", "zero3+qgz",
                                             "zero3+qwz+hpz", "zero3+qwz+qgz", "zero3+hpz+qgz",
                                             "zeropp", "zero1", "zero2", "hsdp", "fsdp",
-                                            "fsdp-grad-op", "fsdp-hybrid"});
+                                            "fsdp-grad-op", "fsdp-hybrid", "fsdp2"});
   // One node: qgZ, HSDP and HYBRID_SHARD (ZeRO-3 and FULL_SHARD there) are not searched, and the
   // planner says so for qgZ.
   ClusterShape single{1, 16, 512};
   notes.clear();
   auto s = enumerate_candidates(request(1), single, &notes);
-  CHECK(s.size() == 14u * 6u);
+  CHECK(s.size() == 15u * 6u);
   for (const auto& x : s) {
     CHECK(x.scenario.strategy.find("qgz") == std::string::npos);
     CHECK(x.scenario.strategy != "hsdp");
@@ -103,15 +104,15 @@ TEST_CASE(
     return testing::fake_result(s);
   };
   auto p = run_plan(q, multi, runner);
-  CHECK(p.enumerated == 156u);
+  CHECK(p.enumerated == 162u);
   // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the
   // closed form.
   std::size_t expect_infeasible = 0;
   for (const auto& c : enumerate_candidates(q, multi))
     if (!testing::fake_result(c.scenario).memory.fits) ++expect_infeasible;
   CHECK(p.infeasible == expect_infeasible);
-  CHECK(p.ranked.size() == 156u - expect_infeasible);
-  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 156);
+  CHECK(p.ranked.size() == 162u - expect_infeasible);
+  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 162);
   // Confirmed: the 5 best and every candidate within kTieFraction of the fastest (the fake's
   // tiers agree, so the confirmed ones stay the first).
   double best = 0;
@@ -175,7 +176,7 @@ TEST_CASE("activation checkpointing is searched on and off; off wins where it fi
   q.checkpointing = PlanRequest{}.checkpointing;  // the default: both
   CHECK(q.checkpointing == std::vector<bool>{true, false});
   const auto c = enumerate_candidates(q, multi);
-  CHECK(c.size() == 2u * 26u * 6u);
+  CHECK(c.size() == 2u * 27u * 6u);
   for (std::size_t i = 0; i + 1 < c.size(); i += 2) {
     CHECK(c[i].scenario.activation_checkpointing);
     CHECK_FALSE(c[i + 1].scenario.activation_checkpointing);
@@ -187,7 +188,7 @@ TEST_CASE("activation checkpointing is searched on and off; off wins where it fi
   // GB); micro-batch 8 without it is faster than 4 with it, and micro-batch 16 with it faster
   // still (the step's fixed communication is amortised over twice the tokens).
   auto p = run_plan(q, multi, testing::fake_runner);
-  CHECK(p.enumerated == 312u);
+  CHECK(p.enumerated == 324u);
   const auto& w = p.ranked[0];
   CHECK(w.scenario.strategy == "zeropp");
   CHECK(w.micro_batch == 16);
@@ -240,20 +241,25 @@ TEST_CASE("ties go to the simpler configuration: one node, no network traffic in
   auto p = run_plan(request(1), single, testing::fake_runner);
   // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time; the fake's tokens/s
   // is the same for every micro-batch (step proportional to tokens). So the five plain ZeRO-3
-  // candidates that fit (micro-batch 32 does not), the five FSDP FULL_SHARD, four SHARD_GRAD_OP,
-  // five ZeRO-2 and four ZeRO-1 ones (no technique either, more memory in the fake) tie and come
-  // first, least memory first (ZeRO-3 at micro-batch 1), then hpZ (same speed, one technique more).
+  // candidates that fit (micro-batch 32 does not), the five FSDP2, five FSDP FULL_SHARD, four
+  // SHARD_GRAD_OP, five ZeRO-2 and four ZeRO-1 ones (no technique either, more memory in the fake)
+  // tie and come first, least memory first (ZeRO-3 at micro-batch 1), then hpZ (same speed, one
+  // technique more).
   CHECK(p.ranked[0].scenario.strategy == "zero3");
   CHECK(p.ranked[0].micro_batch == 1);
   std::map<std::string, int> plain;
-  for (int i = 0; i < 23; ++i) {
+  for (int i = 0; i < 28; ++i) {
     CHECK(p.ranked[i].techniques == 0);
     ++plain[p.ranked[i].scenario.strategy];
     if (i > 0) CHECK(p.ranked[i - 1].peak_bytes() <= p.ranked[i].peak_bytes());
   }
-  CHECK(plain == std::map<std::string, int>{
-                     {"zero3", 5}, {"fsdp", 5}, {"fsdp-grad-op", 4}, {"zero2", 5}, {"zero1", 4}});
-  CHECK(p.ranked[23].scenario.strategy == "zero3+hpz");
+  CHECK(plain == std::map<std::string, int>{{"zero3", 5},
+                                            {"fsdp2", 5},
+                                            {"fsdp", 5},
+                                            {"fsdp-grad-op", 4},
+                                            {"zero2", 5},
+                                            {"zero1", 4}});
+  CHECK(p.ranked[28].scenario.strategy == "zero3+hpz");
 }
 
 TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepSpeed parser") {

@@ -157,6 +157,42 @@ TEST_CASE("memory-bound kernels: bytes per class at the memory-bound rate, launc
   CHECK(mem(forward_terms(mods[1], p, AttentionImpl::Flash), MemoryKernel::Rotary) == 0);
 }
 
+TEST_CASE("MPT's unpad / pad copies around FlashAttention: bytes and kernels, flash only") {
+  const CostProfile p = profile("dgx-a100");
+  const ModelShape mpt = load_model("mpt-1b");
+  REQUIRE(unpadded_flash_attention(mpt));
+  CHECK(!unpadded_flash_attention(mpt_1b()));  // the same shape as family gpt
+  const double T = 4096, h = 2048;
+  const double rate = p.compute.memory_bound_fraction * p.hbm_Bps;
+  const Module attn = build_modules(mpt, 4096, 2048)[2];
+  REQUIRE(attn.name == "layer0.attn");
+  const auto pad = [](const ComputeTerms& t) {
+    return t.memory_s[static_cast<std::size_t>(MemoryKernel::Padding)];
+  };
+  // Forward: three gathers of T x h (4 bytes per element) and the output's zero fill and
+  // index_put (6); backward: the output gradient's gather (4), three zero fills and scatters (6)
+  // and the cat into the fused QKV gradient (4 per element of the three).
+  CHECK(pad(forward_terms(attn, p, AttentionImpl::Flash)) == Approx((3 * 4 + 6) * T * h / rate));
+  CHECK(pad(backward_terms(attn, p, AttentionImpl::Flash)) ==
+        Approx((4 + 3 * 6 + 3 * 4) * T * h / rate));
+  CHECK(pad(forward_terms(attn, p, AttentionImpl::Eager)) == 0);
+  CHECK(pad(backward_terms(attn, p, AttentionImpl::Eager)) == 0);
+  // Kernels: with a host that takes 1 s per kernel a pass takes its kernel count; the copies add
+  // kPaddingForwardKernels and kPaddingBackwardKernels under flash and none under eager.
+  CostProfile slow_host = p;
+  slow_host.compute.kernel_overhead_s = 1;
+  const Module plain = build_modules(mpt_1b(), 4096, 2048)[2];
+  for (const AttentionImpl a : {AttentionImpl::Flash, AttentionImpl::Eager}) {
+    const int fwd = a == AttentionImpl::Flash ? kPaddingForwardKernels : 0;
+    const int bwd = a == AttentionImpl::Flash ? kPaddingBackwardKernels : 0;
+    CHECK(forward_terms(attn, slow_host, a).total() - forward_terms(plain, slow_host, a).total() ==
+          Approx(fwd));
+    CHECK(backward_terms(attn, slow_host, a).total() -
+              backward_terms(plain, slow_host, a).total() ==
+          Approx(bwd));
+  }
+}
+
 TEST_CASE("optimizer: Adam's 28 and clipping's 12 bytes per shard parameter") {
   const CostProfile p = profile("dgx-a100");
   CHECK(optimizer_time(1e9, p) == Approx(40e9 / p.optimizer_Bps));

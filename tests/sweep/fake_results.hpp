@@ -34,14 +34,15 @@ inline StepResult fake_result(const Scenario& s) {
   const double gpus = 16.0 * nodes;
   const double peak = 10e9 +
                       (hpz ? 2.25e9 * 16 / (s.hpz_partition > 0 ? s.hpz_partition : 16) : 0) +
-                      // FSDP: 0.5e9 more than ZeRO-3 (or HSDP for HYBRID_SHARD); SHARD_GRAD_OP
-                      // keeps the model gathered.
+                      // FSDP: 0.5e9 more than ZeRO-3 (or HSDP for HYBRID_SHARD), FSDP2 0.25e9;
+                      // SHARD_GRAD_OP keeps the model gathered.
                       (id.kind == StrategyKind::Zero1             ? 9e9
                        : id.kind == StrategyKind::Zero2           ? 4.5e9
                        : id.kind == StrategyKind::Hsdp            ? 2.25e9
                        : id.kind == StrategyKind::FsdpFullShard   ? 0.5e9
                        : id.kind == StrategyKind::FsdpShardGradOp ? 6e9
                        : id.kind == StrategyKind::FsdpHybridShard ? 2.75e9
+                       : id.kind == StrategyKind::Fsdp2           ? 0.25e9
                                                                   : 0) +
                       (s.activation_checkpointing ? 2e6 : 3e6) * tokens;
   StepResult r;
