@@ -32,7 +32,11 @@ double backward_time(const Module& m, const CostProfile& p, AttentionImpl attent
 double gathered_bytes(std::int64_t elems, const Strategy& s) {
   const double n = static_cast<double>(elems);
   if (!s.qwz) return 2 * n;
-  return n * s.weight_bits / 8.0 + 4 * n / static_cast<double>(s.quant_block);
+  return n * s.weight_bits / 8.0 + gathered_scale_bytes(elems, s);
+}
+
+double gathered_scale_bytes(std::int64_t elems, const Strategy& s) {
+  return s.qwz ? 4 * static_cast<double>(elems) / static_cast<double>(s.quant_block) : 0;
 }
 
 double quantized_grad_bytes(double elems, const Strategy& s) {

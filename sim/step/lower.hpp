@@ -87,8 +87,12 @@ int prefetch_depth(const Strategy& s, std::int64_t module_elems);
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 
-// Bytes on the wire per element for a weight gather (FP16, or INT8 + FP32 scales per block).
+// Bytes on the wire for a weight gather of `elems` elements (FP16, or INT8 + FP32 scales per
+// block).
 double gathered_bytes(std::int64_t elems, const Strategy& s);
+// Of those, qwZ's FP32 scales (one per quant_block elements; 0 without qwZ): DeepSpeed gathers
+// them with an all-gather of their own after the INT8 data's.
+double gathered_scale_bytes(std::int64_t elems, const Strategy& s);
 // Bytes of an INT4 (qgZ) buffer of `elems` elements with FP32 block scales.
 double quantized_grad_bytes(double elems, const Strategy& s);
 

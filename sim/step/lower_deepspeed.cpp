@@ -195,13 +195,18 @@ class DeepSpeedLowering : ProgramBuilder {
       const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
       kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag, ".quant");
     }
-    if (secondary)
-      collective(kGather, CollKind::AllGather,
-                 st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
-                 Category::AllGather, phase, tag, ".ag.hpz");
-    else
-      collective(kGather, CollKind::AllGather, shard_algo_, shard_, wire, Category::AllGather,
-                 phase, tag, ".ag");
+    // qwZ gathers the INT8 data, then the FP32 scales, with two all_gather_into_tensor calls
+    // (partition_parameters.py all_gather_coalesced, quantized branch: the handle and the
+    // quant_handle, in 0.10.0, 0.13.2 and 0.19.5): each pays its own latency.
+    const double scales = gathered_scale_bytes(m.gather_elems, st_);
+    const Algorithm algo =
+        secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
+    const GroupList& groups = secondary ? hpz_groups_ : shard_;
+    collective(kGather, CollKind::AllGather, algo, groups, wire - scales, Category::AllGather,
+               phase, tag, secondary ? ".ag.hpz" : ".ag");
+    if (scales > 0)
+      collective(kGather, CollKind::AllGather, algo, groups, scales, Category::AllGather, phase,
+                 tag, secondary ? ".ag.hpz.scales" : ".ag.scales");
   }
 
   // Tensors module m gathers: its own and, for a tied head, the word embedding.

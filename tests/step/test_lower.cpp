@@ -105,6 +105,34 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   CHECK(one.rs == count("zero3", 1).rs);
 }
 
+TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gathers per fetch") {
+  // partition_parameters.py all_gather_coalesced, quantized branch: all_gather_into_tensor of the
+  // INT8 flat buffer, then of the scales (one FP32 per quant_block elements), on both tiers (the
+  // world, and hpZ's intra-node group).
+  for (const char* strategy : {"zero3+qwz", "zeropp"}) {
+    CAPTURE(strategy);
+    auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+    auto prof = select_cost_profile("", topo);
+    StepSetup setup = gpt18b_setup(strategy, 1024, 512, 1);
+    const auto low = lower_step(setup, topo, prof);
+    const auto plain = lower_step(gpt18b_setup("zero3", 1024, 512, 1), topo, prof);
+    std::vector<const CollectiveOp*> ag, fp16;
+    for (const auto& op : low.program.collectives)
+      if (op.kind == CollKind::AllGather) ag.push_back(&op);
+    for (const auto& op : plain.program.collectives)
+      if (op.kind == CollKind::AllGather) fp16.push_back(&op);
+    // Twice ZeRO-3's gathers: each fetch's data gather followed by its scales' gather.
+    REQUIRE(ag.size() == 2 * fp16.size());
+    const double B = static_cast<double>(setup.strategy.quant_block);
+    for (std::size_t i = 0; i < fp16.size(); ++i) {
+      const double n = fp16[i]->bytes / 2;  // elements gathered (FP16: 2 bytes each)
+      CHECK(ag[2 * i]->bytes == zerosim::testing::Approx(n).epsilon(1e-12));  // INT8
+      CHECK(ag[2 * i + 1]->bytes == zerosim::testing::Approx(4 * n / B).epsilon(1e-12));
+      CHECK(ag[2 * i + 1]->groups.size() == ag[2 * i]->groups.size());  // the same tier
+    }
+  }
+}
+
 TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its handle's wait") {
   // ZeRO-3 over W = 384 ranks (partition_parameters.py): launching a gather of a module of k >= 2
   // tensors dispatches k .to()s, the flat buffer, W narrows, the cat of the own shards and the
