@@ -137,6 +137,8 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
     max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world,
                              qgz_divisibility_fallback(s.deepspeed_version)));
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
+  const double prefetched =
+      in.prefetched_elems >= 0 ? in.prefetched_elems : in.prefetch_depth * max_gather;
   // Gathered 16-bit weights: the running module's, those kept for a later run
   // (stage3_max_reuse_distance) and the prefetched modules'.
   double held = 0;
@@ -158,7 +160,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       // Master weights, Adam momentum and variance; offloaded: off the GPU.
       {"optimizer_fp32", s.offload_optimizer != OffloadDevice::None ? 0 : 12 * psi / S},
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
-      {"gathered_params", s.stage < 3 ? 0 : 2 * (held + in.prefetch_depth * max_gather)},
+      {"gathered_params", s.stage < 3 ? 0 : 2 * (held + prefetched)},
       {"grad_buckets", 2 * max_bucket},
       // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
       // bucket.

@@ -31,6 +31,9 @@ struct MemoryInputs {
   bool checkpointing = true;
   AttentionImpl attention = AttentionImpl::Eager;  // flash keeps no s x s scores
   int prefetch_depth = 1;                          // modules gathered ahead of the running one
+  // Elements gathered ahead of the running module at most (DeepSpeed's coordinator, from the
+  // lowering); < 0: prefetch_depth modules of the largest size.
+  double prefetched_elems = -1;
   double capacity_bytes = 0;
   double reserved_bytes = 0;
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.

@@ -23,7 +23,7 @@ namespace zerosim {
 // 4: the model's flash_attention, seq_source, position_rows and arch norm_bias and qk_norm; the
 //    scenario's active_params and seq_len_source; the model's seq is the run's for a learned
 //    position table. 5: the breakdown's compute_kernels_s (compute and recompute by kernel class).
-constexpr int kResultSchemaVersion = 5;
+constexpr int kResultSchemaVersion = 6;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {
@@ -43,8 +43,9 @@ struct ScenarioEcho {
   std::int64_t micro_batch_sequences = 0;
   int grad_accum = 1;
   bool activation_checkpointing = true;
-  std::string attention;   // flash | eager, as resolved (--attention auto decided)
-  int prefetch_depth = 0;  // modules gathered ahead of the running one
+  std::string attention;  // flash | eager, as resolved (--attention auto decided)
+  int prefetch_depth =
+      0;  // modules gathered ahead of the running one (DeepSpeed: the most at once)
   std::string profile_name, profile_status;
   std::string tier;  // flow | analytic
 

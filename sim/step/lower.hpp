@@ -11,8 +11,10 @@
 // thread's dispatch of each gather's launch and re-assembly, at CostProfile::host_op_s per op;
 // CPU Adam under ZeRO-Offload) and, when qgZ's two hops are pipelined over chunks,
 // "reduce.inter" (hop 2). Per micro-step forward: module i's gather may start once compute of
-// module i - depth has started (depth = prefetch depth; 0: once module i-1 has finished) and the
-// host has dispatched its launch; compute of module i waits for its re-assembly, which waits for
+// the module whose hook prefetched it has started (DeepSpeed's coordinator: each hook starts up
+// to stage3_prefetch_bucket_size new elements, bounded by stage3_max_live_parameters; a module
+// not prefetched is gathered once module i-1 has finished) and the host has dispatched its
+// launch; compute of module i waits for its re-assembly, which waits for
 // the gather and the host's dispatch (the host waits for the re-assembly three parameter waits
 // back). Backward follows the fetch trace (fetch_trace.hpp: each checkpointed layer's recompute,
 // then its backwards in reverse, gathering only the runs whose weights DeepSpeed's reuse distance
@@ -72,23 +74,22 @@ struct StepSetup {
   int grad_accum = 1;
   bool checkpointing = true;
   AttentionImpl attention = AttentionImpl::Eager;  // resolved from the scenario's --attention
-  int prefetch_depth = 1;
-  bool labels = true;    // op names for traces; false: every label -1 (traces would say "op")
-  OffloadRates offload;  // the strategy's offload_optimizer / offload_param devices' rates
+  int prefetch_depth = 1;  // FSDP's units gathered ahead (DeepSpeed's coordinator decides its own)
+  bool labels = true;      // op names for traces; false: every label -1 (traces would say "op")
+  OffloadRates offload;    // the strategy's offload_optimizer / offload_param devices' rates
 };
-
-// Prefetch depth from DeepSpeed's stage3_prefetch_bucket_size and stage3_max_live_parameters, in
-// modules of `module_elems` parameters: ceil(prefetch / module), at least 1, at most
-// max_live / module - 1 (the running module counts).
-int prefetch_depth(const Strategy& s, std::int64_t module_elems);
 
 // Compute time of a module's forward and backward: the sum of its kernel classes' terms
 // (compute_model.hpp).
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 
-// Bytes on the wire per element for a weight gather (FP16, or INT8 + FP32 scales per block).
+// Bytes on the wire for a weight gather of `elems` elements (FP16, or INT8 + FP32 scales per
+// block).
 double gathered_bytes(std::int64_t elems, const Strategy& s);
+// Of those, qwZ's FP32 scales (one per quant_block elements; 0 without qwZ): DeepSpeed gathers
+// them with an all-gather of their own after the INT8 data's.
+double gathered_scale_bytes(std::int64_t elems, const Strategy& s);
 // Bytes of an INT4 (qgZ) buffer of `elems` elements with FP32 block scales.
 double quantized_grad_bytes(double elems, const Strategy& s);
 
@@ -116,6 +117,10 @@ struct LoweredStep {
   };
   std::vector<std::vector<CollectiveSlot>> collective_slots;
   bool qgz_active = false;
+  // Stage 3's prefetch (DeepSpeed's coordinator): the most runs, and the most elements, whose
+  // gathers are in flight ahead of the running one at once.
+  int prefetch_runs = 0;
+  std::int64_t prefetched_elems = 0;
   double optimizer_bytes = 0;  // read and written by the GPU optimizer (0 when offloaded)
   // Bytes one rank moves per step for ZeRO-Offload: host -> GPU and GPU -> host over PCIe, and
   // from / to the node's NVMe drives.

@@ -67,12 +67,13 @@ class DeepSpeedLowering : ProgramBuilder {
     forward_runs_ = out_.modules->size();
     held_ = held_elems(out_.trace, *out_.modules);
     // Generous capacities: a module emits <= 6 ops per stream in each of its forward, recompute
-    // and backward runs, a bucket <= 6 per chunk.
+    // and backward runs, a bucket's tensor <= 7 per chunk.
+    std::size_t B = 0;  // the buckets' tensors
+    for (const GradBucket& b : out_.buckets) B += b.tensors.size();
     const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
-                      B = out_.buckets.size(),
                       C = static_cast<std::size_t>(std::max(1, st_.qgz_chunks));
-    reserve(G * (18 * M + 6 * B * C), G * (3 * M + B * (C + 1)), M + G * (3 + B) + C,
-            G * (3 * M + 3 * B * C));
+    reserve(G * (18 * M + 7 * B * C), G * (3 * M + B * (C + 1)), M + G * (3 + B * (C + 1)),
+            G * (6 * M + 4 * B * C));
     // Module names are pieces of every pass's prefixes.
     name_modules();
     int boundary = -1;
@@ -195,13 +196,18 @@ class DeepSpeedLowering : ProgramBuilder {
       const char* q = st_.weight_bits == 8 ? "quantize_int8" : "quantize_int4";
       kernel(kGather, Category::QuantKernel, q, 2 * n / group + wire / group, tag, ".quant");
     }
-    if (secondary)
-      collective(kGather, CollKind::AllGather,
-                 st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring, hpz_groups_, wire,
-                 Category::AllGather, phase, tag, ".ag.hpz");
-    else
-      collective(kGather, CollKind::AllGather, shard_algo_, shard_, wire, Category::AllGather,
-                 phase, tag, ".ag");
+    // qwZ gathers the INT8 data, then the FP32 scales, with two all_gather_into_tensor calls
+    // (partition_parameters.py all_gather_coalesced, quantized branch: the handle and the
+    // quant_handle, in 0.10.0, 0.13.2 and 0.19.5): each pays its own latency.
+    const double scales = gathered_scale_bytes(m.gather_elems, st_);
+    const Algorithm algo =
+        secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
+    const GroupList& groups = secondary ? hpz_groups_ : shard_;
+    collective(kGather, CollKind::AllGather, algo, groups, wire - scales, Category::AllGather,
+               phase, tag, secondary ? ".ag.hpz" : ".ag");
+    if (scales > 0)
+      collective(kGather, CollKind::AllGather, algo, groups, scales, Category::AllGather, phase,
+                 tag, secondary ? ".ag.hpz.scales" : ".ag.scales");
   }
 
   // Tensors module m gathers: its own and, for a tied head, the word embedding.
@@ -266,36 +272,34 @@ class DeepSpeedLowering : ProgramBuilder {
   // the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun (fetched
   // when its own run begins: finished[j - 1]).
   static constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
+  // DeepSpeed's coordinator's prefetch (prefetch_plan, fetch_trace.hpp) as anchors; records the
+  // most runs and elements in flight ahead of the running one (out_.prefetch_runs,
+  // out_.prefetched_elems: the memory model's prefetched weights).
   std::vector<std::ptrdiff_t> prefetch_anchors(const FetchRun* runs, const std::int64_t* held,
-                                               std::size_t M) const {
-    std::vector<std::ptrdiff_t> after(M, kStart);
-    const auto depth = static_cast<std::ptrdiff_t>(s_.prefetch_depth);
-    const std::int64_t live = st_.max_live_params;
-    auto elems = [&](std::size_t i) {
-      return runs[i].gather ? (*out_.modules)[static_cast<std::size_t>(runs[i].module)].gather_elems
-                            : 0;
-    };
-    for (std::size_t j = 1; j < M; ++j) {
-      if (!runs[j].gather) continue;
-      const auto J = static_cast<std::ptrdiff_t>(j);
-      after[j] = kOwnRun;
-      if (depth == 0) continue;
-      // DeepSpeed prefetches at run k while the weights held there (held[k]) and those already in
-      // flight stay below stage3_max_live_parameters: the earliest such k within `depth` runs.
-      std::int64_t in_flight = 0;
-      for (std::ptrdiff_t k = J - 1; k >= std::max<std::ptrdiff_t>(-1, J - depth); --k) {
-        const bool room = (k < 0 ? 0 : held[k]) + in_flight < live;
-        if (!room) break;
-        after[j] = k < 0 ? kStart : k;
-        if (k >= 0) in_flight += elems(static_cast<std::size_t>(k));
+                                               std::size_t M) {
+    const PrefetchPlan plan =
+        prefetch_plan(runs, held, M, *out_.modules, st_.prefetch_bucket_elems, st_.max_live_params);
+    std::vector<std::ptrdiff_t> after(M, kOwnRun);
+    if (M > 0) after[0] = kStart;
+    std::vector<int> starts(M, 0);  // per run: the gathers its hook starts
+    for (std::size_t j = 0; j < M; ++j)
+      if (plan.by[j] >= 0) ++starts[static_cast<std::size_t>(plan.by[j])];
+    int in_flight = 0;
+    for (std::size_t k = 0; k < M; ++k) {
+      if (plan.by[k] >= 0) {
+        after[k] = plan.by[k];
+        --in_flight;
       }
+      in_flight += starts[k];
+      out_.prefetch_runs = std::max(out_.prefetch_runs, in_flight);
+      out_.prefetched_elems = std::max(out_.prefetched_elems, plan.in_flight[k]);
     }
     return after;
   }
 
   // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
-  // gathers; prefetched `depth` runs ahead) and re-assembly, then `run(r, tag)` on the compute
-  // stream. phase_piece[p]: the label piece of FetchPass p
+  // gathers; prefetched as prefetch_anchors says) and re-assembly, then `run(r, tag)` on the
+  // compute stream. phase_piece[p]: the label piece of FetchPass p
   // ("mb0.fwd.").
   template <class Run>
   void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
@@ -474,29 +478,54 @@ class DeepSpeedLowering : ProgramBuilder {
     Digits mu_d(mu), no_d(no);
     return piece({"mb", mu_d, ".bucket", no_d});
   }
-  // A gradient bucket's reduction; its ops are labelled "<bucket_piece>[.chunk<c>]...".
+  // A gradient bucket's reduction; its ops are labelled "<bucket_piece>[.t<i>][.chunk<c>]...".
+  // Without qgZ one reduce-scatter of the bucket (coalesced_collectives.py
+  // reduce_scatter_coalesced). With qgZ, all_to_all_quant_reduce (the same in 0.10.0, 0.13.2 and
+  // 0.19.5) loops over the bucket's tensors: a tensor that falls back (1-D; from 0.13.2 also not
+  // divisible by 2 x world, make_grad_buckets) gets a reduce-scatter of its own
+  // (reduce_scatter_coalesced([tensor])), every other one qgZ's two hops (quantized_reduce).
   void reduce_bucket(int stream, const GradBucket& b, int bucket_piece) {
-    const int pre = prefix(bucket_piece);
-    if (b.fallback > 0 || !out_.qgz_active) {
-      const double n = static_cast<double>(out_.qgz_active ? b.fallback : b.elems());
-      collective(stream, CollKind::ReduceScatter, shard_algo_, shard_, st_.grad_comm_bytes * n,
-                 Category::ReduceScatter, CommPhase::GradientReduction, pre,
-                 out_.qgz_active ? ".rs.fallback" : ".rs");
+    if (!out_.qgz_active) {
+      collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
+                 st_.grad_comm_bytes * static_cast<double>(b.elems()), Category::ReduceScatter,
+                 CommPhase::GradientReduction, prefix(bucket_piece), ".rs");
+      return;
     }
-    if (!out_.qgz_active || b.quantized == 0) return;
+    for (std::size_t t = 0; t < b.tensors.size(); ++t) {
+      const BucketTensor& x = b.tensors[t];
+      const int tp = prefix(bucket_piece, tensor_piece(t, -1));
+      if (!x.quantized) {
+        collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
+                   st_.grad_comm_bytes * static_cast<double>(x.elems), Category::ReduceScatter,
+                   CommPhase::GradientReduction, tp, ".rs.fallback");
+        continue;
+      }
+      quantized_reduce(stream, static_cast<double>(x.elems), bucket_piece, t, tp);
+    }
+  }
+  // qgZ's reduction of one gradient tensor of `total` elements (all_to_all_quant_reduce's loop
+  // body): swizzle_quant to INT4 with FP32 scales; an all_to_all_single of the data and another of
+  // the scales inside the node; quantized_reduction (dequantize, reduce the node's N partial sums,
+  // requantize); the same two all-to-alls across the nodes of the rail; dequantize and reduce the
+  // nodes' chunks. Scales: one FP32 per quant_block elements. With --qgz-chunks C the tensor runs
+  // as C chunks whose second hop (on reduce.inter) overlaps the next chunk's first.
+  void quantized_reduce(int stream, double total, int bucket_piece, std::size_t t, int tp) {
     const int chunks = std::max(1, st_.qgz_chunks);
     const bool pipelined = chunks > 1 && stream == kReduce;
     const int hop2 = pipelined ? kReduceInter : stream;
-    const double N = N_, total = static_cast<double>(b.quantized);
+    const double N = N_;
     for (int c = 0; c < chunks; ++c) {
       const double n = total / chunks;
-      const int ct = chunks > 1 ? prefix(bucket_piece, chunk_piece(c)) : pre;
-      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer
+      const int ct = chunks > 1 ? prefix(bucket_piece, tensor_piece(t, c)) : tp;
+      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer and scales
       const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
+      const double s = grad_scale_bytes(n), s2 = grad_scale_bytes(n / N);
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
              ".swizzle_quant");
-      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q,
+      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q - s,
                  Category::AllToAll, CommPhase::GradientReduction, ct, ".a2a.intra");
+      collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, s,
+                 Category::AllToAll, CommPhase::GradientReduction, ct, ".a2a.intra.scales");
       kernel(stream, Category::QuantKernel, "dequant_reduce_quant_int4", q + q2, ct,
              ".dequant_reduce_quant");
       if (pipelined) {
@@ -504,25 +533,28 @@ class DeepSpeedLowering : ProgramBuilder {
         record(stream, ev);
         wait(hop2, ev);
       }
-      collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2, Category::AllToAll,
+      collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, q2 - s2, Category::AllToAll,
                  CommPhase::GradientReduction, ct, ".a2a.inter");
+      collective(hop2, CollKind::AllToAll, Algorithm::Direct, rails_, s2, Category::AllToAll,
+                 CommPhase::GradientReduction, ct, ".a2a.inter.scales");
       kernel(hop2, Category::QuantKernel, "dequant_reduce_int4", q2 + 2 * n / W_, ct,
              ".dequant_reduce");
     }
   }
-
-  // ".chunk<c>", a piece made once per chunk index.
-  int chunk_piece(int c) {
-    const auto k = static_cast<std::size_t>(c);
-    if (chunk_pieces_.size() <= k) chunk_pieces_.resize(k + 1, -1);
-    if (chunk_pieces_[k] < 0) chunk_pieces_[k] = piece({".chunk", Digits(c)});
-    return chunk_pieces_[k];
+  // The FP32 scales of a qgZ buffer of n elements (part of quantized_grad_bytes).
+  double grad_scale_bytes(double n) const { return 4 * n / static_cast<double>(st_.quant_block); }
+  // ".t<t>" or ".t<t>.chunk<c>" (c >= 0): the label piece of a bucket's tensor (and chunk).
+  int tensor_piece(std::size_t t, int c) {
+    if (!s_.labels) return -1;
+    Digits t_d(static_cast<int>(t));
+    if (c < 0) return piece({".t", t_d});
+    Digits c_d(c);
+    return piece({".t", t_d, ".chunk", c_d});
   }
 
   GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
   Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
   HpzRule hpz_rule_ = hpz_rule(st_.deepspeed_version);
-  std::vector<int> chunk_pieces_;
   std::size_t forward_runs_ = 0;
   std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems
   int S_ = 1;                                        // ranks a parameter is sharded over

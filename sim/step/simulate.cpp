@@ -480,12 +480,10 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   resolve_attention(sc, r);
   r.setup.checkpointing = sc.activation_checkpointing;
   r.setup.labels = labels;
-  // Prefetch depth counts modules of the mean size. FSDP gathers one unit ahead: the next block's
-  // all-gather is issued as soon as the rate limiter allows (see lower_fsdp.cpp).
-  r.setup.prefetch_depth =
-      r.setup.strategy.family() == StrategyFamily::Fsdp
-          ? 1
-          : prefetch_depth(r.setup.strategy, context.modules().mean_module_params(r.setup.model));
+  // FSDP gathers one unit ahead: the next block's all-gather is issued as soon as the rate limiter
+  // allows (see lower_fsdp.cpp). DeepSpeed's look-ahead is its coordinator's, run by the lowering
+  // (LoweredStep::prefetch_runs).
+  r.setup.prefetch_depth = r.setup.strategy.family() == StrategyFamily::Fsdp ? 1 : 0;
   return r;
 }
 
@@ -500,7 +498,9 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.seq = setup.seq;
   mi.checkpointing = setup.checkpointing;
   mi.attention = setup.attention;
-  mi.prefetch_depth = setup.prefetch_depth;
+  const bool deepspeed = setup.strategy.family() != StrategyFamily::Fsdp;
+  mi.prefetch_depth = deepspeed ? low.prefetch_runs : setup.prefetch_depth;
+  if (deepspeed) mi.prefetched_elems = static_cast<double>(low.prefetched_elems);
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;
@@ -790,6 +790,8 @@ StepResult simulate(const Scenario& given, SimContext& context, const std::strin
                          configured.warnings.end());
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model),
                             context.modules().active_params(r.setup.model));
+  if (r.setup.strategy.family() != StrategyFamily::Fsdp)
+    result.scenario.prefetch_depth = step.low->prefetch_runs;
   result.memory = std::move(mem);
   if (!trace_path.empty())
     write_chrome_trace(

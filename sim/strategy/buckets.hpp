@@ -14,10 +14,19 @@
 
 namespace zerosim {
 
+// A gradient tensor of a bucket, and whether qgZ's all-to-all reduces it (else the reduce-scatter).
+struct BucketTensor {
+  std::int64_t elems = 0;
+  bool quantized = false;
+};
+
 struct GradBucket {
   int ready_module = -1;       // index into the forward-order module list
   std::int64_t quantized = 0;  // elements reduced by qgZ (0 without qgZ)
   std::int64_t fallback = 0;   // elements reduced by the FP16 reduce-scatter
+  // Its tensors in the order stage3.py's __reduce_and_partition_ipg_grads hands them over (sorted
+  // by ds_id: forward order); all_to_all_quant_reduce reduces them one at a time.
+  std::vector<BucketTensor> tensors;
   std::int64_t elems() const { return quantized + fallback; }
 };
 

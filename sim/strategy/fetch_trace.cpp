@@ -67,6 +67,39 @@ std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
   return held;
 }
 
+PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::size_t count,
+                           const std::vector<Module>& modules, std::int64_t bucket_elems,
+                           std::int64_t max_live) {
+  PrefetchPlan plan{std::vector<std::ptrdiff_t>(count, -1), std::vector<std::int64_t>(count, 0)};
+  if (bucket_elems <= 0) return plan;
+  auto elems = [&](std::size_t i) {
+    return modules[static_cast<std::size_t>(runs[i].module)].gather_elems;
+  };
+  // prev[j]: the previous run of run j's module in this pass (-1: none).
+  std::vector<std::ptrdiff_t> prev(count, -1), last(modules.size(), -1);
+  for (std::size_t j = 0; j < count; ++j) {
+    auto& l = last[static_cast<std::size_t>(runs[j].module)];
+    prev[j] = l;
+    l = static_cast<std::ptrdiff_t>(j);
+  }
+  std::int64_t in_flight = 0;
+  std::size_t queue = 1;  // the next run not yet popped
+  for (std::size_t k = 0; k < count; ++k) {
+    if (plan.by[k] >= 0) in_flight -= elems(k);  // prefetched: now held by run k
+    queue = std::max(queue, k + 1);
+    const std::int64_t room = std::min(bucket_elems, max_live - held[k] - in_flight);
+    const auto K = static_cast<std::ptrdiff_t>(k);
+    for (std::int64_t started = 0; queue < count && started < room; ++queue) {
+      if (!runs[queue].gather || prev[queue] >= K) continue;  // held or in flight
+      plan.by[queue] = K;
+      started += elems(queue);
+      in_flight += elems(queue);
+    }
+    plan.in_flight[k] = in_flight;
+  }
+  return plan;
+}
+
 std::int64_t max_held_elems(const std::vector<FetchRun>& runs, const std::vector<Module>& modules) {
   const auto held = held_elems(runs, modules);
   return held.empty() ? 0 : *std::max_element(held.begin(), held.end());

@@ -1,8 +1,9 @@
-// Lowering: prefetch depth from DeepSpeed's knobs, and the shape of the StepProgram (which
+// Lowering: the shape of the StepProgram (which
 // collectives, how many, on which groups) for ZeRO-3 and each ZeRO++ component.
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,19 +13,6 @@
 #include "tests/support/approx.hpp"
 
 using namespace zerosim;
-
-TEST_CASE("prefetch depth follows stage3_prefetch_bucket_size and stage3_max_live_parameters") {
-  Strategy s;                                    // DeepSpeed defaults: bucket 5e7, live 1e9
-  CHECK(prefetch_depth(s, 113'000'000) == 1);    // gpt-18b mean submodule: one module ahead
-  CHECK(prefetch_depth(s, 1'258'000'000) == 1);  // module > live limit: still one tensor ahead
-  s.prefetch_bucket_elems = 0;
-  CHECK(prefetch_depth(s, 100) == 0);
-  s.prefetch_bucket_elems = 1'000'000'000;
-  s.max_live_params = 3'000'000'000;
-  CHECK(prefetch_depth(s, 400'000'000) == 3);  // want ceil(1e9/4e8) = 3, room floor(2.6e9/4e8) = 6
-  s.max_live_params = 1'000'000'000;
-  CHECK(prefetch_depth(s, 400'000'000) == 1);  // room floor(6e8/4e8) = 1 whole module
-}
 
 namespace {
 struct Counts {
@@ -99,10 +87,67 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   auto qgz = count("zero3+qgz", 24);
   CHECK(qgz.a2a_intra == qgz.a2a_rail);
   CHECK(qgz.a2a_intra > 0);
-  CHECK(qgz.kernels == 3 * qgz.a2a_intra);  // swizzle-quant, dequant-reduce-quant, dequant-reduce
+  // Per quantized tensor two all-to-alls a hop (data, scales) and three kernels: swizzle-quant,
+  // dequant-reduce-quant, dequant-reduce.
+  CHECK(2 * qgz.kernels == 3 * qgz.a2a_intra);
   auto one = count("zero3+qgz", 1);
   CHECK(one.a2a_intra + one.a2a_rail == 0);  // one node: the FP16 reduce-scatter
   CHECK(one.rs == count("zero3", 1).rs);
+}
+
+TEST_CASE("qgZ reduces each gradient tensor on its own, by release (gpt-18b ZeRO++, 24 nodes)") {
+  // coalesced_collectives.py all_to_all_quant_reduce: per tensor of every bucket, a 1-D tensor
+  // (and from 0.13.2 one whose size does not divide by 2 x 384) gets its own reduce-scatter, every
+  // other one four all-to-alls (data and scales inside the node, then across it).
+  constexpr std::int64_t W = 384;
+  for (const char* version : {"0.10.0", "0.13.2", "0.19"}) {
+    CAPTURE(version);
+    const auto c = count("zeropp", 24, 1, version);
+    const bool divisibility = std::string(version) != "0.10.0";
+    int quantized = 0, fallback = 0;
+    for (const Module& m : *c.modules)
+      for (const ParamTensor& p : m.params) {
+        const bool q = !p.one_d && (!divisibility || p.elems % (2 * W) == 0);
+        (q ? quantized : fallback)++;
+      }
+    CHECK(c.a2a_intra == 2 * quantized);
+    CHECK(c.a2a_rail == 2 * quantized);
+    CHECK(c.rs == fallback);
+    // gpt-18b: 40 layers of four 2-D weights and eight 1-D tensors (biases, two LayerNorms), and
+    // the embeddings and final norm: about 640 all-to-alls and 320 reduce-scatters per step.
+    CHECK(c.a2a_intra + c.a2a_rail >= 4 * 4 * 40);
+    CHECK(c.a2a_intra + c.a2a_rail <= 4 * (4 * 40 + 2));
+    CHECK(c.rs >= 8 * 40);
+    CHECK(c.rs <= 8 * 40 + 4);
+  }
+}
+
+TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gathers per fetch") {
+  // partition_parameters.py all_gather_coalesced, quantized branch: all_gather_into_tensor of the
+  // INT8 flat buffer, then of the scales (one FP32 per quant_block elements), on both tiers (the
+  // world, and hpZ's intra-node group).
+  for (const char* strategy : {"zero3+qwz", "zeropp"}) {
+    CAPTURE(strategy);
+    auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+    auto prof = select_cost_profile("", topo);
+    StepSetup setup = gpt18b_setup(strategy, 1024, 512, 1);
+    const auto low = lower_step(setup, topo, prof);
+    const auto plain = lower_step(gpt18b_setup("zero3", 1024, 512, 1), topo, prof);
+    std::vector<const CollectiveOp*> ag, fp16;
+    for (const auto& op : low.program.collectives)
+      if (op.kind == CollKind::AllGather) ag.push_back(&op);
+    for (const auto& op : plain.program.collectives)
+      if (op.kind == CollKind::AllGather) fp16.push_back(&op);
+    // Twice ZeRO-3's gathers: each fetch's data gather followed by its scales' gather.
+    REQUIRE(ag.size() == 2 * fp16.size());
+    const double B = static_cast<double>(setup.strategy.quant_block);
+    for (std::size_t i = 0; i < fp16.size(); ++i) {
+      const double n = fp16[i]->bytes / 2;  // elements gathered (FP16: 2 bytes each)
+      CHECK(ag[2 * i]->bytes == zerosim::testing::Approx(n).epsilon(1e-12));  // INT8
+      CHECK(ag[2 * i + 1]->bytes == zerosim::testing::Approx(4 * n / B).epsilon(1e-12));
+      CHECK(ag[2 * i + 1]->groups.size() == ag[2 * i]->groups.size());  // the same tier
+    }
+  }
 }
 
 TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its handle's wait") {

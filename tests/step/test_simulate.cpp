@@ -444,8 +444,8 @@ TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live
   };
   const double none = run("none.json", R"(, "stage3_prefetch_bucket_size": 0)");
   const double full = run("full.json", "");
-  // A live limit of one parameter leaves a one-module prefetch depth (prefetch_depth) but no
-  // room at any run: exactly the program without prefetch.
+  // A live limit of one parameter leaves no room at any hook: exactly the program without
+  // prefetch.
   CHECK(run("one.json", R"(, "stage3_max_live_parameters": 1)") == none);
   // 4e8: room in forward (gpt-18b's largest gathered module, the head, is 3.1e8), none at the
   // backward's runs that hold the rest of a recomputed layer (4.5e8): in between.
@@ -455,7 +455,7 @@ TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live
 }
 
 TEST_CASE("a deep prefetch starts no backward gather before the forward has finished") {
-  // A prefetch bucket of 1e9 elements gives gpt-18b a depth of several modules; the backward's
+  // A prefetch bucket of 1e9 elements runs several of gpt-18b's modules ahead; the backward's
   // first run (the head, still gathered from its forward) gathers nothing, so the first gather of
   // the backward must still wait for the forward's end.
   const auto dir = temp_dir("ds_deep_prefetch");

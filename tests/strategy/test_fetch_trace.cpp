@@ -106,3 +106,77 @@ TEST_CASE("gpt-18b at DeepSpeed's default distance: one gather per submodule in 
     CHECK(again == regathered);
   }
 }
+
+namespace {
+// The forward runs of a model (every run gathers) and the weights held at each.
+struct Forward {
+  std::vector<Module> mods;
+  std::vector<FetchRun> runs;
+  std::vector<std::int64_t> held;
+};
+Forward forward_of(const char* model) {
+  Forward f;
+  f.mods = build_modules(load_model(model), 1024, 512);
+  f.runs = fetch_trace(f.mods, true, 1'000'000'000);
+  f.runs.resize(f.mods.size());
+  f.held = held_elems(f.runs, f.mods);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("prefetch: each hook starts up to the bucket's new elements, popped runs stay popped") {
+  // toy(): embed 10, qkv 3, attn 1, fc1 4, fc2 4 (twice), head 10; forward only.
+  const auto m = toy();
+  auto runs = fetch_trace(m, false, 0);
+  runs.resize(m.size());
+  const auto held = held_elems(runs, m);
+  // Bucket 4: embed's hook starts qkv0 (3 < 4) and attn0 (4); qkv0's fc1_0; attn0's fc2_0;
+  // fc1_0's qkv1 (3) and attn1; fc2_0's fc1_1; qkv1's fc2_1; attn1's head.
+  const auto p = prefetch_plan(runs.data(), held.data(), runs.size(), m, 4, 1000);
+  CHECK(p.by == std::vector<std::ptrdiff_t>{-1, 0, 0, 1, 2, 3, 3, 4, 5, 6});
+  // In flight after each hook: qkv0 + attn0, then attn0 + fc1_0, ...
+  CHECK(p.in_flight == std::vector<std::int64_t>{4, 5, 8, 8, 8, 9, 18, 14, 10, 0});
+  // A live limit of 10: the embedding holds all of it (no room at its hook: qkv0 is fetched by its
+  // own); qkv0's hook (3 held) starts attn0 and fc1_0; fc1_0's (4 held, fc2_0's 4 in flight) has
+  // room for 2 and starts qkv1 (3); fc2_0's (4 held, 3 in flight) room 3: attn1 and fc1_1.
+  const auto tight = prefetch_plan(runs.data(), held.data(), runs.size(), m, 4, 10);
+  CHECK(tight.by == std::vector<std::ptrdiff_t>{-1, -1, 1, 1, 2, 3, 4, 4, 5, 6});
+  // No bucket: no prefetch.
+  const auto none = prefetch_plan(runs.data(), held.data(), runs.size(), m, 0, 1000);
+  CHECK(none.by == std::vector<std::ptrdiff_t>(runs.size(), -1));
+}
+
+TEST_CASE("prefetch on Llama-2-7B's small modules runs ahead up to stage3_max_live_parameters") {
+  // DeepSpeed's defaults: 5e7 new elements per hook, 1e9 live. Llama-2-7B's layer modules (qkv
+  // 5.0e7, attn 1.7e7, gate_up 9.0e7, down 4.5e7) are consumed more slowly than the hooks start
+  // them until held + in flight reaches the live bound; a hook exceeds it by at most the last
+  // module it starts.
+  const Forward f = forward_of("llama-2-7b");
+  constexpr std::int64_t L = 1'000'000'000;
+  const auto p = prefetch_plan(f.runs.data(), f.held.data(), f.runs.size(), f.mods, 50'000'000, L);
+  std::int64_t most = 0, largest = 0;
+  std::ptrdiff_t ahead = 0;
+  for (std::size_t k = 0; k < f.runs.size(); ++k) {
+    most = std::max(most, f.held[k] + p.in_flight[k]);
+    largest = std::max(largest, f.mods[k].gather_elems);
+    if (p.by[k] >= 0) ahead = std::max(ahead, static_cast<std::ptrdiff_t>(k) - p.by[k]);
+  }
+  CHECK(most >= L);
+  CHECK(most < L + largest);
+  CHECK(ahead >= 10);  // far beyond a window of ceil(5e7 / mean module) = 1 module
+}
+
+TEST_CASE("prefetch on the paper's GPTs: one module ahead where each is at least the bucket") {
+  // Every gpt-18b module is at least 3.8e7 elements (attn, h^2): with a bucket no larger than the
+  // smallest module, each hook starts exactly the next run's gather, the window of one module.
+  for (const char* model : {"gpt-18b", "gpt-49b"}) {
+    CAPTURE(model);
+    const Forward f = forward_of(model);
+    std::int64_t smallest = f.mods[0].gather_elems;
+    for (const auto& mod : f.mods) smallest = std::min(smallest, mod.gather_elems);
+    const auto p =
+        prefetch_plan(f.runs.data(), f.held.data(), f.runs.size(), f.mods, smallest, 1'000'000'000);
+    for (std::size_t k = 1; k < f.runs.size(); ++k)
+      CHECK(p.by[k] == static_cast<std::ptrdiff_t>(k) - 1);
+  }
+}
