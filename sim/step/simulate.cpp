@@ -791,7 +791,7 @@ StepResult simulate(const Scenario& given, SimContext& context, const std::strin
   result.scenario = echo_of(sc, r, context.modules().total_params(r.setup.model),
                             context.modules().active_params(r.setup.model));
   if (r.setup.strategy.family() != StrategyFamily::Fsdp)
-    result.scenario.prefetch_depth = step.low->prefetch_runs;
+    result.scenario.prefetch_depth = low->prefetch_runs;
   result.memory = std::move(mem);
   if (!trace_path.empty())
     write_chrome_trace(
