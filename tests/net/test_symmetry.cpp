@@ -293,39 +293,28 @@ TEST_CASE(
   // fold (2 and 4 blocks), the others reduce by equitable partitions only. Every count of the
   // result (the flow count included: a folded flow counts its images) and every byte total must be
   // the full model's exactly, times to rounding (check_same_result).
-  struct Case {
-    const char* cluster;
-    int nodes;
-    const char* fabric;
-    int nics;
-    const char* strategy;
-  };
-  const Case cases[] = {
-      {"dgx2-v100", 4, "rail", 1, "zeropp"},       {"dgx2-v100", 4, "rail", 4, "zero3"},
-      {"dgx2-v100", 3, "rail", 8, "zero3+hpz"},    {"dgx-a100", 4, "rail", 2, "zeropp"},
-      {"dgx-a100", 2, "fat-tree", 8, "zero3+qwz"}, {"dgx-h100", 6, "fat-tree", 8, "zeropp"},
-      {"dgx-h100", 16, "fat-tree", 8, "zeropp"},   {"dgx-h100", 16, "fat-tree", 8, "zero3"},
-      {"dgx-h100", 64, "rail", 8, "zeropp"},       {"dgx-h100", 64, "rail", 2, "zero3"},
+  const test::StepCase cases[] = {
+      {"dgx2-v100", 4, "rail", "gpt-18b", "zeropp", 1},
+      {"dgx2-v100", 4, "rail", "gpt-18b", "zero3", 4},
+      {"dgx2-v100", 3, "rail", "gpt-18b", "zero3+hpz", 8},
+      {"dgx-a100", 4, "rail", "gpt-18b", "zeropp", 2},
+      {"dgx-a100", 2, "fat-tree", "gpt-18b", "zero3+qwz", 8},
+      {"dgx-h100", 6, "fat-tree", "gpt-18b", "zeropp", 8},
+      {"dgx-h100", 16, "fat-tree", "gpt-18b", "zeropp", 8},
+      {"dgx-h100", 16, "fat-tree", "gpt-18b", "zero3", 8},
+      {"dgx-h100", 64, "rail", "gpt-18b", "zeropp", 8},
+      {"dgx-h100", 64, "rail", "gpt-18b", "zero3", 2},
   };
   ReferenceModes full_model;
   full_model.network.flow_symmetry = false;
   full_model.network.flow_folding = false;
-  for (const Case& c : cases) {
+  for (const test::StepCase& c : cases) {
     CAPTURE(c.cluster);
     CAPTURE(c.nodes);
     CAPTURE(c.fabric);
     CAPTURE(c.nics);
     CAPTURE(c.strategy);
-    Scenario s;
-    s.cluster = c.cluster;
-    s.nodes = c.nodes;
-    s.fabric = c.fabric;
-    if (std::string(c.fabric) == "fat-tree") s.oversubscription = 2;
-    s.nics_per_node = c.nics;
-    s.model = "gpt-18b";
-    s.strategy = c.strategy;
-    s.tokens_per_gpu = 1024;
-    SimContext plain(full_model);
-    check_same_result(to_json(simulate(s, plain)), to_json(simulate(s)));
+    const auto [full, fast] = test::step_with_and_without(full_model, c);
+    check_same_result(to_json(full), to_json(fast));
   }
 }
