@@ -255,9 +255,11 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
       (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
       rp.flows.push_back(f);
     }
+    rp.full_flows = rp.flows.size();
     if (fold) {  // each flow stands for its images in every block
       rp.inter_node_bytes *= topo_.rotation_blocks();
       rp.intra_node_bytes *= topo_.rotation_blocks();
+      rp.full_flows *= static_cast<std::uint64_t>(topo_.rotation_blocks());
     }
     out->phases.push_back(std::move(rp));
   }
@@ -320,7 +322,7 @@ void FlowNetwork::begin_phase(int c) {
   const ResolvedPhase& phase = plan.phases[coll.phase];
   stats_.inter_node_bytes += phase.inter_node_bytes * coll.scale;
   stats_.intra_node_bytes += phase.intra_node_bytes * coll.scale;
-  stats_.flows += phase.flows.size();
+  stats_.flows += phase.full_flows;
   if (symmetry()) {
     if (!part_->revalidate(phase.quotient)) sync_partition(c);
     if (phase.flows.size() >= fallback_min_flows_ &&

@@ -88,6 +88,7 @@ class FlowNetwork : public NetworkModel {
     double wire = 1;  // Phase::wire
     std::vector<ResolvedFlow> flows;
     double inter_node_bytes = 0, intra_node_bytes = 0;  // of all flows, for the stats
+    std::uint64_t full_flows = 0;    // flows of the unfolded plan: a folded flow counts its images
     mutable QuotientPhase quotient;  // under this network's link partition (symmetry mode)
   };
   struct ResolvedPlan {

@@ -21,7 +21,8 @@ class FabricPlans;
 struct NetStats {
   double inter_node_bytes = 0;     // payload bytes of flows whose route crosses a node boundary
   double intra_node_bytes = 0;     // payload bytes of flows that stay inside a node
-  std::uint64_t flows = 0;         // flows simulated (after merging and folding, flow_network.hpp)
+  std::uint64_t flows = 0;         // flows of the full model (after merging; a folded flow counts
+                                   // its images in every block, flow_network.hpp)
   std::uint64_t solver_flows = 0;  // flow tier: solver flows after symmetry reduction (<= flows)
   NetStats& operator+=(const NetStats& o) {
     inter_node_bytes += o.inter_node_bytes;

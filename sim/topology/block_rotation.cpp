@@ -1,5 +1,6 @@
 // Block rotation (Topology::rotation_block_gpus): checks that the builders' layout really is a
-// symmetry of the links and of D-mod-k's spine choice, and tabulates each link's block-0 image.
+// symmetry of the links and of D-mod-k's spine choice, and tabulates each link's block-0 image and
+// the rotation's orbits on the fabric (for the router's distance fields).
 #include <algorithm>
 
 #include "sim/topology/topology_graph.hpp"
@@ -70,6 +71,38 @@ class HomeLinks {
   std::vector<LinkId> wide_links_;
 };
 
+// The rotation's orbits on the fabric (TopologyGraph::rotation_blocks): each block-0 fabric vertex
+// with its image in every block, by the layout's rep_of. Left empty unless every orbit has exactly
+// one member per block.
+void add_fabric_orbits(TopologyGraph& tg, const RotationLayout& lay, int blocks) {
+  const std::size_t n = tg.fabric_vertex.size();
+  std::vector<int> block(n, -1), at(n, -1), orbit;
+  for (std::size_t fi = 0; fi < n; ++fi) {
+    const int v = tg.fabric_vertex[fi];
+    if (lay.block_of[static_cast<std::size_t>(v)] != 0) continue;
+    at[fi] = static_cast<int>(orbit.size());
+    orbit.resize(orbit.size() + static_cast<std::size_t>(blocks), -1);
+  }
+  for (std::size_t fi = 0; fi < n; ++fi) {
+    const int v = tg.fabric_vertex[fi];
+    const int b = lay.block_of[static_cast<std::size_t>(v)];
+    if (b < 0) continue;
+    const int rep =
+        tg.fabric_index[static_cast<std::size_t>(lay.rep_of[static_cast<std::size_t>(v)])];
+    if (rep < 0 || at[static_cast<std::size_t>(rep)] < 0 || b >= blocks) return;
+    int& slot = orbit[static_cast<std::size_t>(at[static_cast<std::size_t>(rep)] + b)];
+    if (slot >= 0) return;
+    slot = static_cast<int>(fi);
+    block[fi] = b;
+    at[fi] = at[static_cast<std::size_t>(rep)];
+  }
+  if (std::find(orbit.begin(), orbit.end(), -1) != orbit.end()) return;
+  tg.rotation_blocks = blocks;
+  tg.fabric_block = std::move(block);
+  tg.fabric_orbit_at = std::move(at);
+  tg.fabric_orbit = std::move(orbit);
+}
+
 }  // namespace
 
 void add_block_rotation(Topology& t, const RotationLayout& lay) {
@@ -103,6 +136,7 @@ void add_block_rotation(Topology& t, const RotationLayout& lay) {
   for (int n : per_block)
     if (n != per_block[0]) return;
   TopologyBuilder::set_rotation(t, lay.block_gpus, std::move(fold));
+  add_fabric_orbits(TopologyBuilder::graph_to_edit(t), lay, gpus / lay.block_gpus);
 }
 
 }  // namespace zerosim

@@ -65,6 +65,23 @@ class TopologyGraph {
   std::vector<int> node_begin;          // node n's vertices: node_vertices[node_begin[n] .. n+1)
   std::vector<int> node_vertices;
 
+  // The block rotation (Topology::rotation_block_gpus) on the fabric, when the topology has one:
+  // `rotation_blocks` blocks (0: none); per fabric index its block (-1: a vertex the rotation
+  // fixes, a spine) and where its orbit starts in `fabric_orbit`, which lists the orbit's members
+  // by block. The rotation is an automorphism of the fabric with its link costs, so the distance
+  // field to a vertex of block c is the field to its block-0 image read at the rotated vertices
+  // (rotate_fabric), and the router computes fields for block-0 targets only.
+  int rotation_blocks = 0;
+  std::vector<int> fabric_block, fabric_orbit_at, fabric_orbit;
+  // Fabric index of fi's image after `shift` blocks (0 <= shift < rotation_blocks).
+  int rotate_fabric(int fi, int shift) const {
+    const int b = fabric_block[static_cast<std::size_t>(fi)];
+    if (b < 0) return fi;
+    const int c = b + shift < rotation_blocks ? b + shift : b + shift - rotation_blocks;
+    return fabric_orbit[static_cast<std::size_t>(fabric_orbit_at[static_cast<std::size_t>(fi)] +
+                                                 c)];
+  }
+
   // Description kept for summary().
   std::string fabric_name;  // "rail", "fat-tree" or "explicit"
   double oversubscription = 1.0;
@@ -124,10 +141,16 @@ struct RouteCache {
   SuffixTable suffixes;                             // route_fast's walks
   std::unordered_map<int, std::vector<std::int64_t>>
       fabric_fields;  // fabric target -> dist (fabric idx); entries never move (node-based map)
-  // Per dst GPU, the fast router's entries into it from the fabric: (field of the fabric vertex
-  // above a border of dst, cost attach -> border -> dst). Empty until first used (`entries_ready`).
-  using FabricEntries =
-      boost::container::small_vector<std::pair<const std::vector<std::int64_t>*, std::int64_t>, 2>;
+  // Per dst GPU, the fast router's entries into it from the fabric: the field of the fabric vertex
+  // above a border of dst (with a block rotation: of its block-0 image, read at vertices rotated
+  // back by `shift` blocks) and the cost attach -> border -> dst. Empty until first used
+  // (`entries_ready`).
+  struct FabricEntry {
+    const std::vector<std::int64_t>* field;
+    std::int64_t tail;
+    int shift;  // blocks the field's vertices are rotated by before reading (0: as they are)
+  };
+  using FabricEntries = boost::container::small_vector<FabricEntry, 2>;
   std::vector<FabricEntries> entries;
   std::vector<char> entries_ready;
   // Servers with the same in-server subgraph (vertex kinds, links and costs by slot) share one
@@ -156,6 +179,8 @@ class TopologyBuilder {
     t.rotation_block_gpus_ = block_gpus;
     t.fold_link_ = std::move(fold_link);
   }
+  // Records the rotation's action on the fabric (TopologyGraph::rotation_blocks and the orbits).
+  static TopologyGraph& graph_to_edit(Topology& t) { return *t.graph_; }
   // Records the builder parameters a finished topology comes from (Topology::builder_key).
   static void set_builder_key(Topology& t, std::string key) { t.builder_key_ = std::move(key); }
   static void set_fabric(Topology& t, std::string fabric, double oversubscription) {

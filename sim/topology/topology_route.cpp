@@ -216,10 +216,17 @@ RouteInfo route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, 
       int b = static_cast<int>(boost::source(*it, g));
       if (tg.attach[b] < 0 || tg.down_cost[b] >= kInfCost) continue;
       int fi = tg.fabric_index[tg.attach[b]];
+      // Under the block rotation R, dist(v -> R^k t) = dist(R^-k v -> t): one field per block-0
+      // target serves its whole orbit.
+      int shift = 0;
+      if (tg.rotation_blocks > 0 && tg.fabric_block[static_cast<std::size_t>(fi)] > 0) {
+        shift = tg.rotation_blocks - tg.fabric_block[static_cast<std::size_t>(fi)];
+        fi = tg.rotate_fabric(fi, shift);
+      }
       auto f = c.fabric_fields.find(fi);
       if (f == c.fabric_fields.end())
         f = c.fabric_fields.emplace(fi, distance_field_to(tg.fabric, fi)).first;
-      entries.emplace_back(&f->second, tg.down_cost[b] + g[*it].cost);
+      entries.push_back({&f->second, tg.down_cost[b] + g[*it].cost, shift});
     }
     c.entries_ready[static_cast<std::size_t>(dst_gpu)] = 1;
   }
@@ -227,8 +234,10 @@ RouteInfo route_fast(const Topology& t, const TopologyGraph& tg, RouteCache& c, 
   auto fab = [&](int v) {
     std::int64_t best = kInfCost;
     const int fi = tg.fabric_index[v];
-    for (const auto& [field, tail] : entries)
-      if ((*field)[fi] < kInfCost) best = std::min(best, (*field)[fi] + tail);
+    for (const auto& [field, tail, shift] : entries) {
+      const int at = shift == 0 ? fi : tg.rotate_fabric(fi, shift);
+      if ((*field)[at] < kInfCost) best = std::min(best, (*field)[at] + tail);
+    }
     return best;
   };
   auto dist_non_gpu = [&](int v) -> std::int64_t {

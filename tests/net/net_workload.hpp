@@ -41,6 +41,7 @@ struct StepCase {
   const char* fabric;
   const char* model;
   const char* strategy;
+  int nics = 0;  // NICs per node, 0: the preset's
 };
 inline std::pair<StepResult, StepResult> step_with_and_without(const ReferenceModes& reference,
                                                                const StepCase& c) {
@@ -51,6 +52,7 @@ inline std::pair<StepResult, StepResult> step_with_and_without(const ReferenceMo
   if (std::string(c.fabric) == "fat-tree") s.oversubscription = 2;
   s.model = c.model;
   s.strategy = c.strategy;
+  s.nics_per_node = c.nics;
   s.tokens_per_gpu = 1024;
   SimContext plain(reference);
   StepResult full = simulate(s, plain);

@@ -52,6 +52,23 @@ TEST_CASE("cached router equals plain Dijkstra on every pair of small clusters")
   }
 }
 
+TEST_CASE("rotated distance fields: the router equals plain Dijkstra on clusters with a rotation") {
+  // The fields of targets outside block 0 are their block-0 image's, read at rotated vertices
+  // (TopologyGraph::rotation_blocks): every pair of a 2:1 fat-tree of 4 blocks, and every
+  // destination from a spread of sources on a 2-NIC rail cluster of 2 blocks.
+  Topology ft = build_cluster(spec("dgx-h100", 16, 8, "fat-tree", 2));
+  REQUIRE(TopologyBuilder::graph(ft).rotation_blocks == ft.rotation_blocks());
+  REQUIRE(ft.rotation_blocks() == 4);
+  for (int a = 0; a < ft.gpu_count(); ++a)
+    for (int b = 0; b < ft.gpu_count(); ++b)
+      if (a != b) check_same(ft, a, b);
+  Topology rail = build_cluster(spec("dgx-h100", 64, 2));
+  REQUIRE(TopologyBuilder::graph(rail).rotation_blocks == 2);
+  for (int a = 0; a < rail.gpu_count(); a += 37)
+    for (int b = 0; b < rail.gpu_count(); ++b)
+      if (a != b) check_same(rail, a, b);
+}
+
 TEST_CASE("servers of different in-server shapes keep their own distance fields") {
   // Servers 0 and 2: GPUs on an NVSwitch and on a PCIe switch, each GPU wired to the NIC; server 1:
   // the same vertices, but its gpu1 is not on the NVSwitch, so its GPUs reach each other through
