@@ -14,6 +14,10 @@ py::object to_python(const json& value) {
   return py::module_::import("json").attr("loads")(value.dump());
 }
 
+py::object to_python(const ordered_json& value) {
+  return py::module_::import("json").attr("loads")(value.dump());
+}
+
 py::object data_frame(const py::list& rows) {
   py::object pandas;
   try {

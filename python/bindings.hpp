@@ -12,6 +12,8 @@ namespace py = pybind11;
 
 // A JSON value as Python objects (dict, list, str, int, float, bool, None).
 py::object to_python(const json& value);
+// The same, keeping the object's key order (a ds_config in DeepSpeed's documented order).
+py::object to_python(const ordered_json& value);
 // pandas.DataFrame(rows); ImportError saying how to install pandas when it is missing.
 py::object data_frame(const py::list& rows);
 // One flat row of a result (a dict): the scenario's axes and the metrics (a DataFrame row).

@@ -10,10 +10,12 @@ bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target zerosim
 mkdir -p out
-./build/sim/zerosim sweep --cluster dgx2-v100 --nodes 24 --model gpt-18b \
-  --nics-per-node 1,2,4,8 --nic-gbps 100 --tokens-per-gpu 1024,2048 \
-  --deepspeed "$(printf 'workloads/deepspeed/zeropp-paper-%s.json,' zero3 zero3-qwz zero3-hpz zero3-qgz zeropp | sed 's/,$//')" \
+zerosim() { ./build/sim/zerosim "$@"; }
+# These commands are the README's "same pieces by hand" (tests/report/readme_by_hand.sh runs both).
+P=workloads/deepspeed/zeropp-paper
+zerosim sweep --cluster dgx2-v100 --nodes 24 --model gpt-18b --nics-per-node 1,2,4,8 --nic-gbps 100 --tokens-per-gpu 1024,2048 \
+  --deepspeed $P-zero3.json,$P-zero3-qwz.json,$P-zero3-hpz.json,$P-zero3-qgz.json,$P-zeropp.json \
   --out out/sweep-dgx2-gpt18b.json --csv out/sweep-dgx2-gpt18b.csv
-./build/sim/zerosim report out/sweep-dgx2-gpt18b.json --format html --out out/report.html
-./build/sim/zerosim report out/sweep-dgx2-gpt18b.json --format md --out out/report.md
+zerosim report out/sweep-dgx2-gpt18b.json --format html --out out/report.html
+zerosim report out/sweep-dgx2-gpt18b.json --format md --out out/report.md
 echo "Open $(pwd)/out/report.html in a browser (Markdown: out/report.md, CSV: out/sweep-dgx2-gpt18b.csv)."

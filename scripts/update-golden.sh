@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Rewrites tests/golden/expected/ with the outputs of the current code, then says what changed.
+# Rewrites tests/golden/expected/ with the outputs of the current code, and docs/report-screenshot.png
+# with the main job's report as headless Chromium renders it, then says what changed.
 # Only when a change of numbers is intended, and explained in the commit message (tests/golden/README.md).
 # Usage: scripts/update-golden.sh [build-dir]   (default build; configured with cmake)
 set -euo pipefail
@@ -21,5 +22,13 @@ for f in tests/golden/expected/*; do
   [[ -n ${listed[$(basename "$f")]-} ]] || { echo "removed (not in scenarios.txt): $f"; rm -- "$f"; }
 done
 
-git diff --stat -- tests/golden/expected
-git status --short -- tests/golden/expected
+# The README's screenshot of the main job's report (tests/report/test_report_chromium.cpp), when
+# Chromium is there to render it.
+if cmake --build "$build" --target test_report_chromium --parallel "$(nproc)" >/dev/null 2>&1; then
+  ZEROSIM_UPDATE_SCREENSHOT=1 "$build/tests/test_report_chromium" \
+    -tc="the main job's report renders; its top is docs/report-screenshot.png" >/dev/null ||
+    echo "docs/report-screenshot.png not regenerated (test_report_chromium failed or was skipped)"
+fi
+
+git diff --stat -- tests/golden/expected docs/report-screenshot.png
+git status --short -- tests/golden/expected docs/report-screenshot.png

@@ -137,10 +137,12 @@ void register_report(CLI::App& app) {
   cmp->add_option("a", cargs->a, "first results JSON (A)")->required();
   cmp->add_option("b", cargs->b, "second results JSON (B)")->required();
   cmp->add_option("--out", cargs->out, "write the table to a file instead of stdout");
-  cmp->add_option("--by", cargs->by,
-                  "pair scenarios that differ only in these scenario keys, e.g. tier or "
-                  "nics-per-node,nic-gbps (default: identical scenarios; when none match, the keys "
-                  "each file holds constant but the two set differently)")
+  cmp->add_option(
+         "--by", cargs->by,
+         "pair scenarios that differ only in these scenario keys, e.g. tier, "
+         "nics-per-node,nic-gbps or strategy.reduce_bucket_elems (default: identical scenarios, "
+         "however given; when none match, the keys "
+         "each file holds constant but the two set differently)")
       ->delimiter(',');
   cmp->callback([cargs] { run_compare(*cargs); });
 }

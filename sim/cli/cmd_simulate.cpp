@@ -1,6 +1,7 @@
 // zerosim simulate: one training step of one scenario. Human summary by default; --json prints the
-// result object; --out writes it (atomically); --trace writes a Chrome trace. A configuration that
-// does not fit in GPU memory is bad input (exit 2) once its result is printed and written.
+// result object; --memory the memory view (memory_view.hpp); --out writes it (atomically); --trace
+// writes a Chrome trace. A configuration that does not fit in GPU memory is bad input (exit 2)
+// once its result is printed and written.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <memory>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/memory_view.hpp"
 #include "sim/cli/validators.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/finite_json.hpp"
@@ -27,7 +29,7 @@ struct SimulateFlags {
   std::map<std::string, std::string> values;  // flag -> text, one per scenario schema entry
   std::map<std::string, CLI::Option*> options;
   std::string trace, out;
-  bool json = false, no_checkpointing = false;
+  bool json = false, no_checkpointing = false, memory = false;
 };
 
 // The scenario: cluster, batch, model.
@@ -190,7 +192,12 @@ void register_simulate(CLI::App& app) {
                 "disable activation checkpointing (--activation-checkpointing false)")
       ->excludes(flags->options.at("--activation-checkpointing"));
   cmd->add_option("--trace", flags->trace, "write a Chrome trace of the step here");
-  cmd->add_flag("--json", flags->json, "print the result JSON");
+  auto* json_flag = cmd->add_flag("--json", flags->json, "print the result JSON");
+  cmd->add_flag("--memory", flags->memory,
+                "print the memory per GPU by component beside DeepSpeed's ZeRO-3 estimator "
+                "(estimate_zero3_model_states_mem_needs_all_live) for the same model and "
+                "cluster, term by term, instead of the summary")
+      ->excludes(json_flag);
   cmd->add_option("--out", flags->out, "write the result JSON here");
   cmd->callback([flags] {
     Scenario sc;
@@ -211,6 +218,8 @@ void register_simulate(CLI::App& app) {
     if (!flags->out.empty()) write_file_atomic(flags->out, doc.dump(2) + "\n");
     if (flags->json)
       std::printf("%s\n", doc.dump(2).c_str());
+    else if (flags->memory)
+      std::fputs(memory_view(r).c_str(), stdout);
     else {
       print_summary(r);
       // How far the profile's collective costs can be trusted (its provenance).

@@ -13,6 +13,9 @@ namespace zerosim {
 class FileCache;  // sim/core/file_cache.hpp
 
 using json = nlohmann::json;
+// A JSON object that keeps its keys in insertion order: documents whose key order is specified
+// (a ds_config in DeepSpeed's documented order).
+using ordered_json = nlohmann::ordered_json;
 
 // Reads and parses a JSON file; a missing file or a syntax error is an InputError naming the file
 // (and the byte offset of the syntax error).

@@ -342,7 +342,7 @@ std::string explain_winner(const Candidate& w, const Candidate& r) {
   return o;
 }
 
-json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
+ordered_json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   const Scenario& s = c.scenario;
   const StrategyId id = id_of(s);
   if (id.family() != StrategyFamily::DeepSpeed)
@@ -351,13 +351,15 @@ json deepspeed_config(const Candidate& c, const ClusterShape& shape) {
   Strategy st = c.result.scenario.strategy;  // what was simulated, with the candidate's groups
   if (s.hpz_partition > 0) st.hpz_size = s.hpz_partition;
   if (s.hsdp_size > 0) st.shard_size = s.hsdp_size;
-  json zero = zero_optimization_block(st, shape.gpus_per_node);
+  ordered_json zero = zero_optimization_block(st, shape.gpus_per_node);
   const long long world = static_cast<long long>(shape.nodes) * shape.gpus_per_node;
-  return json{{"train_batch_size", world * c.micro_batch * s.grad_accum},
-              {"train_micro_batch_size_per_gpu", c.micro_batch},
-              {"gradient_accumulation_steps", s.grad_accum},
-              {c.result.scenario.strategy.dtype, {{"enabled", true}}},  // what was simulated
-              {"zero_optimization", std::move(zero)}};
+  // In the order of DeepSpeed's configuration documentation: batch sizes, precision, ZeRO.
+  return ordered_json{
+      {"train_batch_size", world * c.micro_batch * s.grad_accum},
+      {"train_micro_batch_size_per_gpu", c.micro_batch},
+      {"gradient_accumulation_steps", s.grad_accum},
+      {c.result.scenario.strategy.dtype, {{"enabled", true}}},  // what was simulated
+      {"zero_optimization", std::move(zero)}};
 }
 
 namespace {

@@ -81,7 +81,7 @@ std::string describe(const Candidate& c);
 // first.
 std::string explain_winner(const Candidate& winner, const Candidate& runner_up);
 // The DeepSpeed config that runs the candidate.
-json deepspeed_config(const Candidate& c, const ClusterShape& shape);
+ordered_json deepspeed_config(const Candidate& c, const ClusterShape& shape);
 // The plan as a JSON document {schema_version, kind: "plan", candidates: [...], pareto: [...]}.
 json plan_document(const PlanResult& plan);
 // The human-readable plan (top `top` configurations, winner explanation, Pareto front).

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <set>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
@@ -15,21 +17,59 @@ namespace zerosim::report {
 
 namespace {
 
-// Each result's scenario object, parsed once.
+// How a scenario was given, not what it is: the DeepSpeed config's or FSDP config's path or
+// "--strategy", the model's description, the rule that chose the sequence length. Two results of
+// one scenario pair whatever produced them.
+bool provenance(const std::string& leaf) {
+  return leaf == "/strategy/source" || leaf == "/model/source" || leaf == "/seq_len_source";
+}
+
+// Each result's scenario object, parsed once, as its leaves ("/strategy/hpz" -> true) without
+// provenance.
 std::vector<json> scenarios_of(const std::vector<ResultView>& rs) {
   std::vector<json> out;
   out.reserve(rs.size());
-  for (const ResultView& r : rs) out.push_back(json::parse(r.identity));
+  for (const ResultView& r : rs) {
+    json leaves = json::parse(r.identity).flatten();
+    for (auto it = leaves.begin(); it != leaves.end();)
+      it = provenance(it.key()) ? leaves.erase(it) : std::next(it);
+    out.push_back(std::move(leaves));
+  }
   return out;
 }
 
-// Each scenario without the keys in `by`, as matching text.
+// "strategy.reduce_bucket_elems" -> "/strategy/reduce_bucket_elems".
+std::string pointer_of(const std::string& dotted) {
+  std::string p = "/" + dotted;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return p;
+}
+
+std::string dotted_of(const std::string& pointer) {
+  std::string d = pointer.substr(1);
+  std::replace(d.begin(), d.end(), '/', '.');
+  return d;
+}
+
+// Whether leaf is the key or below it ("/strategy/hpz" is below "/strategy").
+bool under(const std::string& leaf, const std::string& key) {
+  return leaf.compare(0, key.size(), key) == 0 &&
+         (leaf.size() == key.size() || leaf[key.size()] == '/');
+}
+
+// Each scenario without the keys in `by` (dotted), as matching text.
 std::vector<std::string> match_keys(const std::vector<json>& scenarios,
                                     const std::vector<std::string>& by) {
+  std::vector<std::string> pointers;
+  for (const std::string& k : by) pointers.push_back(pointer_of(k));
   std::vector<std::string> out;
   out.reserve(scenarios.size());
   for (json sc : scenarios) {
-    for (const std::string& k : by) sc.erase(k);
+    for (auto it = sc.begin(); it != sc.end();)
+      it = std::any_of(pointers.begin(), pointers.end(),
+                       [&it](const std::string& p) { return under(it.key(), p); })
+               ? sc.erase(it)
+               : std::next(it);
     out.push_back(sc.dump());
   }
   return out;
@@ -83,13 +123,20 @@ Comparison compare_results(const std::vector<ResultView>& a, const std::vector<R
                            const std::vector<std::string>& by) {
   const std::vector<json> sa = scenarios_of(a), sb = scenarios_of(b);
   if (!sa.empty())
-    for (const std::string& k : by)
-      if (!sa.front().contains(k)) {
-        std::vector<std::string> known;
-        for (const auto& [name, unused] : sa.front().items()) known.push_back(name);
-        throw flag_error("--by", fmt::format("'{}' is not a scenario key (known: {})", k,
-                                             fmt::join(known, ", ")));
+    for (const std::string& k : by) {
+      const json& leaves = sa.front();
+      const std::string p = pointer_of(k);
+      std::set<std::string> known;
+      bool found = false;
+      for (const auto& [leaf, unused] : leaves.items()) {
+        found = found || under(leaf, p);
+        known.insert(leaf.substr(1, leaf.find('/', 1) - 1));
       }
+      if (found) continue;
+      throw flag_error("--by", fmt::format("'{}' is not a scenario key (known: {}; a nested one "
+                                           "with dots, e.g. strategy.reduce_bucket_elems)",
+                                           k, fmt::join(known, ", ")));
+    }
   Comparison c;
   c.across = by;
   c.rows = match(a, sa, b, sb, by);
@@ -100,8 +147,9 @@ Comparison compare_results(const std::vector<ResultView>& a, const std::vector<R
   for (const auto& [k, unused] : sa.front().items()) {
     const json va = constant_value(sa, k), vb = constant_value(sb, k);
     if (va.is_null() || vb.is_null() || va == vb) continue;
-    found.push_back(k);
-    what += fmt::format("{}{}: {} vs {}", what.empty() ? "" : "; ", k, va.dump(), vb.dump());
+    found.push_back(dotted_of(k));
+    what +=
+        fmt::format("{}{}: {} vs {}", what.empty() ? "" : "; ", dotted_of(k), va.dump(), vb.dump());
   }
   if (found.empty()) return c;
   std::vector<CompareRow> rows = match(a, sa, b, sb, found);

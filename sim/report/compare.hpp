@@ -1,8 +1,13 @@
 // Diff of two result files: scenarios matched by their scenario object (ResultView::identity), per
 // scenario the step time and TFLOPs/GPU of both and the change in percent; unmatched scenarios
-// listed. Matching can leave out scenario keys (`compare --by tier`); when nothing matches and
-// the files differ in keys that are constant within each (the flow and the analytic tier of one
-// sweep, two profiles), those keys are left out and the comparison says so.
+// listed. A scenario is what ran, not how it was given: the strategy's source (a DeepSpeed or
+// FSDP config's path, or --strategy), the model's description and the rule that chose the
+// sequence length are not matched on, so a paper DeepSpeed config and `--strategy` runs of one
+// scenario pair. Matching can leave out scenario keys, nested ones by dotted path (`compare --by
+// tier,strategy.reduce_bucket_elems`); when nothing matches and the files differ in leaves that
+// are constant within each (the flow and the analytic tier of one sweep, two profiles, the bucket
+// sizes of the paper's DeepSpeed configs against DeepSpeed's defaults), those leaves are left out
+// and the comparison names them with their values.
 #pragma once
 #include <string>
 #include <vector>
@@ -23,13 +28,14 @@ struct CompareRow {
 
 struct Comparison {
   std::vector<CompareRow> rows;  // in the order of file a, then scenarios only in b
-  // Top-level scenario keys left out of matching: those asked for, or those found (with their
-  // values in a and b, e.g. "tier: flow vs analytic").
+  // Scenario keys (dotted paths) left out of matching: those asked for, or those found (with
+  // their values in a and b, e.g. "tier: flow vs analytic").
   std::vector<std::string> across;
   std::string found;  // empty unless keys were found: what differed
 };
 
-// `by`: scenario keys (top level of the result's "scenario") not matched on.
+// `by`: scenario keys not matched on: top-level keys of the result's "scenario" or dotted paths
+// below them ("strategy.reduce_bucket_elems").
 Comparison compare_results(const std::vector<ResultView>& a, const std::vector<ResultView>& b,
                            const std::vector<std::string>& by = {});
 // A Markdown table (readable in a terminal too).

@@ -200,6 +200,8 @@ std::string page_head(const std::string& source, std::size_t results) {
       "td,th{border:1px solid #ccc;padding:3px "
       "8px;text-align:right}td:first-child{text-align:left}\n"
       "td.bad{color:#c0392b;font-weight:bold}.note{color:#555;font-size:13px}\n"
+      // A ds_config line is one long word: it wraps at the page's edge instead of running past.
+      "code{overflow-wrap:anywhere}\n"
       "</style></head><body>\n";
   o += "<h1>zerosim report</h1>\n";
   o += fmt::format(

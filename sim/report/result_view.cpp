@@ -168,8 +168,9 @@ ResultView view_of(const StepResult& r) {
   ResultView v;
   const ScenarioEcho& sc = r.scenario;
   v.identity = to_json(r).at("scenario").dump();
-  if (const json block = zero_optimization_block(sc.strategy, sc.gpus_per_node); !block.is_null())
-    v.deepspeed_block = json{{"zero_optimization", block}}.dump();
+  if (const ordered_json block = zero_optimization_block(sc.strategy, sc.gpus_per_node);
+      !block.is_null())
+    v.deepspeed_block = ordered_json{{"zero_optimization", block}}.dump();
   v.cluster = sc.cluster;
   v.gpu_model = sc.gpu_model;
   v.model = sc.model.name;

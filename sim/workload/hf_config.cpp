@@ -22,6 +22,7 @@ enum class Kind {
   Gemma3Text,
   Gemma3,
   Olmo2,
+  Starcoder2,
   Phi3,
   Gpt2,
   GptNeox,
@@ -51,6 +52,7 @@ constexpr Known kKnown[] = {
     // Gemma 3's multimodal configs: the decoder is its text_config.
     {"gemma3", "Gemma3ForConditionalGeneration", Kind::Gemma3},
     {"olmo2", "Olmo2ForCausalLM", Kind::Olmo2},
+    {"starcoder2", "Starcoder2ForCausalLM", Kind::Starcoder2},
     {"phi3", "Phi3ForCausalLM", Kind::Phi3},
     {"gpt2", "GPT2LMHeadModel", Kind::Gpt2},
     {"gpt_neox", "GPTNeoXForCausalLM", Kind::GptNeox},
@@ -432,6 +434,20 @@ void parse_family(ModelShape& m, const JsonReader& r, Kind kind) {
       llama_like(m, r, false);
       a.attn_bias = flag_or(r, "attention_bias", false);
       a.qk_norm = QkNorm::Full;
+      return;
+    case Kind::Starcoder2:
+      // Starcoder2Attention / Starcoder2MLP: separate q/k/v/o projections and a plain MLP (c_fc,
+      // c_proj), every linear with a bias when use_bias (the head none), LayerNorms with bias,
+      // rotary positions; the head tied unless the config says not (Starcoder2Config takes
+      // PretrainedConfig's default, tied).
+      llama_like(m, r, true);
+      m.gated_ffn = false;
+      m.layernorm = true;
+      a.norm_bias = true;
+      m.bias = flag_or(r, "use_bias", true);
+      m.dropout =
+          any_positive(r, {"attention_dropout", "residual_dropout", "embedding_dropout"}, 0);
+      a.activation = activation(r, "hidden_act", "gelu_pytorch_tanh");
       return;
     case Kind::Gemma:
     case Kind::Gemma2:

@@ -1,6 +1,7 @@
 #include "sim/workload/transformer.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace zerosim {
 
@@ -368,6 +369,19 @@ std::int64_t total_param_count(const ModelShape& m) {
   std::int64_t n = 0;
   for (const auto& mod : build_modules(m, 1, m.seq)) n += mod.param_elems();
   return n;
+}
+
+LargestLayer largest_layer(const ModelShape& m) {
+  LargestLayer best;
+  for (const auto& mod : build_modules(m, 1, m.seq)) {
+    // A tensor's owner: its name up to the last dot ("qkv.weight" and "qkv.bias" -> "qkv").
+    std::map<std::string, std::int64_t> owned;
+    for (const auto& p : mod.params) owned[p.name.substr(0, p.name.rfind('.'))] += p.elems;
+    for (const auto& [owner, params] : owned)
+      if (params > best.params)
+        best = {mod.layer >= 0 ? "layer" + std::to_string(mod.layer) + "." + owner : owner, params};
+  }
+  return best;
 }
 
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {

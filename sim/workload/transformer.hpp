@@ -131,6 +131,16 @@ std::int64_t layer_param_count(const ModelShape& m);
 std::int64_t mean_layer_module_params(const ModelShape& m);
 // Every parameter of the model (embedding, layers, final norm, untied head).
 std::int64_t total_param_count(const ModelShape& m);
+// The largest layer as DeepSpeed's memory estimator counts it (deepspeed/runtime/zero/stage3.py,
+// model_to_params: the most parameters one nn.Module owns itself, recurse=False): a linear's weight
+// and bias, an embedding table, a norm. Its name ("word_embeddings", "layer0.fc1") and size; the
+// q/k/v projections are one linear here (fused, as GPT, GPT-NeoX, Falcon, MPT and Phi-3 build
+// them; Llama-style models hold three, each smaller than an MLP or vocabulary matrix).
+struct LargestLayer {
+  std::string name;
+  std::int64_t params = 0;
+};
+LargestLayer largest_layer(const ModelShape& m);
 // Parameters one token uses: all but the routed experts outside its top_k (== total when dense).
 std::int64_t active_param_count(const ModelShape& m);
 // Layers whose MLP is a mixture of experts.

@@ -270,6 +270,21 @@ TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepS
   const auto& w = p.ranked[0];
   json ds = deepspeed_config(w, multi);
   CHECK(ds["train_batch_size"] == 384 * 8);
+  // Keys in DeepSpeed's documented order: batch sizes, precision, zero_optimization; inside it
+  // DeepSpeedZeroConfig's field order (deepspeed/runtime/zero/config.py).
+  const ordered_json ordered = deepspeed_config(w, multi);
+  const auto keys = [](const ordered_json& o) {
+    std::vector<std::string> k;
+    for (const auto& [key, unused] : o.items()) k.push_back(key);
+    return k;
+  };
+  CHECK(keys(ordered) ==
+        std::vector<std::string>{"train_batch_size", "train_micro_batch_size_per_gpu",
+                                 "gradient_accumulation_steps", "fp16", "zero_optimization"});
+  CHECK(keys(ordered["zero_optimization"]) ==
+        std::vector<std::string>{"stage", "contiguous_gradients", "reduce_scatter", "overlap_comm",
+                                 "zero_hpz_partition_size", "zero_quantized_weights",
+                                 "zero_quantized_gradients"});
   CHECK(ds["zero_optimization"]["stage"] == 3);
   Strategy s = parse_deepspeed(ds, "ds.json");
   CHECK(s.qwz);

@@ -2,8 +2,10 @@
 // screenshotted on its own page and the PNG must show the chart's data colors (exact fills of its
 // bars/markers) over a non-trivial number of pixels, plus many distinct colors overall. So do the
 // sections of real sweeps' reports: the scaling charts of a nodes sweep, the chart of a
-// tokens-per-GPU sweep and the time-to-train table (a line of text per scenario). Skipped, visibly
-// (exit code 77), without Chromium or libpng.
+// tokens-per-GPU sweep and the time-to-train table (a line of text per scenario). The main job's
+// report (scripts/main.sh's sweep, simulated here) is rendered as a 1400 px page whose top is
+// docs/report-screenshot.png: written there when ZEROSIM_UPDATE_SCREENSHOT=1
+// (scripts/update-golden.sh sets it). Skipped, visibly (exit code 77), without Chromium or libpng.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "real_sweeps.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
+#include "sim/step/simulate.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "tests/support/skip.hpp"
@@ -171,6 +174,25 @@ std::size_t text_lines(const std::vector<std::uint32_t>& px, int width) {
 }
 #endif
 
+// The main job's report (scripts/main.sh, the README's "same pieces by hand"): 24 DGX-2 nodes,
+// gpt-18b, 1/2/4/8 x 100 Gbps, 1K/2K tokens per GPU, the ZeRO++ paper's five DeepSpeed configs.
+std::string main_job_html() {
+  const std::string P = std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/zeropp-paper-";
+  std::vector<report::ResultView> views;
+  for (const Scenario& s :
+       sweep::expand(Scenario{}, {{"--cluster", {"dgx2-v100"}},
+                                  {"--nodes", {"24"}},
+                                  {"--model", {"gpt-18b"}},
+                                  {"--nics-per-node", {"1", "2", "4", "8"}},
+                                  {"--nic-gbps", {"100"}},
+                                  {"--tokens-per-gpu", {"1024", "2048"}},
+                                  {"--deepspeed",
+                                   {P + "zero3.json", P + "zero3-qwz.json", P + "zero3-hpz.json",
+                                    P + "zero3-qgz.json", P + "zeropp.json"}}}))
+    views.push_back(report::view_of(simulate(s)));
+  return report::render_html(views, "sweep-dgx2-gpt18b.json");
+}
+
 std::string paper_like_html() {
   return report::render_html(report::read_results(testing::fake_paper_sweep(), "f.json"),
                              "fixture.json");
@@ -183,6 +205,30 @@ TEST_CASE("every chart of the HTML report renders non-empty in headless Chromium
 #ifdef ZEROSIM_HAVE_PNG
   const ScratchDir dir("report");
   CHECK(check_charts(paper_like_html(), dir.path) == 6u);
+#endif
+}
+
+TEST_CASE("the main job's report renders; its top is docs/report-screenshot.png") {
+  require_chromium();
+#ifdef ZEROSIM_HAVE_PNG
+  const ScratchDir dir("screenshot");
+  const std::string html = main_job_html();
+  CHECK(check_charts(html, dir.path) >= 4u);
+  const fs::path page = dir.path / "report.html", png = dir.path / "report.png";
+  std::ofstream(page) << html;
+  const int width = 1400, height = 2400;  // the page width charts fit (at most 1360 px)
+  REQUIRE(screenshot(page, png, width, height));
+  int w = 0, h = 0;
+  const std::vector<std::uint32_t> px = read_png(png.string(), w, h);
+  REQUIRE(w == width);
+  REQUIRE(h == height);
+  CHECK(text_lines(px, width) >= 40u);
+  const char* update = std::getenv("ZEROSIM_UPDATE_SCREENSHOT");
+  if (update != nullptr && std::string(update) == "1") {
+    const fs::path docs = fs::path(ZEROSIM_SOURCE_DIR) / "docs" / "report-screenshot.png";
+    fs::copy_file(png, docs, fs::copy_options::overwrite_existing);
+    MESSAGE("wrote " << docs.string());
+  }
 #endif
 }
 

@@ -1,6 +1,5 @@
 // Report renderers on hand-written results: CSV rows and escaping, Markdown tables, HTML with one
-// SVG per chart each holding data marks, HTML-escaping of strings from input files, and compare
-// deltas.
+// SVG per chart each holding data marks, HTML-escaping of strings from input files.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -9,7 +8,6 @@
 
 #include "../sweep/fake_results.hpp"
 #include "sim/core/error.hpp"
-#include "sim/report/compare.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/svg_chart.hpp"
@@ -151,56 +149,6 @@ TEST_CASE("HTML: strings from input files are escaped everywhere") {
   std::string md = render_markdown(rows, "s.json");
   CHECK(md.find("<script") == std::string::npos);
   CHECK(html_escape("a&b<c>\"d'") == "a&amp;b&lt;c&gt;&quot;d&#39;");
-}
-
-TEST_CASE("compare: per-scenario deltas and unmatched scenarios") {
-  auto a = read_results(testing::fake_paper_sweep(), "a.json");
-  json docb = testing::fake_paper_sweep();
-  // B: scenario 0 is 10% slower (step x 1.1, TFLOPs / 1.1); scenario 1 removed.
-  docb["results"][0]["step_time_s"] = docb["results"][0]["step_time_s"].get<double>() * 1.1;
-  docb["results"][0]["tflops_per_gpu"] = docb["results"][0]["tflops_per_gpu"].get<double>() / 1.1;
-  docb["results"].erase(1);
-  auto b = read_results(docb, "b.json");
-  const Comparison cmp = compare_results(a, b);
-  const auto& rows = cmp.rows;
-  CHECK(cmp.across.empty());
-  REQUIRE(rows.size() == 40u);
-  CHECK(rows[0].step_delta_pct() == zerosim::testing::Approx(10.0).epsilon(1e-9));
-  CHECK(rows[0].tflops_delta_pct() == zerosim::testing::Approx(100.0 / 1.1 - 100.0).epsilon(1e-9));
-  CHECK(rows[1].b == nullptr);
-  CHECK(rows[2].step_delta_pct() == 0.0);
-  std::string text = render_compare(cmp, "a.json", "b.json");
-  CHECK(text.find("| +10.00% |") != std::string::npos);
-  CHECK(text.find("39 matched, 1 only in A, 0 only in B") != std::string::npos);
-}
-
-TEST_CASE("compare matches across what each file holds constant, or what --by names") {
-  auto a = read_results(testing::fake_paper_sweep(), "a.json");
-  json docb = testing::fake_paper_sweep();
-  for (auto& r : docb["results"]) r["scenario"]["tier"] = "analytic";
-  docb["results"][0]["step_time_s"] = docb["results"][0]["step_time_s"].get<double>() * 2;
-  auto b = read_results(docb, "b.json");
-  REQUIRE(a.front().identity.find("\"tier\":\"flow\"") != std::string::npos);
-  // Nothing matches as it is; tier is constant in each file and differs: matched without it.
-  const Comparison found = compare_results(a, b);
-  CHECK(found.across == std::vector<std::string>{"tier"});
-  CHECK(found.found == "tier: \"flow\" vs \"analytic\"");
-  REQUIRE(found.rows.size() == 40u);
-  CHECK(found.rows[0].step_delta_pct() == zerosim::testing::Approx(100.0));
-  const std::string text = render_compare(found, "a.json", "b.json");
-  CHECK(text.find("tier: \"flow\" vs \"analytic\"") != std::string::npos);
-  CHECK(text.find("40 matched, 0 only in A, 0 only in B") != std::string::npos);
-  // Named explicitly: the same matches, said as asked.
-  const Comparison named = compare_results(a, b, {"tier"});
-  CHECK(named.found.empty());
-  CHECK(named.rows.size() == 40u);
-  CHECK(render_compare(named, "a", "b").find("Paired across: tier.") != std::string::npos);
-  // A file against itself matches every scenario.
-  const Comparison self = compare_results(a, a);
-  CHECK(self.across.empty());
-  CHECK(std::all_of(self.rows.begin(), self.rows.end(),
-                    [](const CompareRow& r) { return r.a && r.b; }));
-  CHECK_THROWS_AS(compare_results(a, b, {"no_such_key"}), InputError);
 }
 
 TEST_CASE("the step attribution of real results adds up to the step time") {

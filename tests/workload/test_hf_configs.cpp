@@ -58,6 +58,7 @@ TEST_CASE("every published config's count matches its published count") {
       {"falcon-7b.json", 7e9, 1e9},          {"phi-3-mini-4k-instruct.json", 3.8e9, 0.1e9},
       {"qwen3-8b.json", 8.2e9, 0.1e9},       {"qwen3-30b-a3b.json", 30.5e9, 0.1e9},
       {"gemma-3-1b-pt.json", 1e9, 1e9},      {"olmo-2-1124-7b.json", 7e9, 1e9},
+      {"starcoder2-3b.json", 3e9, 1e9},
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -80,6 +81,7 @@ TEST_CASE("exact counts of the published configs (the architectures' tensors, su
   CHECK(total_param_count(hf("qwen3-30b-a3b.json")) == 30532122624);
   CHECK(total_param_count(hf("gemma-3-1b-pt.json")) == 999885952);
   CHECK(total_param_count(hf("olmo-2-1124-7b.json")) == 7298617344);
+  CHECK(total_param_count(hf("starcoder2-3b.json")) == 3030371328);
 }
 
 TEST_CASE("Mixtral: 46.7B parameters, 12.9B active; every layer is MoE") {
@@ -353,4 +355,25 @@ TEST_CASE("OLMo 2: RMSNorms over the whole query and key projections") {
   json j = to_json(o);
   j["family"] = "llama";
   CHECK(parse_model(j, "w.json").arch == o.arch);
+}
+
+TEST_CASE("StarCoder2: biased q/k/v/o and plain MLP, LayerNorms with bias, tied head") {
+  const auto m = hf("starcoder2-3b.json");
+  CHECK(m.family == "starcoder2");
+  CHECK_FALSE(m.gated_ffn);
+  CHECK(m.layernorm);
+  CHECK(m.tied_embeddings);
+  CHECK(m.dropout);
+  CHECK(m.arch.activation == "gelu_pytorch_tanh");
+  const std::int64_t h = 3072, f = 12288, kv = 2 * 128;
+  // q, o: h x h + h; k, v: h x kv + kv; c_fc, c_proj: h x f + f, f x h + h; two LayerNorms.
+  CHECK(layer_param_count(m) ==
+        2 * (h * h + h) + 2 * (h * kv + kv) + (h * f + f) + (f * h + h) + 2 * (2 * h));
+  // Without use_bias no linear has one; an untied head adds vocab x hidden.
+  const std::int64_t tied = total_param_count(m);
+  const auto nobias = from_text(R"({"model_type": "starcoder2", "hidden_size": 3072,
+      "intermediate_size": 12288, "num_attention_heads": 24, "num_key_value_heads": 2,
+      "num_hidden_layers": 30, "vocab_size": 49152, "max_position_embeddings": 16384,
+      "use_bias": false, "tie_word_embeddings": false})");
+  CHECK(total_param_count(nobias) == tied - 30 * (h + kv + kv + h + f + h) + 49152 * h);
 }
