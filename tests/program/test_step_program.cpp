@@ -216,6 +216,26 @@ TEST_CASE("SM sharing: a collective starting mid-op charges only the overlap") {
   CHECK(r.lanes[1][1].end == zerosim::testing::Approx(1.5));
 }
 
+TEST_CASE("SM sharing: contention-free and event-driven networks give the same schedule") {
+  StepProgram p;
+  p.event_count = 1;
+  p.collectives = {bytes_op(1e9), bytes_op(0.5e9)};
+  p.streams = {{"compute", {compute(2), record(0), compute(1)}},
+               {"allgather", {coll(0), wait(0), coll(1)}}};
+  SmShare share;
+  share.gpu_sms = 108;
+  share.collective_sms = {16, 8};
+  Engine e1, e2;
+  StubNetwork free_net(e1, true), engine_net(e2, false);
+  const RunResult a = run_program(p, e1, free_net, share);
+  const RunResult b = run_program(p, e2, engine_net, share);
+  CHECK(a.lanes == b.lanes);
+  // compute 0: 2 + 1 * 16 / 108; collective 1 then overlaps compute 2 for its 0.5 s.
+  const double t1 = 2 + 16.0 / 108;
+  CHECK(a.lanes[0][0].end == zerosim::testing::Approx(t1));
+  CHECK(a.lanes[0][1].end == zerosim::testing::Approx(t1 + 1 + 0.5 * 8 / 108));
+}
+
 TEST_CASE("SM sharing: no overlap leaves every op unchanged") {
   // Compute 1 s, then (event) a 2 s collective: ends 1 and 3, as without sharing.
   StepProgram p;
