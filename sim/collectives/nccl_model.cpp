@@ -568,3 +568,14 @@ bool is_nccl_collective(const CollectiveOp& op) {
 }
 
 }  // namespace zerosim
+
+namespace zerosim {
+
+int nccl_kernel_channels(const CollectiveOp& op, const CostProfile& profile) {
+  constexpr double kSimpleThreads = 512, kSimpleThreshold = 64;  // NCCL_SIMPLE_MAX_NTHREADS, ..
+  int nc = std::max(1, static_cast<int>(std::lround(profile.nccl.channels)));
+  while (nc >= 2 && op.bytes < nc * kSimpleThreads * kSimpleThreshold) --nc;
+  return nc;
+}
+
+}  // namespace zerosim

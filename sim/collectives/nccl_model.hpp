@@ -98,4 +98,11 @@ double p2p_small_message_s(const CollectiveOp& op, const Topology& topo,
 // as NCCL's own collective (algorithm auto, ring or intra_node), not a zerosim composition.
 bool is_nccl_collective(const CollectiveOp& op);
 
+// The channels, one thread block each, of the kernel NCCL launches for `op` (its grid is the
+// plan's channel count, enqueue.cc): the profile's nccl.channels, cut for a small buffer as
+// getAlgoInfo's ring/tree channel tuning does (enqueue.cc, 2.18.3: while nBytes < nc * nt *
+// threadThreshold, nc--; SIMPLE's nt = 512 threads and threshold 64 B, so 32 KiB per channel).
+// op.bytes is NCCL's nBytes (nccl-tests' convention). At least 1.
+int nccl_kernel_channels(const CollectiveOp& op, const CostProfile& profile);
+
 }  // namespace zerosim

@@ -150,12 +150,17 @@ namespace {
 
 class Runner {
  public:
-  Runner(const StepProgram& p, Engine& e, NetworkModel& net)
+  Runner(const StepProgram& p, Engine& e, NetworkModel& net, const SmShare& share)
       : p_(p),
         e_(e),
         net_(net),
+        share_(share),
         pc_(p.streams.size(), 0),
         start_(p.streams.size(), 0),
+        left_(p.streams.size(), 0),
+        since_(p.streams.size(), 0),
+        gen_(p.streams.size(), 0),
+        sharing_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(p.event_count), 0),
         waiters_(static_cast<std::size_t>(p.event_count)) {}
 
@@ -217,14 +222,61 @@ class Runner {
         case OpKind::Compute:
         case OpKind::Kernel:
           start_[s] = e_.now();
-          e_.schedule_after(op.duration_s, [this, s] { complete(s); });
+          if (share_.enabled() && on_sms(op.category)) {
+            sharing_[s] = 1;
+            left_[s] = op.duration_s;
+            since_[s] = e_.now();
+            schedule_share(s);
+          } else {
+            e_.schedule_after(op.duration_s, [this, s] { complete(s); });
+          }
           return;
         case OpKind::Collective:
           start_[s] = e_.now();
-          net_.start(p_.collectives[op.collective], [this, s] { complete(s); });
+          if (share_.enabled()) {
+            const double sms = share_.collective_sms[static_cast<std::size_t>(op.collective)];
+            set_taken(taken_ + sms);
+            net_.start(p_.collectives[op.collective], [this, s, sms] {
+              set_taken(taken_ - sms);
+              complete(s);
+            });
+          } else {
+            net_.start(p_.collectives[op.collective], [this, s] { complete(s); });
+          }
           return;
       }
     }
+  }
+
+  static bool on_sms(Category c) {
+    return c != Category::OffloadCopy && c != Category::NvmeIo && c != Category::HostOptimizer;
+  }
+  double rate() const {
+    return std::max(0.0, static_cast<double>(share_.gpu_sms) - taken_) / share_.gpu_sms;
+  }
+  // Schedules stream s's SM-bound op's end at the current rate; an earlier schedule is stale.
+  void schedule_share(std::size_t s) {
+    const std::uint64_t g = ++gen_[s];
+    const double r = rate();
+    if (!(r > 0)) return;  // no SM left: resumes when a collective ends
+    e_.schedule_after(left_[s] / r, [this, s, g] {
+      if (gen_[s] != g) return;
+      sharing_[s] = 0;
+      complete(s);
+    });
+  }
+  // The SMs live collectives hold change: every running SM-bound op is charged its progress at
+  // the old rate and rescheduled at the new one.
+  void set_taken(double taken) {
+    const double r = rate(), now = e_.now();
+    for (std::size_t s = 0; s < sharing_.size(); ++s) {
+      if (!sharing_[s]) continue;
+      left_[s] = std::max(0.0, left_[s] - (now - since_[s]) * r);
+      since_[s] = now;
+    }
+    taken_ = taken;
+    for (std::size_t s = 0; s < sharing_.size(); ++s)
+      if (sharing_[s]) schedule_share(s);
   }
 
   void complete(std::size_t s) {
@@ -238,8 +290,15 @@ class Runner {
   const StepProgram& p_;
   Engine& e_;
   NetworkModel& net_;
+  const SmShare& share_;
   std::vector<std::size_t> pc_;
   std::vector<double> start_;
+  // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
+  // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
+  std::vector<double> left_, since_;
+  std::vector<std::uint64_t> gen_;
+  std::vector<char> sharing_;
+  double taken_ = 0;
   std::vector<char> recorded_;
   std::vector<std::vector<std::size_t>> waiters_;
   std::vector<std::size_t> ready_;
@@ -249,9 +308,14 @@ class Runner {
 
 }  // namespace
 
-RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network) {
+RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
+                                const SmShare& share) {
   validate_program(program);
-  Runner runner(program, engine, network);
+  if (share.enabled() && share.collective_sms.size() != program.collectives.size())
+    throw std::logic_error("run_program: SM share names " +
+                           std::to_string(share.collective_sms.size()) + " collectives of " +
+                           std::to_string(program.collectives.size()));
+  Runner runner(program, engine, network, share);
   return runner.run();
 }
 
@@ -262,10 +326,11 @@ std::vector<OpTiming> completion_order(const RunResult& run) {
   });
 }
 
-RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network) {
-  if (network.contention_free() && engine.pending() == 0)
+RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network,
+                      const SmShare& share) {
+  if (!share.enabled() && network.contention_free() && engine.pending() == 0)
     return run_program_direct(program, engine.now(), network);
-  return run_program_on_engine(program, engine, network);
+  return run_program_on_engine(program, engine, network, share);
 }
 
 }  // namespace zerosim

@@ -110,15 +110,29 @@ struct RunResult {
 // Every timed op of the run in completion order; ties by start, then stream.
 std::vector<OpTiming> completion_order(const RunResult& run);
 
+// SM sharing: an NCCL collective kernel holds one thread block, a whole SM, per channel
+// (enqueue.cc: the launch grid is the plan's channel count), so while collectives are live on the
+// rank its Compute and Kernel ops (GPU kernels; not host or copy-engine work) run on the SMs left
+// and progress at rate (gpu_sms - sum of live collectives' SMs) / gpu_sms, processor-sharing
+// style. gpu_sms 0: no sharing (every op at full rate).
+struct SmShare {
+  int gpu_sms = 0;
+  std::vector<double> collective_sms;  // per collective of the program: SMs its kernel holds
+  bool enabled() const { return gpu_sms > 0; }
+};
+
 // Executes the program: each stream runs its ops in order; Wait blocks until the matching Record
 // has executed; a Collective starts on the network model and completes when it says so. Throws
 // std::logic_error on a deadlock (a Wait whose Record never runs) or a malformed program.
 // Dispatches: run_program_direct when the network is contention_free() and the engine has nothing
 // pending, else on the engine.
-RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network);
+// With SM sharing enabled, runs on the engine.
+RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network,
+                      const SmShare& share = {});
 
 // The event-driven execution: every timed op is an engine event.
-RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network);
+RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
+                                const SmShare& share = {});
 
 // One pass without events, for contention-free networks: a stream's op starts when its previous op
 // ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.cost

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -682,6 +683,21 @@ struct StepRun {
   CommResult comm;
 };
 
+// SM sharing (step_program.hpp SmShare), a measured finding kept off the default path
+// (docs/step-model.md, "SM sharing with collectives"): on only when the environment sets
+// ZEROSIM_SM_SHARE. SMs per GPU are the datasheets' for the profiles' SXM parts (V100 80, A100
+// 108, H100 and H200 132); each collective holds its kernel's channels (nccl_kernel_channels).
+SmShare sm_share(const StepProgram& program, const CostProfile& prof) {
+  SmShare share;
+  if (!std::getenv("ZEROSIM_SM_SHARE")) return share;
+  const GpuArch a = prof.nccl.arch;
+  share.gpu_sms = a == GpuArch::Volta ? 80 : a == GpuArch::Ampere ? 108 : 132;
+  share.collective_sms.reserve(program.collectives.size());
+  for (const CollectiveOp& c : program.collectives)
+    share.collective_sms.push_back(nccl_kernel_channels(c, prof));
+  return share;
+}
+
 StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
                  SimContext& context) {
   const Topology& topo = *r.topo;
@@ -693,7 +709,7 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(out.low->program.collectives);
-  out.run = run_program(out.low->program, engine, *net);
+  out.run = run_program(out.low->program, engine, *net, sm_share(out.low->program, prof));
   out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
   out.breakdown.compute_kernels = compute_kernel_terms(*out.low, prof, setup.attention);
   out.comm = comm_result(*out.low, out.run, topo, prof, std::move(plans));

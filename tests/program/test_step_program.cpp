@@ -168,3 +168,102 @@ TEST_CASE("collective classes: validate_program checks their count, range and eq
     CHECK(r.net.inter_node_bytes == 4e9);
   }
 }
+
+// SM sharing: a compute op of duration d starting with a collective of duration c that holds k of
+// the GPU's S SMs runs at rate (S - k) / S while the collective is live, at 1 after.
+namespace {
+RunResult run_shared(StepProgram& p, double k, int S) {
+  SmShare share;
+  share.gpu_sms = S;
+  share.collective_sms.assign(p.collectives.size(), k);
+  Engine e;
+  StubNetwork net(e, true);  // contention-free: sharing runs on the engine all the same
+  return run_program(p, e, net, share);
+}
+}  // namespace
+
+TEST_CASE("SM sharing: a compute op inside a collective stretches by S / (S - k)") {
+  // d = 1 s, c = 2 s, k = 16 of S = 80: the op needs d S / (S - k) = 1.25 s <= c.
+  StepProgram p;
+  p.collectives = {bytes_op(2e9)};
+  p.streams = {{"compute", {compute(1)}}, {"allgather", {coll(0)}}};
+  const RunResult r = run_shared(p, 16, 80);
+  CHECK(r.lanes[0][0].end == zerosim::testing::Approx(1.0 * 80 / 64));
+  CHECK(r.lanes[1][0].end == zerosim::testing::Approx(2.0));
+}
+
+TEST_CASE("SM sharing: a compute op outlasting the collective gains c k / S") {
+  // d = 3 s, c = 1 s: c (S - k) / S of the work is done while it is live, the rest at full rate:
+  // end = c + d - c (S - k) / S = d + c k / S = 3.2 s.
+  StepProgram p;
+  p.collectives = {bytes_op(1e9)};
+  p.streams = {{"compute", {compute(3)}}, {"allgather", {coll(0)}}};
+  const RunResult r = run_shared(p, 16, 80);
+  CHECK(r.lanes[0][0].end == zerosim::testing::Approx(3.0 + 1.0 * 16 / 80));
+  CHECK(r.makespan_s == zerosim::testing::Approx(3.2));
+}
+
+TEST_CASE("SM sharing: a collective starting mid-op charges only the overlap") {
+  // Compute 2 s from 0; a 0.5 s kernel then a 1 s collective on another stream (0.5 .. 1.5):
+  // end = d + c k / S = 2 + 1 * 40 / 100 = 2.4 s (S = 100, k = 40). The kernel at 0 .. 0.5 runs
+  // alongside no collective.
+  StepProgram p;
+  p.collectives = {bytes_op(1e9)};
+  p.streams = {{"compute", {compute(2)}}, {"side", {kernel(0.5), coll(0)}}};
+  const RunResult r = run_shared(p, 40, 100);
+  CHECK(r.lanes[0][0].end == zerosim::testing::Approx(2.4));
+  CHECK(r.lanes[1][0].end == zerosim::testing::Approx(0.5));
+  CHECK(r.lanes[1][1].end == zerosim::testing::Approx(1.5));
+}
+
+TEST_CASE("SM sharing: contention-free and event-driven networks give the same schedule") {
+  StepProgram p;
+  p.event_count = 1;
+  p.collectives = {bytes_op(1e9), bytes_op(0.5e9)};
+  p.streams = {{"compute", {compute(2), record(0), compute(1)}},
+               {"allgather", {coll(0), wait(0), coll(1)}}};
+  SmShare share;
+  share.gpu_sms = 108;
+  share.collective_sms = {16, 8};
+  Engine e1, e2;
+  StubNetwork free_net(e1, true), engine_net(e2, false);
+  const RunResult a = run_program(p, e1, free_net, share);
+  const RunResult b = run_program(p, e2, engine_net, share);
+  CHECK(a.lanes == b.lanes);
+  // compute 0: 2 + 1 * 16 / 108; collective 1 then overlaps compute 2 for its 0.5 s.
+  const double t1 = 2 + 16.0 / 108;
+  CHECK(a.lanes[0][0].end == zerosim::testing::Approx(t1));
+  CHECK(a.lanes[0][1].end == zerosim::testing::Approx(t1 + 1 + 0.5 * 8 / 108));
+}
+
+TEST_CASE("SM sharing: no overlap leaves every op unchanged") {
+  // Compute 1 s, then (event) a 2 s collective: ends 1 and 3, as without sharing.
+  StepProgram p;
+  p.event_count = 1;
+  p.collectives = {bytes_op(2e9)};
+  p.streams = {{"compute", {compute(1), record(0)}}, {"allgather", {wait(0), coll(0)}}};
+  const RunResult r = run_shared(p, 16, 80);
+  CHECK(r.lanes[0][0].end == 1.0);
+  CHECK(r.lanes[1][0].start == 1.0);
+  CHECK(r.makespan_s == 3.0);
+}
+
+TEST_CASE("SM sharing: host and copy-engine work is not stretched") {
+  StepProgram p;
+  p.collectives = {bytes_op(2e9)};
+  p.streams = {{"copy", {StepOp{OpKind::Kernel, Category::OffloadCopy, 1, -1, -1, -1}}},
+               {"allgather", {coll(0)}}};
+  const RunResult r = run_shared(p, 16, 80);
+  CHECK(r.lanes[0][0].end == 1.0);
+}
+
+TEST_CASE("SM sharing: a share list of another length than the collectives' is rejected") {
+  StepProgram p;
+  p.collectives = {bytes_op(1e9)};
+  p.streams = {{"allgather", {coll(0)}}};
+  SmShare share;
+  share.gpu_sms = 80;
+  Engine e;
+  StubNetwork net(e);
+  CHECK_THROWS_AS(run_program(p, e, net, share), std::logic_error);
+}
