@@ -148,6 +148,9 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
                  : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
                                   modules));
   const double block = static_cast<double>(s.quant_block);
+  // qwZ's INT8 receive buffers (and their scales): the gathers in flight and the one being
+  // dequantized, each freed once dequantized.
+  const double int8_elems = in.prefetched_elems >= 0 ? prefetched + max_gather : live * max_gather;
 
   MemoryEstimate e;
   e.components = {
@@ -160,11 +163,12 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       // Master weights, Adam momentum and variance; offloaded: off the GPU.
       {"optimizer_fp32", s.offload_optimizer != OffloadDevice::None ? 0 : 12 * psi / S},
       {"hpz_secondary", s.hpz ? 2 * psi / s.hpz_size : 0},
-      {"gathered_params", s.stage < 3 ? 0 : 2 * (held + prefetched)},
+      {"gathered_params",
+       s.stage < 3 ? 0 : 2 * (in.live_elems >= 0 ? in.live_elems : held + prefetched)},
       {"grad_buckets", 2 * max_bucket},
       // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
       // bucket.
-      {"quant_buffers", (s.qwz ? live * (max_gather + 4 * max_gather / block) : 0) +
+      {"quant_buffers", (s.qwz ? int8_elems * (1 + 4 / block) : 0) +
                             (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
       {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing, in.attention)},
       {"optimizer_step_grads_fp32", 0},

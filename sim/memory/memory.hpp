@@ -34,6 +34,9 @@ struct MemoryInputs {
   // Elements gathered ahead of the running module at most (DeepSpeed's coordinator, from the
   // lowering); < 0: prefetch_depth modules of the largest size.
   double prefetched_elems = -1;
+  // Gathered elements live at once at most, the held and the in-flight ones of the same run (the
+  // lowering's); < 0: the most held plus the most prefetched, which may fall at different runs.
+  double live_elems = -1;
   double capacity_bytes = 0;
   double reserved_bytes = 0;
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.

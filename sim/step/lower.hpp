@@ -121,6 +121,9 @@ struct LoweredStep {
   // gathers are in flight ahead of the running one at once.
   int prefetch_runs = 0;
   std::int64_t prefetched_elems = 0;
+  // The most gathered elements live at once: a run's held weights (its own and those kept for a
+  // later run) plus those in flight after its hook, at the same run.
+  std::int64_t live_elems = 0;
   double optimizer_bytes = 0;  // read and written by the GPU optimizer (0 when offloaded)
   // Bytes one rank moves per step for ZeRO-Offload: host -> GPU and GPU -> host over PCIe, and
   // from / to the node's NVMe drives.

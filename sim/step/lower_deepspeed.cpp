@@ -293,6 +293,7 @@ class DeepSpeedLowering : ProgramBuilder {
       in_flight += starts[k];
       out_.prefetch_runs = std::max(out_.prefetch_runs, in_flight);
       out_.prefetched_elems = std::max(out_.prefetched_elems, plan.in_flight[k]);
+      out_.live_elems = std::max(out_.live_elems, held[k] + plan.in_flight[k]);
     }
     return after;
   }

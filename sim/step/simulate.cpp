@@ -501,7 +501,10 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.attention = setup.attention;
   const bool deepspeed = setup.strategy.family() != StrategyFamily::Fsdp;
   mi.prefetch_depth = deepspeed ? low.prefetch_runs : setup.prefetch_depth;
-  if (deepspeed) mi.prefetched_elems = static_cast<double>(low.prefetched_elems);
+  if (deepspeed) {
+    mi.prefetched_elems = static_cast<double>(low.prefetched_elems);
+    mi.live_elems = static_cast<double>(low.live_elems);
+  }
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;

@@ -27,6 +27,7 @@ TEST_CASE("every published HF config runs on 64 DGX H100 nodes with ZeRO++ and n
       {"falcon-7b.json", 2048},         {"phi-3-mini-4k-instruct.json", 4096},
       {"qwen3-8b.json", 4096},          {"qwen3-30b-a3b.json", 4096},
       {"gemma-3-1b-pt.json", 4096},     {"olmo-2-1124-7b.json", 4096},
+      {"starcoder2-3b.json", 4096},
   };
   int configs = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(ZEROSIM_SOURCE_DIR) / "workloads/hf")) {

@@ -2,12 +2,15 @@
 // collectives, how many, on which groups) for ZeRO-3 and each ZeRO++ component.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/step/lower.hpp"
+#include "sim/strategy/fetch_trace.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 #include "tests/support/approx.hpp"
@@ -201,4 +204,35 @@ TEST_CASE("collective slots name every collective op at its place among its stre
       }
       CHECK(seen == low.program.collectives.size());
     }
+}
+
+TEST_CASE("the most gathered weights live at once: held and in flight at the same run") {
+  // LoweredStep::live_elems is the memory model's gathered weights: without prefetch, the most
+  // held (max_held_elems); with it, at least that and at most the most held plus the most in
+  // flight, and the coordinator stops prefetching once held and in flight reach
+  // stage3_max_live_parameters (it may pass it by the module whose gather it starts last).
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  for (const std::int64_t bucket : {std::int64_t{0}, std::int64_t{50'000'000}}) {
+    for (const std::int64_t max_live : {std::int64_t{200'000'000}, std::int64_t{1'000'000'000}}) {
+      CAPTURE(bucket);
+      CAPTURE(max_live);
+      StepSetup setup = gpt18b_setup("zero3", 1024, 512, 1);
+      setup.strategy.prefetch_bucket_elems = bucket;
+      setup.strategy.max_live_params = max_live;
+      const auto low = lower_step(setup, topo, prof);
+      const std::int64_t held = max_held_elems(low.trace, *low.modules);
+      std::int64_t largest = 0;
+      for (const auto& m : *low.modules) largest = std::max(largest, m.gather_elems);
+      if (bucket == 0) {
+        CHECK(low.prefetched_elems == 0);
+        CHECK(low.live_elems == held);
+        continue;
+      }
+      CHECK(low.prefetched_elems > 0);
+      CHECK(low.live_elems >= held);
+      CHECK(low.live_elems <= held + low.prefetched_elems);
+      CHECK(low.live_elems <= std::max(held, max_live + largest));
+    }
+  }
 }
