@@ -78,8 +78,8 @@ class TopologyGraph {
     const int b = fabric_block[static_cast<std::size_t>(fi)];
     if (b < 0) return fi;
     const int c = b + shift < rotation_blocks ? b + shift : b + shift - rotation_blocks;
-    return fabric_orbit[static_cast<std::size_t>(fabric_orbit_at[static_cast<std::size_t>(fi)] +
-                                                 c)];
+    const int at = fabric_orbit_at[static_cast<std::size_t>(fi)] + c;
+    return fabric_orbit[static_cast<std::size_t>(at)];
   }
 
   // Description kept for summary().
