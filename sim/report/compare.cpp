@@ -61,6 +61,7 @@ bool under(const std::string& leaf, const std::string& key) {
 std::vector<std::string> match_keys(const std::vector<json>& scenarios,
                                     const std::vector<std::string>& by) {
   std::vector<std::string> pointers;
+  pointers.reserve(by.size());
   for (const std::string& k : by) pointers.push_back(pointer_of(k));
   std::vector<std::string> out;
   out.reserve(scenarios.size());

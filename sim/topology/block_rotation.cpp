@@ -90,7 +90,8 @@ void add_fabric_orbits(TopologyGraph& tg, const RotationLayout& lay, int blocks)
     const int rep =
         tg.fabric_index[static_cast<std::size_t>(lay.rep_of[static_cast<std::size_t>(v)])];
     if (rep < 0 || at[static_cast<std::size_t>(rep)] < 0 || b >= blocks) return;
-    int& slot = orbit[static_cast<std::size_t>(at[static_cast<std::size_t>(rep)] + b)];
+    const int slot_at = at[static_cast<std::size_t>(rep)] + b;
+    int& slot = orbit[static_cast<std::size_t>(slot_at)];
     if (slot >= 0) return;
     slot = static_cast<int>(fi);
     block[fi] = b;
