@@ -18,13 +18,11 @@ const ModuleCache::Counts& ModuleCache::counts(const ModelShape& m) {
   if (counts_.size() >= 8) counts_.erase(counts_.begin());
   std::int64_t total = 0;
   for (const auto& mod : *modules(m, 1, m.seq)) total += mod.param_elems();  // total_param_count
-  return counts_.emplace_back(m, total, layer_param_count(m), mean_layer_module_params(m),
-                              active_param_count(m));
+  return counts_.emplace_back(m, total, layer_param_count(m), active_param_count(m));
 }
 
 std::int64_t ModuleCache::total_params(const ModelShape& m) { return std::get<1>(counts(m)); }
 std::int64_t ModuleCache::layer_params(const ModelShape& m) { return std::get<2>(counts(m)); }
-std::int64_t ModuleCache::mean_module_params(const ModelShape& m) { return std::get<3>(counts(m)); }
-std::int64_t ModuleCache::active_params(const ModelShape& m) { return std::get<4>(counts(m)); }
+std::int64_t ModuleCache::active_params(const ModelShape& m) { return std::get<3>(counts(m)); }
 
 }  // namespace zerosim

@@ -19,16 +19,15 @@ class ModuleCache {
   // build_modules(m, tokens, seq), immutable and shared.
   std::shared_ptr<const std::vector<Module>> modules(const ModelShape& m, std::int64_t tokens,
                                                      int seq);
-  std::int64_t total_params(const ModelShape& m);        // total_param_count(m)
-  std::int64_t active_params(const ModelShape& m);       // active_param_count(m)
-  std::int64_t layer_params(const ModelShape& m);        // layer_param_count(m)
-  std::int64_t mean_module_params(const ModelShape& m);  // mean_layer_module_params(m)
+  std::int64_t total_params(const ModelShape& m);   // total_param_count(m)
+  std::int64_t active_params(const ModelShape& m);  // active_param_count(m)
+  std::int64_t layer_params(const ModelShape& m);   // layer_param_count(m)
 
  private:
   using Key = std::tuple<ModelShape, std::int64_t, int>;
   std::map<Key, std::shared_ptr<const std::vector<Module>>> modules_;
-  // (shape, total, per layer, per layer module, active), oldest first: a sweep uses a few models.
-  using Counts = std::tuple<ModelShape, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  // (shape, total, per layer, active), oldest first: a sweep uses a few models.
+  using Counts = std::tuple<ModelShape, std::int64_t, std::int64_t, std::int64_t>;
   std::vector<Counts> counts_;
   const Counts& counts(const ModelShape& m);
 };

@@ -300,11 +300,6 @@ std::int64_t layer_param_count(const ModelShape& m) {
   return param_sum(mods) / layers;
 }
 
-std::int64_t mean_layer_module_params(const ModelShape& m) {
-  const auto [mods, layers] = representative_layers(m);
-  return param_sum(mods) / static_cast<std::int64_t>(mods.size());
-}
-
 int moe_layer_count(const ModelShape& m) {
   int n = 0;
   for (int l = 0; l < m.layers; ++l) n += m.arch.moe.is_moe_layer(l);

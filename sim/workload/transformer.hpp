@@ -126,9 +126,6 @@ struct Module {
 std::vector<ParamTensor> layer_params(const ModelShape& m);
 // Parameters per layer, the mean over layers (MoE and dense layers differ).
 std::int64_t layer_param_count(const ModelShape& m);
-// Parameters of a layer's module, the mean over every layer's modules (prefetch depth counts
-// modules of this size).
-std::int64_t mean_layer_module_params(const ModelShape& m);
 // Every parameter of the model (embedding, layers, final norm, untied head).
 std::int64_t total_param_count(const ModelShape& m);
 // The largest layer as DeepSpeed's memory estimator counts it (deepspeed/runtime/zero/stage3.py,
