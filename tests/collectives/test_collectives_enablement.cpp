@@ -73,7 +73,9 @@ TEST_CASE("the NIC path is the topology's: PXN stands in for a far NIC only with
   CHECK(polaris.nic_path() == NicPath::Phb);
   CHECK_FALSE(polaris.pxn());
   CHECK(polaris.nccl_type_inter() == NicPath::Phb);
-  const Topology dgx = load_cluster("dgx-h100", {.nodes = 2});
+  ClusterOverrides two;
+  two.nodes = 2;
+  const Topology dgx = load_cluster("dgx-h100", two);
   CHECK(dgx.nccl_type_inter() == NicPath::Pxb);
   // comm_shape carries the topology's path into NCCL's rule: an all_gather across Polaris' two
   // nodes has no LL128, across two DGX A100 nodes it has.
@@ -83,7 +85,7 @@ TEST_CASE("the NIC path is the topology's: PXN stands in for a far NIC only with
   op.groups = GroupList({std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}});
   CHECK(comm_shape(op, polaris).type_inter == NicPath::Phb);
   CHECK_FALSE(has_ll128(comm_shape(op, polaris), test::shipped_profile("polaris-a100")));
-  const Topology a100 = load_cluster("dgx-a100", {.nodes = 2});
+  const Topology a100 = load_cluster("dgx-a100", two);
   op.groups = GroupList({std::vector<int>{0, 1, 8, 9}});
   CHECK(has_ll128(comm_shape(op, a100), test::shipped_profile("dgx-a100")));
 }
