@@ -57,7 +57,7 @@ std::vector<bool> checkpointing_of(py::handle v) {
 plan::PlanRequest request_of(const py::dict& kw) {
   py::dict scenario;
   for (const char* k : {"cluster", "nodes", "nics_per_node", "nic_gbps", "fabric",
-                        "oversubscription", "model", "profile", "seq_len", "attention"})
+                        "oversubscription", "model", "profile", "seq_len", "attention", "sm_share"})
     if (kw.contains(k)) scenario[k] = kw[k];
   const Scenario s = scenario_of(scenario, "plan");
   plan::PlanRequest q;
@@ -70,6 +70,7 @@ plan::PlanRequest request_of(const py::dict& kw) {
   q.base.model = s.model;
   q.base.profile = s.profile;
   q.base.attention = s.attention;
+  q.base.sm_share = s.sm_share;
   q.base.seq_len = s.seq_len;  // 0: the model's (ClusterShape::seq_len below)
   if (!kw["global_batch"].is_none())
     q.global_batch = int_in(kw["global_batch"], "global_batch", 1, 1LL << 40);

@@ -159,6 +159,8 @@ void bind_scenario(py::module_& m) {
       .def_readonly("activation_checkpointing", &E::activation_checkpointing,
                     "activations recomputed in the backward pass")
       .def_readonly("attention", &E::attention, "flash or eager, as resolved")
+      .def_readonly("sm_share", &E::sm_share,
+                    "whether compute ran on the SMs NCCL's collective kernels left")
       .def_readonly("prefetch_depth", &E::prefetch_depth,
                     "modules gathered ahead of the running one")
       .def_readonly("profile_name", &E::profile_name, "cost profile")

@@ -45,7 +45,7 @@ def plan(*, cluster: 'str | os.PathLike', model: 'str | os.PathLike', nodes: 'in
          fabric: "Literal['rail', 'fat-tree'] | None" = None,
          oversubscription: 'float | None' = None, profile: 'str | os.PathLike | None' = None,
          seq_len: 'int | None' = None, attention: "Literal['auto', 'flash', 'eager'] | None" = None,
-         global_batch: 'int | None' = None, micro_batches: 'Sequence[int]' = (1, 2, 4, 8, 16, 32),
+         sm_share: 'bool | None' = None, global_batch: 'int | None' = None, micro_batches: 'Sequence[int]' = (1, 2, 4, 8, 16, 32),
          qwz_bits: 'Sequence[int]' = (8,), qgz_bits: 'Sequence[int]' = (4,),
          activation_checkpointing: 'Sequence[bool]' = (True, False), confirm: int = 8,
          threads: int = 0) -> 'Plan':
@@ -54,7 +54,7 @@ def plan(*, cluster: 'str | os.PathLike', model: 'str | os.PathLike', nodes: 'in
     and ranks what fits in GPU memory by throughput (ties: the simpler configuration).
 
       cluster, nodes, nics_per_node, nic_gbps, fabric, oversubscription, model, profile,
-      seq_len, attention: as simulate()'s
+      seq_len, attention, sm_share: as simulate()'s
       global_batch: sequences per optimizer step over all GPUs (None: free, no accumulation)
       micro_batches: micro-batch sizes (sequences per GPU) to search
       qwz_bits, qgz_bits: qwZ weight / qgZ gradient bits to search (4 or 8)

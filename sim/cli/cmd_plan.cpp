@@ -30,6 +30,7 @@ struct PlanArgs {
   ClusterFlags cluster;
   std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
   std::string checkpointing = "true,false", attention = Scenario{}.attention;
+  std::string sm_share = Scenario{}.sm_share ? "true" : "false";
   std::string out, deepspeed_out;
   bool json = false;
   int seq_len = 0, confirm = 8, threads = 0;
@@ -104,6 +105,7 @@ void run_plan_command(const PlanArgs& a) {
   q.base.model = a.model;
   q.base.profile = a.profile;
   q.base.attention = a.attention;
+  q.base.sm_share = a.sm_share == "true";
   q.global_batch = a.global_batch;
   q.micro_batches = int_list(a.micro_batches, "--micro-batch");
   q.qwz_bits = bits_list(a.qwz_bits, "--qwz-bits");
@@ -171,6 +173,7 @@ void register_plan(CLI::App& app) {
   add_scenario_option(cmd, scenario_param("--profile"), a->profile);
   add_scenario_option(cmd, scenario_param("--seq-len"), a->seq_len);
   add_scenario_option(cmd, scenario_param("--attention"), a->attention);
+  add_scenario_option(cmd, scenario_param("--sm-share"), a->sm_share);
   cmd->add_option("--activation-checkpointing", a->checkpointing,
                   "activation checkpointing settings to search (default: true,false)");
   cmd->add_option("--global-batch", a->global_batch,

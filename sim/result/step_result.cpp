@@ -229,6 +229,7 @@ json scenario_json(const ScenarioEcho& s) {
   put(j, "grad_accum", s.grad_accum);
   put(j, "activation_checkpointing", s.activation_checkpointing);
   put(j, "attention", s.attention);
+  put(j, "sm_share", s.sm_share);
   put(j, "prefetch_depth", s.prefetch_depth);
   put(j, "profile", std::move(profile));
   put(j, "tier", s.tier);
@@ -236,18 +237,31 @@ json scenario_json(const ScenarioEcho& s) {
 }
 
 ScenarioEcho read_scenario(const JsonReader& r) {
-  r.require_object({"cluster",        "node_type",
-                    "gpu_model",      "nodes",
-                    "gpus_per_node",  "world_size",
-                    "nics_per_node",  "nic_gbps",
-                    "fabric",         "oversubscription",
-                    "model",          "params",
-                    "active_params",  "strategy",
-                    "tokens_per_gpu", "seq_len",
-                    "seq_len_source", "micro_batch_sequences",
-                    "grad_accum",     "activation_checkpointing",
-                    "attention",      "prefetch_depth",
-                    "profile",        "tier"});
+  r.require_object({"cluster",
+                    "node_type",
+                    "gpu_model",
+                    "nodes",
+                    "gpus_per_node",
+                    "world_size",
+                    "nics_per_node",
+                    "nic_gbps",
+                    "fabric",
+                    "oversubscription",
+                    "model",
+                    "params",
+                    "active_params",
+                    "strategy",
+                    "tokens_per_gpu",
+                    "seq_len",
+                    "seq_len_source",
+                    "micro_batch_sequences",
+                    "grad_accum",
+                    "activation_checkpointing",
+                    "attention",
+                    "sm_share",
+                    "prefetch_depth",
+                    "profile",
+                    "tier"});
   ScenarioEcho s;
   s.cluster = r.at("cluster").get_string();
   s.node_type = r.at("node_type").get_string();
@@ -274,6 +288,7 @@ ScenarioEcho read_scenario(const JsonReader& r) {
   s.attention = r.at("attention").get_string();
   if (s.attention != "flash" && s.attention != "eager")
     r.at("attention").fail("must be flash or eager");
+  s.sm_share = r.at("sm_share").get_bool();
   s.prefetch_depth = r.at("prefetch_depth").get_int32_at_least(0);
   const JsonReader p = r.at("profile");
   p.require_object({"name", "status"});

@@ -23,7 +23,8 @@ namespace zerosim {
 // 4: the model's flash_attention, seq_source, position_rows and arch norm_bias and qk_norm; the
 //    scenario's active_params and seq_len_source; the model's seq is the run's for a learned
 //    position table. 5: the breakdown's compute_kernels_s (compute and recompute by kernel class).
-constexpr int kResultSchemaVersion = 6;
+// 7: the scenario's sm_share (compute shares the SMs with NCCL's collective kernels).
+constexpr int kResultSchemaVersion = 7;
 
 // The scenario as simulated: every default resolved (cluster shape, model, strategy, batch).
 struct ScenarioEcho {
@@ -44,6 +45,7 @@ struct ScenarioEcho {
   int grad_accum = 1;
   bool activation_checkpointing = true;
   std::string attention;  // flash | eager, as resolved (--attention auto decided)
+  bool sm_share = true;   // --sm-share: compute ran on the SMs NCCL's kernels left
   int prefetch_depth =
       0;  // modules gathered ahead of the running one (DeepSpeed: the most at once)
   std::string profile_name, profile_status;

@@ -28,7 +28,9 @@ namespace zerosim {
 double gemm_wave_efficiency(double m, double n, const CostProfile& p);
 // One GEMM of m x n x k (FLOPs 2mnk) at the profile's rates.
 double gemm_time(double m, double n, double k, const CostProfile& p);
-// FlashAttention's efficiency at sequence s: efficiency x s / (s + flash_seq_half).
+// FlashAttention's efficiency at sequence s: efficiency x s / (s + flash_seq_half). Under the
+// causal mask the diagonal key tiles run whole, s (s + M) / 2 scores per head for the s^2 / 2 kept,
+// with M the kernel's query tile rows: flash_seq_half = M (docs/step-model.md).
 double flash_efficiency(double efficiency, double seq, const CostProfile& p);
 // FLOPs the attention core executes in a forward: the full square eager (the mask is applied to
 // computed scores), half of it for FlashAttention's causal kernels (blocks above the diagonal are

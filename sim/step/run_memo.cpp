@@ -13,9 +13,9 @@ bool same_key(const RunMemo::Key& a, const RunMemo::Key& b) {
   return x.tokens == y.tokens && x.grad_accum == y.grad_accum && x.seq == y.seq &&
          x.prefetch_depth == y.prefetch_depth && x.checkpointing == y.checkpointing &&
          x.attention == y.attention && x.labels == y.labels && a.network == b.network &&
-         a.builder_key == b.builder_key && a.tier == b.tier && x.offload == y.offload &&
-         x.strategy == y.strategy && (a.profile == b.profile || *a.profile == *b.profile) &&
-         x.model == y.model;
+         a.builder_key == b.builder_key && a.tier == b.tier && a.sm_share == b.sm_share &&
+         x.offload == y.offload && x.strategy == y.strategy &&
+         (a.profile == b.profile || *a.profile == *b.profile) && x.model == y.model;
 }
 
 }  // namespace

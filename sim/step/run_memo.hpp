@@ -6,9 +6,9 @@
 // lowering) is kept for the last few pairs, keyed by the content of everything the run reads: the
 // StepSetup (the lowering's input, tokens and accumulation included), the cluster's builder key
 // (the whole graph of a builder cluster; explicit graphs have none and are not kept), the cost
-// profile by value, the tier and the network options. A hit returns what the run would give bit
-// for bit (the engine run is deterministic). The reference mode `lowering_reuse` off runs every
-// step (the plain computation).
+// profile by value, the tier, the network options and SM sharing. A hit returns what the run would
+// give bit for bit (the engine run is deterministic). The reference mode `lowering_reuse` off runs
+// every step (the plain computation).
 #pragma once
 #include <cstdint>
 #include <list>
@@ -40,6 +40,7 @@ class RunMemo {
     std::shared_ptr<const CostProfile> profile;
     std::string tier;
     NetworkOptions network;
+    bool sm_share = true;  // the scenario's SM sharing
   };
   // The kept timing of `key`, or nullopt.
   std::optional<StepTiming> find(const Key& key);

@@ -145,6 +145,9 @@ std::vector<ScenarioParam> strategy_rows() {
       {"--attention", "attention", &S::attention, 0, 0, attention,
        "attention implementation (auto: FlashAttention on Ampere and later GPUs for the model "
        "families that use it; eager for the GPT presets and on V100s)"},
+      {"--sm-share", "sm_share", &S::sm_share, 0, 0, booleans,
+       "SM sharing: while an NCCL collective runs, its kernel holds one SM per channel and the "
+       "GPU's compute runs on the SMs left"},
   };
 }
 

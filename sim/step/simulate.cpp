@@ -597,6 +597,7 @@ ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params,
   echo.grad_accum = setup.grad_accum;
   echo.activation_checkpointing = setup.checkpointing;
   echo.attention = to_string(setup.attention);
+  echo.sm_share = sc.sm_share;
   echo.prefetch_depth = setup.prefetch_depth;
   echo.profile_name = r.prof->name;
   echo.profile_status = r.prof->status;
@@ -686,15 +687,13 @@ struct StepRun {
   CommResult comm;
 };
 
-// SM sharing (step_program.hpp SmShare), a measured finding kept off the default path
-// (docs/step-model.md, "SM sharing with collectives"): on only when the environment sets
-// ZEROSIM_SM_SHARE. SMs per GPU are the datasheets' for the profiles' SXM parts (V100 80, A100
-// 108, H100 and H200 132); each collective holds its kernel's channels (nccl_kernel_channels).
-SmShare sm_share(const StepProgram& program, const CostProfile& prof) {
+// SM sharing (step_program.hpp SmShare; docs/step-model.md, "SM sharing with collectives"), the
+// scenario's --sm-share: the profile's SM count (datasheets), and each collective holds its
+// kernel's channels (nccl_kernel_channels).
+SmShare sm_share(const Scenario& sc, const StepProgram& program, const CostProfile& prof) {
   SmShare share;
-  if (!std::getenv("ZEROSIM_SM_SHARE")) return share;
-  const GpuArch a = prof.nccl.arch;
-  share.gpu_sms = a == GpuArch::Volta ? 80 : a == GpuArch::Ampere ? 108 : 132;
+  if (!sc.sm_share) return share;
+  share.gpu_sms = static_cast<int>(prof.compute.sm_count);
   share.collective_sms.reserve(program.collectives.size());
   for (const CollectiveOp& c : program.collectives)
     share.collective_sms.push_back(nccl_kernel_channels(c, prof));
@@ -712,9 +711,14 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(out.low->program.collectives);
-  out.run = run_program(out.low->program, engine, *net, sm_share(out.low->program, prof));
+  out.run = run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, prof));
   out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
-  out.breakdown.compute_kernels = compute_kernel_terms(*out.low, prof, setup.attention);
+  // The kernels' own times; with SM sharing the compute ops ran longer (on the SMs the collectives
+  // left), and each class takes its share of that stretch, so the classes add up to compute +
+  // recompute as run.
+  const ComputeTerms kernels = compute_kernel_terms(*out.low, prof, setup.attention);
+  const double own = kernels.total(), ran = out.breakdown.compute_s + out.breakdown.recompute_s;
+  out.breakdown.compute_kernels = own > 0 && ran != own ? kernels.scaled(ran / own) : kernels;
   out.comm = comm_result(*out.low, out.run, topo, prof, std::move(plans));
   return out;
 }
@@ -731,7 +735,8 @@ StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolve
                        SimContext& context) {
   if (!context.modes().lowering_reuse || r.topo->builder_key().empty())
     return timing_of(run_step(sc, setup, r, context));
-  RunMemo::Key key{setup, r.topo->builder_key(), r.prof, sc.tier, context.modes().network};
+  RunMemo::Key key{setup,   r.topo->builder_key(),   r.prof,
+                   sc.tier, context.modes().network, sc.sm_share};
   if (std::optional<StepTiming> kept = context.runs().find(key)) return std::move(*kept);
   StepTiming t = timing_of(run_step(sc, setup, r, context));
   context.runs().keep(std::move(key), t);

@@ -48,6 +48,8 @@ struct Scenario {
   std::string tier = "flow";  // flow | analytic
   bool activation_checkpointing = true;
   std::string attention = "auto";  // flash | eager | auto (flash on Ampere+ for families using it)
+  // SM sharing: compute runs on the SMs NCCL's collective kernels leave (step_program.hpp SmShare).
+  bool sm_share = true;
 };
 
 // Runs the scenario. Bad input -> InputError. trace_path: if non-empty, writes a Chrome trace of

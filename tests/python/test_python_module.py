@@ -80,6 +80,11 @@ check(r.scenario.attention == "flash", "llama-3-8b on an H100 runs FlashAttentio
 eager = zerosim.simulate(cluster="dgx-h100", nodes=4, model="llama-3-8b", strategy="zeropp",
                          attention="eager", tier="analytic")
 check(eager.scenario.attention == "eager", "attention='eager' is simulated as asked")
+check(eager.scenario.sm_share, "SM sharing is on by default")
+unshared = zerosim.simulate(cluster="dgx-h100", nodes=4, model="llama-3-8b", strategy="zeropp",
+                            attention="eager", tier="analytic", sm_share=False)
+check(not unshared.scenario.sm_share, "sm_share=False is simulated as asked")
+check(unshared.step_time_s <= eager.step_time_s, "SM sharing never shortens an analytic step")
 
 out = run_cli("simulate", "--cluster", "dgx-h100", "--nodes", "4", "--model", "llama-3-8b",
               "--strategy", "zeropp", "--json")

@@ -76,7 +76,7 @@ TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inc
                      "missing required key 'loss'");
   j = good;
   j["schema_version"] = 1;
-  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 6");
+  expect_input_error([&] { read(j); }, "r.json", "/schema_version", "schema version 7");
   j = good;
   j["scenario"]["strategy"]["name"] = "zero3";
   expect_input_error([&] { read(j); }, "r.json", "/scenario/strategy/name", "zeropp");

@@ -162,7 +162,8 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
       "--model gpt-18b --seq-len 1024 --tokens-per-gpu 1024 --grad-accum 1 "
       "--nics-per-node 4 --nic-gbps 200 --strategy zeropp --hpz-size 8 "
       "--qwz-bits 4 --qgz-bits 4 --qgz-chunks 2 --profile dgx-h100 --tier analytic "
-      "--activation-checkpointing false --attention flash --deepspeed-version 0.13.2";
+      "--activation-checkpointing false --attention flash --sm-share false "
+      "--deepspeed-version 0.13.2";
   std::set<std::string> given;
   for (const auto& p : scenario_params())
     if (args.find(p.flag + " ") != std::string::npos) given.insert(p.flag);
@@ -174,6 +175,7 @@ TEST_CASE("simulate and sweep accept a valid value of every flag") {
   CHECK_MESSAGE(sim.rc == 0, sim.out);
   CHECK(sim.out.find("\"activation_checkpointing\": false") != std::string::npos);
   CHECK(sim.out.find("\"attention\": \"flash\"") != std::string::npos);
+  CHECK(sim.out.find("\"sm_share\": false") != std::string::npos);
   const CliRun swp = run("sweep " + args + " --threads 1");
   CHECK_MESSAGE(swp.rc == 0, swp.out);
   const CliRun ds =

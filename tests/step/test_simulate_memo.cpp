@@ -48,6 +48,10 @@ std::vector<Scenario> scenarios() {
     Scenario ga = make("dgx2-v100", 2, "zeropp", tier);
     ga.grad_accum = 2;
     v.push_back(ga);
+    // The same scenario as one above without SM sharing: the memo must not return the shared run.
+    Scenario unshared = make("dgx2-v100", 3, "zeropp", tier);
+    unshared.sm_share = false;
+    v.push_back(unshared);
   }
   Scenario chunks = make("dgx-h100", 2, "zeropp", "analytic");
   chunks.qgz_chunks = 2;
@@ -94,7 +98,7 @@ TEST_CASE("memoized inputs give byte-identical results to freshly parsed ones") 
     CHECK(warm1.dump() == warm2.dump());
     ++n;
   }
-  CHECK(n == 43);
+  CHECK(n == 45);
   fs::remove_all(dir);
 }
 
