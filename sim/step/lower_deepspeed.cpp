@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/step/program_builder.hpp"
+#include "sim/strategy/quant_groups.hpp"
 
 namespace zerosim::lowering {
 namespace {
@@ -178,7 +179,7 @@ class DeepSpeedLowering : ProgramBuilder {
   void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
-    const double wire = gathered_bytes(m.gather_elems, st_);
+    const double wire = gathered_bytes(m, group, S_, st_);
     if (st_.offload_param != OffloadDevice::None) {
       // The rank's 16-bit shard lives on the host (or the drives): copied to the GPU first.
       const double shard = 2 * n / group;
@@ -199,7 +200,7 @@ class DeepSpeedLowering : ProgramBuilder {
     // qwZ gathers the INT8 data, then the FP32 scales, with two all_gather_into_tensor calls
     // (partition_parameters.py all_gather_coalesced, quantized branch: the handle and the
     // quant_handle, in 0.10.0, 0.13.2 and 0.19.5): each pays its own latency.
-    const double scales = gathered_scale_bytes(m.gather_elems, st_);
+    const double scales = gathered_scale_bytes(m, group, S_, st_);
     const Algorithm algo =
         secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
     const GroupList& groups = secondary ? hpz_groups_ : shard_;
@@ -257,7 +258,7 @@ class DeepSpeedLowering : ProgramBuilder {
         wait(kFetch, gathered);
         if (st_.qwz) {
           const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
-          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m.gather_elems, st_) + 2 * n, tag,
+          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m, slices, S_, st_) + 2 * n, tag,
                  ".dequant");
         }
         if (tensors > 1) kernel(kFetch, Category::ParamFetch, "copy", 2 * 2 * n, tag, ".cat");
@@ -501,26 +502,32 @@ class DeepSpeedLowering : ProgramBuilder {
                    CommPhase::GradientReduction, tp, ".rs.fallback");
         continue;
       }
-      quantized_reduce(stream, static_cast<double>(x.elems), bucket_piece, t, tp);
+      quantized_reduce(stream, x, bucket_piece, t, tp);
     }
   }
   // qgZ's reduction of one gradient tensor of `total` elements (all_to_all_quant_reduce's loop
   // body): swizzle_quant to INT4 with FP32 scales; an all_to_all_single of the data and another of
   // the scales inside the node; quantized_reduction (dequantize, reduce the node's N partial sums,
   // requantize); the same two all-to-alls across the nodes of the rail; dequantize and reduce the
-  // nodes' chunks. Scales: one FP32 per quant_block elements. With --qgz-chunks C the tensor runs
-  // as C chunks whose second hop (on reduce.inter) overlaps the next chunk's first.
-  void quantized_reduce(int stream, double total, int bucket_piece, std::size_t t, int tp) {
+  // nodes' chunks. Scales: one FP32 per group, max(rows, cols, world) groups for swizzle_quant and
+  // that // GPUs per node after quantized_reduction (quant_groups.hpp). With --qgz-chunks C the
+  // tensor runs as C chunks (each a C-th of the data and scales) whose second hop (on
+  // reduce.inter) overlaps the next chunk's first.
+  void quantized_reduce(int stream, const BucketTensor& x, int bucket_piece, std::size_t t,
+                        int tp) {
     const int chunks = std::max(1, st_.qgz_chunks);
     const bool pipelined = chunks > 1 && stream == kReduce;
     const int hop2 = pipelined ? kReduceInter : stream;
     const double N = N_;
+    const double C = chunks;
     for (int c = 0; c < chunks; ++c) {
-      const double n = total / chunks;
+      const double n = static_cast<double>(x.elems) / C;
       const int ct = chunks > 1 ? prefix(bucket_piece, tensor_piece(t, c)) : tp;
-      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer and scales
-      const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
-      const double s = grad_scale_bytes(n), s2 = grad_scale_bytes(n / N);
+      // This rank's scales, and its INT4 buffer with them; the same after the intra-node
+      // reduction (a GPUs-per-node-th of the data).
+      const double s = 4.0 * static_cast<double>(qgz_intra_groups(x.max_dim, W_)) / C;
+      const double s2 = 4.0 * static_cast<double>(qgz_inter_groups(x.max_dim, W_, N_)) / C;
+      const double q = n * st_.grad_bits / 8.0 + s, q2 = n / N * st_.grad_bits / 8.0 + s2;
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
              ".swizzle_quant");
       collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q - s,
@@ -542,8 +549,6 @@ class DeepSpeedLowering : ProgramBuilder {
              ".dequant_reduce");
     }
   }
-  // The FP32 scales of a qgZ buffer of n elements (part of quantized_grad_bytes).
-  double grad_scale_bytes(double n) const { return 4 * n / static_cast<double>(st_.quant_block); }
   // ".t<t>" or ".t<t>.chunk<c>" (c >= 0): the label piece of a bucket's tensor (and chunk).
   int tensor_piece(std::size_t t, int c) {
     if (!s_.labels) return -1;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "sim/step/lower.hpp"
 #include "sim/strategy/fetch_trace.hpp"
+#include "sim/strategy/quant_groups.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 #include "tests/support/approx.hpp"
@@ -125,10 +127,38 @@ TEST_CASE("qgZ reduces each gradient tensor on its own, by release (gpt-18b ZeRO
   }
 }
 
+TEST_CASE("qgZ's scale all-to-alls carry DeepSpeed's groups per tensor shape") {
+  // all_to_all_quant_reduce: per quantized tensor of n elements, intra-node the INT4 data (n / 2
+  // bytes) and max(rows, cols, 384) FP32 scales; across nodes a sixteenth of the data and
+  // max(rows, cols, 384) // 16 scales. In the buckets' tensor order.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  const auto low = lower_step(gpt18b_setup("zeropp", 1024, 512, 1), topo, prof);
+  std::vector<const CollectiveOp*> a2a;
+  for (const auto& op : low.program.collectives)
+    if (op.kind == CollKind::AllToAll) a2a.push_back(&op);
+  std::size_t i = 0;
+  for (const GradBucket& b : low.buckets)
+    for (const BucketTensor& t : b.tensors) {
+      if (!t.quantized) continue;
+      REQUIRE(i + 4 <= a2a.size());
+      const double n = static_cast<double>(t.elems);
+      const double G = static_cast<double>(std::max<std::int64_t>(t.max_dim, 384));
+      CHECK(t.max_dim >= 6144);
+      CHECK(a2a[i]->bytes == n / 2);
+      CHECK(a2a[i + 1]->bytes == 4 * G);
+      CHECK(a2a[i + 2]->bytes == n / 32);
+      CHECK(a2a[i + 3]->bytes == 4 * std::floor(G / 16));
+      i += 4;
+    }
+  CHECK(i == a2a.size());
+}
+
 TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gathers per fetch") {
   // partition_parameters.py all_gather_coalesced, quantized branch: all_gather_into_tensor of the
-  // INT8 flat buffer, then of the scales (one FP32 per quant_block elements), on both tiers (the
-  // world, and hpZ's intra-node group).
+  // INT8 flat buffer, then of the scales (one FP32 per group of CUDAQuantizer.quantize's count for
+  // the rank's flat shard, from each of the R ranks), on both tiers (the world, and hpZ's
+  // intra-node group). Every gpt-18b tensor divides by 384, so the shard is n / R elements.
   for (const char* strategy : {"zero3+qwz", "zeropp"}) {
     CAPTURE(strategy);
     auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
@@ -143,11 +173,12 @@ TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gath
       if (op.kind == CollKind::AllGather) fp16.push_back(&op);
     // Twice ZeRO-3's gathers: each fetch's data gather followed by its scales' gather.
     REQUIRE(ag.size() == 2 * fp16.size());
-    const double B = static_cast<double>(setup.strategy.quant_block);
     for (std::size_t i = 0; i < fp16.size(); ++i) {
       const double n = fp16[i]->bytes / 2;  // elements gathered (FP16: 2 bytes each)
+      const auto R = static_cast<std::int64_t>(ag[2 * i]->groups[0].size());
       CHECK(ag[2 * i]->bytes == zerosim::testing::Approx(n).epsilon(1e-12));  // INT8
-      CHECK(ag[2 * i + 1]->bytes == zerosim::testing::Approx(4 * n / B).epsilon(1e-12));
+      const double groups = static_cast<double>(qwz_quant_groups(static_cast<std::int64_t>(n) / R));
+      CHECK(ag[2 * i + 1]->bytes == 4 * static_cast<double>(R) * groups);
       CHECK(ag[2 * i + 1]->groups.size() == ag[2 * i]->groups.size());  // the same tier
     }
   }
