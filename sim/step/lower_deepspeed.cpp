@@ -442,6 +442,7 @@ class DeepSpeedLowering : ProgramBuilder {
             return;
           }
           module_compute(Category::Compute, i, true, tag, "");
+          if (st_.stage >= 3) ipg_copies(reduce_stream, i, tag);
           bool any = false;
           while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
             if (!any && reduce_stream != kCompute) {
@@ -475,6 +476,86 @@ class DeepSpeedLowering : ProgramBuilder {
     return done;
   }
 
+  // stage3.py __add_grad_to_ipg_bucket (0.10.0, 0.13.2, 0.19.5), per gradient of module i as its
+  // hook fires: with contiguous_gradients (its default, assumed) and room in the bucket (the
+  // gradient smaller than reduce_bucket_size, make_grad_buckets) the reduction stream waits for
+  // the default stream and copies the gradient into the bucket's flat buffer (read and write 2n
+  // bytes, the copy kernel) after the host has dispatched the wait_stream, narrow, view_as, copy_
+  // and record_stream (5 eager ops).
+  void ipg_copies(int stream, int i, int tag) {
+    const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+    double bytes = 0;
+    int copies = 0;
+    for (const ParamTensor& p : m.params)
+      if (p.elems < st_.reduce_bucket_elems) {
+        bytes += 4 * static_cast<double>(p.elems);
+        ++copies;
+      }
+    if (copies == 0 || !prof_.kernels.count("copy")) return;
+    host_dispatch(5.0 * copies, Category::Other, tag, ".ipg.host");
+    const int ready = event();
+    record(kCompute, ready);
+    if (stream != kCompute) wait(stream, ready);
+    const int dispatched = event();
+    record(host_stream(), dispatched);
+    wait(stream, dispatched);
+    kernel(stream, Category::Other, "copy", bytes, tag, ".ipg_copy");
+  }
+  // The host's dispatch of a bucket's reduction, as its eager ops (stage3.py
+  // __avg_scatter_grads; coalesced_collectives.py, the same in 0.10.0, 0.13.2 and 0.19.5):
+  // reduce_scatter_coalesced over R ranks takes per tensor a view and R slices (the partition
+  // list), a torch.empty per padded rank slice, the cat, the div_, the chunk, the reduce-scatter
+  // and a narrow per tensor; all_to_all_quant_reduce per tensor swizzle_quant, four empty_likes,
+  // four all_to_all_singles, quantized_reduction, dequantize, the chunk, the sum over the nodes'
+  // chunks (one add per node), the division and the view. The reduction stream waits for it.
+  void bucket_host_ops(int stream, const GradBucket& b, int bucket_piece) {
+    const double R = S_;
+    double ops = 0;
+    auto rs_ops = [&](const std::vector<std::int64_t>& sizes) {
+      ops += 4;
+      for (const std::int64_t n : sizes) ops += R + 2 + padded_slices(n);
+    };
+    if (!out_.qgz_active) {
+      std::vector<std::int64_t> sizes;
+      for (const BucketTensor& x : b.tensors) sizes.push_back(x.elems);
+      rs_ops(sizes);
+    } else {
+      const double nodes = static_cast<double>(W_ / N_);
+      for (const BucketTensor& x : b.tensors) {
+        if (x.quantized)
+          ops += 14 + nodes;
+        else
+          rs_ops({x.elems});
+      }
+    }
+    host_dispatch(ops, Category::Other, prefix(bucket_piece), ".reduce.host");
+    const int dispatched = event();
+    record(host_stream(), dispatched);
+    wait(stream, dispatched);
+  }
+  // Rank slices of a tensor of n elements that reduce_scatter_coalesced pads (shorter than
+  // ceil(n / R): a torch.empty each).
+  double padded_slices(std::int64_t n) const {
+    const std::int64_t R = S_, chunk = (n + R - 1) / R;
+    return chunk == 0 ? 0 : static_cast<double>(R - std::min<std::int64_t>(R, n / chunk));
+  }
+  // reduce_scatter_coalesced's GPU work before the NCCL call: unless it reduces one tensor that
+  // divides by R, the cat that interleaves every tensor's rank slices with their padding into one
+  // flat buffer (read 2n, write 2 x the padded size), then the pre-divide div_ (read and write the
+  // flat buffer), both at the copy kernel's rate.
+  void interleave(int stream, const std::vector<std::int64_t>& sizes, int pre) {
+    if (!prof_.kernels.count("copy")) return;
+    const std::int64_t R = S_;
+    double read = 0, flat = 0;
+    for (const std::int64_t n : sizes) {
+      read += 2 * static_cast<double>(n);
+      flat += 2 * static_cast<double>((n + R - 1) / R * R);
+    }
+    const bool cat = sizes.size() != 1 || sizes[0] % R != 0;
+    if (cat) kernel(stream, Category::Other, "copy", read + flat, pre, ".interleave_cat");
+    kernel(stream, Category::Other, "copy", 2 * flat, pre, ".predivide");
+  }
+
   // The label piece of bucket `no` of micro-step mu: "mb<mu>.bucket<no>".
   int bucket_piece(int mu, int no) {
     Digits mu_d(mu), no_d(no);
@@ -487,7 +568,11 @@ class DeepSpeedLowering : ProgramBuilder {
   // divisible by 2 x world, make_grad_buckets) gets a reduce-scatter of its own
   // (reduce_scatter_coalesced([tensor])), every other one qgZ's two hops (quantized_reduce).
   void reduce_bucket(int stream, const GradBucket& b, int bucket_piece) {
+    if (st_.stage >= 3) bucket_host_ops(stream, b, bucket_piece);
     if (!out_.qgz_active) {
+      std::vector<std::int64_t> sizes;
+      for (const BucketTensor& x : b.tensors) sizes.push_back(x.elems);
+      if (st_.stage >= 3) interleave(stream, sizes, prefix(bucket_piece));
       collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
                  st_.grad_comm_bytes * static_cast<double>(b.elems()), Category::ReduceScatter,
                  CommPhase::GradientReduction, prefix(bucket_piece), ".rs");
@@ -497,6 +582,7 @@ class DeepSpeedLowering : ProgramBuilder {
       const BucketTensor& x = b.tensors[t];
       const int tp = prefix(bucket_piece, tensor_piece(t, -1));
       if (!x.quantized) {
+        interleave(stream, {x.elems}, tp);
         collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
                    st_.grad_comm_bytes * static_cast<double>(x.elems), Category::ReduceScatter,
                    CommPhase::GradientReduction, tp, ".rs.fallback");

@@ -23,7 +23,11 @@ namespace {
 struct Counts {
   int world_ag = 0, hpz_ag = 0, rs = 0, a2a_intra = 0, a2a_rail = 0, kernels = 0;
   int cats = 0;         // stage 3's re-assembly copies (Category::ParamFetch kernels)
-  double host_ops = 0;  // ops the host stream dispatches (its time / host_op_s)
+  double host_ops = 0;  // ops the host stream dispatches for the gathers (its time / host_op_s)
+  double grad_host_ops = 0;  // and for the gradients (".ipg.host", ".reduce.host")
+  // The gradient path's copy kernels: count and time, by label suffix.
+  int ipg_copies = 0, interleave_cats = 0, predivides = 0;
+  double grad_copy_s = 0;
   std::shared_ptr<const std::vector<Module>> modules;
 };
 Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
@@ -41,12 +45,24 @@ Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
       (op.groups.size() == static_cast<std::size_t>(nodes) ? c.a2a_intra : c.a2a_rail)++;
   }
   c.modules = low.modules;
+  auto ends = [](const std::string& t, const std::string& x) {
+    return t.size() >= x.size() && t.compare(t.size() - x.size(), x.size(), x) == 0;
+  };
   for (const auto& s : low.program.streams)
     for (const auto& op : s.ops) {
-      if (s.name == "host") c.host_ops += op.duration_s / prof.host_op_s;
+      const std::string label = low.program.label_text(op.label);
+      if (s.name == "host")
+        (ends(label, ".ipg.host") || ends(label, ".reduce.host") ? c.grad_host_ops : c.host_ops) +=
+            op.duration_s / prof.host_op_s;
+      const bool ipg = ends(label, ".ipg_copy"), icat = ends(label, ".interleave_cat"),
+                 div = ends(label, ".predivide");
+      c.ipg_copies += ipg;
+      c.interleave_cats += icat;
+      c.predivides += div;
+      if (ipg || icat || div) c.grad_copy_s += op.duration_s;
       const bool cat = op.kind == OpKind::Kernel && op.category == Category::ParamFetch;
       c.cats += cat;
-      c.kernels += op.kind == OpKind::Kernel && !cat;
+      c.kernels += op.kind == OpKind::Kernel && !cat && !(ipg || icat || div);
     }
   return c;
 }
@@ -203,6 +219,49 @@ TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its h
     }
   CHECK(z3.host_ops ==
         zerosim::testing::Approx(2 * 40 * layer - ops(4) - ops(4) - ops(2) + ends).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "stage 3's gradient path: bucket copies, the interleaving cat, the pre-divide, host ops") {
+  // ZeRO-3 gpt-18b over W = 384 ranks, one micro-step. stage3.py __add_grad_to_ipg_bucket copies
+  // every gradient (all smaller than reduce_bucket_size) into the bucket's flat buffer, one copy
+  // kernel per module backward (4 bytes per element), after 5 host ops per tensor.
+  // reduce_scatter_coalesced per bucket of k tensors: k (W + 2) + 4 host ops (no tensor of gpt-18b
+  // needs padding: all divide by 384), the cat (k > 1) and the div_, each reading and writing the
+  // bucket's 2 bytes per element.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  const auto prof = select_cost_profile("", topo);
+  const auto low = lower_step(gpt18b_setup("zero3", 1024, 512, 1), topo, prof);
+  const auto c = count("zero3", 24);
+  constexpr double W = 384;
+  double tensors = 0, psi = 0, host = 0, copy_s = 0;
+  int cats = 0;
+  const KernelCost& copy = prof.kernels.at("copy");
+  for (const Module& m : *low.modules) {
+    double bytes = 0;
+    for (const ParamTensor& p : m.params) {
+      CHECK(p.elems % 384 == 0);
+      bytes += 4 * static_cast<double>(p.elems);
+      psi += static_cast<double>(p.elems);
+      ++tensors;
+    }
+    if (bytes > 0) copy_s += copy.time(bytes);
+  }
+  for (const GradBucket& b : low.buckets) {
+    const auto k = static_cast<double>(b.tensors.size());
+    host += k * (W + 2) + 4;
+    if (b.tensors.size() > 1) {
+      ++cats;
+      copy_s += copy.time(4 * static_cast<double>(b.elems()));
+    }
+    copy_s += copy.time(4 * static_cast<double>(b.elems()));
+  }
+  CHECK(c.ipg_copies == static_cast<int>(low.modules->size()));
+  CHECK(c.interleave_cats == cats);
+  CHECK(c.predivides == static_cast<int>(low.buckets.size()));
+  CHECK(c.grad_host_ops == zerosim::testing::Approx(5 * tensors + host).epsilon(1e-9));
+  CHECK(c.grad_copy_s == zerosim::testing::Approx(copy_s).epsilon(1e-9));
+  CHECK(psi == static_cast<double>(total_param_count(load_model("gpt-18b"))));
 }
 
 TEST_CASE("collective slots name every collective op at its place among its stream's timed ops") {
