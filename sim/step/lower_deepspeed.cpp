@@ -465,11 +465,15 @@ class DeepSpeedLowering : ProgramBuilder {
             ++next_bucket;
           }
         });
-    // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
+    // DeepSpeed synchronises the reduction stream(s) at the end of each backward; under stage 3
+    // the host blocks on it (stage3.py independent_gradient_partition_epilogue:
+    // reduce_and_partition_stream.synchronize(), 0.10.0 and 0.19.5), so its dispatch of the next
+    // micro-step starts after it.
     for (const int stream : drained_) {
       const int ev = event();
       record(stream, ev);
       wait(kCompute, ev);
+      if (st_.stage >= 3) wait(host_stream(), ev);
     }
     const int done = event();
     record(kCompute, done);
