@@ -7,6 +7,7 @@
 #include "sim/core/units.hpp"
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/fetch_trace.hpp"
+#include "sim/strategy/quant_groups.hpp"
 #include "sim/workload/module_cache.hpp"
 #include "sim/workload/transformer.hpp"
 
@@ -124,12 +125,21 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const std::vector<Module>& modules = *shared;
   if (s.family() == StrategyFamily::Fsdp) return fsdp_memory(in, modules, psi);
   double max_gather = 0;
+  const Module* max_module = nullptr;
   for (const auto& mod : modules)
-    max_gather = std::max(max_gather, static_cast<double>(mod.gather_elems));
+    if (static_cast<double>(mod.gather_elems) > max_gather) {
+      max_gather = static_cast<double>(mod.gather_elems);
+      max_module = &mod;
+    }
   const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
-  double max_bucket = 0;
+  double max_bucket = 0, qgz_buffers = 0;
   const auto max_of = [&](const std::vector<GradBucket>& buckets) {
-    for (const auto& b : buckets) max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
+    for (const auto& b : buckets) {
+      max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
+      if (qgz_active)
+        qgz_buffers =
+            std::max(qgz_buffers, qgz_buffer_bytes(b, in.world, in.gpus_per_node, s.grad_bits));
+    }
   };
   if (in.buckets)
     max_of(*in.buckets);
@@ -147,10 +157,14 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
         in.trace ? max_held_elems(*in.trace, modules)
                  : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
                                   modules));
-  const double block = static_cast<double>(s.quant_block);
-  // qwZ's INT8 receive buffers (and their scales): the gathers in flight and the one being
-  // dequantized, each freed once dequantized.
+  // qwZ's INT8 receive buffers and their FP32 scales: the gathers in flight and the one being
+  // dequantized, each freed once dequantized; the scales at the largest gather's share
+  // (qwz_scale_bytes over the whole shard group).
   const double int8_elems = in.prefetched_elems >= 0 ? prefetched + max_gather : live * max_gather;
+  const double scale_share =
+      s.qwz && max_module != nullptr && max_gather > 0
+          ? qwz_scale_bytes(*max_module, static_cast<int>(S), static_cast<int>(S)) / max_gather
+          : 0;
 
   MemoryEstimate e;
   e.components = {
@@ -166,10 +180,9 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       {"gathered_params",
        s.stage < 3 ? 0 : 2 * (in.live_elems >= 0 ? in.live_elems : held + prefetched)},
       {"grad_buckets", 2 * max_bucket},
-      // INT8 gathered copies + scales of the modules in flight; INT4 send/receive buffers of a
-      // bucket.
-      {"quant_buffers", (s.qwz ? int8_elems * (1 + 4 / block) : 0) +
-                            (qgz_active ? 2 * (max_bucket / 2 + 4 * max_bucket / block) : 0)},
+      // INT8 gathered copies + scales of the modules in flight; qgZ's per-tensor buffers
+      // (qgz_buffer_bytes) of the bucket that needs the most.
+      {"quant_buffers", (s.qwz ? int8_elems + int8_elems * scale_share : 0) + qgz_buffers},
       {"activations", activation_bytes(m, in.tokens, in.seq, in.checkpointing, in.attention)},
       {"optimizer_step_grads_fp32", 0},
       {"reserved", in.reserved_bytes},

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/step/program_builder.hpp"
+#include "sim/strategy/quant_groups.hpp"
 
 namespace zerosim {
 
@@ -14,18 +15,14 @@ double backward_time(const Module& m, const CostProfile& p, AttentionImpl attent
   return backward_terms(m, p, attention).total();
 }
 
-double gathered_bytes(std::int64_t elems, const Strategy& s) {
-  const double n = static_cast<double>(elems);
+double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s) {
+  return s.qwz ? qwz_scale_bytes(m, ranks, shard_ranks) : 0;
+}
+
+double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s) {
+  const double n = static_cast<double>(m.gather_elems);
   if (!s.qwz) return 2 * n;
-  return n * s.weight_bits / 8.0 + gathered_scale_bytes(elems, s);
-}
-
-double gathered_scale_bytes(std::int64_t elems, const Strategy& s) {
-  return s.qwz ? 4 * static_cast<double>(elems) / static_cast<double>(s.quant_block) : 0;
-}
-
-double quantized_grad_bytes(double elems, const Strategy& s) {
-  return elems * s.grad_bits / 8.0 + 4 * elems / static_cast<double>(s.quant_block);
+  return n * s.weight_bits / 8.0 + gathered_scale_bytes(m, ranks, shard_ranks, s);
 }
 
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,

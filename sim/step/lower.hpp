@@ -84,14 +84,12 @@ struct StepSetup {
 double forward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 double backward_time(const Module& m, const CostProfile& p, AttentionImpl attention);
 
-// Bytes on the wire for a weight gather of `elems` elements (FP16, or INT8 + FP32 scales per
-// block).
-double gathered_bytes(std::int64_t elems, const Strategy& s);
-// Of those, qwZ's FP32 scales (one per quant_block elements; 0 without qwZ): DeepSpeed gathers
-// them with an all-gather of their own after the INT8 data's.
-double gathered_scale_bytes(std::int64_t elems, const Strategy& s);
-// Bytes of an INT4 (qgZ) buffer of `elems` elements with FP32 block scales.
-double quantized_grad_bytes(double elems, const Strategy& s);
+// qwZ's FP32 scales for a gather of module m over `ranks` ranks, its parameters partitioned over
+// `shard_ranks` (qwz_scale_bytes, quant_groups.hpp; 0 without qwZ), gathered with an all-gather
+// of their own after the INT8 data's.
+double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s);
+// Bytes on the wire for that gather: FP16, or INT8 (weight_bits) and the scales.
+double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s);
 
 // Where a collective belongs in the step (the result's comm.by_phase).
 // ParameterGather: stages 1 and 2 all-gather the updated parameters after the optimizer.

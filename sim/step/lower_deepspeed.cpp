@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/step/program_builder.hpp"
+#include "sim/strategy/quant_groups.hpp"
 
 namespace zerosim::lowering {
 namespace {
@@ -178,7 +179,7 @@ class DeepSpeedLowering : ProgramBuilder {
   void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
-    const double wire = gathered_bytes(m.gather_elems, st_);
+    const double wire = gathered_bytes(m, group, S_, st_);
     if (st_.offload_param != OffloadDevice::None) {
       // The rank's 16-bit shard lives on the host (or the drives): copied to the GPU first.
       const double shard = 2 * n / group;
@@ -199,7 +200,7 @@ class DeepSpeedLowering : ProgramBuilder {
     // qwZ gathers the INT8 data, then the FP32 scales, with two all_gather_into_tensor calls
     // (partition_parameters.py all_gather_coalesced, quantized branch: the handle and the
     // quant_handle, in 0.10.0, 0.13.2 and 0.19.5): each pays its own latency.
-    const double scales = gathered_scale_bytes(m.gather_elems, st_);
+    const double scales = gathered_scale_bytes(m, group, S_, st_);
     const Algorithm algo =
         secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
     const GroupList& groups = secondary ? hpz_groups_ : shard_;
@@ -257,7 +258,7 @@ class DeepSpeedLowering : ProgramBuilder {
         wait(kFetch, gathered);
         if (st_.qwz) {
           const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
-          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m.gather_elems, st_) + 2 * n, tag,
+          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m, slices, S_, st_) + 2 * n, tag,
                  ".dequant");
         }
         if (tensors > 1) kernel(kFetch, Category::ParamFetch, "copy", 2 * 2 * n, tag, ".cat");
@@ -441,6 +442,7 @@ class DeepSpeedLowering : ProgramBuilder {
             return;
           }
           module_compute(Category::Compute, i, true, tag, "");
+          if (st_.stage >= 3) ipg_copies(reduce_stream, i, tag);
           bool any = false;
           while (next_bucket < out_.buckets.size() && out_.buckets[next_bucket].ready_module == i) {
             if (!any && reduce_stream != kCompute) {
@@ -463,15 +465,99 @@ class DeepSpeedLowering : ProgramBuilder {
             ++next_bucket;
           }
         });
-    // DeepSpeed synchronises the reduction stream(s) at the end of each backward.
+    // DeepSpeed synchronises the reduction stream(s) at the end of each backward; under stage 3
+    // the host blocks on it (stage3.py independent_gradient_partition_epilogue:
+    // reduce_and_partition_stream.synchronize(), 0.10.0 and 0.19.5), so its dispatch of the next
+    // micro-step starts after it.
     for (const int stream : drained_) {
       const int ev = event();
       record(stream, ev);
       wait(kCompute, ev);
+      if (st_.stage >= 3) wait(host_stream(), ev);
     }
     const int done = event();
     record(kCompute, done);
     return done;
+  }
+
+  // stage3.py __add_grad_to_ipg_bucket (0.10.0, 0.13.2, 0.19.5), per gradient of module i as its
+  // hook fires: with contiguous_gradients (its default, assumed) and room in the bucket (the
+  // gradient smaller than reduce_bucket_size, make_grad_buckets) the reduction stream waits for
+  // the default stream and copies the gradient into the bucket's flat buffer (read and write 2n
+  // bytes, the copy kernel) after the host has dispatched the wait_stream, narrow, view_as, copy_
+  // and record_stream (5 eager ops).
+  void ipg_copies(int stream, int i, int tag) {
+    const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+    double bytes = 0;
+    int copies = 0;
+    for (const ParamTensor& p : m.params)
+      if (p.elems < st_.reduce_bucket_elems) {
+        bytes += 4 * static_cast<double>(p.elems);
+        ++copies;
+      }
+    if (copies == 0 || !prof_.kernels.count("copy")) return;
+    host_dispatch(5.0 * copies, Category::Other, tag, ".ipg.host");
+    const int ready = event();
+    record(kCompute, ready);
+    if (stream != kCompute) wait(stream, ready);
+    const int dispatched = event();
+    record(host_stream(), dispatched);
+    wait(stream, dispatched);
+    kernel(stream, Category::Other, "copy", bytes, tag, ".ipg_copy");
+  }
+  // The host's dispatch of a bucket's reduction, as its eager ops (stage3.py
+  // __avg_scatter_grads; coalesced_collectives.py, the same in 0.10.0, 0.13.2 and 0.19.5):
+  // reduce_scatter_coalesced over R ranks takes per tensor a view and R slices (the partition
+  // list), a torch.empty per padded rank slice, the cat, the div_, the chunk, the reduce-scatter
+  // and a narrow per tensor; all_to_all_quant_reduce per tensor swizzle_quant, four empty_likes,
+  // four all_to_all_singles, quantized_reduction, dequantize, the chunk, the sum over the nodes'
+  // chunks (one add per node), the division and the view. The reduction stream waits for it.
+  void bucket_host_ops(int stream, const GradBucket& b, int bucket_piece) {
+    const double R = S_;
+    double ops = 0;
+    auto rs_ops = [&](const std::vector<std::int64_t>& sizes) {
+      ops += 4;
+      for (const std::int64_t n : sizes) ops += R + 2 + padded_slices(n);
+    };
+    if (!out_.qgz_active) {
+      std::vector<std::int64_t> sizes;
+      for (const BucketTensor& x : b.tensors) sizes.push_back(x.elems);
+      rs_ops(sizes);
+    } else {
+      const double nodes = static_cast<double>(W_ / N_);
+      for (const BucketTensor& x : b.tensors) {
+        if (x.quantized)
+          ops += 14 + nodes;
+        else
+          rs_ops({x.elems});
+      }
+    }
+    host_dispatch(ops, Category::Other, prefix(bucket_piece), ".reduce.host");
+    const int dispatched = event();
+    record(host_stream(), dispatched);
+    wait(stream, dispatched);
+  }
+  // Rank slices of a tensor of n elements that reduce_scatter_coalesced pads (shorter than
+  // ceil(n / R): a torch.empty each).
+  double padded_slices(std::int64_t n) const {
+    const std::int64_t R = S_, chunk = (n + R - 1) / R;
+    return chunk == 0 ? 0 : static_cast<double>(R - std::min<std::int64_t>(R, n / chunk));
+  }
+  // reduce_scatter_coalesced's GPU work before the NCCL call: unless it reduces one tensor that
+  // divides by R, the cat that interleaves every tensor's rank slices with their padding into one
+  // flat buffer (read 2n, write 2 x the padded size), then the pre-divide div_ (read and write the
+  // flat buffer), both at the copy kernel's rate.
+  void interleave(int stream, const std::vector<std::int64_t>& sizes, int pre) {
+    if (!prof_.kernels.count("copy")) return;
+    const std::int64_t R = S_;
+    double read = 0, flat = 0;
+    for (const std::int64_t n : sizes) {
+      read += 2 * static_cast<double>(n);
+      flat += 2 * static_cast<double>((n + R - 1) / R * R);
+    }
+    const bool cat = sizes.size() != 1 || sizes[0] % R != 0;
+    if (cat) kernel(stream, Category::Other, "copy", read + flat, pre, ".interleave_cat");
+    kernel(stream, Category::Other, "copy", 2 * flat, pre, ".predivide");
   }
 
   // The label piece of bucket `no` of micro-step mu: "mb<mu>.bucket<no>".
@@ -486,7 +572,11 @@ class DeepSpeedLowering : ProgramBuilder {
   // divisible by 2 x world, make_grad_buckets) gets a reduce-scatter of its own
   // (reduce_scatter_coalesced([tensor])), every other one qgZ's two hops (quantized_reduce).
   void reduce_bucket(int stream, const GradBucket& b, int bucket_piece) {
+    if (st_.stage >= 3) bucket_host_ops(stream, b, bucket_piece);
     if (!out_.qgz_active) {
+      std::vector<std::int64_t> sizes;
+      for (const BucketTensor& x : b.tensors) sizes.push_back(x.elems);
+      if (st_.stage >= 3) interleave(stream, sizes, prefix(bucket_piece));
       collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
                  st_.grad_comm_bytes * static_cast<double>(b.elems()), Category::ReduceScatter,
                  CommPhase::GradientReduction, prefix(bucket_piece), ".rs");
@@ -496,31 +586,38 @@ class DeepSpeedLowering : ProgramBuilder {
       const BucketTensor& x = b.tensors[t];
       const int tp = prefix(bucket_piece, tensor_piece(t, -1));
       if (!x.quantized) {
+        interleave(stream, {x.elems}, tp);
         collective(stream, CollKind::ReduceScatter, shard_algo_, shard_,
                    st_.grad_comm_bytes * static_cast<double>(x.elems), Category::ReduceScatter,
                    CommPhase::GradientReduction, tp, ".rs.fallback");
         continue;
       }
-      quantized_reduce(stream, static_cast<double>(x.elems), bucket_piece, t, tp);
+      quantized_reduce(stream, x, bucket_piece, t, tp);
     }
   }
   // qgZ's reduction of one gradient tensor of `total` elements (all_to_all_quant_reduce's loop
   // body): swizzle_quant to INT4 with FP32 scales; an all_to_all_single of the data and another of
   // the scales inside the node; quantized_reduction (dequantize, reduce the node's N partial sums,
   // requantize); the same two all-to-alls across the nodes of the rail; dequantize and reduce the
-  // nodes' chunks. Scales: one FP32 per quant_block elements. With --qgz-chunks C the tensor runs
-  // as C chunks whose second hop (on reduce.inter) overlaps the next chunk's first.
-  void quantized_reduce(int stream, double total, int bucket_piece, std::size_t t, int tp) {
+  // nodes' chunks. Scales: one FP32 per group, max(rows, cols, world) groups for swizzle_quant and
+  // that // GPUs per node after quantized_reduction (quant_groups.hpp). With --qgz-chunks C the
+  // tensor runs as C chunks (each a C-th of the data and scales) whose second hop (on
+  // reduce.inter) overlaps the next chunk's first.
+  void quantized_reduce(int stream, const BucketTensor& x, int bucket_piece, std::size_t t,
+                        int tp) {
     const int chunks = std::max(1, st_.qgz_chunks);
     const bool pipelined = chunks > 1 && stream == kReduce;
     const int hop2 = pipelined ? kReduceInter : stream;
     const double N = N_;
+    const double C = chunks;
     for (int c = 0; c < chunks; ++c) {
-      const double n = total / chunks;
+      const double n = static_cast<double>(x.elems) / C;
       const int ct = chunks > 1 ? prefix(bucket_piece, tensor_piece(t, c)) : tp;
-      const double q = quantized_grad_bytes(n, st_);       // this rank's INT4 buffer and scales
-      const double q2 = quantized_grad_bytes(n / N, st_);  // after the intra-node reduction
-      const double s = grad_scale_bytes(n), s2 = grad_scale_bytes(n / N);
+      // This rank's scales, and its INT4 buffer with them; the same after the intra-node
+      // reduction (a GPUs-per-node-th of the data).
+      const double s = 4.0 * static_cast<double>(qgz_intra_groups(x.max_dim, W_)) / C;
+      const double s2 = 4.0 * static_cast<double>(qgz_inter_groups(x.max_dim, W_, N_)) / C;
+      const double q = n * st_.grad_bits / 8.0 + s, q2 = n / N * st_.grad_bits / 8.0 + s2;
       kernel(stream, Category::QuantKernel, "swizzle_quantize_int4", 2 * n + q, ct,
              ".swizzle_quant");
       collective(stream, CollKind::AllToAll, Algorithm::IntraNode, node_groups_, q - s,
@@ -542,8 +639,6 @@ class DeepSpeedLowering : ProgramBuilder {
              ".dequant_reduce");
     }
   }
-  // The FP32 scales of a qgZ buffer of n elements (part of quantized_grad_bytes).
-  double grad_scale_bytes(double n) const { return 4 * n / static_cast<double>(st_.quant_block); }
   // ".t<t>" or ".t<t>.chunk<c>" (c >= 0): the label piece of a bucket's tensor (and chunk).
   int tensor_piece(std::size_t t, int c) {
     if (!s_.labels) return -1;

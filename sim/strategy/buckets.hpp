@@ -18,6 +18,7 @@ namespace zerosim {
 struct BucketTensor {
   std::int64_t elems = 0;
   bool quantized = false;
+  std::int64_t max_dim = 0;  // ParamTensor::max_dim: qgZ's quantization groups follow it
 };
 
 struct GradBucket {
@@ -34,5 +35,16 @@ struct GradBucket {
 std::vector<GradBucket> make_grad_buckets(const std::vector<Module>& modules,
                                           std::int64_t bucket_elems, bool qgz_active, int world,
                                           bool divisibility_fallback);
+
+// The most bytes qgZ's all_to_all_quant_reduce (coalesced_collectives.py, the same in 0.10.0,
+// 0.13.2 and 0.19.5) holds at once while reducing bucket b, besides the bucket's gradients. Per
+// quantized tensor of n elements it allocates, in order: swizzle_quant's INT4 data and FP32 scales
+// (n grad_bits / 8 + 4 G bytes, G = qgz_intra_groups), their all-to-all outputs (torch.empty_like:
+// as much again), quantized_reduction's outputs (a GPUs-per-node-th of the data, 4 G2 bytes of
+// scales, G2 = qgz_inter_groups), their all-to-all outputs (as much again) and the dequantized
+// FP16 result (2 n / N bytes); each rebinds a loop variable, so the previous quantized tensor's
+// buffer of the same name is freed only after the new one is allocated. Every tensor leaves its
+// reduced FP16 shard (2 n / world bytes) in the output list.
+double qgz_buffer_bytes(const GradBucket& b, int world, int gpus_per_node, int grad_bits);
 
 }  // namespace zerosim

@@ -347,7 +347,9 @@ const std::vector<DeepSpeedKey>& deepspeed_top_keys_without_effect() {
 
 const std::vector<DeepSpeedKey>& deepspeed_zero_keys_without_effect() {
   static const std::vector<DeepSpeedKey> keys = {
-      {"contiguous_gradients", "copies gradients into one buffer (fragmentation, not counted)"},
+      {"contiguous_gradients",
+       "stage 3's copy of each gradient into the bucket's buffer is priced as with true, its "
+       "default (stage3.py __add_grad_to_ipg_bucket)"},
       {"round_robin_gradients", "the order of gradient copies"},
       {"use_multi_rank_bucket_allreduce", "stages 1 and 2 with expert parallelism"},
       {"load_from_fp32_weights", "checkpoint loading"},

@@ -41,15 +41,15 @@ double Module::forward_flops() const {
 namespace {
 void add_norm(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,
               std::int64_t width = 0) {
-  v.push_back({name + ".weight", width > 0 ? width : m.hidden, true});
+  v.push_back({name + ".weight", width > 0 ? width : m.hidden, true, 0});
   if (m.layernorm && m.arch.norm_bias)
-    v.push_back({name + ".bias", width > 0 ? width : m.hidden, true});
+    v.push_back({name + ".bias", width > 0 ? width : m.hidden, true, 0});
 }
 // A linear layer; it has a bias when the model's linears all have one or `bias` says this one has.
 void add_linear(std::vector<ParamTensor>& v, const ModelShape& m, const std::string& name,
                 std::int64_t in, std::int64_t out, bool bias = false) {
-  v.push_back({name + ".weight", in * out, false});
-  if (m.bias || bias) v.push_back({name + ".bias", out, true});
+  v.push_back({name + ".weight", in * out, false, std::max(in, out)});
+  if (m.bias || bias) v.push_back({name + ".bias", out, true, 0});
 }
 
 // A bias's gradient: the output gradient (T x width) summed over the tokens, in backward (the
@@ -230,7 +230,7 @@ void append_moe_mlp(std::vector<Module>& mods, const ModelShape& m, int l, doubl
   if (pre_mlp_norm != nullptr) add_norms(router, m, T, 1);
   if (norms == 4) add_norms(router, m, T, 1);
   if (!m.arch.parallel_attn) add_residual(router, m, T);
-  if (e.router_bias) router.params.push_back({"router.score_bias", e.experts, true});
+  if (e.router_bias) router.params.push_back({"router.score_bias", e.experts, true, 0});
   if (e.shared_ffn > 0) {
     add_mlp(router, router, m, "shared.", e.shared_ffn, T);
     if (e.shared_gate) {
@@ -322,11 +322,13 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   std::vector<Module> mods;
 
   Module embed{"embed", ModuleKind::Embedding, {}, 0, {}, 0, false, -1, 0, {}};
-  embed.params.push_back({"word_embeddings", m.vocab * m.hidden, false});
-  if (m.learned_positions)
-    embed.params.push_back({"position_embeddings",
-                            std::int64_t{m.position_rows > 0 ? m.position_rows : seq} * m.hidden,
-                            false});
+  embed.params.push_back(
+      {"word_embeddings", m.vocab * m.hidden, false, std::max(m.vocab, m.hidden)});
+  if (m.learned_positions) {
+    const std::int64_t rows = m.position_rows > 0 ? m.position_rows : seq;
+    embed.params.push_back(
+        {"position_embeddings", rows * m.hidden, false, std::max(rows, m.hidden)});
+  }
   embed.gather_elems = embed.param_elems();
   // Gather of each token's row (read and write T x h), and of its position's with the add; the
   // backward's dense gradient: the table zeroed (V x h, and s x h for positions) and the tokens'
@@ -341,7 +343,8 @@ std::vector<Module> build_modules(const ModelShape& m, std::int64_t tokens, int 
   Module head{"head", ModuleKind::Head, {}, 0, {}, 0, false, -1, 0, {}};
   add_norm(head.params, m, "final_norm");
   head.gather_elems = head.param_elems() + m.vocab * m.hidden;
-  if (!m.tied_embeddings) head.params.push_back({"lm_head", m.vocab * m.hidden, false});
+  if (!m.tied_embeddings)
+    head.params.push_back({"lm_head", m.vocab * m.hidden, false, std::max(m.vocab, m.hidden)});
   head.gemms.push_back(linear_gemm("logits", T, h, V));
   add_norms(head, m, T, 1);
   // Softmax-cross-entropy over the vocabulary. PyTorch's cross_entropy, an FP32 op under autocast:

@@ -54,6 +54,9 @@ struct ParamTensor {
   std::string name;
   std::int64_t elems = 0;
   bool one_d = false;  // biases and norm weights: qgZ falls back to reduce-scatter for these
+  // A 2-D tensor's larger dimension (max(shape[0], shape[1])); 0 for 1-D. qgZ's quantization
+  // groups follow it (quant_groups.hpp).
+  std::int64_t max_dim = 0;
 };
 
 // A forward GEMM of a linear layer: Y (m x n) = X (m x k) W (k x n), m the tokens it sees, k the

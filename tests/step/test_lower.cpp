@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "sim/step/lower.hpp"
 #include "sim/strategy/fetch_trace.hpp"
+#include "sim/strategy/quant_groups.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/step/gpt18b_setup.hpp"
 #include "tests/support/approx.hpp"
@@ -21,7 +23,11 @@ namespace {
 struct Counts {
   int world_ag = 0, hpz_ag = 0, rs = 0, a2a_intra = 0, a2a_rail = 0, kernels = 0;
   int cats = 0;         // stage 3's re-assembly copies (Category::ParamFetch kernels)
-  double host_ops = 0;  // ops the host stream dispatches (its time / host_op_s)
+  double host_ops = 0;  // ops the host stream dispatches for the gathers (its time / host_op_s)
+  double grad_host_ops = 0;  // and for the gradients (".ipg.host", ".reduce.host")
+  // The gradient path's copy kernels: count and time, by label suffix.
+  int ipg_copies = 0, interleave_cats = 0, predivides = 0;
+  double grad_copy_s = 0;
   std::shared_ptr<const std::vector<Module>> modules;
 };
 Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
@@ -39,12 +45,24 @@ Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
       (op.groups.size() == static_cast<std::size_t>(nodes) ? c.a2a_intra : c.a2a_rail)++;
   }
   c.modules = low.modules;
+  auto ends = [](const std::string& t, const std::string& x) {
+    return t.size() >= x.size() && t.compare(t.size() - x.size(), x.size(), x) == 0;
+  };
   for (const auto& s : low.program.streams)
     for (const auto& op : s.ops) {
-      if (s.name == "host") c.host_ops += op.duration_s / prof.host_op_s;
+      const std::string label = low.program.label_text(op.label);
+      if (s.name == "host")
+        (ends(label, ".ipg.host") || ends(label, ".reduce.host") ? c.grad_host_ops : c.host_ops) +=
+            op.duration_s / prof.host_op_s;
+      const bool ipg = ends(label, ".ipg_copy"), icat = ends(label, ".interleave_cat"),
+                 div = ends(label, ".predivide");
+      c.ipg_copies += ipg;
+      c.interleave_cats += icat;
+      c.predivides += div;
+      if (ipg || icat || div) c.grad_copy_s += op.duration_s;
       const bool cat = op.kind == OpKind::Kernel && op.category == Category::ParamFetch;
       c.cats += cat;
-      c.kernels += op.kind == OpKind::Kernel && !cat;
+      c.kernels += op.kind == OpKind::Kernel && !cat && !(ipg || icat || div);
     }
   return c;
 }
@@ -125,10 +143,38 @@ TEST_CASE("qgZ reduces each gradient tensor on its own, by release (gpt-18b ZeRO
   }
 }
 
+TEST_CASE("qgZ's scale all-to-alls carry DeepSpeed's groups per tensor shape") {
+  // all_to_all_quant_reduce: per quantized tensor of n elements, intra-node the INT4 data (n / 2
+  // bytes) and max(rows, cols, 384) FP32 scales; across nodes a sixteenth of the data and
+  // max(rows, cols, 384) // 16 scales. In the buckets' tensor order.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  const auto low = lower_step(gpt18b_setup("zeropp", 1024, 512, 1), topo, prof);
+  std::vector<const CollectiveOp*> a2a;
+  for (const auto& op : low.program.collectives)
+    if (op.kind == CollKind::AllToAll) a2a.push_back(&op);
+  std::size_t i = 0;
+  for (const GradBucket& b : low.buckets)
+    for (const BucketTensor& t : b.tensors) {
+      if (!t.quantized) continue;
+      REQUIRE(i + 4 <= a2a.size());
+      const double n = static_cast<double>(t.elems);
+      const double G = static_cast<double>(std::max<std::int64_t>(t.max_dim, 384));
+      CHECK(t.max_dim >= 6144);
+      CHECK(a2a[i]->bytes == n / 2);
+      CHECK(a2a[i + 1]->bytes == 4 * G);
+      CHECK(a2a[i + 2]->bytes == n / 32);
+      CHECK(a2a[i + 3]->bytes == 4 * std::floor(G / 16));
+      i += 4;
+    }
+  CHECK(i == a2a.size());
+}
+
 TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gathers per fetch") {
   // partition_parameters.py all_gather_coalesced, quantized branch: all_gather_into_tensor of the
-  // INT8 flat buffer, then of the scales (one FP32 per quant_block elements), on both tiers (the
-  // world, and hpZ's intra-node group).
+  // INT8 flat buffer, then of the scales (one FP32 per group of CUDAQuantizer.quantize's count for
+  // the rank's flat shard, from each of the R ranks), on both tiers (the world, and hpZ's
+  // intra-node group). Every gpt-18b tensor divides by 384, so the shard is n / R elements.
   for (const char* strategy : {"zero3+qwz", "zeropp"}) {
     CAPTURE(strategy);
     auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
@@ -143,11 +189,12 @@ TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gath
       if (op.kind == CollKind::AllGather) fp16.push_back(&op);
     // Twice ZeRO-3's gathers: each fetch's data gather followed by its scales' gather.
     REQUIRE(ag.size() == 2 * fp16.size());
-    const double B = static_cast<double>(setup.strategy.quant_block);
     for (std::size_t i = 0; i < fp16.size(); ++i) {
       const double n = fp16[i]->bytes / 2;  // elements gathered (FP16: 2 bytes each)
+      const auto R = static_cast<std::int64_t>(ag[2 * i]->groups[0].size());
       CHECK(ag[2 * i]->bytes == zerosim::testing::Approx(n).epsilon(1e-12));  // INT8
-      CHECK(ag[2 * i + 1]->bytes == zerosim::testing::Approx(4 * n / B).epsilon(1e-12));
+      const double groups = static_cast<double>(qwz_quant_groups(static_cast<std::int64_t>(n) / R));
+      CHECK(ag[2 * i + 1]->bytes == 4 * static_cast<double>(R) * groups);
       CHECK(ag[2 * i + 1]->groups.size() == ag[2 * i]->groups.size());  // the same tier
     }
   }
@@ -172,6 +219,49 @@ TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its h
     }
   CHECK(z3.host_ops ==
         zerosim::testing::Approx(2 * 40 * layer - ops(4) - ops(4) - ops(2) + ends).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "stage 3's gradient path: bucket copies, the interleaving cat, the pre-divide, host ops") {
+  // ZeRO-3 gpt-18b over W = 384 ranks, one micro-step. stage3.py __add_grad_to_ipg_bucket copies
+  // every gradient (all smaller than reduce_bucket_size) into the bucket's flat buffer, one copy
+  // kernel per module backward (4 bytes per element), after 5 host ops per tensor.
+  // reduce_scatter_coalesced per bucket of k tensors: k (W + 2) + 4 host ops (no tensor of gpt-18b
+  // needs padding: all divide by 384), the cat (k > 1) and the div_, each reading and writing the
+  // bucket's 2 bytes per element.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  const auto prof = select_cost_profile("", topo);
+  const auto low = lower_step(gpt18b_setup("zero3", 1024, 512, 1), topo, prof);
+  const auto c = count("zero3", 24);
+  constexpr double W = 384;
+  double tensors = 0, psi = 0, host = 0, copy_s = 0;
+  int cats = 0;
+  const KernelCost& copy = prof.kernels.at("copy");
+  for (const Module& m : *low.modules) {
+    double bytes = 0;
+    for (const ParamTensor& p : m.params) {
+      CHECK(p.elems % 384 == 0);
+      bytes += 4 * static_cast<double>(p.elems);
+      psi += static_cast<double>(p.elems);
+      ++tensors;
+    }
+    if (bytes > 0) copy_s += copy.time(bytes);
+  }
+  for (const GradBucket& b : low.buckets) {
+    const auto k = static_cast<double>(b.tensors.size());
+    host += k * (W + 2) + 4;
+    if (b.tensors.size() > 1) {
+      ++cats;
+      copy_s += copy.time(4 * static_cast<double>(b.elems()));
+    }
+    copy_s += copy.time(4 * static_cast<double>(b.elems()));
+  }
+  CHECK(c.ipg_copies == static_cast<int>(low.modules->size()));
+  CHECK(c.interleave_cats == cats);
+  CHECK(c.predivides == static_cast<int>(low.buckets.size()));
+  CHECK(c.grad_host_ops == zerosim::testing::Approx(5 * tensors + host).epsilon(1e-9));
+  CHECK(c.grad_copy_s == zerosim::testing::Approx(copy_s).epsilon(1e-9));
+  CHECK(psi == static_cast<double>(total_param_count(load_model("gpt-18b"))));
 }
 
 TEST_CASE("collective slots name every collective op at its place among its stream's timed ops") {
