@@ -242,7 +242,7 @@ class Sim:
 
 
 def probe_fsdp(zerosim):
-    p = subprocess.run([zerosim, "simulate", "--cluster", "dgx-a100", "--model", "gpt-18b",
+    p = subprocess.run([zerosim, "simulate", "--cluster", "dgx-a100", "--nodes", "1", "--model", "gpt-18b",
                         "--strategy", "fsdp", "--tier", "analytic", "--json"],
                        cwd=ROOT, capture_output=True, text=True)
     return p.returncode in (0, 2) and p.stdout.lstrip().startswith("{")

@@ -1,6 +1,7 @@
 // `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on
 // a thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV
-// atomically. Scenarios are decoded from their index as they start and results are written from
+// atomically; without --out or --json (the document on standard output) it prints a table of the
+// results. Scenarios are decoded from their index as they start and results are written from
 // the partial file in scenario order, so memory does not grow with the number of scenarios.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +28,7 @@
 #include "sim/core/output_paths.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/tables.hpp"
+#include "sim/report/terminal_table.hpp"
 #include "sim/sweep/distributed.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -43,6 +45,7 @@ struct SweepArgs {
   std::string out, csv;
   int threads = 0;
   bool resume = false;
+  bool json = false;  // the JSON document on standard output (--json, --out -)
 };
 
 // On a terminal: a bar, the count and, once a scenario has finished, the time left at the rate so
@@ -116,11 +119,11 @@ void check_sweep_flags(const SweepArgs& a, const std::vector<sweep::Axis>& axes)
       if (ax.flag == "--profile") inputs.push_back(data_input(ax.flag, "calibrate/profiles", v));
       if (ax.flag == "--deepspeed" || ax.flag == "--fsdp-config") inputs.push_back({ax.flag, v});
     }
-  for (const auto& [flag, path] : {std::pair{"--out", a.out}, std::pair{"--csv", a.csv}})
-    if (path == "-")
-      throw flag_error(flag,
-                       "give a file, not '-' (without --out, the sweep document goes to "
-                       "standard output)");
+  if (a.json && !a.out.empty())
+    throw flag_error("--json", "prints the JSON document on standard output; --out " + a.out +
+                                   " writes it to a file: give one of them");
+  if (a.csv == "-")
+    throw flag_error("--csv", "give a file, not '-' (--json prints the sweep's JSON document)");
   std::vector<FlagPath> outputs = {{"--out", a.out}, {"--csv", a.csv}};
   if (!a.out.empty()) outputs.push_back({"--out", a.out + ".partial"});  // where results go first
   check_output_paths(inputs, outputs);
@@ -233,9 +236,22 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
   const auto write_doc = [&](std::string_view text) {
     if (out_file)
       out_file->write(text);
-    else if (!csv_file)
+    else if (a.json)
       std::fwrite(text.data(), 1, text.size(), stdout);
   };
+  // Without --out or --json, a table goes to standard output: a column per axis of more than one
+  // value.
+  std::optional<report::TerminalTable> table;
+  std::vector<std::size_t> table_axes;
+  if (!a.json && a.out.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < sc.space.axes().size(); ++k)
+      if (sc.space.axes()[k].values.size() > 1) {
+        table_axes.push_back(k);
+        names.push_back(sc.space.axes()[k].flag.substr(2));
+      }
+    table.emplace(std::move(names));
+  }
   sweep::SweepDocumentStream doc(axes_json, all.invalid, sc.scenario_at, write_doc,
                                  sweep::ignored_axes_json(sc.ignored));
   if (csv_file) csv_file->write(report::csv_header());
@@ -246,7 +262,7 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
       ++next_invalid;
       continue;
     }
-    if (!gathered && !csv_file && line_offset[i] != 0) {
+    if (!gathered && !csv_file && !table && line_offset[i] != 0) {
       // The result's text as the partial file holds it, re-indented: no parse. A text with a
       // null (a non-finite number) takes the checked way below.
       const std::string_view text = sweep::partial_result_text(partial, line_offset[i], line);
@@ -258,16 +274,28 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
     const json result = result_json(i);
     require_finite_result(result, "the sweep's results");
     doc.add(result);
-    if (csv_file)
-      csv_file->write(report::csv_row(
-          report::view_of(step_result_from_json(JsonReader(result, partial_path)))));
+    if (!csv_file && !table) continue;
+    const report::ResultView view =
+        report::view_of(step_result_from_json(JsonReader(result, partial_path)));
+    if (csv_file) csv_file->write(report::csv_row(view));
+    if (table) {
+      const std::vector<std::size_t> digits = sc.space.digits(i);
+      std::vector<std::string> values;
+      for (const std::size_t k : table_axes) values.push_back(sc.space.axes()[k].values[digits[k]]);
+      table->add(values, view);
+    }
   }
   doc.finish();
+  if (table) {
+    const std::string text = table->render();
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
   if (csv_file) csv_file->commit();
   if (out_file) out_file->commit();
 }
 
 void run_sweep_command(SweepArgs& a) {
+  if (a.out == "-") a.json = true, a.out.clear();  // the document on standard output
   const std::vector<sweep::Axis> axes = listed_axes(a);
   const sweep::ScenarioSpace space(Scenario{}, axes);
   const sweep::ScenarioAt scenario_at = [&space](std::size_t i) { return space.at(i); };
@@ -323,8 +351,12 @@ void register_sweep(CLI::App& app) {
             ->required(p.required)  // as `simulate` requires them: no silent cluster or model
             ->type_name((range.empty() ? scenario_param_type(p) : range) + ",...");
   }
-  cmd->add_option("--out", args->out,
-                  "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile)");
+  cmd->add_option(
+      "--out", args->out,
+      "sweep JSON output (atomic; OUT.partial keeps finished results meanwhile); '-': "
+      "standard output, like --json. Without either, a table of the results is printed");
+  cmd->add_flag("--json", args->json,
+                "print the sweep's JSON document on standard output instead of the table");
   cmd->add_option("--csv", args->csv, "CSV output (atomic)");
   cmd->add_option("--threads", args->threads,
                   "worker threads per process (default: all cores / ranks per host)")

@@ -45,7 +45,9 @@ std::vector<ScenarioParam> cluster_and_batch_rows() {
       {"--cluster", "cluster", &S::cluster, 0, 0, none,
        "cluster preset (topologies/<name>.json, e.g. dgx-h100) or topology file", "", true},
       {"--nodes", "nodes", &S::nodes, 1, 1 << 20, none,
-       "number of server nodes (builder presets only)", "the preset's"},
+       "number of server nodes (builder presets only); required with a preset of one node type "
+       "(dgx-h100, dgx2-v100, ...)",
+       "the preset's"},
       {"--fabric", "fabric", &S::fabric, 0, 0, fabrics,
        "network fabric, rail-optimized or a fat-tree", "the preset's"},
       {"--oversubscription", "oversubscription", &S::oversubscription, 1, 1e6, none,

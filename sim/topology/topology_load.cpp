@@ -338,12 +338,23 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
         o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
         fmt::format("{} nodes x {} GPUs = {} GPUs, more than {}'s limit of {}", s.nodes, type->gpus,
                     std::int64_t{s.nodes} * type->gpus, o.max_gpus_of, o.max_gpus));
-  return build_cluster_located(s, [&](const std::string& field) {
+  Topology t = build_cluster_located(s, [&](const std::string& field) {
     auto it = flag_of.find(field);
     if (it != flag_of.end())
       return std::pair<std::string, std::string>{"<command line>", it->second};
     return std::pair<std::string, std::string>{path, "/builder/" + field};
   });
+  // A preset without "nodes" is a node type (one DGX H100, one DGX-2): how many nodes a job runs
+  // on is the user's choice, so it is never defaulted (one node would leave ZeRO++'s cross-node
+  // techniques nothing to do). Checked after the preset's own fields, which it does not excuse.
+  if (o.nodes <= 0 && !root.at("builder").has("nodes"))
+    throw flag_error(
+        "--nodes",
+        fmt::format("required with --cluster {}: the preset is one {} node ({} GPUs), "
+                    "not a cluster; give the job's node count (e.g. --nodes 1 for one "
+                    "machine, --nodes 16 for {} GPUs)",
+                    name_or_file, s.node_type, t.gpus_per_node(), 16 * t.gpus_per_node()));
+  return t;
 }
 
 }  // namespace zerosim

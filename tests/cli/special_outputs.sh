@@ -30,8 +30,8 @@ sim=(--cluster dgx-h100 --nodes 2 --model gpt-18b --tier analytic)
 commands=(
   "simulate ${sim[*]} --out OUT"
   "simulate ${sim[*]} --trace OUT"
-  "topology --cluster dgx-h100 --dot OUT"
-  "collective --cluster dgx-h100 --op all_gather --bytes 1MiB --out OUT"
+  "topology --cluster dgx-h100 --nodes 1 --dot OUT"
+  "collective --cluster dgx-h100 --nodes 1 --op all_gather --bytes 1MiB --out OUT"
   "plan --cluster dgx-h100 --nodes 2 --model gpt-18b --confirm 0 --out OUT"
   "plan --cluster dgx-h100 --nodes 2 --model gpt-18b --confirm 0 --emit-deepspeed OUT"
   "sweep ${sim[*]} --out OUT"
@@ -102,7 +102,7 @@ else
   truncate -s 2G "$tmp/sparse.json"
   before=$(identity "$tmp/sparse.json")
   start=$(date +%s%N)
-  out=$(timeout 10 "$zerosim" simulate --cluster dgx-h100 --model "$tmp/sparse.json" 2>&1)
+  out=$(timeout 10 "$zerosim" simulate --cluster dgx-h100 --nodes 1 --model "$tmp/sparse.json" 2>&1)
   rc=$?
   elapsed=$((($(date +%s%N) - start) / 1000000))
   [ "$rc" = 2 ] || fail "sparse 2 GiB input: exited $rc: $out"
@@ -112,7 +112,7 @@ else
 
   # Standard output on a full device: exit 1 naming standard output and the OS error.
   if [ -w /dev/full ]; then
-    out=$("$zerosim" topology --cluster dgx-h100 2>&1 >/dev/full)
+    out=$("$zerosim" topology --cluster dgx-h100 --nodes 1 2>&1 >/dev/full)
     rc=$?
     [[ "$rc" = 1 && "$out" == *"standard output"*"No space left on device"* ]] ||
       fail "stdout on /dev/full: exited $rc: $out"

@@ -98,7 +98,7 @@ TEST_CASE("collective: all_to_all over at most 1024 ranks; --ranks at least 2") 
       "collective --cluster dgx-h100 --nodes 200 --op all_to_all --bytes 1GiB "
       "--ranks 1025",
       {"--ranks", "limit of 1024"});
-  refused_at_once("collective --cluster dgx-h100 --op all_gather --bytes 1MiB --ranks 1",
+  refused_at_once("collective --cluster dgx-h100 --nodes 1 --op all_gather --bytes 1MiB --ranks 1",
                   {"--ranks", "must be at least 2, not '1'"});
 }
 
@@ -177,8 +177,9 @@ TEST_CASE("plan: the global batch's accumulation is computed in 64 bits and boun
 }
 
 TEST_CASE("flag ranges read as ranges, and a quoted input is cut at 256 bytes") {
-  refused_at_once("collective --cluster dgx-h100 --op all_gather --bytes 1MiB --gpus-per-node 0",
-                  {"--gpus-per-node", "must be at least 1, not '0'"});
+  refused_at_once(
+      "collective --cluster dgx-h100 --nodes 1 --op all_gather --bytes 1MiB --gpus-per-node 0",
+      {"--gpus-per-node", "must be at least 1, not '0'"});
   refused_at_once("report x.json --gpu-hour-price nan", {"--gpu-hour-price", "finite"});
   refused_at_once("report x.json --gpu-hour-price inf", {"--gpu-hour-price", "finite"});
   const CliRun r = run("topology --cluster " + std::string(5000, 'x'));

@@ -21,7 +21,7 @@ namespace {
 // A small but complete scenario: two DGX H100 nodes (16 GPUs), flow tier, ZeRO++ with every
 // component.
 const std::string kScenario =
-    "--cluster dgx-h100 --model gpt-18b --tier flow --tokens-per-gpu 1024";
+    "--cluster dgx-h100 --nodes 2 --model gpt-18b --tier flow --tokens-per-gpu 1024";
 // A sweep over nodes and strategy: 4 scenarios, enough to spread over 2 threads and 2 ranks.
 const std::string kSweep =
     "--cluster dgx-h100 --nodes 1,2 --model gpt-18b --strategy zero3,zeropp --tier flow "

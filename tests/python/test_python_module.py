@@ -126,17 +126,17 @@ raises(ValueError, "nodes must be an int in 1..1048576, got '2'", zerosim.simula
 raises(TypeError, "missing 1 required keyword-only argument: 'model'", zerosim.simulate,
        cluster="dgx-h100", nodes=2)
 raises(TypeError, "unexpected keyword argument 'colour'", zerosim.simulate,
-       cluster="dgx-h100", model="gpt-18b", colour="red")
+       cluster="dgx-h100", nodes=1, model="gpt-18b", colour="red")
 raises(ValueError, "nodes must be an int in 1..1048576, got 0", zerosim.simulate,
        cluster="dgx-h100", nodes=0, model="gpt-18b")
 raises(ValueError, "nic_gbps must be a number in 0.001..1e+06, got True", zerosim.simulate,
-       cluster="dgx-h100", model="gpt-18b", nic_gbps=True)
+       cluster="dgx-h100", nodes=1, model="gpt-18b", nic_gbps=True)
 raises(ValueError, "strategy: strategy 'zero4'", zerosim.simulate,
-       cluster="dgx-h100", model="gpt-18b", strategy="zero4")
+       cluster="dgx-h100", nodes=1, model="gpt-18b", strategy="zero4")
 raises(ValueError, "attention must be 'auto', 'flash' or 'eager', got 'sdpa'", zerosim.simulate,
-       cluster="dgx-h100", model="gpt-18b", attention="sdpa")
+       cluster="dgx-h100", nodes=1, model="gpt-18b", attention="sdpa")
 raises(ValueError, "fabric must be 'rail' or 'fat-tree', got 'fat-tre' (did you mean 'fat-tree'?)",
-       zerosim.simulate, cluster="dgx-h100", model="gpt-18b", fabric="fat-tre")
+       zerosim.simulate, cluster="dgx-h100", nodes=1, model="gpt-18b", fabric="fat-tre")
 raises(ValueError, "nodes takes one value in simulate(), got [1, 2] (sweep() takes lists)",
        zerosim.simulate, cluster="dgx-h100", model="gpt-18b", nodes=[1, 2])
 raises(TypeError, "missing 1 required keyword-only argument: 'cluster'", zerosim.sweep, model="gpt-18b")
@@ -182,8 +182,8 @@ recommended = p.to_dict()["recommended_rank"]
 check(p.winner is not None and p.winner.result == p.ranked[recommended - 1].result and
       all(a.tokens_per_s >= b.tokens_per_s for a, b in zip(p.ranked[:2], p.ranked[1:2])) and
       repr(p).startswith("Plan("), "the winner is the plan's recommendation; ranked fastest first")
-raises(ValueError, "qwz_bits must hold 4 or 8", zerosim.plan, cluster="dgx-h100", model="gpt-18b",
-       qwz_bits=[6])
+raises(ValueError, "qwz_bits must hold 4 or 8", zerosim.plan, cluster="dgx-h100", nodes=1,
+       model="gpt-18b", qwz_bits=[6])
 
 # collective() against `zerosim collective --json`.
 coll = zerosim.collective(cluster="dgx-h100", nodes=2, op="all_reduce", min_bytes="1MiB",
@@ -193,8 +193,10 @@ check(coll == json.loads(run_cli("collective", "--cluster", "dgx-h100", "--nodes
                                   "--step-factor", "8", "--json")),
       "collective() is the CLI's --json document")
 check([row["size_bytes"] for row in coll["rows"]] == [1 << 20, 8 << 20, 64 << 20], "its sizes")
-raises(ValueError, "ranks", zerosim.collective, cluster="dgx-h100", op="all_reduce", bytes=1024,
-       ranks=1)
+raises(ValueError, "ranks", zerosim.collective, cluster="dgx-h100", nodes=1, op="all_reduce",
+       bytes=1024, ranks=1)
+raises(ValueError, "nodes: required with cluster dgx-h100", zerosim.simulate, cluster="dgx-h100",
+       model="llama-3-8b")
 
 # report() against `zerosim report`.
 (scratch / "results.json").write_text(r.to_json() + "\n")  # report() names its document so

@@ -20,7 +20,7 @@ using zerosim::testing::Approx;
 namespace {
 
 CostProfile profile(const char* name) {
-  return select_cost_profile(name, load_cluster(name, ClusterOverrides{}));
+  return select_cost_profile(name, load_cluster(name, ClusterOverrides{1, 0, 0, "", 0}));
 }
 
 // A GPT-shaped workload without dropout (MPT-1B's shape).

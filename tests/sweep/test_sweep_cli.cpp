@@ -188,3 +188,35 @@ TEST_CASE("a strategy that ignores a swept axis runs once, and the sweep says so
   CHECK(doc["ignored_axes"][0]["scenarios_not_run"] == 1);
   fs::remove_all(d);
 }
+
+TEST_CASE("without --out: a table on standard output; --json and --out - print the document") {
+  fs::path d = temp_dir("sweep_stdout");
+  // Standard output alone to a file (run() appends 2>&1 after the arguments: `; exit $?` ends
+  // the command before it, so the summary line on standard error is left out).
+  const auto to_file = [](const fs::path& p) {
+    return " > " + p.string() + " 2>/dev/null; exit $?";
+  };
+  CliRun t = run(kSweep + " --threads 1" + to_file(d / "table.txt"));
+  REQUIRE_MESSAGE(t.rc == 0, t.out);
+  std::istringstream lines(slurp(d / "table.txt"));
+  std::string header, row;
+  std::getline(lines, header);
+  CHECK(header.rfind("nics-per-node  strategy  step s", 0) == 0);
+  int rows = 0;
+  while (std::getline(lines, row)) ++rows;
+  CHECK(rows == 4);
+  CHECK(slurp(d / "table.txt").find('{') == std::string::npos);
+
+  CliRun file = run(kSweep + " --threads 1 --out " + (d / "s.json").string());
+  REQUIRE_MESSAGE(file.rc == 0, file.out);
+  for (const char* flag : {" --json", " --out -"}) {
+    CliRun j = run(kSweep + " --threads 1" + flag + to_file(d / "stdout.json"));
+    REQUIRE_MESSAGE(j.rc == 0, j.out);
+    CHECK(slurp(d / "stdout.json") == slurp(d / "s.json"));
+  }
+  CliRun both = run(kSweep + " --json --out " + (d / "x.json").string());
+  CHECK(both.rc == 2);
+  CHECK(both.out.find("--json") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "x.json"));
+  fs::remove_all(d);
+}

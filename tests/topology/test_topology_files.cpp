@@ -15,6 +15,7 @@
 #include "sim/topology/node_types.hpp"
 #include "sim/topology/topology.hpp"
 #include "tests/support/approx.hpp"
+#include "tests/support/input_error.hpp"
 
 using namespace zerosim;
 namespace fs = std::filesystem;
@@ -74,8 +75,22 @@ void expect_bad(const std::string& args, std::initializer_list<std::string> frag
 
 }  // namespace
 
+TEST_CASE("a preset of one node type has no node count: without --nodes it is refused") {
+  for (const char* n : {"dgx2-v100", "dgx-a100", "dgx-a100-40gb", "dgx-h100", "dgx-h200",
+                        "azure-nd-a100-v4", "azure-nd-h200-v5"}) {
+    CAPTURE(n);
+    expect_input_error([&] { load_cluster(n); }, "<command line>", "--nodes",
+                       std::string("required with --cluster ") + n);
+    CHECK(load_cluster(n, ClusterOverrides{3, 0, 0, "", 0}).node_count() == 3);
+  }
+  // A measured or published cluster keeps its own count.
+  CHECK(load_cluster("dgx2-v100-24n-rail").node_count() == 24);
+  CHECK(load_cluster("h100-ndr-rail-10n").node_count() == 10);
+}
+
 TEST_CASE("shipped presets load with the documented shapes") {
-  Topology v = load_cluster("dgx2-v100");
+  const ClusterOverrides one{1, 0, 0, "", 0};
+  Topology v = load_cluster("dgx2-v100", one);
   CHECK(v.node_count() == 1);
   CHECK(v.gpu_count() == 16);
   CHECK(v.nics_per_node() == 8);
@@ -83,8 +98,8 @@ TEST_CASE("shipped presets load with the documented shapes") {
   Topology paper = load_cluster("dgx2-v100-24n-rail");
   CHECK(paper.gpu_count() == 384);  // the ZeRO++ evaluation cluster
   for (const char* n : {"dgx-a100", "dgx-h100", "dgx-h200"})
-    CHECK(load_cluster(n).gpu_count() == 8);
-  CHECK(load_cluster("dgx-h200").gpu_model() == "H200-SXM-141GB");
+    CHECK(load_cluster(n, one).gpu_count() == 8);
+  CHECK(load_cluster("dgx-h200", one).gpu_model() == "H200-SXM-141GB");
   Topology ex =
       load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json");
   CHECK(ex.gpu_count() == 4);
@@ -110,7 +125,8 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
         Case{"azure-nd-h200-v5", 1, 8, 8, 400, "H200-SXM-141GB", "fat-tree",
              "dgx-h200-measured"}}) {
     CAPTURE(c.preset);
-    Topology t = load_cluster(c.preset);
+    // The Azure VMs are node types: their one node is asked for; the measured clusters keep theirs.
+    Topology t = load_cluster(c.preset, ClusterOverrides{c.nodes == 1 ? 1 : 0, 0, 0, "", 0});
     CHECK(t.node_count() == c.nodes);
     CHECK(t.gpus_per_node() == c.gpus_per_node);
     CHECK(t.gpu_count() == c.nodes * c.gpus_per_node);
@@ -130,7 +146,8 @@ TEST_CASE("presets of the clusters behind shared/data's nccl-tests logs") {
   CHECK(a40.hbm_Bps == zerosim::testing::Approx(1555e9));
   CHECK(a40.peak_flops == zerosim::testing::Approx(312e12));
   // Same GPU, other network: the DGX A100 40GB takes its own profile, not Polaris' measured one.
-  CHECK(select_cost_profile("", load_cluster("dgx-a100-40gb")).name == "dgx-a100-40gb");
+  CHECK(select_cost_profile("", load_cluster("dgx-a100-40gb", ClusterOverrides{1, 0, 0, "", 0}))
+            .name == "dgx-a100-40gb");
 }
 
 TEST_CASE("Polaris at 256 nodes: 1024 GPUs; GPUs 0-1 use NIC 0, GPUs 2-3 NIC 1, on either fabric") {
@@ -162,7 +179,16 @@ TEST_CASE("every preset's and every node type's GPU model has a shipped cost pro
   for (const auto& e : fs::directory_iterator(std::string(ZEROSIM_SOURCE_DIR) + "/topologies")) {
     if (e.path().extension() != ".json") continue;
     CAPTURE(e.path().string());
-    Topology t = load_topology_file(e.path().string());
+    const std::string path = e.path().string();
+    // A node type's preset needs a node count: one.
+    const Topology t = [&] {
+      try {
+        return load_topology_file(path);
+      } catch (const zerosim::InputError& err) {
+        if (err.path() != "--nodes") throw;
+        return load_cluster(path, ClusterOverrides{1, 0, 0, "", 0});
+      }
+    }();
     CHECK(select_cost_profile("", t).gpu_model == t.gpu_model());  // throws when none matches
     ++presets;
   }
