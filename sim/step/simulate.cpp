@@ -810,10 +810,10 @@ void refuse_if_cannot_fit(const Scenario& given, SimContext& context) {
       format_bytes(need), format_bytes(capacity));
   const Strategy& st = r.setup.strategy;
   if (st.stage < 3 || st.hsdp)  // as plan::zero3_shards_more
-    throw flag_error("--strategy", what + "; ZeRO-3 shards more");
+    throw flag_error("--strategy", what + "; more nodes cannot help, ZeRO-3 shards more");
   if (r.setup.tokens / r.setup.seq > 1)
-    throw flag_error("--micro-batch", what + "; a smaller micro-batch can");
-  throw flag_error("--seq-len", what + "; shorter sequences can");
+    throw flag_error("--micro-batch", what + "; more nodes cannot help, a smaller micro-batch can");
+  throw flag_error("--seq-len", what + "; more nodes cannot help, shorter sequences can");
 }
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
