@@ -145,6 +145,7 @@ CollectivePlan lower_hierarchical(const CollectiveOp& op, const Topology& topo,
         sh.nodes = st.rails ? sh.ranks : 1;
         sh.ppn = st.rails ? 1 : sh.ranks;
         sh.intra = coll_detail::hop_class(topo, g[0], g[1]);
+        sh.type_inter = topo.nccl_type_inter();
         pb.raise_latency(
             nccl_candidates(sh, profile, 0, NcclAlgo::Ring, NcclProto::Simple, where(op))[0]
                 .latency_s);

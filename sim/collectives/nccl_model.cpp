@@ -352,14 +352,15 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
 }
 
 // NCCL's default enablement of LL128 (tuning.cc, ncclTopoTuneModel: v2.18.3 and v2.21.5 alike,
-// v2.30.7 with its default NCCL_LL128_C2C=1): across nodes only when the graph's inter-node path
-// type (typeInter, the GPU's way to its NIC) is at most PATH_PXB, or PATH_PXN on Hopper; inside a
+// typeInter <= PATH_PXB || (minCompCap >= 90 && typeInter <= PATH_PXN); v2.30.7 with its default
+// NCCL_LL128_C2C=1 the same for these path types): across nodes only when the graph's inter-node
+// path type (the topology's, CommShape::type_inter) is at most PXB, or PXN on Hopper; inside a
 // node only over NVLink (typeIntra <= PATH_NVB). One node's graphs have no NIC path.
 bool ll128_enabled(const CostProfile& profile, const CommShape& s) {
   if (s.ppn > 1 && s.intra != LinkClass::NvLink) return false;
   if (s.nodes == 1) return true;
   const NicPath limit = profile.nccl.arch == GpuArch::Hopper ? NicPath::Pxn : NicPath::Pxb;
-  return static_cast<int>(profile.nccl.nic_path) <= static_cast<int>(limit);
+  return static_cast<int>(s.type_inter) <= static_cast<int>(limit);
 }
 
 bool allowed(const Table& t, const CostProfile& profile, const CommShape& s, int algo, int proto) {
@@ -456,6 +457,7 @@ CommShape comm_shape(const CollectiveOp& op, const Topology& topo) {
   const coll_detail::GroupLayout lay = coll_detail::layout_of(g, topo);
   s.nodes = static_cast<int>(lay.nodes.size());
   s.ppn = 0;
+  s.type_inter = topo.nccl_type_inter();
   for (const auto& m : lay.members) s.ppn = std::max(s.ppn, static_cast<int>(m.size()));
   for (const auto& m : lay.members)
     if (m.size() > 1) {

@@ -26,13 +26,16 @@ NcclAlgo parse_nccl_algo(const std::string& s, const std::string& where);  // In
 NcclProto parse_nccl_proto(const std::string& s,
                            const std::string& where);  // InputError if unknown
 
-// What NCCL's tuner sees of a communicator: op, ranks, nodes, ranks per node, the intra-node link.
+// What NCCL's tuner sees of a communicator: op, ranks, nodes, ranks per node, the intra-node link,
+// and the inter-node graphs' path type from a GPU to its NIC (typeInter: the topology's
+// nccl_type_inter()).
 struct CommShape {
   CollKind kind = CollKind::AllReduce;
   int ranks = 0;
   int nodes = 1;
   int ppn = 1;  // ranks per node (the largest count on one node)
   LinkClass intra = LinkClass::NvLink;
+  NicPath type_inter = NicPath::Pxb;
 };
 // The shape of one group of op (groups of one op have equal shapes in every caller).
 CommShape comm_shape(const CollectiveOp& op, const Topology& topo);

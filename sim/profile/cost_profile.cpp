@@ -15,7 +15,7 @@
 //                    "network": {...}},
 //   "nccl": {"version": "2.18", "arch": "hopper", "channels": 16, "launch_us": 5, "nvls": true,
 //            "nvls_efficiency": 0.85, "p2p_peer_us": 0.5, "p2p_net_peer_us": 1,
-//            "p2p_efficiency": 0.9, "host_cpu": "intel", "nic_path": "PXB"}
+//            "p2p_efficiency": 0.9, "host_cpu": "intel"}
 // }
 #include "sim/profile/cost_profile.hpp"
 
@@ -98,8 +98,7 @@ ComputeParams parse_compute(const JsonReader& r) {
   return c;
 }
 
-// The host CPU NCCL reads for its network post overhead, the fabric's groups and the GPU-to-NIC
-// path type.
+// The host CPU NCCL reads for its network post overhead and the fabric's groups.
 void parse_nccl_fabric(const JsonReader& r, NcclParams& n) {
   const std::string cpu = r.at("host_cpu").get_string();
   bool cpu_known = false;
@@ -123,21 +122,12 @@ void parse_nccl_fabric(const JsonReader& r, NcclParams& n) {
               "is the least ring step across the fabric's groups, but group_nodes is 0 (one "
               "group)");
   }
-  // Optional: the GPU-to-NIC path type (PXB when absent: NICs behind the GPUs' PCIe switches).
-  if (r.has("nic_path")) {
-    const std::string path = r.at("nic_path").get_string();
-    bool path_known = false;
-    for (NicPath p : {NicPath::Pix, NicPath::Pxb, NicPath::Pxn, NicPath::Phb, NicPath::Sys})
-      if (path == nic_path_key(p)) {
-        n.nic_path = p;
-        path_known = true;
-      }
-    if (!path_known)
-      r.at("nic_path")
-          .fail(fmt::format("must be PIX, PXB, PXN, PHB or SYS (NCCL's path type from a GPU to its "
-                            "NIC), got '{}'",
-                            path));
-  }
+  // The GPU-to-NIC path type is the cluster's (a topology input), never the profile's.
+  if (r.has("nic_path"))
+    r.at("nic_path")
+        .fail(
+            "is a property of the cluster, not of the cost profile: set \"nic_path\" (and "
+            "\"pxn\") in the topology's builder or explicit graph (topologies/*.json)");
 }
 
 NcclParams parse_nccl(const JsonReader& r) {
@@ -251,22 +241,6 @@ std::string collectives_trust(const CostProfile& p) {
   if (const std::string logs = list("checked_against"); !logs.empty())
     return "derived, checked against " + logs + figure;
   return "derived, unvalidated";
-}
-
-const char* nic_path_key(NicPath p) {
-  switch (p) {
-    case NicPath::Pix:
-      return "PIX";
-    case NicPath::Pxb:
-      return "PXB";
-    case NicPath::Pxn:
-      return "PXN";
-    case NicPath::Phb:
-      return "PHB";
-    case NicPath::Sys:
-      return "SYS";
-  }
-  return "?";
 }
 
 const char* gpu_arch_key(GpuArch a) {
@@ -503,7 +477,6 @@ json to_json(const CostProfile& p) {
     j["nccl"]["group_nodes"] = p.nccl.group_nodes;
     j["nccl"]["group_step_us"] = clean(p.nccl.group_step_s * 1e6);
   }
-  if (p.nccl.nic_path != NicPath::Pxb) j["nccl"]["nic_path"] = nic_path_key(p.nccl.nic_path);
   if (p.nccl.host_launch_s > 0) j["nccl"]["host_launch_us"] = clean(p.nccl.host_launch_s * 1e6);
   if (p.nccl.nvls_chunk_s > 0) j["nccl"]["nvls_chunk_us"] = clean(p.nccl.nvls_chunk_s * 1e6);
   if (p.nccl.ll128_efficiency != 1) j["nccl"]["ll128_efficiency"] = clean(p.nccl.ll128_efficiency);

@@ -33,12 +33,6 @@ enum class GpuArch { Volta, Ampere, Hopper };  // the rows of NCCL's per-archite
 // Simple), the proxy thread's cost of posting one network operation.
 enum class HostCpu { Intel, Amd, Other };
 
-// NCCL's path type from a GPU to the NIC its inter-node channels use (src/graph/topo.h: PATH_PIX 3,
-// one PCIe bridge; PXB 4, several PCIe bridges without the host bridge; PXN 5, through another GPU
-// of the node; PHB 6, through the CPU's PCIe host bridge; SYS 7, across the CPUs' interconnect):
-// the graphs' typeInter that NCCL's tuner reads to enable LL128 across nodes (tuning.cc).
-enum class NicPath { Pix = 3, Pxb = 4, Pxn = 5, Phb = 6, Sys = 7 };
-
 // How NCCL runs collectives on this machine (nccl_model.hpp): the release whose tuning constants
 // apply, the architecture row of its bandwidth caps, its channel count, the host-side cost of one
 // collective call, NVLink SHARP, and the per-peer cost of grouped point-to-point operations.
@@ -66,10 +60,7 @@ struct NcclParams {
   double p2p_net_peer_s = 0;  // per peer across the network of a grouped send/recv: the proxy
                               // thread posts and progresses each network peer's transfers
   HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
-  // How a GPU reaches its NIC (NCCL's typeInter): LL128 runs across nodes only when it is at most
-  // PXB (Hopper: PXN), nccl_model.cpp. A property of the node's PCIe layout, not fitted.
-  NicPath nic_path = NicPath::Pxb;
-  double p2p_efficiency = 1;  // grouped send/recv bandwidth / a ring's on the same links
+  double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
   // The network transport's small-message path: a grouped send/recv whose message per peer is
   // below p2p_small_bytes costs p2p_small_net_peer_s more per network peer (0: no such path).
   double p2p_small_bytes = 0;
@@ -160,7 +151,6 @@ const std::vector<std::string>& cost_profile_kernel_names();
 const char* link_class_key(LinkClass c);
 const char* gpu_arch_key(GpuArch a);
 const char* host_cpu_key(HostCpu c);
-const char* nic_path_key(NicPath p);  // "PIX" ... "SYS", NCCL's topoPathTypeStr spelling
 // "2.18" -> 21800, "2.7.8" -> 20708; -1 when not MAJOR.MINOR[.PATCH] with MINOR, PATCH < 100.
 int nccl_version_code(const std::string& version);
 

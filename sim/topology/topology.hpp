@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/topology/nic_path.hpp"
+
 namespace zerosim {
 
 class FileCache;  // sim/core/file_cache.hpp
@@ -79,6 +81,12 @@ class Topology {
   // oversubscription (1 for rail and explicit graphs).
   const std::string& fabric() const { return fabric_; }
   double oversubscription() const { return oversubscription_; }
+  // How a GPU reaches the NIC of its inter-node channels (NCCL's path type) and whether NCCL's PXN
+  // can route around a far NIC through an NVLink peer (nic_path.hpp); nccl_type_inter() is the
+  // graphs' typeInter NCCL's tuner reads.
+  NicPath nic_path() const { return nic_path_; }
+  bool pxn() const { return pxn_; }
+  NicPath nccl_type_inter() const { return zerosim::nccl_type_inter(nic_path_, pxn_); }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }  // GPUs are numbered node-major
   int local_of(int gpu) const { return gpu % gpus_per_node_; }
 
@@ -131,6 +139,8 @@ class Topology {
   std::string builder_key_;
   std::string fabric_ = "explicit";
   double oversubscription_ = 1;
+  NicPath nic_path_ = NicPath::Pxb;
+  bool pxn_ = false;
 };
 
 // The router's ECMP rule is destination-based (D-mod-k), like InfiniBand's fat-tree routing, where
@@ -155,13 +165,16 @@ struct ClusterSpec {
   double nic_gbps = -1;           // -1: the node type's default line rate per NIC (Gbit/s)
   std::string fabric = "rail";    // "rail" (rail-optimized) | "fat-tree" (two-level leaf/spine)
   double oversubscription = 1.0;  // leaf down:up bandwidth ratio, >= 1
+  std::string nic_path;           // "PIX" | "PXB" | "PHB" | "SYS"; empty: the node type's
+  int pxn = -1;                   // 0 | 1; -1: the node type's (see Topology::pxn)
 };
 
 // Builds a validated cluster graph. Throws InputError(file, field, rule) on bad parameters.
 Topology build_cluster(const ClusterSpec& spec, const std::string& source_file = "<command line>");
 
 // Loads a topology file: either {"builder": {...ClusterSpec fields...}} or an explicit graph
-// {"name", "gpu_model", "gpus_per_node", "nodes": [...], "links": [...]}; validated (unknown nodes,
+// {"name", "gpu_model", "gpus_per_node", "nodes": [...], "links": [...], optional "nic_path"
+// (PXB when absent) and "pxn" (false)}; validated (unknown nodes,
 // disconnected GPUs, non-positive bandwidth -> InputError with file and JSON path).
 Topology load_topology_file(const std::string& path);
 

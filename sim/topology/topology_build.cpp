@@ -59,6 +59,8 @@ struct ResolvedSpec {
   const NodeTypeSpec* nt;
   int nics;
   double gbps;
+  NicPath nic_path;
+  bool pxn;
 };
 
 ResolvedSpec resolve_spec(const ClusterSpec& spec, const FieldLocator& where) {
@@ -82,7 +84,16 @@ ResolvedSpec resolve_spec(const ClusterSpec& spec, const FieldLocator& where) {
   if (!(std::isfinite(spec.oversubscription) && spec.oversubscription >= 1))
     fail(where, "oversubscription",
          fmt::format("must be at least 1 (got {})", spec.oversubscription));
-  return {nt, nics, gbps};
+  NicPath path = nt->nic_path;
+  if (!spec.nic_path.empty() && !parse_nic_path(spec.nic_path, path))
+    fail(where, "nic_path",
+         fmt::format("must be PIX, PXB, PHB or SYS (NCCL's path type from a GPU to its NIC; PXN "
+                     "is set by \"pxn\"), got '{}'",
+                     spec.nic_path));
+  if (spec.pxn != -1 && spec.pxn != 0 && spec.pxn != 1)
+    fail(where, "pxn", fmt::format("must be true or false (got {})", spec.pxn));
+  const bool pxn = spec.pxn == -1 ? nt->pxn : spec.pxn == 1;
+  return {nt, nics, gbps, path, pxn};
 }
 
 // Servers: GPUs, then the NVSwitch, then the NICs, server after server. Returns each NIC's vertex,
@@ -214,7 +225,7 @@ void add_rotation_candidate(Topology& t, const std::vector<int>& leaves, std::si
 }  // namespace
 
 Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where) {
-  const auto [nt, nics, gbps] = resolve_spec(spec, where);
+  const auto [nt, nics, gbps, nic_path, pxn] = resolve_spec(spec, where);
   const int N = spec.nodes, G = nt->gpus;
   const double nic_Bps = gbps_to_Bps(gbps);
   const bool rail = spec.fabric == "rail";
@@ -234,9 +245,13 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   add_rotation_candidate(t, leaves.vertex, spines.size(), N, G, nics, rail);
   // Everything the graph depends on (the name is not part of it). Doubles in their shortest
   // round-trip form, so distinct values give distinct keys.
-  TopologyBuilder::set_builder_key(t, fmt::format("{}|{}|{}|{}|{}|{}", nt->name, N, nics, gbps,
-                                                  spec.fabric, spec.oversubscription));
+  // The NIC path is not part of the graph but of what NCCL runs on it: caches of NCCL's choices
+  // per fabric tell the paths apart by it.
+  TopologyBuilder::set_builder_key(
+      t, fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", nt->name, N, nics, gbps, spec.fabric,
+                     spec.oversubscription, nic_path_key(nic_path), pxn));
   TopologyBuilder::set_fabric(t, spec.fabric, spec.oversubscription);
+  TopologyBuilder::set_nic_path(t, nic_path, pxn);
   return t;
 }
 

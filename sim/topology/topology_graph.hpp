@@ -187,6 +187,10 @@ class TopologyBuilder {
     t.fabric_ = std::move(fabric);
     t.oversubscription_ = oversubscription;
   }
+  static void set_nic_path(Topology& t, NicPath path, bool pxn) {
+    t.nic_path_ = path;
+    t.pxn_ = pxn;
+  }
   // Builds the Boost graph and routing precomputation. GPUs are numbered by (node, local); callers
   // have validated that every node 0..N-1 holds gpus_per_node GPUs with locals 0..gpus_per_node-1.
   Topology finish();

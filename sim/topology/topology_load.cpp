@@ -40,10 +40,10 @@ double get_rate(const JsonReader& r, double bits_per_unit) {
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // Reads the "builder" object into a spec. Absent keys take documented defaults: nodes 1, the node
-// type's NIC count and line rate, fabric "rail", oversubscription 1.
+// type's NIC count, line rate, NIC path and PXN, fabric "rail", oversubscription 1.
 ClusterSpec read_builder(const JsonReader& b) {
-  b.require_object(
-      {"node_type", "nodes", "nics_per_node", "nic_gbps", "fabric", "oversubscription"});
+  b.require_object({"node_type", "nodes", "nics_per_node", "nic_gbps", "fabric", "oversubscription",
+                    "nic_path", "pxn"});
   ClusterSpec s;
   s.node_type = b.at("node_type").get_string();
   if (b.has("nodes")) {
@@ -63,7 +63,24 @@ ClusterSpec read_builder(const JsonReader& b) {
   if (b.has("nic_gbps")) s.nic_gbps = get_rate(b.at("nic_gbps"), 1);
   s.fabric = b.string_or("fabric", "rail");
   s.oversubscription = b.number_or("oversubscription", 1.0);
+  if (b.has("nic_path")) s.nic_path = b.at("nic_path").get_string();
+  if (b.has("pxn")) s.pxn = b.at("pxn").get_bool() ? 1 : 0;
   return s;
+}
+
+// An explicit graph's optional NIC path (PXB when absent) and PXN (false).
+void read_explicit_nic_path(const JsonReader& root, Topology& t) {
+  NicPath path = NicPath::Pxb;
+  if (root.has("nic_path")) {
+    const JsonReader r = root.at("nic_path");
+    if (!parse_nic_path(r.get_string(), path))
+      r.fail(
+          fmt::format("must be PIX, PXB, PHB or SYS (NCCL's path type from a GPU to its NIC; "
+                      "PXN is set by \"pxn\"), got '{}'",
+                      r.get_string()));
+  }
+  const bool pxn = root.has("pxn") && root.at("pxn").get_bool();
+  TopologyBuilder::set_nic_path(t, path, pxn);
 }
 
 LinkClass infer_class(NodeKind a, NodeKind b) {
@@ -233,8 +250,8 @@ void check_gpus_connected(const Topology& t, const std::string& path) {
 }
 
 Topology read_explicit(const JsonReader& root, const std::string& path) {
-  root.require_object(
-      {"name", "description", "node_type", "gpu_model", "gpus_per_node", "nodes", "links"});
+  root.require_object({"name", "description", "node_type", "gpu_model", "gpus_per_node", "nodes",
+                       "links", "nic_path", "pxn"});
   if (root.has("description")) root.at("description").get_string();
   const std::string name = root.has("name") ? root.at("name").get_string() : stem_of(path);
   const std::string node_type =
@@ -251,6 +268,7 @@ Topology read_explicit(const JsonReader& root, const std::string& path) {
   b.set_nics(nics, nic_Bps);
   Topology t = b.finish();
   check_gpus_connected(t, path);
+  read_explicit_nic_path(root, t);
   return t;
 }
 

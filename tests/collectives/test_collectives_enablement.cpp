@@ -9,6 +9,7 @@
 
 #include "sim/collectives/nccl_model.hpp"
 #include "sim/core/error.hpp"
+#include "sim/topology/topology.hpp"
 #include "tests/collectives/collectives_fixture.hpp"
 #include "tests/support/approx.hpp"
 
@@ -36,14 +37,13 @@ bool has_ll128(const CommShape& s, const CostProfile& p) {
 }  // namespace
 
 TEST_CASE("LL128 across nodes only when the NIC path is at most PXB (Hopper: PXN)") {
-  CostProfile ampere = test::shipped_profile("dgx-a100");
-  CostProfile hopper = test::shipped_profile("dgx-h100");
-  const CommShape multi = shape(CollKind::AllGather, 4, 8);
-  const CommShape one = shape(CollKind::AllGather, 1, 8);
+  const CostProfile ampere = test::shipped_profile("dgx-a100");
+  const CostProfile hopper = test::shipped_profile("dgx-h100");
+  CommShape multi = shape(CollKind::AllGather, 4, 8);
+  CommShape one = shape(CollKind::AllGather, 1, 8);
   for (NicPath path : {NicPath::Pix, NicPath::Pxb, NicPath::Pxn, NicPath::Phb, NicPath::Sys}) {
     CAPTURE(nic_path_key(path));
-    ampere.nccl.nic_path = path;
-    hopper.nccl.nic_path = path;
+    multi.type_inter = one.type_inter = path;
     const int type = static_cast<int>(path);
     CHECK(has_ll128(multi, ampere) == (type <= 4));  // PATH_PXB = 4
     CHECK(has_ll128(multi, hopper) == (type <= 5));  // PATH_PXN = 5
@@ -52,13 +52,42 @@ TEST_CASE("LL128 across nodes only when the NIC path is at most PXB (Hopper: PXN
     CHECK(has_ll128(one, hopper));
   }
   // Both tree and ring lose it, and LL and Simple stay.
-  ampere.nccl.nic_path = NicPath::Phb;
-  const std::vector<NcclChoice> ar =
-      nccl_candidates(shape(CollKind::AllReduce, 4, 8), ampere, 1 << 20);
-  CHECK(ar.size() == 4);  // ring and tree, LL and Simple each
+  CommShape ar = shape(CollKind::AllReduce, 4, 8);
+  ar.type_inter = NicPath::Phb;
+  CHECK(nccl_candidates(ar, ampere, 1 << 20).size() == 4);  // ring and tree, LL and Simple each
   // A forced LL128 across nodes is refused as NCCL refuses it.
+  multi.type_inter = NicPath::Phb;
   CHECK_THROWS_AS(nccl_candidates(multi, ampere, 1 << 20, NcclAlgo::Ring, NcclProto::LL128),
                   InputError);
+}
+
+TEST_CASE("the NIC path is the topology's: PXN stands in for a far NIC only with a PXB peer") {
+  // nccl_type_inter: PXN replaces a path worse than PXB when the node has a PXB peer.
+  CHECK(nccl_type_inter(NicPath::Phb, true) == NicPath::Pxn);
+  CHECK(nccl_type_inter(NicPath::Sys, true) == NicPath::Pxn);
+  CHECK(nccl_type_inter(NicPath::Phb, false) == NicPath::Phb);
+  CHECK(nccl_type_inter(NicPath::Pix, true) == NicPath::Pix);
+  CHECK(nccl_type_inter(NicPath::Pxb, true) == NicPath::Pxb);
+  // The presets: Polaris PHB without PXN (no LL128 across nodes on Ampere), DGX PXB.
+  const Topology polaris = load_cluster("polaris");
+  CHECK(polaris.nic_path() == NicPath::Phb);
+  CHECK_FALSE(polaris.pxn());
+  CHECK(polaris.nccl_type_inter() == NicPath::Phb);
+  ClusterOverrides two;
+  two.nodes = 2;
+  const Topology dgx = load_cluster("dgx-h100", two);
+  CHECK(dgx.nccl_type_inter() == NicPath::Pxb);
+  // comm_shape carries the topology's path into NCCL's rule: an all_gather across Polaris' two
+  // nodes has no LL128, across two DGX A100 nodes it has.
+  CollectiveOp op;
+  op.kind = CollKind::AllGather;
+  op.bytes = 1 << 20;
+  op.groups = GroupList({std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}});
+  CHECK(comm_shape(op, polaris).type_inter == NicPath::Phb);
+  CHECK_FALSE(has_ll128(comm_shape(op, polaris), test::shipped_profile("polaris-a100")));
+  const Topology a100 = load_cluster("dgx-a100", two);
+  op.groups = GroupList({std::vector<int>{0, 1, 8, 9}});
+  CHECK(has_ll128(comm_shape(op, a100), test::shipped_profile("dgx-a100")));
 }
 
 TEST_CASE("LL128 inside a node only over NVLink (typeIntra <= PATH_NVB)") {

@@ -208,25 +208,11 @@ TEST_CASE("the small-message path's keys are optional, read and written together
   CHECK(to_json(parse_cost_profile(out, "roundtrip.json")) == out);
 }
 
-TEST_CASE("nccl.nic_path: NCCL's path types PIX..SYS, PXB when absent, written when not PXB") {
-  const CostProfile plain = parse_cost_profile(minimal_profile(), "ok.json");
-  CHECK(plain.nccl.nic_path == NicPath::Pxb);
-  CHECK_FALSE(to_json(plain)["nccl"].contains("nic_path"));
-  // NCCL's numbering (topo.h): PATH_PIX 3, PXB 4, PXN 5, PHB 6, SYS 7.
-  const std::pair<const char*, int> paths[] = {
-      {"PIX", 3}, {"PXB", 4}, {"PXN", 5}, {"PHB", 6}, {"SYS", 7}};
-  for (const auto& [key, code] : paths) {
-    CAPTURE(key);
-    json j = minimal_profile();
-    j["nccl"]["nic_path"] = key;
-    const CostProfile p = parse_cost_profile(j, "ok.json");
-    CHECK(static_cast<int>(p.nccl.nic_path) == code);
-    CHECK(std::string(nic_path_key(p.nccl.nic_path)) == key);
-    CHECK(parse_cost_profile(to_json(p), "again.json").nccl == p.nccl);
-  }
-  expect_bad([](json& j) { j["nccl"]["nic_path"] = "pxb"; }, "/nccl/nic_path",
-             "PIX, PXB, PXN, PHB or SYS");
-  expect_bad([](json& j) { j["nccl"]["nic_path"] = 4; }, "/nccl/nic_path", "must be a string");
+TEST_CASE("nccl.nic_path is refused: the NIC path is the cluster's") {
+  CHECK_FALSE(
+      to_json(parse_cost_profile(minimal_profile(), "ok.json"))["nccl"].contains("nic_path"));
+  expect_bad([](json& j) { j["nccl"]["nic_path"] = "PXB"; }, "/nccl/nic_path",
+             "property of the cluster");
 }
 
 TEST_CASE("the fabric's group law: group_nodes and group_step_us, optional and together") {

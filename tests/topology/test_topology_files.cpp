@@ -173,6 +173,33 @@ TEST_CASE("every preset's and every node type's GPU model has a shipped cost pro
   }
 }
 
+TEST_CASE("the NIC path: the node type's, the builder's or the explicit graph's") {
+  // Node types: DGX PXB with a PXN peer, Polaris PHB without (node_types.hpp).
+  CHECK(load_cluster("dgx-h100").nic_path() == NicPath::Pxb);
+  CHECK(load_cluster("dgx-h100").pxn());
+  CHECK(load_cluster("polaris").nic_path() == NicPath::Phb);
+  CHECK_FALSE(load_cluster("polaris").pxn());
+  auto dir = temp_dir();
+  // A builder's keys replace the node type's; PXN then stands in for the far path (typeInter).
+  auto f = write(dir, "sys.json",
+                 R"({"builder": {"node_type": "dgx-h100", "nic_path": "SYS", "pxn": true}})");
+  Topology sys = load_topology_file(f);
+  CHECK(sys.nic_path() == NicPath::Sys);
+  CHECK(sys.nccl_type_inter() == NicPath::Pxn);
+  f = write(dir, "phb.json",
+            R"({"builder": {"node_type": "dgx-h100", "nic_path": "PHB", "pxn": false}})");
+  Topology phb = load_topology_file(f);
+  CHECK(phb.nccl_type_inter() == NicPath::Phb);
+  // Same graph, another NIC path: caches keyed by the builder tell them apart.
+  CHECK(phb.builder_key() != load_cluster("dgx-h100").builder_key());
+  // An explicit graph: PXB without PXN when absent.
+  Topology ex =
+      load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json");
+  CHECK(ex.nic_path() == NicPath::Pxb);
+  CHECK_FALSE(ex.pxn());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("command-line overrides apply to builder presets") {
   ClusterOverrides o;
   o.nodes = 3;
@@ -237,6 +264,13 @@ TEST_CASE("bad topology input exits 2 naming file, path and rule") {
   f = write(dir, "nics.json",
             R"({"builder": {"node_type": "dgx-h100", "nodes": 2, "nics_per_node": 9}})");
   expect_bad(f, {f, "/builder/nics_per_node", "between 1 and 8"});
+  f = write(dir, "nic-path.json", R"({"builder": {"node_type": "dgx-h100", "nic_path": "PXN"}})");
+  expect_bad(f, {f, "/builder/nic_path", "PIX, PXB, PHB or SYS"});
+  f = write(dir, "pxn.json", R"({"builder": {"node_type": "dgx-h100", "pxn": 1}})");
+  expect_bad(f, {f, "/builder/pxn", "true or false"});
+  f = write(dir, "explicit-nic-path.json",
+            good_with(R"("gpus_per_node")", R"("nic_path": "pxb", "gpus_per_node")"));
+  expect_bad(f, {f, "/nic_path", "PIX, PXB, PHB or SYS"});
   f = write(dir, "fabric.json", R"({"builder": {"node_type": "dgx-h100", "fabric": "torus"}})");
   expect_bad(f, {f, "/builder/fabric", "unknown fabric 'torus'"});
   f = write(dir, "over.json", R"({"builder": {"node_type": "dgx-h100", "oversubscription": 0.5}})");
