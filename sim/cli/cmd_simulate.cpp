@@ -1,7 +1,8 @@
 // zerosim simulate: one training step of one scenario. Human summary by default; --json prints the
 // result object; --memory the memory view (memory_view.hpp); --out writes it (atomically); --trace
-// writes a Chrome trace. A configuration that does not fit in GPU memory is bad input (exit 2)
-// once its result is printed and written.
+// writes a Chrome trace. A configuration that does not fit in GPU memory is bad input (exit 2):
+// refused before anything is built when no node count can make it fit (refuse_if_cannot_fit),
+// else once its result is printed and written.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -211,8 +212,13 @@ void register_simulate(CLI::App& app) {
                         {"--deepspeed", sc.deepspeed},
                         {"--fsdp-config", sc.fsdp_config}},
                        {{"--out", flags->out}, {"--trace", flags->trace}});
+    // One call reads each file once: watching them for a next call would only cost system calls.
+    ReferenceModes modes;
+    modes.file_watch = false;
+    SimContext context(modes);
     begin_work();
-    const StepResult r = simulate(sc, flags->trace);
+    refuse_if_cannot_fit(sc, context);  // before any topology or network is built
+    const StepResult r = simulate(sc, context, flags->trace);
     const json doc = to_json(r);
     require_finite_result(doc, "the result");
     if (!flags->out.empty()) write_file_atomic(flags->out, doc.dump(2) + "\n");

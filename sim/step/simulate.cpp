@@ -27,6 +27,7 @@
 #include "sim/step/scenario_schema.hpp"
 #include "sim/step/trace.hpp"
 #include "sim/strategy/deepspeed_config.hpp"
+#include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/node_types.hpp"
 
 namespace zerosim {
@@ -171,7 +172,8 @@ Strategy echoed_strategy(Strategy s) {
 // A scenario resolved: its cluster and profile (shared with the context's caches), the setup that
 // lowering reads, and what the warnings say of it.
 struct Resolved {
-  std::shared_ptr<const Topology> topo;
+  ClusterShape shape;                    // known before the cluster is built
+  std::shared_ptr<const Topology> topo;  // built once every cheaper check has passed
   std::shared_ptr<const CostProfile> prof;
   StepSetup setup;
   std::vector<std::string> filled;  // what a DeepSpeed config left "auto", filled
@@ -194,20 +196,20 @@ struct GroupSize {
 // neither; with the group `on`, it must divide the world and divide, or be a multiple of, the GPUs
 // per node (ranks are node-contiguous). Errors name the flag, or the config's key.
 void resolve_group_size(int& size, bool on, const GroupSize& g, const std::string& deepspeed,
-                        const Topology& topo) {
+                        const ClusterShape& topo) {
   if (g.flag_value > 0) {
     if (!on) throw flag_error(g.flag, g.needs);
     size = g.flag_value;
   }
   if (!on) return;
-  const int W = topo.gpu_count(), N = topo.gpus_per_node();
+  const int W = topo.gpu_count, N = topo.gpus_per_node;
   const std::string file = deepspeed.empty() ? "<command line>" : deepspeed;
   const std::string where = deepspeed.empty() ? g.flag : g.config;
   if (size == 0) size = N;
   if (W % size != 0)
     throw InputError(file, where,
                      fmt::format("{} {} must divide the world size {} ({} nodes x {} GPUs)", g.what,
-                                 size, W, topo.node_count(), N));
+                                 size, W, topo.nodes, N));
   if (N % size != 0 && size % N != 0)
     throw InputError(file, where,
                      fmt::format("{} {} must divide, or be a multiple of, the {} GPUs per node "
@@ -232,14 +234,14 @@ const char* offload_key(const Strategy& st) {
 void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
   const Strategy& st = r.setup.strategy;
   if (!st.offloads()) return;
-  const Topology& topo = *r.topo;
-  const NodeTypeSpec* nt = find_node_type(topo.node_type());
+  const ClusterShape& topo = r.shape;
+  const NodeTypeSpec* nt = find_node_type(topo.node_type);
   if (!nt)
     throw InputError(sc.deepspeed, offload_key(st),
                      fmt::format("offloading needs the node's PCIe rate and host memory, known for "
                                  "the builder node types only; the cluster's node type is '{}'",
-                                 topo.node_type()));
-  const double N = topo.gpus_per_node();
+                                 topo.node_type));
+  const double N = topo.gpus_per_node;
   OffloadRates& o = r.setup.offload;
   o.pcie_Bps = nt->pcie_GBps * 1e9 * kPcieCopyEfficiency;
   o.host_adam_pps = kHostAdamParamsPerS / N;
@@ -249,7 +251,7 @@ void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
     throw InputError(sc.deepspeed, offload_key(st),
                      fmt::format("\"nvme\": node type {} has no NVMe drives", nt->name));
   const OffloadFootprint& f = r.footprint =
-      offload_footprint(st, static_cast<double>(params), topo.gpu_count());
+      offload_footprint(st, static_cast<double>(params), topo.gpu_count);
   const double host_bytes = f.host_bytes * N;
   const double capacity = r.host_capacity_bytes = host_capacity_bytes(*nt);
   if (host_bytes > capacity)
@@ -257,7 +259,7 @@ void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
         sc.deepspeed, offload_key(st),
         fmt::format("the offloaded states need {} of host memory per node ({} per GPU x {} "
                     "GPUs), more than the {} of a {} node",
-                    format_bytes(host_bytes), format_bytes(f.host_bytes), topo.gpus_per_node(),
+                    format_bytes(host_bytes), format_bytes(f.host_bytes), topo.gpus_per_node,
                     format_bytes(capacity), nt->name));
 }
 
@@ -292,7 +294,7 @@ void check_fsdp_version_flags(const Scenario& sc, const Strategy& st) {
 
 // FSDP2's reshard_after_forward (checked by the scenario schema's rule): a group size must divide
 // the world and be smaller than it (fully_shard: "a non-trivial divisor of the mesh shard dim").
-void resolve_fsdp2(const Scenario& sc, Strategy& st, const Topology& topo) {
+void resolve_fsdp2(const Scenario& sc, Strategy& st, const ClusterShape& topo) {
   if (st.fsdp.sharding != FsdpSharding::FullyShard) return;
   const std::string& v = sc.fsdp_reshard_after_forward;
   if (const std::string rule =
@@ -303,7 +305,7 @@ void resolve_fsdp2(const Scenario& sc, Strategy& st, const Topology& topo) {
     st.fsdp.reshard_after_forward = v == "true" ? FsdpOptions::kReshardToShards : 0;
     return;
   }
-  const int n = std::stoi(v), W = topo.gpu_count(), N = topo.gpus_per_node();
+  const int n = std::stoi(v), W = topo.gpu_count, N = topo.gpus_per_node;
   if (n >= W || W % n != 0)
     throw flag_error(
         "--fsdp-reshard-after-forward",
@@ -359,7 +361,7 @@ void resolve_fsdp(const Scenario& sc, Strategy& st) {
 // The strategy from --strategy or the DeepSpeed config, with the flags that refine it checked.
 void resolve_strategy(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
-  const Topology& topo = *r.topo;
+  const ClusterShape& topo = r.shape;
   setup.strategy =
       sc.deepspeed.empty() ? parse_strategy(sc.strategy) : load_deepspeed(sc.deepspeed);
   Strategy& st = setup.strategy;
@@ -409,7 +411,7 @@ void resolve_attention(const Scenario& sc, Resolved& r) {
     throw flag_error("--attention",
                      fmt::format("FlashAttention needs an Ampere or later GPU; the {} is {} (use "
                                  "eager or auto)",
-                                 r.topo->gpu_model(), gpu_arch_key(r.prof->nccl.arch)));
+                                 r.shape.gpu_model, gpu_arch_key(r.prof->nccl.arch)));
   const bool flash = sc.attention == "flash" || (sc.attention == "auto" && gpu_has_flash &&
                                                  trains_with_flash_attention(r.setup.model));
   r.setup.attention = flash ? AttentionImpl::Flash : AttentionImpl::Eager;
@@ -433,7 +435,7 @@ void resolve_sequence(const Scenario& sc, Resolved& r) {
 void resolve_batch(const Scenario& sc, Resolved& r) {
   StepSetup& setup = r.setup;
   const Strategy& st = setup.strategy;
-  const int W = r.topo->gpu_count();
+  const int W = r.shape.gpu_count;
   if (st.micro_batch_sequences > 0) {  // the config's, unless a flag gives another
     const std::int64_t own = st.micro_batch_sequences;
     if (sc.micro_batch > 0 || sc.tokens_per_gpu > 0) {
@@ -460,19 +462,27 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
 }
 
 // The scenario resolved and validated (InputError naming the flag or JSON path), in the order its
-// parts are checked: cluster, profile, model and sequence length, strategy, batch.
-Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
+// parts are checked: the cluster's shape and size limit, profile, model and sequence length,
+// strategy, batch. A builder preset's graph is built after every check (and only with `build`),
+// so that a refused scenario costs no topology; an explicit graph is read first, as its shape
+// is known only then.
+Resolved resolve(const Scenario& sc, SimContext& context, bool labels, bool build = true) {
   Resolved r;
   FileCache& files = context.files();
-  ClusterOverrides ov{sc.nodes,
-                      sc.nics_per_node,
-                      sc.nic_gbps,
-                      sc.fabric,
-                      sc.oversubscription,
-                      tier_max_gpus(sc.tier),
-                      "the " + sc.tier + " tier"};
-  r.topo = context.clusters().get(sc.cluster, ov, files);
-  r.prof = shared_select_cost_profile(sc.profile, r.topo->gpu_model(), &files, r.topo->node_type());
+  const ClusterOverrides ov{sc.nodes,
+                            sc.nics_per_node,
+                            sc.nic_gbps,
+                            sc.fabric,
+                            sc.oversubscription,
+                            tier_max_gpus(sc.tier),
+                            "the " + sc.tier + " tier"};
+  if (std::optional<ClusterShape> shape = builder_shape(sc.cluster, ov, &files)) {
+    r.shape = std::move(*shape);
+  } else {
+    r.topo = context.clusters().get(sc.cluster, ov, files);
+    r.shape = shape_of(*r.topo);
+  }
+  r.prof = shared_select_cost_profile(sc.profile, r.shape.gpu_model, &files, r.shape.node_type);
   r.setup.model = load_model(sc.model, &files);
   resolve_sequence(sc, r);
   resolve_strategy(sc, r);
@@ -485,7 +495,44 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels) {
   // allows (see lower_fsdp.cpp). DeepSpeed's look-ahead is its coordinator's, run by the lowering
   // (LoweredStep::prefetch_runs).
   r.setup.prefetch_depth = r.setup.strategy.family() == StrategyFamily::Fsdp ? 1 : 0;
+  if (build && !r.topo) r.topo = context.clusters().get(sc.cluster, ov, files);
   return r;
+}
+
+// The bytes per GPU of a resolved scenario's step that no schedule changes, on `world` GPUs: its
+// memory estimate without the parts that follow the lowered schedule (the gathered weights, the
+// gradient buckets, qwZ's and qgZ's buffers, the optimizer step's FP32 sub-group), that is the
+// model states, hpZ's secondary copy, FSDP's unsharded units, the activations and the reserve. A
+// lower bound of the estimate's peak whatever the lowering gives those parts (each is >= 0).
+double schedule_free_bytes(const Resolved& r, ModuleCache& modules, int world) {
+  const StepSetup& setup = r.setup;
+  const std::vector<GradBucket> no_buckets;
+  const std::vector<FetchRun> no_trace;
+  MemoryInputs mi;
+  mi.model = &setup.model;
+  mi.strategy = &setup.strategy;
+  mi.world = world;
+  mi.gpus_per_node = r.shape.gpus_per_node;
+  mi.tokens = setup.tokens;
+  mi.seq = setup.seq;
+  mi.checkpointing = setup.checkpointing;
+  mi.attention = setup.attention;
+  mi.prefetch_depth = 0;
+  mi.prefetched_elems = 0;
+  mi.live_elems = 0;
+  mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
+  mi.reserved_bytes = r.prof->memory_reserved_bytes;
+  mi.buckets = &no_buckets;
+  mi.trace = &no_trace;
+  mi.modules = &modules;
+  const MemoryEstimate e = estimate_memory(mi);
+  constexpr const char* kScheduled[] = {"gathered_params", "grad_buckets", "quant_buffers",
+                                        "optimizer_step_grads_fp32"};
+  double bytes = 0;
+  for (const auto& [name, b] : e.components)
+    if (std::find(std::begin(kScheduled), std::end(kScheduled), name) == std::end(kScheduled))
+      bytes += b;
+  return bytes;
 }
 
 MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache& modules) {
@@ -556,6 +603,12 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
         "offload: CPU Adam at {:.2g} parameters/s per node, ZeRO-Offload's measurement on a DGX-2 "
         "host (newer hosts may be up to 2-3x faster)",
         kHostAdamParamsPerS));
+  if (sc.tier == "flow")
+    if (const std::string why = missing_rotation(*r.topo); !why.empty())
+      warnings.push_back("flow tier: " + why +
+                         ": no folding, every node's flows are simulated (the full model; equal "
+                         "flows are still merged by equitable partitions), at a cost that grows "
+                         "with the GPUs (docs/performance.md)");
   if (st.qgz && !low.qgz_active)
     warnings.push_back(
         "qgZ falls back to the FP16 reduce-scatter on a single node (no inter-node hop)");
@@ -744,6 +797,29 @@ StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolve
 }
 
 }  // namespace
+
+void refuse_if_cannot_fit(const Scenario& given, SimContext& context) {
+  const FileCache::Round round(context.files());
+  const FsdpConfiguredScenario configured = apply_fsdp_config(given);
+  const Resolved r = resolve(configured.scenario, context, false, /*build=*/false);
+  // On as many GPUs as --nodes could give, the model states ZeRO shards over the world vanish:
+  // what is left no node count can make fit.
+  constexpr int kManyGpus = 1 << 30;
+  const double need = schedule_free_bytes(r, context.modules(), kManyGpus);
+  const double capacity = static_cast<double>(r.prof->memory_bytes);
+  if (need <= capacity) return;
+  const std::string what = fmt::format(
+      "the configuration does not fit in GPU memory on any number of nodes: what no schedule or "
+      "node count reduces (activations, unsharded model states, the reserve) needs {} per GPU, "
+      "the GPU has {}",
+      format_bytes(need), format_bytes(capacity));
+  const Strategy& st = r.setup.strategy;
+  if (st.stage < 3 || st.hsdp)  // as plan::zero3_shards_more
+    throw flag_error("--strategy", what + "; more nodes cannot help, ZeRO-3 shards more");
+  if (r.setup.tokens / r.setup.seq > 1)
+    throw flag_error("--micro-batch", what + "; more nodes cannot help, a smaller micro-batch can");
+  throw flag_error("--seq-len", what + "; more nodes cannot help, shorter sequences can");
+}
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {
   // One call reads each file once: watching them for a next call would only cost system calls.

@@ -59,4 +59,12 @@ StepResult simulate(const Scenario& scenario, SimContext& context,
                     const std::string& trace_path = "");
 StepResult simulate(const Scenario& scenario, const std::string& trace_path = "");
 
+// Refuses (InputError naming the flag that can fix it), before any topology or network is built, a
+// scenario that no node count can make fit: the parts of its memory estimate that no lowering
+// changes (activations, hpZ's secondary copy, FSDP's unsharded units, the reserve, and the model
+// states ZeRO does not shard over every GPU), on as many GPUs as --nodes could give, exceed the
+// GPU. `zerosim simulate` runs it first; simulate() itself reports such a scenario as a result that
+// does not fit (the planner and sweeps keep those).
+void refuse_if_cannot_fit(const Scenario& scenario, SimContext& context);
+
 }  // namespace zerosim

@@ -22,6 +22,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/node_types.hpp"
 #include "sim/topology/topology_graph.hpp"
 
@@ -252,6 +253,23 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   TopologyBuilder::set_fabric(t, spec.fabric, spec.oversubscription);
   TopologyBuilder::set_nic_path(t, nic_path, pxn);
   return t;
+}
+
+std::string missing_rotation(const Topology& t) {
+  if (t.rotation_blocks() > 1 || t.node_count() < 2) return "";
+  if (t.builder_key().empty()) return "an explicit graph carries no block rotation";
+  const int per_leaf =
+      t.fabric() == "rail" ? kLeafDownPorts : std::max(1, kLeafDownPorts / t.nics_per_node());
+  if (t.node_count() <= per_leaf) return "";  // one block: nothing to fold
+  if (t.node_count() % per_leaf != 0)
+    return fmt::format("{} nodes are not a whole number of {}-node leaf blocks", t.node_count(),
+                       per_leaf);
+  return fmt::format("the rotation by {} nodes does not preserve this {} fabric's routes and links",
+                     per_leaf, t.fabric());
+}
+
+const NodeTypeSpec& check_cluster_spec(const ClusterSpec& spec, const FieldLocator& where) {
+  return *resolve_spec(spec, where).nt;
 }
 
 Topology build_cluster(const ClusterSpec& spec, const std::string& source_file) {

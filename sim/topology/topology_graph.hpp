@@ -225,9 +225,13 @@ Route route_reference(const Topology& topo, int src_gpu, int dst_gpu);
 // transit.
 std::vector<std::int64_t> distance_field_to(const Graph& g, std::size_t target);
 
+struct NodeTypeSpec;  // node_types.hpp
+
 // Where a ClusterSpec field came from, for error messages: (file, JSON path or flag).
 using FieldLocator = std::function<std::pair<std::string, std::string>(const std::string& field)>;
 Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& where);
+// The checks build_cluster_located makes of a spec's fields, without building: its node type.
+const NodeTypeSpec& check_cluster_spec(const ClusterSpec& spec, const FieldLocator& where);
 
 // Maps a kind name used in files ("gpu", "nvswitch", "nic", "pcie-switch", "leaf", "spine").
 bool node_kind_from_string(const std::string& s, NodeKind& out);

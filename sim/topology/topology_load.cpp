@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/core/file_cache.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/core/units.hpp"
+#include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/node_types.hpp"
 #include "sim/topology/topology_graph.hpp"
 
@@ -290,17 +292,39 @@ bool any_override(const ClusterOverrides& o, std::string& flag) {
 
 Topology load_topology_file(const std::string& path) { return load_cluster(path, {}); }
 
-Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o,
-                      FileCache* files) {
-  const std::string path = resolve_data_file("topologies", name_or_file, "--cluster", files);
+namespace {
+
+// --cluster read, with the command line's overrides applied and checked: a builder preset's spec
+// and where each of its fields came from, or an explicit graph's document.
+struct ReadCluster {
+  std::string path;
+  std::shared_ptr<const json> doc;
+  std::optional<ClusterSpec> spec;  // a builder preset's
+  // Which fields the command line replaced, so that errors name the flag instead of the file.
+  std::map<std::string, std::string> flag_of;
+
+  FieldLocator locator() const {
+    return [this](const std::string& field) {
+      auto it = flag_of.find(field);
+      if (it != flag_of.end())
+        return std::pair<std::string, std::string>{"<command line>", it->second};
+      return std::pair<std::string, std::string>{path, "/builder/" + field};
+    };
+  }
+};
+
+ReadCluster read_cluster(const std::string& name_or_file, const ClusterOverrides& o,
+                         FileCache* files) {
+  ReadCluster c;
+  c.path = resolve_data_file("topologies", name_or_file, "--cluster", files);
+  const std::string& path = c.path;
   // Sweeps build clusters from the same preset over and over: with a cache, each distinct file
   // content is parsed once (an unreadable file goes through load_json_file for its error).
-  std::shared_ptr<const json> doc;
   if (files)
-    doc = files->parsed<json>(path,
-                              [&](const std::string& text) { return parse_json_text(text, path); });
-  if (!doc) doc = std::make_shared<const json>(load_json_file(path));
-  JsonReader root(*doc, path);
+    c.doc = files->parsed<json>(
+        path, [&](const std::string& text) { return parse_json_text(text, path); });
+  if (!c.doc) c.doc = std::make_shared<const json>(load_json_file(path));
+  JsonReader root(*c.doc, path);
   if (!root.value().is_object())
     root.fail(fmt::format("must be an object, not {}", root.value().type_name()));
   if (!root.has("builder")) {
@@ -309,19 +333,13 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
       throw InputError(
           "<command line>", flag,
           fmt::format("overrides apply only to builder presets; '{}' is an explicit graph", path));
-    Topology t = read_explicit(root, path);
-    if (o.max_gpus > 0 && t.gpu_count() > o.max_gpus)
-      throw InputError(path, "/nodes",
-                       fmt::format("{} GPUs, more than {}'s limit of {}", t.gpu_count(),
-                                   o.max_gpus_of, o.max_gpus));
-    return t;
+    return c;
   }
   root.require_object({"name", "description", "builder"});
   if (root.has("description")) root.at("description").get_string();
-  ClusterSpec s = read_builder(root.at("builder"));
+  ClusterSpec& s = c.spec.emplace(read_builder(root.at("builder")));
   s.name = root.has("name") ? root.at("name").get_string() : stem_of(path);
-  // Which fields the command line replaced, so that errors name the flag instead of the file.
-  std::map<std::string, std::string> flag_of;
+  std::map<std::string, std::string>& flag_of = c.flag_of;
   if (o.nodes > 0) s.nodes = o.nodes, flag_of["nodes"] = "--nodes";
   if (o.nics_per_node > 0)
     s.nics_per_node = o.nics_per_node, flag_of["nics_per_node"] = "--nics-per-node";
@@ -338,23 +356,46 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
         o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
         fmt::format("{} nodes x {} GPUs = {} GPUs, more than {}'s limit of {}", s.nodes, type->gpus,
                     std::int64_t{s.nodes} * type->gpus, o.max_gpus_of, o.max_gpus));
-  Topology t = build_cluster_located(s, [&](const std::string& field) {
-    auto it = flag_of.find(field);
-    if (it != flag_of.end())
-      return std::pair<std::string, std::string>{"<command line>", it->second};
-    return std::pair<std::string, std::string>{path, "/builder/" + field};
-  });
   // A preset without "nodes" is a node type (one DGX H100, one DGX-2): how many nodes a job runs
   // on is the user's choice, so it is never defaulted (one node would leave ZeRO++'s cross-node
   // techniques nothing to do). Checked after the preset's own fields, which it does not excuse.
-  if (o.nodes <= 0 && !root.at("builder").has("nodes"))
+  if (o.nodes <= 0 && !root.at("builder").has("nodes")) {
+    const NodeTypeSpec& nt = check_cluster_spec(s, c.locator());
     throw flag_error(
         "--nodes",
         fmt::format("required with --cluster {}: the preset is one {} node ({} GPUs), "
                     "not a cluster; give the job's node count (e.g. --nodes 1 for one "
                     "machine, --nodes 16 for {} GPUs)",
-                    name_or_file, s.node_type, t.gpus_per_node(), 16 * t.gpus_per_node()));
+                    name_or_file, s.node_type, nt.gpus, 16 * nt.gpus));
+  }
+  return c;
+}
+
+}  // namespace
+
+Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o,
+                      FileCache* files) {
+  const ReadCluster c = read_cluster(name_or_file, o, files);
+  if (c.spec) return build_cluster_located(*c.spec, c.locator());
+  Topology t = read_explicit(JsonReader(*c.doc, c.path), c.path);
+  if (o.max_gpus > 0 && t.gpu_count() > o.max_gpus)
+    throw InputError(c.path, "/nodes",
+                     fmt::format("{} GPUs, more than {}'s limit of {}", t.gpu_count(),
+                                 o.max_gpus_of, o.max_gpus));
   return t;
+}
+
+ClusterShape shape_of(const Topology& t) {
+  return ClusterShape{t.node_type(), t.gpu_model(), t.node_count(), t.gpus_per_node(),
+                      t.gpu_count()};
+}
+
+std::optional<ClusterShape> builder_shape(const std::string& name_or_file,
+                                          const ClusterOverrides& o, FileCache* files) {
+  const ReadCluster c = read_cluster(name_or_file, o, files);
+  if (!c.spec) return std::nullopt;
+  const NodeTypeSpec& nt = check_cluster_spec(*c.spec, c.locator());
+  return ClusterShape{nt.name, nt.gpu_model, c.spec->nodes, nt.gpus, c.spec->nodes * nt.gpus};
 }
 
 }  // namespace zerosim

@@ -86,6 +86,17 @@ TEST_CASE("GPUs per scenario: 32768 on the flow tier, 65536 on the analytic tier
       {"--nodes", "limit of 65536"});
 }
 
+TEST_CASE("--seq-len 2^24 on each tier's largest cluster: refused before the cluster is built") {
+  // No node count fits its activations: refused from the preset's shape, before the 32768- or
+  // 65536-GPU cluster, its lowering or its network exist (they took 39 s and 400 MB).
+  refused_at_once("simulate --cluster dgx-h100 --nodes 4096 --model gpt-18b --seq-len 16777216",
+                  {"--seq-len", "on any number of nodes", "shorter sequences can"});
+  refused_at_once(
+      "simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --seq-len 16777216 --tier "
+      "analytic",
+      {"--seq-len", "on any number of nodes"});
+}
+
 TEST_CASE("collective: all_to_all over at most 1024 ranks; --ranks at least 2") {
   runs_within(
       "collective --cluster dgx-h100 --nodes 128 --op all_to_all --bytes 1GiB --tier analytic",

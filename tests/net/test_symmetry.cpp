@@ -316,5 +316,9 @@ TEST_CASE(
     CAPTURE(c.strategy);
     const auto [full, fast] = test::step_with_and_without(full_model, c);
     check_same_result(to_json(full), to_json(fast));
+    // Byte for byte, but where the quotient's class sums round differently from the per-link
+    // ones (docs/performance.md, "exact symmetry reduction"): the 4-node, 1-NIC DGX-2 ZeRO++ step.
+    const bool rounds = c.cluster == std::string("dgx2-v100") && c.nodes == 4 && c.nics == 1;
+    if (!rounds) CHECK(to_json(full).dump() == to_json(fast).dump());
   }
 }

@@ -129,18 +129,18 @@ TEST_CASE("a configuration that does not fit: the result is printed and written,
   const auto out = temp_path("no_fit.json"), trace = temp_path("no_fit_trace.json");
   std::filesystem::remove(out);
   std::filesystem::remove(trace);
-  // ZeRO-1 keeps gpt-18b's whole FP16 weights and gradients on every GPU (2 x 34.3 GiB), more
-  // than a V100 holds however many nodes: the error names --strategy.
+  // gpt-138b's ZeRO-3 model states (16 bytes a parameter over 16 GPUs) exceed a V100 on one DGX-2
+  // node; more nodes shard them: the error names --nodes with the count that fits.
   auto r =
-      run("--cluster dgx2-v100 --nodes 1 --model gpt-18b --strategy zero1 --tokens-per-gpu "
+      run("--cluster dgx2-v100 --nodes 1 --model gpt-138b --strategy zero3 --tokens-per-gpu "
           "1024 --out " +
           out + " --trace " + trace);
   CHECK(r.code == 2);
   CHECK(r.output.find("step time") != std::string::npos);  // the summary came first
   CHECK(r.output.find("DOES NOT FIT") != std::string::npos);
-  CHECK(r.output.find("--strategy: the configuration does not fit in GPU memory: it needs") !=
+  CHECK(r.output.find("--nodes: the configuration does not fit in GPU memory: it needs") !=
         std::string::npos);
-  CHECK(r.output.find("more nodes cannot help") != std::string::npos);
+  CHECK(r.output.find("nodes would fit it") != std::string::npos);
   auto j = zerosim::load_json_file(out);
   CHECK(j["memory"]["fits"] == false);
   CHECK(j["memory"]["peak_bytes_per_gpu"].get<double>() >
@@ -148,4 +148,21 @@ TEST_CASE("a configuration that does not fit: the result is printed and written,
   CHECK(std::filesystem::file_size(trace) > 0);
   std::filesystem::remove(out);
   std::filesystem::remove(trace);
+}
+
+TEST_CASE("a configuration no node count can fit is refused before anything is built or written") {
+  const auto out = temp_path("never_fits.json");
+  std::filesystem::remove(out);
+  // ZeRO-1 keeps gpt-18b's whole FP16 weights and gradients on every GPU (2 x 34.3 GiB), more
+  // than a V100 holds however many nodes: the error names --strategy, and no result is written.
+  auto r =
+      run("--cluster dgx2-v100 --nodes 1 --model gpt-18b --strategy zero1 --tokens-per-gpu 1024 "
+          "--out " +
+          out);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("step time") == std::string::npos);
+  CHECK(r.output.find("--strategy: the configuration does not fit in GPU memory on any number of "
+                      "nodes") != std::string::npos);
+  CHECK(r.output.find("ZeRO-3 shards more") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
 }
