@@ -109,7 +109,10 @@ CollectiveClasses::CollectiveClasses(const StepProgram& p) {
   }
 }
 
-void validate_program(const StepProgram& p) {
+namespace {
+
+// validate_program's check of the collective classes: the members of a class are equal.
+void validate_classes(const StepProgram& p) {
   const CollectiveClasses classes(p);
   for (std::size_t k = 0; k < p.collectives.size(); ++k) {
     const int f = classes.first()[classes.of(k)];
@@ -120,6 +123,18 @@ void validate_program(const StepProgram& p) {
                              std::to_string(k) + " share class " + std::to_string(classes.of(k)) +
                              " but differ");
   }
+}
+
+// Out of line, off the interpreter's path: an op validate_program rejects was reached.
+[[noreturn, gnu::cold, gnu::noinline]] void reject(const StepProgram& p) {
+  validate_program(p);  // throws for this op, or for an earlier one
+  throw std::logic_error("run_program: malformed program");  // not reached
+}
+
+}  // namespace
+
+void validate_program(const StepProgram& p) {
+  validate_classes(p);
   for (std::size_t s = 0; s < p.streams.size(); ++s) {
     for (std::size_t i = 0; i < p.streams[s].ops.size(); ++i) {
       const StepOp& op = p.streams[s].ops[i];
@@ -161,8 +176,8 @@ class Runner {
         since_(p.streams.size(), 0),
         gen_(p.streams.size(), 0),
         sharing_(p.streams.size(), 0),
-        recorded_(static_cast<std::size_t>(p.event_count), 0),
-        waiters_(static_cast<std::size_t>(p.event_count)) {}
+        recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
+        waiters_(static_cast<std::size_t>(std::max(0, p.event_count))) {}
 
   RunResult run() {
     const double t0 = e_.now();
@@ -170,11 +185,15 @@ class Runner {
     const NetStats net0 = net_.stats();
     double end = t0;
     result_.lanes.resize(p_.streams.size());
+    // Room for every op of a stream up front: a lane never grows while the engine runs.
+    for (std::size_t s = 0; s < p_.streams.size(); ++s)
+      result_.lanes[s].reserve(p_.streams[s].ops.size());
     for (std::size_t s = 0; s < p_.streams.size(); ++s) ready_.push_back(s);
     drain();
     e_.run();
     for (std::size_t s = 0; s < p_.streams.size(); ++s) {
       if (pc_[s] >= p_.streams[s].ops.size()) continue;
+      validate_program(p_);  // a malformed op the run did not reach is reported first
       throw std::logic_error(deadlock_message(p_, s, pc_[s]));
     }
     for (const auto& lane : result_.lanes)  // a lane's ops end in order
@@ -199,11 +218,21 @@ class Runner {
     draining_ = false;
   }
 
-  // Runs stream s's instantaneous ops until one takes time or blocks.
+  // Runs stream s's instantaneous ops until one takes time or blocks. Each op is checked as it is
+  // reached: one validate_program would reject makes it run (reject) before the bad reference is
+  // used, so the errors are validate_program's.
   void pump(std::size_t s) {
     const auto& ops = p_.streams[s].ops;
+    const auto events = recorded_.size(), collectives = p_.collectives.size();
     while (pc_[s] < ops.size()) {
       const StepOp& op = ops[pc_[s]];
+      if (op.kind == OpKind::Record || op.kind == OpKind::Wait) {
+        if (static_cast<std::size_t>(op.event) >= events) reject(p_);
+      } else if (op.kind == OpKind::Collective) {
+        if (static_cast<std::size_t>(op.collective) >= collectives) reject(p_);
+      } else if (!(op.duration_s >= 0)) {
+        reject(p_);
+      }
       switch (op.kind) {
         case OpKind::Record: {
           recorded_[op.event] = 1;
@@ -310,7 +339,8 @@ class Runner {
 
 RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
                                 const SmShare& share) {
-  validate_program(program);
+  // The ops are checked as the run reaches them (Runner::pump), the classes here.
+  validate_classes(program);
   if (share.enabled() && share.collective_sms.size() != program.collectives.size())
     throw std::logic_error("run_program: SM share names " +
                            std::to_string(share.collective_sms.size()) + " collectives of " +

@@ -4,7 +4,8 @@
 // loaded again. A Topology's route table grows up to one route per GPU pair (a flow-tier
 // all-to-all routes every pair: 65k routes at 256 GPUs), so what is kept is bounded by GPU pairs:
 // at most kEntries clusters of at most kMaxGpus each, together at most kPairBudget squared GPU
-// counts (eight clusters of 256 GPUs, three of 384, two of 512), least recently used first out. A
+// counts (eight clusters of 256 GPUs, six of 384: a sweep's six NIC rates on one 384-GPU cluster,
+// three of 512), least recently used first out. A
 // Topology's route cache is its own and not thread-safe: the clusters of one cache are used by one
 // thread at a time, as their context is.
 #pragma once
@@ -23,7 +24,7 @@ class ClusterCache {
  public:
   static constexpr std::size_t kEntries = 8;
   static constexpr int kMaxGpus = 512;
-  static constexpr std::int64_t kPairBudget = std::int64_t{8} * 256 * 256;
+  static constexpr std::int64_t kPairBudget = std::int64_t{6} * 384 * 384;
 
   // load_cluster(name_or_file, overrides, &files), shared while its key is unchanged.
   std::shared_ptr<const Topology> get(const std::string& name_or_file,

@@ -38,19 +38,19 @@ TEST_CASE("one cluster per key, per cache; big clusters are not kept") {
   CHECK(mine->summary() == a->summary());
 }
 
-TEST_CASE("kept clusters stay within the pair budget: three of 384 GPUs, the oldest out first") {
+TEST_CASE("kept clusters stay within the pair budget: six of 384 GPUs, the oldest out first") {
   FileCache files;
   ClusterCache clusters;
-  // 48 DGX H100 nodes = 384 GPUs: 384^2 x 3 <= kPairBudget < 384^2 x 4.
-  static_assert(3 * 384 * 384 <= ClusterCache::kPairBudget);
-  static_assert(4 * 384 * 384 > ClusterCache::kPairBudget);
+  // 48 DGX H100 nodes = 384 GPUs: 384^2 x 6 <= kPairBudget < 384^2 x 7.
+  static_assert(6 * 384 * 384 <= ClusterCache::kPairBudget);
+  static_assert(7 * 384 * 384 > ClusterCache::kPairBudget);
   std::vector<std::shared_ptr<const Topology>> kept;
-  for (double gbps : {100.0, 200.0, 400.0})
-    kept.push_back(clusters.get("dgx-h100", {48, 0, gbps, "", 0}, files));
-  for (std::size_t i = 0; i < kept.size(); ++i)  // all three kept (each lookup refreshes it)
+  for (int i = 0; i < 6; ++i)
+    kept.push_back(clusters.get("dgx-h100", {48, 0, 100.0 * (1 << i), "", 0}, files));
+  for (std::size_t i = 0; i < kept.size(); ++i)  // all six kept (each lookup refreshes it)
     CHECK(clusters.get("dgx-h100", {48, 0, 100.0 * (1 << i), "", 0}, files) == kept[i]);
-  clusters.get("dgx-h100", {48, 0, 800, "", 0}, files);  // a fourth: the least recent (100) out
-  CHECK(clusters.get("dgx-h100", {48, 0, 400, "", 0}, files) == kept[2]);
+  clusters.get("dgx-h100", {48, 0, 50, "", 0}, files);  // a seventh: the least recent (100) out
+  CHECK(clusters.get("dgx-h100", {48, 0, 3200, "", 0}, files) == kept[5]);
   CHECK(clusters.get("dgx-h100", {48, 0, 100, "", 0}, files) != kept[0]);
 }
 
