@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace zerosim {
@@ -204,17 +205,21 @@ double AnalyticNetwork::next_event_time() const {
 
 void AnalyticNetwork::advance_to(double t) {
   settle(t);
-  // Work whose end falls within a relative 1e-9 of t ends now (as the flow tier's completions).
-  const double tol = 1e-9 * std::max(t, 1e-12);
+  // Work ends now when what is left is rounding: a 1e-9 share of the segment's own work on that
+  // class, or a few ulps of t (so that the next event time is always later than t). Neither
+  // depends on when the segment runs beyond those ulps, so a micro-step that repeats another
+  // repeats its timing (accumulation.hpp extends steps on that).
+  const double ulps_of_t = 8 * std::numeric_limits<double>::epsilon() * std::abs(t);
   const std::array<int, kLinkClasses> sharers = sharers_;  // the shares the work ran at
   std::size_t keep = 0;
   std::vector<int> ended;
   for (int j : transferring_) {
     Job& job = jobs_[static_cast<std::size_t>(j)];
+    const auto& work = (*job.segments)[job.seg].work_s;
     bool busy = false;
     for (std::size_t k = 0; k < kLinkClasses; ++k)
       if (job.on[k]) {
-        if (job.left[k] * sharers[k] <= tol) {
+        if (job.left[k] <= 1e-9 * work[k] || job.left[k] * sharers[k] <= ulps_of_t) {
           job.on[k] = false;
           --sharers_[k];
         } else {

@@ -361,12 +361,11 @@ ReadCluster read_cluster(const std::string& name_or_file, const ClusterOverrides
   // techniques nothing to do). Checked after the preset's own fields, which it does not excuse.
   if (o.nodes <= 0 && !root.at("builder").has("nodes")) {
     const NodeTypeSpec& nt = check_cluster_spec(s, c.locator());
-    throw flag_error(
-        "--nodes",
-        fmt::format("required with --cluster {}: the preset is one {} node ({} GPUs), "
-                    "not a cluster; give the job's node count (e.g. --nodes 1 for one "
-                    "machine, --nodes 16 for {} GPUs)",
-                    name_or_file, s.node_type, nt.gpus, 16 * nt.gpus));
+    throw flag_error("--nodes",
+                     fmt::format("required with --cluster {}: the preset is one {} node ({} GPUs), "
+                                 "not a cluster; give the job's node count (e.g. --nodes 1 for one "
+                                 "machine, --nodes 16 for {} GPUs)",
+                                 name_or_file, s.node_type, nt.gpus, 16 * nt.gpus));
   }
   return c;
 }

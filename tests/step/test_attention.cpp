@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
@@ -95,7 +96,9 @@ TEST_CASE("Mistral-7B at 32k context on 32 H100s fits with FlashAttention, not w
   const double t = 32768, heads = 32;
   CHECK(eager.memory.component("activations") - flash.memory.component("activations") ==
         2 * heads * t * t - 4 * heads * t);
-  CHECK(eager.memory.peak_bytes - flash.memory.peak_bytes == 2 * heads * t * t - 4 * heads * t);
+  // The peaks sum components of fractional bytes (shards of psi / W): equal to their rounding.
+  CHECK(std::abs(eager.memory.peak_bytes - flash.memory.peak_bytes -
+                 (2 * heads * t * t - 4 * heads * t)) <= 1e-12 * eager.memory.peak_bytes);
   // The breakdown says why: eager's largest part, named in the warning, is the activations.
   const auto& parts = eager.memory.components;
   const auto largest = std::max_element(parts.begin(), parts.end(),

@@ -95,6 +95,7 @@ TEST_CASE("fsdp2's copies: copy-in of the shard, copy-out of the unit, chunk-cat
   const std::string path = (dir.path / "t.json").string();
   auto s = fsdp2();
   s.fsdp_reduce_dtype = "fp32";  // chunk_cat reads 2 bytes and writes 4 per parameter
+  s.sm_share = false;            // the copies at the copy kernel's rate, no collective beside them
   const auto r = simulate(s, path);
   const json t = json::parse(slurp(path));
   const KernelCost copy = select_cost_profile_for_gpu("", r.scenario.gpu_model).kernel("copy");

@@ -118,7 +118,8 @@ TEST_CASE("rules: integers, finite numbers in range, choices; InputError naming 
   CHECK(e.path() == "--fabric");
   CHECK(e.rule() == "'torus' is not rail or fat-tree");
   CHECK(scenario_param_help(nodes, false) ==
-        "number of server nodes (builder presets only) (default: the preset's)");
+        "number of server nodes (builder presets only); required with a preset of one node type "
+        "(dgx-h100, dgx2-v100, ...) (default: the preset's)");
   CHECK(scenario_param_help(*find_scenario_param("--grad-accum"), false).ends_with("(default: 1)"));
   CHECK(
       scenario_param_help(*find_scenario_param("--model"), false).ends_with("(default: gpt-18b)"));

@@ -78,7 +78,8 @@ TEST_CASE("every sweep flag is accepted with a valid value") {
                                                     {"--fsdp-reduce-dtype", "fp32"},
                                                     {"--fsdp-reshard-after-forward", "false"},
                                                     {"--fsdp-config", "fsdp.yaml"},
-                                                    {"--deepspeed-version", "0.13.2"}};
+                                                    {"--deepspeed-version", "0.13.2"},
+                                                    {"--sm-share", "false"}};
   for (const auto& flag : sweep_flags()) {
     CAPTURE(flag);
     REQUIRE(valid.count(flag) == 1u);

@@ -27,8 +27,8 @@ void same_shape(const std::string& cluster, const ClusterOverrides& o) {
 }  // namespace
 
 TEST_CASE("a builder preset's shape is the built cluster's, under overrides") {
-  same_shape("dgx-h100", {});
-  same_shape("dgx2-v100", {});
+  same_shape("dgx-h100", {1, 0, 0, "", 0});
+  same_shape("dgx2-v100", {2, 0, 0, "", 0});
   same_shape("dgx-a100", {3, 2, 100, "fat-tree", 2});
   same_shape("dgx-h100", {64, 4, 0, "", 0});
   same_shape("dgx2-v100-24n-rail", {});

@@ -201,23 +201,25 @@ TEST_CASE("every preset's and every node type's GPU model has a shipped cost pro
 
 TEST_CASE("the NIC path: the node type's, the builder's or the explicit graph's") {
   // Node types: DGX PXB with a PXN peer, Polaris PHB without (node_types.hpp).
-  CHECK(load_cluster("dgx-h100").nic_path() == NicPath::Pxb);
-  CHECK(load_cluster("dgx-h100").pxn());
+  CHECK(load_cluster("dgx-h100", {1, 0, 0, "", 0}).nic_path() == NicPath::Pxb);
+  CHECK(load_cluster("dgx-h100", {1, 0, 0, "", 0}).pxn());
   CHECK(load_cluster("polaris").nic_path() == NicPath::Phb);
   CHECK_FALSE(load_cluster("polaris").pxn());
   auto dir = temp_dir();
   // A builder's keys replace the node type's; PXN then stands in for the far path (typeInter).
-  auto f = write(dir, "sys.json",
-                 R"({"builder": {"node_type": "dgx-h100", "nic_path": "SYS", "pxn": true}})");
+  auto f = write(
+      dir, "sys.json",
+      R"({"builder": {"node_type": "dgx-h100", "nodes": 1, "nic_path": "SYS", "pxn": true}})");
   Topology sys = load_topology_file(f);
   CHECK(sys.nic_path() == NicPath::Sys);
   CHECK(sys.nccl_type_inter() == NicPath::Pxn);
-  f = write(dir, "phb.json",
-            R"({"builder": {"node_type": "dgx-h100", "nic_path": "PHB", "pxn": false}})");
+  f = write(
+      dir, "phb.json",
+      R"({"builder": {"node_type": "dgx-h100", "nodes": 1, "nic_path": "PHB", "pxn": false}})");
   Topology phb = load_topology_file(f);
   CHECK(phb.nccl_type_inter() == NicPath::Phb);
   // Same graph, another NIC path: caches keyed by the builder tell them apart.
-  CHECK(phb.builder_key() != load_cluster("dgx-h100").builder_key());
+  CHECK(phb.builder_key() != load_cluster("dgx-h100", {1, 0, 0, "", 0}).builder_key());
   // An explicit graph: PXB without PXN when absent.
   Topology ex =
       load_topology_file(std::string(ZEROSIM_SOURCE_DIR) + "/topologies/example-2x2-explicit.json");
