@@ -141,16 +141,22 @@ std::string Recommendation::sentence() const {
   if (!pick->deepspeed_version.empty())
     s += fmt::format(", assuming DeepSpeed {}", pick->deepspeed_version);
   // hpZ's gain depends on the release's rule and on activation checkpointing (docs/step-model.md,
-  // DeepSpeed releases).
-  if (!pick->hpz_rule.empty())
-    s += pick->hpz_rule == to_string(HpzRule::WhenPresent)
-             ? std::string(
-                   " (hpZ's gain relies on 0.13.2 or later: there the checkpointed "
-                   "recompute and later micro-steps gather inside the node; before, "
-                   "only the backward hooks do)")
-             : std::string(
-                   " (hpZ's gain is smaller than from 0.13.2 on, where the "
-                   "checkpointed recompute and later micro-steps gather inside the node)");
+  // DeepSpeed releases): without checkpointing there is no recompute, and the backward's gathers
+  // read the intra-node copy in every release.
+  if (!pick->hpz_rule.empty()) {
+    const bool current = pick->hpz_rule == to_string(HpzRule::WhenPresent);
+    if (pick->checkpointing)
+      s += current ? " (hpZ's gain relies on 0.13.2 or later: there the checkpointed recompute "
+                     "and later micro-steps gather inside the node; before, only the backward "
+                     "hooks do)"
+                   : " (hpZ's gain is smaller than from 0.13.2 on, where the checkpointed "
+                     "recompute and later micro-steps gather inside the node)";
+    else
+      s += current ? " (without activation checkpointing hpZ serves the backward's gathers in "
+                     "every release; from 0.13.2 also later micro-steps' forwards)"
+                   : " (without activation checkpointing hpZ serves the backward's gathers; "
+                     "from 0.13.2 it also serves later micro-steps' forwards)";
+  }
   return s;
 }
 

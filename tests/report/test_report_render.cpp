@@ -250,6 +250,17 @@ TEST_CASE("a recommendation names the DeepSpeed release it assumes, and hpZ's de
   const std::string then = recommend({&old3, &old}).sentence();
   CHECK(then.find("assuming DeepSpeed 0.10.0") != std::string::npos);
   CHECK(then.find("smaller than from 0.13.2 on") != std::string::npos);
+  // Without activation checkpointing there is no recompute to name: the backward's gathers are
+  // hpZ's in every release, later micro-steps' forwards from 0.13.2.
+  ResultView z3_off = z3, hpz_off = hpz, old3_off = old3, old_off = old;
+  for (ResultView* v : {&z3_off, &hpz_off, &old3_off, &old_off}) v->checkpointing = false;
+  for (const std::string& off :
+       {recommend({&z3_off, &hpz_off}).sentence(), recommend({&old3_off, &old_off}).sentence()}) {
+    CAPTURE(off);
+    CHECK(off.find("recompute") == std::string::npos);
+    CHECK(off.find("without activation checkpointing hpZ serves the backward's gathers") !=
+          std::string::npos);
+  }
   // Without hpZ no hpZ note.
   CHECK(recommend({&z3}).sentence().find("hpZ") == std::string::npos);
 }
