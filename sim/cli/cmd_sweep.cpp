@@ -281,6 +281,7 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
     if (table) {
       const std::vector<std::size_t> digits = sc.space.digits(i);
       std::vector<std::string> values;
+      values.reserve(table_axes.size());
       for (const std::size_t k : table_axes) values.push_back(sc.space.axes()[k].values[digits[k]]);
       table->add(values, view);
     }

@@ -112,6 +112,52 @@ MemoryEstimate fsdp_memory(const MemoryInputs& in, const std::vector<Module>& mo
 
 }  // namespace
 
+namespace {
+
+// The largest gradient bucket (elements) and, under qgZ, the most bytes of its per-tensor buffers
+// (qgz_buffer_bytes) any bucket needs.
+struct BucketPeaks {
+  double max_bucket = 0;
+  double qgz_buffers = 0;
+};
+BucketPeaks bucket_peaks(const MemoryInputs& in, const std::vector<Module>& modules) {
+  const Strategy& s = *in.strategy;
+  const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
+  BucketPeaks p;
+  const auto max_of = [&](const std::vector<GradBucket>& buckets) {
+    for (const auto& b : buckets) {
+      p.max_bucket = std::max(p.max_bucket, static_cast<double>(b.elems()));
+      if (qgz_active)
+        p.qgz_buffers =
+            std::max(p.qgz_buffers, qgz_buffer_bytes(b, in.world, in.gpus_per_node, s.grad_bits));
+    }
+  };
+  if (in.buckets)
+    max_of(*in.buckets);
+  else
+    max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world,
+                             qgz_divisibility_fallback(s.deepspeed_version)));
+  return p;
+}
+
+// Stage 3's optimizer steps its partition in sub-groups of sub_group_size elements and holds an
+// FP32 copy of one sub-group's gradients while it does (DeepSpeed stage3.py,
+// _create_fp16_sub_groups and _prepare_fp32_grad_for_sub_group), after the backward's transient
+// buffers are freed: it raises the peak only by what it exceeds them by.
+void add_optimizer_step_grads(MemoryEstimate& e, const Strategy& s, double partition_elems) {
+  if (s.stage != 3 || s.offload_optimizer != OffloadDevice::None) return;
+  const double sub_group = 4 * std::min(partition_elems, static_cast<double>(s.sub_group_elems));
+  double transient = 0;
+  for (const auto& [name, b] : e.components)
+    if (name == "gathered_params" || name == "grad_buckets" || name == "quant_buffers" ||
+        name == "activations")
+      transient += b;
+  for (auto& [name, b] : e.components)
+    if (name == "optimizer_step_grads_fp32") b = std::max(0.0, sub_group - transient);
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const MemoryInputs& in) {
   const ModelShape& m = *in.model;
   const Strategy& s = *in.strategy;
@@ -131,21 +177,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       max_gather = static_cast<double>(mod.gather_elems);
       max_module = &mod;
     }
-  const bool qgz_active = s.qgz && in.world > in.gpus_per_node;
-  double max_bucket = 0, qgz_buffers = 0;
-  const auto max_of = [&](const std::vector<GradBucket>& buckets) {
-    for (const auto& b : buckets) {
-      max_bucket = std::max(max_bucket, static_cast<double>(b.elems()));
-      if (qgz_active)
-        qgz_buffers =
-            std::max(qgz_buffers, qgz_buffer_bytes(b, in.world, in.gpus_per_node, s.grad_bits));
-    }
-  };
-  if (in.buckets)
-    max_of(*in.buckets);
-  else
-    max_of(make_grad_buckets(modules, s.reduce_bucket_elems, qgz_active, in.world,
-                             qgz_divisibility_fallback(s.deepspeed_version)));
+  const auto [max_bucket, qgz_buffers] = bucket_peaks(in, modules);
   const double live = in.prefetch_depth + 1;  // the running module and the prefetched ones
   const double prefetched =
       in.prefetched_elems >= 0 ? in.prefetched_elems : in.prefetch_depth * max_gather;
@@ -187,20 +219,7 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
       {"optimizer_step_grads_fp32", 0},
       {"reserved", in.reserved_bytes},
   };
-  // Stage 3's optimizer steps its partition in sub-groups of sub_group_size elements and holds
-  // an FP32 copy of one sub-group's gradients while it does (DeepSpeed stage3.py,
-  // _create_fp16_sub_groups and _prepare_fp32_grad_for_sub_group), after the backward's transient
-  // buffers are freed: it raises the peak only by what it exceeds them by.
-  if (s.stage == 3 && s.offload_optimizer == OffloadDevice::None) {
-    const double sub_group = 4 * std::min(psi / S, static_cast<double>(s.sub_group_elems));
-    double transient = 0;
-    for (const auto& [name, b] : e.components)
-      if (name == "gathered_params" || name == "grad_buckets" || name == "quant_buffers" ||
-          name == "activations")
-        transient += b;
-    for (auto& [name, b] : e.components)
-      if (name == "optimizer_step_grads_fp32") b = std::max(0.0, sub_group - transient);
-  }
+  add_optimizer_step_grads(e, s, psi / S);
   finish(e, in.capacity_bytes);
   return e;
 }

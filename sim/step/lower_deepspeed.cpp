@@ -524,7 +524,8 @@ class DeepSpeedLowering : ProgramBuilder {
       for (const BucketTensor& x : b.tensors) sizes.push_back(x.elems);
       rs_ops(sizes);
     } else {
-      const double nodes = static_cast<double>(W_ / N_);
+      const std::int64_t node_count = W_ / N_;  // the world is whole nodes
+      const auto nodes = static_cast<double>(node_count);
       for (const BucketTensor& x : b.tensors) {
         if (x.quantized)
           ops += 14 + nodes;
@@ -553,7 +554,8 @@ class DeepSpeedLowering : ProgramBuilder {
     double read = 0, flat = 0;
     for (const std::int64_t n : sizes) {
       read += 2 * static_cast<double>(n);
-      flat += 2 * static_cast<double>((n + R - 1) / R * R);
+      const std::int64_t padded = (n + R - 1) / R * R;
+      flat += 2 * static_cast<double>(padded);
     }
     const bool cat = sizes.size() != 1 || sizes[0] % R != 0;
     if (cat) kernel(stream, Category::Other, "copy", read + flat, pre, ".interleave_cat");
