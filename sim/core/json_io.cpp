@@ -290,7 +290,8 @@ std::int64_t JsonReader::get_int() const {
     if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15)
       return static_cast<std::int64_t>(v);
   }
-  fail(fmt::format("must be an integer, not {}", printable(value_->dump())));
+  fail(fmt::format("must be an integer, not {}",
+                   printable(value_->dump(-1, ' ', false, json::error_handler_t::replace))));
 }
 
 std::int64_t JsonReader::get_int_at_least(std::int64_t min) const {

@@ -40,14 +40,18 @@ std::size_t sequence_at(std::string_view text, std::size_t i, unsigned& cp) {
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view text) {
+std::size_t first_invalid_utf8(std::string_view text) {
   unsigned cp = 0;
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t n = sequence_at(text, i, cp);
-    if (n == 0) return false;
+    if (n == 0) return i;
     i += n;
   }
-  return true;
+  return std::string_view::npos;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  return first_invalid_utf8(text) == std::string_view::npos;
 }
 
 std::string printable(std::string_view text, std::size_t max_bytes, bool keep_newlines) {

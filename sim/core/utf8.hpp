@@ -8,6 +8,8 @@
 namespace zerosim {
 
 bool is_valid_utf8(std::string_view text);
+// The byte offset of the first byte that starts no valid UTF-8 sequence, or npos.
+std::size_t first_invalid_utf8(std::string_view text);
 
 // Input text made safe to quote in a message: invalid UTF-8 bytes and control characters (C0, DEL
 // and C1, so no terminal escape sequence) written as \xNN, and at most `max_bytes` of the text kept

@@ -99,6 +99,12 @@ class Converter {
 }  // namespace
 
 json parse_yaml_text(std::string_view text, const std::string& file) {
+  // YAML text is Unicode (UTF-8 here); a stray byte would reach messages and JSON output, which
+  // cannot carry it.
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
+    throw InputError(file, "",
+                     fmt::format("not UTF-8 text: byte {} (0x{:02X}) starts no UTF-8 character",
+                                 bad, static_cast<unsigned char>(text[bad])));
   try {
     return Converter(file).convert(YAML::Load(std::string(text)), "", 0);
   } catch (const YAML::Exception& e) {

@@ -10,6 +10,10 @@ using namespace zerosim;
 
 TEST_CASE("valid UTF-8 of 1 to 4 byte sequences is accepted") {
   CHECK(is_valid_utf8(""));
+  CHECK(first_invalid_utf8("ab\xC3\xA9"
+                           "c") == std::string_view::npos);
+  CHECK(first_invalid_utf8("ab\xC3\xA9\xEC"
+                           "x") == 4);
   CHECK(is_valid_utf8("gpt-18b"));
   CHECK(is_valid_utf8("\xC3\xA9"));          // U+00E9
   CHECK(is_valid_utf8("\xE2\x82\xAC"));      // U+20AC

@@ -41,6 +41,10 @@ TEST_CASE("bad YAML is refused naming the file, the line or the key") {
                      "key given twice");
   expect_input_error([] { parse_yaml_text("? [1, 2]\n: 3\n", "f.yaml"); }, "f.yaml", "",
                      "must be a scalar");
+  // A stray byte (here 0xEC, a truncated 3-byte sequence) is refused at its offset, before any
+  // value carries it into a message or JSON output.
+  expect_input_error([] { parse_yaml_text("a: 1\nb: \xEC\n", "f.yaml"); }, "f.yaml", "",
+                     "byte 8 (0xEC)");
   std::string deep;
   // The outermost value is at depth 0: kMaxYamlDepth + 2 brackets nest one level too deep.
   for (int i = 0; i < kMaxYamlDepth + 2; ++i) deep += "[";

@@ -35,8 +35,10 @@ TEST_CASE("every published HF config runs on 64 DGX H100 nodes with ZeRO++ and n
     const std::string file = entry.path().filename().string();
     CAPTURE(file);
     REQUIRE(expected.count(file) == 1);  // a new config states its expected length here
+    // The analytic tier: the default length, the fit and the counts do not depend on the tier,
+    // and the flow tier's per-expert events cost seconds per MoE config (the flow run is below).
     const CliRun r = run("simulate --cluster dgx-h100 --nodes 64 --model " + entry.path().string() +
-                         " --strategy zeropp --json");
+                         " --strategy zeropp --tier analytic --json");
     CAPTURE(r.out);
     REQUIRE(r.rc == 0);
     const zerosim::json j = zerosim::json::parse(r.out);
@@ -62,6 +64,12 @@ TEST_CASE("every published HF config runs on 64 DGX H100 nodes with ZeRO++ and n
     ++configs;
   }
   CHECK(configs == static_cast<int>(expected.size()));
+  // The README's command shape exactly (flow tier, no other flag) on one config.
+  const CliRun flow =
+      run("simulate --cluster dgx-h100 --nodes 64 --model " + std::string(ZEROSIM_SOURCE_DIR) +
+          "/workloads/hf/llama-2-70b.json --strategy zeropp --json");
+  REQUIRE(flow.rc == 0);
+  CHECK(zerosim::json::parse(flow.out)["scenario"]["seq_len"] == 4096);
 }
 
 TEST_CASE("--seq-len given: the result says so, and no default rule is printed") {
