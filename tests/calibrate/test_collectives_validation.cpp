@@ -8,6 +8,7 @@
 // any parameters) pull the ring latency up and the 10 x 2 prediction to 10.5-11.6% at 32-256 MiB.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "calibrate/fit/collective_fit.hpp"
 #include "calibrate/fit/nccl_tests.hpp"
 #include "sim/profile/cost_profile.hpp"
+#include "tests/support/approx.hpp"
 
 using namespace zerosim;
 using namespace zerosim::calib;
@@ -118,4 +120,45 @@ TEST_CASE(
     INFO(r.bytes << " B: busbw error " << busbw_err * 100 << "%");
     CHECK(std::fabs(busbw_err) <= 0.05);
   }
+}
+
+TEST_CASE("the 256-node Polaris ring all_gather runs at the slow step the 8-node log shows") {
+  // The report's "two paces" finding: the 8-node (2.18, one rack) all_gather's ring/LL rows at
+  // 512 B-32 KiB run either ~1.5-3 us or ~7.5-8 us per step; the 256-node ring (2.21, 19 racks)
+  // runs the slow step at every size. The slowest step of the 8-node log (both columns, after the
+  // same 12 us fixed part as the report) as the ring-step floor (nccl.group_step_s, which applies
+  // beyond group_nodes) puts the shipped, otherwise unfitted polaris-a100 within the issue's
+  // targets at 16 KiB-8 MiB (25% from 1 MiB, 50% below); without it the rows are 2-3x too fast.
+  const std::string dir =
+      std::string(ZEROSIM_SOURCE_DIR) + "/tests/calibrate/data/real/a100-polaris/";
+  double slow_step_s = 0;
+  for (bool in_place : {false, true}) {
+    NcclTestsOptions o;
+    o.in_place = in_place;
+    const NcclTestsLog small =
+        load_nccl_tests(dir + "nccl_2_18__n8.g4.2024-04-29-18-14-00__all_gather_output.dat.4", o);
+    for (const CollectiveRecord& r : small.records)
+      if (r.bytes >= 512 && r.bytes <= 32768)
+        slow_step_s = std::max(slow_step_s, (r.time_s - 12e-6) / (r.ranks - 1));
+  }
+  CHECK(slow_step_s == zerosim::testing::Approx(7.95e-6).epsilon(0.01));
+  CostProfile p =
+      load_cost_profile(std::string(ZEROSIM_SOURCE_DIR) + "/calibrate/profiles/polaris-a100.json");
+  REQUIRE(p.nccl.group_nodes > 0);
+  REQUIRE(p.nccl.group_step_s == 0);
+  const NcclTestsLog big = load_nccl_tests(
+      dir + "nccl_2_21__n256.g4.2024-04-29-19-19-41__all_gather_output.dat.4", NcclTestsOptions{});
+  int checked = 0;
+  for (const CollectiveRecord& r : big.records) {
+    if (r.bytes > (8 << 20)) continue;
+    REQUIRE(r.nodes > p.nccl.group_nodes);
+    p.nccl.group_step_s = 0;
+    CHECK(r.time_s / predict_record(r, "polaris", p) - 1 > 1.0);
+    p.nccl.group_step_s = slow_step_s;
+    const double busbw_err = r.time_s / predict_record(r, "polaris", p) - 1;
+    INFO(r.bytes << " B: busbw error " << busbw_err * 100 << "%");
+    CHECK(std::fabs(busbw_err) <= (r.bytes >= (1 << 20) ? 0.25 : 0.50));
+    ++checked;
+  }
+  CHECK(checked == 10);
 }
