@@ -924,6 +924,20 @@ def main():
            "or groups is needed." % slow_train)
     body.table(["size", "bytes per step", "8-node us per step", "256-node us per step", "predicted us",
                 "measured us", "busbw error"], chunk_rows)
+
+    def first_simple(rows, nodes):
+        b = [r["bytes"] for r in rows if r["op"] == "all_gather" and r["nodes"] == nodes
+             and r["proto"] == "Simple"]
+        return size_str(min(b) // (nodes * 4)) if b else "none"
+    body.p("The steps rise at the same bytes per step at both node counts, as a protocol switch by "
+           "NCCL's tuner does (its ring time is nsteps x a step latency plus nBytes over a rate times "
+           "nRanks / nsteps, so the switch between two protocols falls at a fixed size per rank). "
+           "The rise at 16 KiB per step is where the measured rings leave LL's pace; the model, "
+           "choosing as NCCL's tuner with the 2- and 8-node fit's constants, first picks Simple at "
+           "%s per step at 8 nodes and %s at 256 (b1 tables): its LL runs on where the logs' steps "
+           "have already risen, and b1s's all_gather at 16-512 MiB is too fast by that. Which "
+           "protocol NCCL ran is not in the logs (no NCCL_DEBUG output)."
+           % (first_simple(fbt, 8), first_simple(pb, 256)))
     body.h(3, "The 256-node tree at 2-32 MiB: a gap no shared source explains")
     body.p("NCCL runs all_reduce as a tree at these sizes (LL128 off on Polaris' path type; the "
            "model's choice, as NCCL's tuner makes it, in the tables). From 8 to 256 nodes the tree "
