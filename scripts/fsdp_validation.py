@@ -42,6 +42,9 @@ import subprocess
 import sys
 import tempfile
 
+from fsdp_hbm_traffic import hbm_contention
+from fsdp_worst_rows import probe_worst, worst_mechanisms
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = [("80GB", "tests/fsdp/a100-80gb.md", "dgx-a100", "calibrate/profiles/dgx-a100.json"),
           ("40GB", "tests/fsdp/a100-40gb.md", "dgx-a100-40gb",
@@ -152,8 +155,9 @@ take GPU resources from the compute it overlaps: NCCL launches one thread block 
 (shared/reference/nccl/v2.18.3-1/enqueue.cc: grid = plan->channelCount), each holding an SM for
 the collective's duration, and every byte the ring forwards crosses HBM. The share of SMs and HBM
 that takes: the SMs are now charged (`--sm-share`, on by default: docs/step-model.md, SM sharing
-with collectives; it moves the worst row from +47.5% to +43.3%), the HBM traffic is not; a rate
-fitted to these rows is not shipped.
+with collectives; it moves the worst row from +47.5% to +43.3%); the HBM traffic, priced as
+bandwidth shared with the memory-bound kernels, costs nothing on these rows (*Collective HBM
+traffic against the memory-bound kernels* above); a rate fitted to these rows is not shipped.
 
 What the worst rows share, read from the tables themselves:
 
@@ -214,7 +218,7 @@ class Sim:
             return "zero3"
         return "fsdp-grad-op" if row["sharding"] == "SHARD_GRAD_OP" else "fsdp"
 
-    def args(self, row, cluster, profile):
+    def args(self, row, cluster, profile, extra=()):
         a = ["simulate", "--cluster", cluster, "--nodes", str(row["gpus"] // 8),
              "--model", self.model_arg(row["model"]), "--strategy", self.strategy(row),
              "--tokens-per-gpu", str(row["mb"] * row["seq"]), "--grad-accum", str(row["ga"]),
@@ -223,7 +227,7 @@ class Sim:
             a.append("--no-checkpointing")
         if profile:
             a += ["--profile", profile]
-        return a + ["--json"]
+        return a + list(extra) + ["--json"]
 
     def run_one(self, args):
         p = subprocess.run([self.zerosim] + args, cwd=ROOT, capture_output=True, text=True)
@@ -233,8 +237,8 @@ class Sim:
             sys.exit("zerosim %s failed (%d):\n%s" % (" ".join(args), p.returncode, p.stderr))
         return json.loads(p.stdout)
 
-    def run(self, rows, cluster, profile=None, record=False):
-        arglist = [self.args(r, cluster, profile) for r in rows]
+    def run(self, rows, cluster, profile=None, record=False, extra=()):
+        arglist = [self.args(r, cluster, profile, extra) for r in rows]
         if record:
             COMMANDS.extend("zerosim " + " ".join(a[:-1]) for a in arglist)
         with cf.ThreadPoolExecutor(self.jobs) as ex:
@@ -379,6 +383,8 @@ def main():
             with open(path, "w") as f:
                 json.dump(with_params(prof, other), f)
             cross[name] = sim.run(rows, cluster, path)
+        probes = probe_worst(sim, tables, final,
+                             lambda name: os.path.join(tmp, "final-%s.json" % name))
     if a.write_profile:
         for (name, path, cluster, prof_path), (_, _, _, prof) in zip(TABLES, tables):
             p = with_params(prof, x_all)
@@ -394,7 +400,7 @@ def main():
                 f.write("\n")
         write_hopper(x_all)
         write_polaris(x_all)
-    report(tables, final, cross, x_all, x_80, x_40, sim)
+    report(tables, final, cross, x_all, x_80, x_40, sim, probes)
 
 
 # The Hopper profiles (datasheet-derived, no Hopper training throughput in shared/) take the A100
@@ -444,7 +450,7 @@ def write_polaris(x_all):
         f.write("\n")
 
 
-def report(tables, final, cross, x_all, x_80, x_40, sim):
+def report(tables, final, cross, x_all, x_80, x_40, sim, probes):
     allerr = []
     lines = []
     w = lines.append
@@ -560,6 +566,10 @@ def report(tables, final, cross, x_all, x_80, x_40, sim):
               name, r["model"], r["seq"], r["mb"], r["ga"], r["gpus"],
               "" if r["ckpt"] else ", no checkpointing", r["tps"], tps(x),
               pct(tps(x) / r["tps"] - 1), x["memory"]["peak_bytes_per_gpu"] / 2**30))
+    w("")
+    worst_mechanisms(w, probes)
+    w("")
+    hbm_contention(w, tables, final, x_all[0], FIT[0][1][1])
     w("")
     memory_pressure(w, tables, final)
     w("")
