@@ -43,7 +43,7 @@ import sys
 import tempfile
 
 from fsdp_hbm_traffic import hbm_contention
-from fsdp_worst_rows import probe_worst, worst_mechanisms
+from fsdp_worst_rows import free_memory_in_blocks, probe_worst, worst_mechanisms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = [("80GB", "tests/fsdp/a100-80gb.md", "dgx-a100", "calibrate/profiles/dgx-a100.json"),
@@ -240,7 +240,11 @@ class Sim:
     def run(self, rows, cluster, profile=None, record=False, extra=()):
         arglist = [self.args(r, cluster, profile, extra) for r in rows]
         if record:
-            COMMANDS.extend("zerosim " + " ".join(a[:-1]) for a in arglist)
+            # The fitted profile lives in a temporary folder: the report names its file alone,
+            # so the same inputs write the same report.
+            shown = [[os.path.basename(x) if x == profile else x for x in a[:-1]]
+                     for a in arglist]
+            COMMANDS.extend("zerosim " + " ".join(a) for a in shown)
         with cf.ThreadPoolExecutor(self.jobs) as ex:
             return list(ex.map(self.run_one, arglist))
 
@@ -571,11 +575,16 @@ def report(tables, final, cross, x_all, x_80, x_40, sim, probes):
     w("")
     hbm_contention(w, tables, final, x_all[0], FIT[0][1][1])
     w("")
+    free_memory_in_blocks(w, tables, final)
+    w("")
     memory_pressure(w, tables, final)
     w("")
     w(FINDINGS)
     w("")
     w("## Commands")
+    w("")
+    w("`final-80GB.json` and `final-40GB.json` are `calibrate/profiles/dgx-a100.json` and "
+      "`dgx-a100-40gb.json` with the fitted parameters above (what `--write-profile` writes).")
     w("")
     w("```")
     lines.extend(COMMANDS)

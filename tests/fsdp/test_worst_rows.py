@@ -84,5 +84,23 @@ class WorstRows(unittest.TestCase):
         self.assertIsNone(worst.reference(rows[:1] + rows[4:], [off, good, off], bad))
 
 
+class FreeBlocks(unittest.TestCase):
+    def test_block_and_free_blocks(self):
+        x = result()
+        x["scenario"]["model"] = {"hidden": 1024, "ffn": 4096}
+        x["scenario"]["strategy"] = {"fsdp": {"param_bytes": 2}}
+        block = (4 * 1024 * 1024 + 2 * 1024 * 4096) * 2
+        self.assertEqual(worst.block_bytes(x), block)
+        x["memory"] = {"capacity_bytes": 40 * 2**30, "peak_bytes_per_gpu": 40 * 2**30 - 3 * block}
+        self.assertTrue(close(worst.free_blocks(x), 3.0))
+
+    def test_spearman(self):
+        a = [1.0, 2.0, 5.0, 9.0]
+        self.assertTrue(close(worst.spearman(a, [x * x for x in a]), 1.0))
+        self.assertTrue(close(worst.spearman(a, [-x for x in a]), -1.0))
+        # ranks 0..3 against 1, 0, 3, 2: 1 - 6 sum d^2 / (n (n^2 - 1)) = 1 - 6 * 4 / 60
+        self.assertTrue(close(worst.spearman(a, [2.0, 1.0, 4.0, 3.0]), 0.6))
+
+
 if __name__ == "__main__":
     unittest.main()
