@@ -113,7 +113,9 @@ tokens per GPU at every sequence, so the same memory, and is within 2% at 2048-8
 off at 512 and 1024). The allocator's retries depend on the caching allocator's fragmentation,
 the order and sizes of the requests, which the tables do not record and a step model of peak bytes
 does not determine; a term fitted to the occupancy would have to act on a few rows and spare their
-neighbours at the same occupancy. No term ships for it."""
+neighbours at the same occupancy. No term ships for it. (Counted in block-sized buffers instead
+of bytes, the free memory does set apart most of the optimistic large-model rows: *Free memory
+counted in unsharded blocks* above.)"""
 
 FINDINGS = """The memory-bound kernels include LLM Foundry's unpad / pad copies around FlashAttention
 (`padding`: llmfoundry/models/layers/attention.py flash_attn_fn, flash-attn's bert_padding
@@ -166,11 +168,13 @@ What the worst rows share, read from the tables themselves:
   276 where 128 GPUs (micro-batch 4) ran 376 and 64 80GB GPUs 410. A step model shared by all rows
   cannot give one GPU count of a family 20-35% less than its neighbours (the model gives mpt-1b
   19024-19123 on 16 to 128 GPUs, +23% on the 32-GPU row and within 3% on the others).
-- **Memory pressure does not separate them.** The 8-GPU A100-40GB mpt-13b rows (micro-batch 1-16,
+- **Memory pressure as occupancy does not separate them.** The 8-GPU A100-40GB mpt-13b rows (micro-batch 1-16,
   accumulation 16) ran 1407-1763 tokens/s/GPU while 16-128 GPUs ran 1972-1998 at the same shape;
   with 8 GPUs each holds twice the model states (13B x 16 bytes / 8 = 26 GB of 40). The caching
-  allocator's retries under memory pressure would slow such rows, but over all rows the error does
-  not follow the simulated occupancy (*Error against memory occupancy* above).
+  allocator's retries under memory pressure would slow such rows; over all rows the error does not
+  follow the simulated occupancy (*Error against memory occupancy* above), but counted in free
+  unsharded blocks these five rows, mpt-70b on 64 GPUs and mpt-30b at seq 8192 are seven of the
+  eight rows with the least, all eight optimistic (*Free memory counted in unsharded blocks*).
 - **Short sequences of mpt-760m on A100-80GB**: 32434 at seq 2048 but 29765 and 29446 at 1024 and
   512 with larger micro-batches, where every other model and the 40GB table's mpt-760m speed up as
   the sequence shrinks.
