@@ -42,6 +42,9 @@ import subprocess
 import sys
 import tempfile
 
+from fsdp_hbm_traffic import hbm_contention
+from fsdp_worst_rows import free_memory_in_blocks, probe_worst, worst_mechanisms
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = [("80GB", "tests/fsdp/a100-80gb.md", "dgx-a100", "calibrate/profiles/dgx-a100.json"),
           ("40GB", "tests/fsdp/a100-40gb.md", "dgx-a100-40gb",
@@ -110,7 +113,9 @@ tokens per GPU at every sequence, so the same memory, and is within 2% at 2048-8
 off at 512 and 1024). The allocator's retries depend on the caching allocator's fragmentation,
 the order and sizes of the requests, which the tables do not record and a step model of peak bytes
 does not determine; a term fitted to the occupancy would have to act on a few rows and spare their
-neighbours at the same occupancy. No term ships for it."""
+neighbours at the same occupancy. No term ships for it. (Counted in block-sized buffers instead
+of bytes, the free memory does set apart most of the optimistic large-model rows: *Free memory
+counted in unsharded blocks* above.)"""
 
 FINDINGS = """The memory-bound kernels include LLM Foundry's unpad / pad copies around FlashAttention
 (`padding`: llmfoundry/models/layers/attention.py flash_attn_fn, flash-attn's bert_padding
@@ -152,8 +157,9 @@ take GPU resources from the compute it overlaps: NCCL launches one thread block 
 (shared/reference/nccl/v2.18.3-1/enqueue.cc: grid = plan->channelCount), each holding an SM for
 the collective's duration, and every byte the ring forwards crosses HBM. The share of SMs and HBM
 that takes: the SMs are now charged (`--sm-share`, on by default: docs/step-model.md, SM sharing
-with collectives; it moves the worst row from +47.5% to +43.3%), the HBM traffic is not; a rate
-fitted to these rows is not shipped.
+with collectives; it moves the worst row from +47.5% to +43.3%); the HBM traffic, priced as
+bandwidth shared with the memory-bound kernels, costs nothing on these rows (*Collective HBM
+traffic against the memory-bound kernels* above); a rate fitted to these rows is not shipped.
 
 What the worst rows share, read from the tables themselves:
 
@@ -162,11 +168,13 @@ What the worst rows share, read from the tables themselves:
   276 where 128 GPUs (micro-batch 4) ran 376 and 64 80GB GPUs 410. A step model shared by all rows
   cannot give one GPU count of a family 20-35% less than its neighbours (the model gives mpt-1b
   19024-19123 on 16 to 128 GPUs, +23% on the 32-GPU row and within 3% on the others).
-- **Memory pressure does not separate them.** The 8-GPU A100-40GB mpt-13b rows (micro-batch 1-16,
+- **Memory pressure as occupancy does not separate them.** The 8-GPU A100-40GB mpt-13b rows (micro-batch 1-16,
   accumulation 16) ran 1407-1763 tokens/s/GPU while 16-128 GPUs ran 1972-1998 at the same shape;
   with 8 GPUs each holds twice the model states (13B x 16 bytes / 8 = 26 GB of 40). The caching
-  allocator's retries under memory pressure would slow such rows, but over all rows the error does
-  not follow the simulated occupancy (*Error against memory occupancy* above).
+  allocator's retries under memory pressure would slow such rows; over all rows the error does not
+  follow the simulated occupancy (*Error against memory occupancy* above), but counted in free
+  unsharded blocks these five rows, mpt-70b on 64 GPUs and mpt-30b at seq 8192 are seven of the
+  eight rows with the least, all eight optimistic (*Free memory counted in unsharded blocks*).
 - **Short sequences of mpt-760m on A100-80GB**: 32434 at seq 2048 but 29765 and 29446 at 1024 and
   512 with larger micro-batches, where every other model and the 40GB table's mpt-760m speed up as
   the sequence shrinks.
@@ -214,7 +222,7 @@ class Sim:
             return "zero3"
         return "fsdp-grad-op" if row["sharding"] == "SHARD_GRAD_OP" else "fsdp"
 
-    def args(self, row, cluster, profile):
+    def args(self, row, cluster, profile, extra=()):
         a = ["simulate", "--cluster", cluster, "--nodes", str(row["gpus"] // 8),
              "--model", self.model_arg(row["model"]), "--strategy", self.strategy(row),
              "--tokens-per-gpu", str(row["mb"] * row["seq"]), "--grad-accum", str(row["ga"]),
@@ -223,7 +231,7 @@ class Sim:
             a.append("--no-checkpointing")
         if profile:
             a += ["--profile", profile]
-        return a + ["--json"]
+        return a + list(extra) + ["--json"]
 
     def run_one(self, args):
         p = subprocess.run([self.zerosim] + args, cwd=ROOT, capture_output=True, text=True)
@@ -233,10 +241,14 @@ class Sim:
             sys.exit("zerosim %s failed (%d):\n%s" % (" ".join(args), p.returncode, p.stderr))
         return json.loads(p.stdout)
 
-    def run(self, rows, cluster, profile=None, record=False):
-        arglist = [self.args(r, cluster, profile) for r in rows]
+    def run(self, rows, cluster, profile=None, record=False, extra=()):
+        arglist = [self.args(r, cluster, profile, extra) for r in rows]
         if record:
-            COMMANDS.extend("zerosim " + " ".join(a[:-1]) for a in arglist)
+            # The fitted profile lives in a temporary folder: the report names its file alone,
+            # so the same inputs write the same report.
+            shown = [[os.path.basename(x) if x == profile else x for x in a[:-1]]
+                     for a in arglist]
+            COMMANDS.extend("zerosim " + " ".join(a) for a in shown)
         with cf.ThreadPoolExecutor(self.jobs) as ex:
             return list(ex.map(self.run_one, arglist))
 
@@ -379,6 +391,8 @@ def main():
             with open(path, "w") as f:
                 json.dump(with_params(prof, other), f)
             cross[name] = sim.run(rows, cluster, path)
+        probes = probe_worst(sim, tables, final,
+                             lambda name: os.path.join(tmp, "final-%s.json" % name))
     if a.write_profile:
         for (name, path, cluster, prof_path), (_, _, _, prof) in zip(TABLES, tables):
             p = with_params(prof, x_all)
@@ -394,7 +408,7 @@ def main():
                 f.write("\n")
         write_hopper(x_all)
         write_polaris(x_all)
-    report(tables, final, cross, x_all, x_80, x_40, sim)
+    report(tables, final, cross, x_all, x_80, x_40, sim, probes)
 
 
 # The Hopper profiles (datasheet-derived, no Hopper training throughput in shared/) take the A100
@@ -444,7 +458,7 @@ def write_polaris(x_all):
         f.write("\n")
 
 
-def report(tables, final, cross, x_all, x_80, x_40, sim):
+def report(tables, final, cross, x_all, x_80, x_40, sim, probes):
     allerr = []
     lines = []
     w = lines.append
@@ -561,11 +575,20 @@ def report(tables, final, cross, x_all, x_80, x_40, sim):
               "" if r["ckpt"] else ", no checkpointing", r["tps"], tps(x),
               pct(tps(x) / r["tps"] - 1), x["memory"]["peak_bytes_per_gpu"] / 2**30))
     w("")
+    worst_mechanisms(w, probes)
+    w("")
+    hbm_contention(w, tables, final, x_all[0], FIT[0][1][1])
+    w("")
+    free_memory_in_blocks(w, tables, final)
+    w("")
     memory_pressure(w, tables, final)
     w("")
     w(FINDINGS)
     w("")
     w("## Commands")
+    w("")
+    w("`final-80GB.json` and `final-40GB.json` are `calibrate/profiles/dgx-a100.json` and "
+      "`dgx-a100-40gb.json` with the fitted parameters above (what `--write-profile` writes).")
     w("")
     w("```")
     lines.extend(COMMANDS)
