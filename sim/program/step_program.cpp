@@ -263,10 +263,12 @@ class Runner {
         case OpKind::Collective:
           start_[s] = e_.now();
           if (share_.enabled()) {
-            const double sms = share_.collective_sms[static_cast<std::size_t>(op.collective)];
-            set_taken(taken_ + sms);
-            net_.start(p_.collectives[op.collective], [this, s, sms] {
-              set_taken(taken_ - sms);
+            // The callbacks capture (this, s) only, which std::function holds without allocating;
+            // the SMs are read back from the op, still stream s's current one at its end.
+            set_taken(taken_ + share_.collective_sms[static_cast<std::size_t>(op.collective)]);
+            net_.start(p_.collectives[op.collective], [this, s] {
+              const StepOp& done = p_.streams[s].ops[pc_[s]];
+              set_taken(taken_ - share_.collective_sms[static_cast<std::size_t>(done.collective)]);
               complete(s);
             });
           } else {
@@ -285,11 +287,15 @@ class Runner {
   }
   // Schedules stream s's SM-bound op's end at the current rate; an earlier schedule is stale.
   void schedule_share(std::size_t s) {
-    const std::uint64_t g = ++gen_[s];
+    const std::uint32_t g = ++gen_[s];
     const double r = rate();
     if (!(r > 0)) return;  // no SM left: resumes when a collective ends
-    e_.schedule_after(left_[s] / r, [this, s, g] {
-      if (gen_[s] != g) return;
+    // Stream and generation packed in one word: a capture of two words is held by std::function
+    // without allocating (a run reschedules every SM-bound op at each collective's start and end).
+    const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | static_cast<std::uint32_t>(s);
+    e_.schedule_after(left_[s] / r, [this, key] {
+      const auto s = static_cast<std::size_t>(static_cast<std::uint32_t>(key));
+      if (gen_[s] != static_cast<std::uint32_t>(key >> 32)) return;
       sharing_[s] = 0;
       complete(s);
     });
@@ -325,7 +331,7 @@ class Runner {
   // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
   // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
   std::vector<double> left_, since_;
-  std::vector<std::uint64_t> gen_;
+  std::vector<std::uint32_t> gen_;  // wraps after 2^32 reschedules of one stream's op
   std::vector<char> sharing_;
   double taken_ = 0;
   std::vector<char> recorded_;
