@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sim/core/merge_lanes.hpp"
 
@@ -177,7 +178,9 @@ class Runner {
         gen_(p.streams.size(), 0),
         sharing_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
-        waiters_(static_cast<std::size_t>(std::max(0, p.event_count))) {}
+        wait_head_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
+        wait_tail_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
+        wait_next_(p.streams.size(), -1) {}
 
   RunResult run() {
     const double t0 = e_.now();
@@ -236,14 +239,18 @@ class Runner {
       switch (op.kind) {
         case OpKind::Record: {
           recorded_[op.event] = 1;
-          for (std::size_t w : waiters_[op.event]) ready_.push_back(w);
-          waiters_[op.event].clear();
+          for (int w = wait_head_[op.event]; w >= 0; w = wait_next_[static_cast<std::size_t>(w)])
+            ready_.push_back(static_cast<std::size_t>(w));
+          wait_head_[op.event] = wait_tail_[op.event] = -1;
           ++pc_[s];
           break;
         }
         case OpKind::Wait:
-          if (!recorded_[op.event]) {
-            waiters_[op.event].push_back(s);
+          if (!recorded_[op.event]) {  // s joins the event's waiters, in arrival order
+            const int tail = std::exchange(wait_tail_[op.event], static_cast<int>(s));
+            (tail >= 0 ? wait_next_[static_cast<std::size_t>(tail)] : wait_head_[op.event]) =
+                static_cast<int>(s);
+            wait_next_[s] = -1;
             return;
           }
           ++pc_[s];
@@ -335,7 +342,9 @@ class Runner {
   std::vector<char> sharing_;
   double taken_ = 0;
   std::vector<char> recorded_;
-  std::vector<std::vector<std::size_t>> waiters_;
+  // Per event, the streams waiting for it in arrival order, as a list through wait_next_ (a
+  // stream waits for one event at a time): no allocation per waiting stream.
+  std::vector<int> wait_head_, wait_tail_, wait_next_;
   std::vector<std::size_t> ready_;
   bool draining_ = false;
   RunResult result_;
