@@ -176,6 +176,7 @@ class Runner {
         left_(p.streams.size(), 0),
         since_(p.streams.size(), 0),
         gen_(p.streams.size(), 0),
+        share_event_(p.streams.size()),
         sharing_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
         wait_head_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
@@ -295,12 +296,14 @@ class Runner {
   // Schedules stream s's SM-bound op's end at the current rate; an earlier schedule is stale.
   void schedule_share(std::size_t s) {
     const std::uint32_t g = ++gen_[s];
+    // The earlier end is stale: out of the queue, counted as the event it would have been.
+    e_.cancel(share_event_[s]);
     const double r = rate();
     if (!(r > 0)) return;  // no SM left: resumes when a collective ends
     // Stream and generation packed in one word: a capture of two words is held by std::function
     // without allocating (a run reschedules every SM-bound op at each collective's start and end).
     const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | static_cast<std::uint32_t>(s);
-    e_.schedule_after(left_[s] / r, [this, key] {
+    share_event_[s] = e_.schedule_after(left_[s] / r, [this, key] {
       const auto s = static_cast<std::size_t>(static_cast<std::uint32_t>(key));
       if (gen_[s] != static_cast<std::uint32_t>(key >> 32)) return;
       sharing_[s] = 0;
@@ -338,7 +341,8 @@ class Runner {
   // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
   // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
   std::vector<double> left_, since_;
-  std::vector<std::uint32_t> gen_;  // wraps after 2^32 reschedules of one stream's op
+  std::vector<std::uint32_t> gen_;
+  std::vector<Engine::EventId> share_event_;  // the scheduled end of each stream's SM-bound op  // wraps after 2^32 reschedules of one stream's op
   std::vector<char> sharing_;
   double taken_ = 0;
   std::vector<char> recorded_;
