@@ -1,5 +1,5 @@
-// Engine: binary heap of (time, seq, slot) entries plus a reusable callback pool; models are polled
-// for their next completion before every step.
+// Engine: binary heap of (time, seq, slot) entries, indexed by slot for cancel, plus a reusable
+// callback pool; models are polled for their next completion before every step.
 #include "sim/engine/engine.hpp"
 
 #include <algorithm>
