@@ -1,5 +1,5 @@
-// Engine: binary heap of (time, seq, slot) entries plus a reusable callback pool; models are polled
-// for their next completion before every step.
+// Engine: binary heap of (time, seq, slot) entries, indexed by slot for cancel, plus a reusable
+// callback pool; models are polled for their next completion before every step.
 #include "sim/engine/engine.hpp"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 namespace zerosim {
 
-void Engine::schedule_at(double t, Callback cb) {
+Engine::EventId Engine::schedule_at(double t, Callback cb) {
   if (!(t >= now_)) {  // also rejects NaN
     throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +
                            std::to_string(now_));
@@ -22,9 +22,60 @@ void Engine::schedule_at(double t, Callback cb) {
   } else {
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.push_back(std::move(cb));
+    pos_.push_back(kNone);
   }
-  heap_.push_back(Event{t, seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  const Event ev{t, seq_++, slot};
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, ev);
+  return EventId{slot, ev.seq};
+}
+
+void Engine::sift_up(std::size_t i, Event ev) {
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!Later{}(heap_[parent], ev)) break;
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, ev);
+}
+
+void Engine::sift_down(std::size_t i, Event ev) {
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Later{}(heap_[child], heap_[child + 1])) ++child;
+    if (!Later{}(ev, heap_[child])) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, ev);
+}
+
+// Removes heap_[i], its slot freed; the last entry fills the hole, moved up or down.
+void Engine::remove_at(std::size_t i) {
+  const std::uint32_t slot = heap_[i].slot;
+  pos_[slot] = kNone;
+  free_slots_.push_back(slot);
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  if (i > 0 && Later{}(heap_[(i - 1) / 2], last))
+    sift_up(i, last);
+  else
+    sift_down(i, last);
+}
+
+bool Engine::cancel(EventId id) {
+  if (id.slot >= pos_.size()) return false;
+  const std::uint32_t i = pos_[id.slot];
+  if (i == kNone || heap_[i].seq != id.seq) return false;
+  cancelled_until_ = std::max(cancelled_until_, heap_[i].time);
+  slots_[id.slot] = nullptr;  // its captures are released now, as a run would after the call
+  remove_at(i);
+  ++events_;  // as if it had run
+  return true;
 }
 
 double Engine::run() {
@@ -47,15 +98,15 @@ double Engine::run() {
       ++events_;
       continue;
     }
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const Event ev = heap_.back();
-    heap_.pop_back();
-    now_ = ev.time;
+    const Event ev = heap_.front();
     Callback cb = std::move(slots_[ev.slot]);
-    free_slots_.push_back(ev.slot);
+    remove_at(0);
+    now_ = ev.time;
     ++events_;
     cb();
   }
+  // Cancelled events ran, doing nothing, no later than the last of them.
+  now_ = std::max(now_, cancelled_until_);
   return now_;
 }
 

@@ -26,11 +26,22 @@ class Model {
 class Engine {
  public:
   using Callback = std::function<void()>;
+  // A scheduled event, for cancel (valid until the event runs or is cancelled).
+  struct EventId {
+    std::uint32_t slot = 0;
+    std::uint64_t seq = ~std::uint64_t{0};  // none
+  };
 
   double now() const { return now_; }
   // Schedules cb at time t >= now(). Events at equal times run in insertion order.
-  void schedule_at(double t, Callback cb);
-  void schedule_after(double dt, Callback cb) { schedule_at(now_ + dt, std::move(cb)); }
+  EventId schedule_at(double t, Callback cb);
+  EventId schedule_after(double dt, Callback cb) { return schedule_at(now_ + dt, std::move(cb)); }
+  // Takes a pending event out of the queue (false: it ran or was cancelled already). It counts as
+  // an event that ran and did nothing: events_processed includes it, and run() ends no earlier
+  // than its time. So a model that replaces its scheduled events (SM sharing reschedules every
+  // running kernel at each collective's start and end) keeps the queue short and sees the same
+  // clock and event count as one that leaves the old events to fire stale.
+  bool cancel(EventId id);
   void add_model(Model* m) { models_.push_back(m); }
   // Runs until no event is pending and every model is idle. Returns the final time.
   double run();
@@ -52,11 +63,23 @@ class Engine {
       return a.time != b.time ? a.time > b.time : a.seq > b.seq;
     }
   };
+  // A binary min-heap by (time, seq), keys unique, so the order events run in does not depend
+  // on the heap's layout; pos_[slot]: the slot's event's index in heap_ (kNone: not queued).
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  void place(std::size_t i, const Event& ev) {
+    heap_[i] = ev;
+    pos_[ev.slot] = static_cast<std::uint32_t>(i);
+  }
+  void sift_up(std::size_t i, Event ev);
+  void sift_down(std::size_t i, Event ev);
+  void remove_at(std::size_t i);
   std::vector<Event> heap_;
+  std::vector<std::uint32_t> pos_;
   std::vector<Callback> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<Model*> models_;
   double now_ = 0;
+  double cancelled_until_ = 0;  // the latest cancelled event's time: run() ends no earlier
   std::uint64_t seq_ = 0, events_ = 0;
 };
 

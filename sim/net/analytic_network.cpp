@@ -150,6 +150,7 @@ void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_don
 }
 
 void AnalyticNetwork::settle(double t) {
+  next_known_ = false;
   const double dt = t - last_;
   last_ = t;
   if (!(dt > 0)) return;
@@ -178,6 +179,7 @@ void AnalyticNetwork::begin_transfer(int j) {
   }
   job.transferring = true;
   transferring_.push_back(j);
+  next_known_ = false;
 }
 
 void AnalyticNetwork::end_segment(int j) {
@@ -194,12 +196,17 @@ void AnalyticNetwork::end_segment(int j) {
 }
 
 double AnalyticNetwork::next_event_time() const {
+  // The engine asks before every event; the answer changes only with the transfers' state
+  // (settle, begin_transfer, advance_to), which clears the kept one.
+  if (next_known_) return next_;
   double first = kNever;
   for (int j : transferring_) {
     const Job& job = jobs_[static_cast<std::size_t>(j)];
     for (std::size_t k = 0; k < kLinkClasses; ++k)
       if (job.on[k]) first = std::min(first, last_ + std::max(job.left[k], 0.0) * sharers_[k]);
   }
+  next_ = first;
+  next_known_ = true;
   return first;
 }
 
@@ -212,7 +219,8 @@ void AnalyticNetwork::advance_to(double t) {
   const double ulps_of_t = 8 * std::numeric_limits<double>::epsilon() * std::abs(t);
   const std::array<int, kLinkClasses> sharers = sharers_;  // the shares the work ran at
   std::size_t keep = 0;
-  std::vector<int> ended;
+  std::vector<int>& ended = ended_;  // end_segment only schedules: nothing re-enters here
+  ended.clear();
   for (int j : transferring_) {
     Job& job = jobs_[static_cast<std::size_t>(j)];
     const auto& work = (*job.segments)[job.seg].work_s;
@@ -232,6 +240,7 @@ void AnalyticNetwork::advance_to(double t) {
       ended.push_back(j);
   }
   transferring_.resize(keep);
+  next_known_ = false;
   for (int j : ended) end_segment(j);
 }
 

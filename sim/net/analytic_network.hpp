@@ -115,6 +115,10 @@ class AnalyticNetwork : public NetworkModel {
   std::vector<int> transferring_;            // jobs in a transfer, in the order they began it
   std::array<int, kLinkClasses> sharers_{};  // transfers with work left per class
   double last_ = 0;                          // when left was last brought up to date
+  std::vector<int> ended_;                   // advance_to's scratch: transfers ending now
+  // next_event_time's answer while the transfers' state is unchanged.
+  mutable double next_ = kNever;
+  mutable bool next_known_ = false;
 };
 
 }  // namespace zerosim

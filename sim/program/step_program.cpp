@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sim/core/merge_lanes.hpp"
 
@@ -175,9 +176,12 @@ class Runner {
         left_(p.streams.size(), 0),
         since_(p.streams.size(), 0),
         gen_(p.streams.size(), 0),
+        share_event_(p.streams.size()),
         sharing_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
-        waiters_(static_cast<std::size_t>(std::max(0, p.event_count))) {}
+        wait_head_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
+        wait_tail_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
+        wait_next_(p.streams.size(), -1) {}
 
   RunResult run() {
     const double t0 = e_.now();
@@ -236,14 +240,18 @@ class Runner {
       switch (op.kind) {
         case OpKind::Record: {
           recorded_[op.event] = 1;
-          for (std::size_t w : waiters_[op.event]) ready_.push_back(w);
-          waiters_[op.event].clear();
+          for (int w = wait_head_[op.event]; w >= 0; w = wait_next_[static_cast<std::size_t>(w)])
+            ready_.push_back(static_cast<std::size_t>(w));
+          wait_head_[op.event] = wait_tail_[op.event] = -1;
           ++pc_[s];
           break;
         }
         case OpKind::Wait:
-          if (!recorded_[op.event]) {
-            waiters_[op.event].push_back(s);
+          if (!recorded_[op.event]) {  // s joins the event's waiters, in arrival order
+            const int tail = std::exchange(wait_tail_[op.event], static_cast<int>(s));
+            (tail >= 0 ? wait_next_[static_cast<std::size_t>(tail)] : wait_head_[op.event]) =
+                static_cast<int>(s);
+            wait_next_[s] = -1;
             return;
           }
           ++pc_[s];
@@ -263,10 +271,12 @@ class Runner {
         case OpKind::Collective:
           start_[s] = e_.now();
           if (share_.enabled()) {
-            const double sms = share_.collective_sms[static_cast<std::size_t>(op.collective)];
-            set_taken(taken_ + sms);
-            net_.start(p_.collectives[op.collective], [this, s, sms] {
-              set_taken(taken_ - sms);
+            // The callbacks capture (this, s) only, which std::function holds without allocating;
+            // the SMs are read back from the op, still stream s's current one at its end.
+            set_taken(taken_ + share_.collective_sms[static_cast<std::size_t>(op.collective)]);
+            net_.start(p_.collectives[op.collective], [this, s] {
+              const StepOp& done = p_.streams[s].ops[pc_[s]];
+              set_taken(taken_ - share_.collective_sms[static_cast<std::size_t>(done.collective)]);
               complete(s);
             });
           } else {
@@ -285,11 +295,17 @@ class Runner {
   }
   // Schedules stream s's SM-bound op's end at the current rate; an earlier schedule is stale.
   void schedule_share(std::size_t s) {
-    const std::uint64_t g = ++gen_[s];
+    const std::uint32_t g = ++gen_[s];
+    // The earlier end is stale: out of the queue, counted as the event it would have been.
+    e_.cancel(share_event_[s]);
     const double r = rate();
     if (!(r > 0)) return;  // no SM left: resumes when a collective ends
-    e_.schedule_after(left_[s] / r, [this, s, g] {
-      if (gen_[s] != g) return;
+    // Stream and generation packed in one word: a capture of two words is held by std::function
+    // without allocating (a run reschedules every SM-bound op at each collective's start and end).
+    const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | static_cast<std::uint32_t>(s);
+    share_event_[s] = e_.schedule_after(left_[s] / r, [this, key] {
+      const auto s = static_cast<std::size_t>(static_cast<std::uint32_t>(key));
+      if (gen_[s] != static_cast<std::uint32_t>(key >> 32)) return;
       sharing_[s] = 0;
       complete(s);
     });
@@ -325,11 +341,15 @@ class Runner {
   // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
   // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
   std::vector<double> left_, since_;
-  std::vector<std::uint64_t> gen_;
+  std::vector<std::uint32_t> gen_;
+  std::vector<Engine::EventId> share_event_;  // the scheduled end of each stream's SM-bound op  //
+                                              // wraps after 2^32 reschedules of one stream's op
   std::vector<char> sharing_;
   double taken_ = 0;
   std::vector<char> recorded_;
-  std::vector<std::vector<std::size_t>> waiters_;
+  // Per event, the streams waiting for it in arrival order, as a list through wait_next_ (a
+  // stream waits for one event at a time): no allocation per waiting stream.
+  std::vector<int> wait_head_, wait_tail_, wait_next_;
   std::vector<std::size_t> ready_;
   bool draining_ = false;
   RunResult result_;

@@ -1,7 +1,9 @@
 // Engine: ordering by (time, insertion sequence), model polling, determinism.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/engine.hpp"
@@ -93,4 +95,50 @@ TEST_CASE("same inputs give bit-identical outputs") {
     return out;
   };
   CHECK(once() == once());
+}
+
+TEST_CASE("a cancelled event does not run but counts, and the run ends no earlier than it") {
+  // The same schedule twice: once leaving an event to fire as a no-op, once cancelling it. Both
+  // runs see the same callbacks at the same times, the same event count and the same end time.
+  for (const bool cancel : {false, true}) {
+    Engine e;
+    std::vector<double> ran;
+    bool live = true;
+    const Engine::EventId late = e.schedule_at(5.0, [&] {
+      if (live) ran.push_back(-1);
+    });
+    e.schedule_at(1.0, [&] {
+      ran.push_back(e.now());
+      live = false;
+      if (cancel) CHECK(e.cancel(late));
+      e.schedule_after(1.0, [&] { ran.push_back(e.now()); });
+    });
+    e.schedule_at(3.0, [&] { ran.push_back(e.now()); });
+    CHECK(e.run() == 5.0);  // the stale event's time, run or cancelled
+    CHECK(ran == std::vector<double>{1.0, 2.0, 3.0});
+    CHECK(e.events_processed() == 4);
+    CHECK_FALSE(e.cancel(late));  // ran or cancelled already
+  }
+}
+
+TEST_CASE("cancelling keeps the heap's order: the rest run in (time, insertion) order") {
+  // 64 events at times cycling through 0..7 (ties in insertion order), every third cancelled:
+  // the survivors run sorted by (time, insertion index).
+  Engine e;
+  std::vector<int> order;
+  std::vector<Engine::EventId> ids;
+  for (int i = 0; i < 64; ++i)
+    ids.push_back(e.schedule_at((i * 5) % 8, [&order, i] { order.push_back(i); }));
+  std::vector<std::pair<int, int>> expected;
+  for (int i = 0; i < 64; ++i)
+    if (i % 3 == 0)
+      CHECK(e.cancel(ids[static_cast<std::size_t>(i)]));
+    else
+      expected.push_back({(i * 5) % 8, i});
+  std::sort(expected.begin(), expected.end());
+  e.run();
+  std::vector<int> want;
+  for (const auto& [t, i] : expected) want.push_back(i);
+  CHECK(order == want);
+  CHECK(e.events_processed() == 64);
 }
