@@ -15,6 +15,10 @@ Reports, as JSON (--json) and text:
   - sensitivity: the mean |error| when one parameter moves by a tenth of its range, and the
     correlation of the parameters' estimates (pairs near +-1 are determined only together).
 --write-profile puts the all-cell fit's values into the profile (provenance included).
+--ib4-nic-gbps G (a diagnostic, never written to the profile) simulates the IB: 4 cells with G Gb/s
+per NIC instead of the table's nic_gbps: how much cross-node rate per node the IB: 4 tables imply
+(docs/step-model.md, "The V100 fit": 62.5, IB: 4 delivering 2.5 times IB: 1, is the reading that
+reproduces them; no modelled mechanism of DGX-2's NIC path gives it).
 
 Usage: /usr/bin/python3 scripts/paper_fit.py [path/to/zerosim] [--json OUT] [--write-profile]
        /usr/bin/python3 scripts/paper_fit.py --from-json reports/paper-fit.json   (profile from a saved fit)
@@ -78,8 +82,9 @@ def set_params(base, x):
 class Cells:
     """The 32 published cells and a simulator run per (cell, strategy) for a given profile."""
 
-    def __init__(self, zerosim, table, jobs):
+    def __init__(self, zerosim, table, jobs, ib4_nic_gbps=None):
         self.zerosim, self.jobs = zerosim, jobs
+        self.ib4_nic_gbps = ib4_nic_gbps
         self.cells = []
         for ib, key in ((4, "cells"), (1, "cells_ib1")):
             for c in table[key]:
@@ -101,7 +106,8 @@ class Cells:
             c, s = run
             cmd = [self.zerosim, "simulate", "--cluster", self.cluster["preset"], "--nodes",
                    str(self.cluster["nodes"]), "--nics-per-node", str(c["ib"]), "--nic-gbps",
-                   str(self.cluster["nic_gbps"]), "--model", c["model"], "--deepspeed", self.ds[s],
+                   str(self.ib4_nic_gbps if c["ib"] == 4 and self.ib4_nic_gbps else
+                       self.cluster["nic_gbps"]), "--model", c["model"], "--deepspeed", self.ds[s],
                    "--tokens-per-gpu", str(c["tokens_per_gpu"]), "--deepspeed-version",
                    self.version, "--profile", path, "--json"]
             return simulate_json(cmd)["tflops_per_gpu"]
@@ -177,6 +183,8 @@ def main():
     ap.add_argument("--deepspeed", nargs=2, metavar=("ZERO3", "ZEROPP"),
                     help="DeepSpeed configs to use instead of the table's")
     ap.add_argument("--deepspeed-version", help="the DeepSpeed release's rules instead of the table's")
+    ap.add_argument("--ib4-nic-gbps", type=float, metavar="G",
+                    help="diagnostic: the IB: 4 cells at G Gb/s per NIC (not with --write-profile)")
     ap.add_argument("--from-json", metavar="FIT",
                     help="write the profile from a saved fit (--json's output) without fitting")
     args = ap.parse_args()
@@ -190,7 +198,9 @@ def main():
         table["deepspeed_version"] = args.deepspeed_version
     if args.deepspeed:
         table["deepspeed"] = dict(zip(("zero3", "zeropp"), map(os.path.abspath, args.deepspeed)))
-    cs = Cells(args.zerosim, table, args.jobs)
+    if args.ib4_nic_gbps is not None and args.write_profile:
+        ap.error("--ib4-nic-gbps is a diagnostic: its fit is never written to the profile")
+    cs = Cells(args.zerosim, table, args.jobs, args.ib4_nic_gbps)
     cells = cs.cells
     x0 = np.array([0.9, 0.6, 3.0])
     out = {"free": [{"name": n, "range": list(r), "meaning": m, "evidence": e} for n, r, m, e in FREE]}

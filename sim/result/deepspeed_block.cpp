@@ -5,7 +5,7 @@ namespace zerosim {
 ordered_json zero_optimization_block(const Strategy& s, int gpus_per_node) {
   if (s.family() != StrategyFamily::DeepSpeed) return nullptr;
   ordered_json zero = {{"stage", s.stage},
-                       {"contiguous_gradients", true},
+                       {"contiguous_gradients", s.contiguous_gradients},
                        {"reduce_scatter", true},
                        {"overlap_comm", true}};
   if (s.hsdp) {

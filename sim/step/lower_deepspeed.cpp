@@ -481,22 +481,26 @@ class DeepSpeedLowering : ProgramBuilder {
   }
 
   // stage3.py __add_grad_to_ipg_bucket (0.10.0, 0.13.2, 0.19.5), per gradient of module i as its
-  // hook fires: with contiguous_gradients (its default, assumed) and room in the bucket (the
-  // gradient smaller than reduce_bucket_size, make_grad_buckets) the reduction stream waits for
-  // the default stream and copies the gradient into the bucket's flat buffer (read and write 2n
-  // bytes, the copy kernel) after the host has dispatched the wait_stream, narrow, view_as, copy_
-  // and record_stream (5 eager ops).
+  // hook fires, the host dispatches the reduction stream's wait_stream on the default stream (one
+  // eager op per gradient); with contiguous_gradients (DeepSpeed's default) and room in the bucket
+  // (the gradient smaller than reduce_bucket_size, make_grad_buckets) the reduction stream then
+  // copies the gradient into the bucket's flat buffer (read and write 2n bytes, the copy kernel)
+  // after the host has dispatched the narrow, view_as, copy_ and record_stream (4 more ops).
+  // Without contiguous_gradients, or for a gradient as large as the bucket, it stays in its own
+  // buffer: no copy.
   void ipg_copies(int stream, int i, int tag) {
     const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
     double bytes = 0;
     int copies = 0;
     for (const ParamTensor& p : m.params)
-      if (p.elems < st_.reduce_bucket_elems) {
+      if (st_.contiguous_gradients && p.elems < st_.reduce_bucket_elems) {
         bytes += 4 * static_cast<double>(p.elems);
         ++copies;
       }
-    if (copies == 0 || !prof_.kernels.count("copy")) return;
-    host_dispatch(5.0 * copies, Category::Other, tag, ".ipg.host");
+    if (m.params.empty() || !prof_.kernels.count("copy")) return;
+    host_dispatch(static_cast<double>(m.params.size()) + 4.0 * copies, Category::Other, tag,
+                  ".ipg.host");
+    if (copies == 0) return;
     const int ready = event();
     record(kCompute, ready);
     if (stream != kCompute) wait(stream, ready);

@@ -145,8 +145,8 @@ JsonReader zero_section(const JsonReader& r) {
   auto z = r.at("zero_optimization");
   z.require_object(
       {"stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
-       "overlap_comm", "reduce_scatter", "reduce_bucket_size", "stage3_prefetch_bucket_size",
-       "stage3_max_live_parameters", "stage3_max_reuse_distance",
+       "overlap_comm", "reduce_scatter", "contiguous_gradients", "reduce_bucket_size",
+       "stage3_prefetch_bucket_size", "stage3_max_live_parameters", "stage3_max_reuse_distance",
        "stage3_param_persistence_threshold", "sub_group_size", "allgather_partitions",
        "allgather_bucket_size", "offload_optimizer", "offload_param", "mics_shard_size",
        "mics_hierarchical_params_gather", "cpu_offload", "cpu_offload_param",
@@ -156,8 +156,8 @@ JsonReader zero_section(const JsonReader& r) {
        "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
        "param_persistence_threshold", "use_all_reduce_for_fetch_params", "allgather_sequential",
        // keys without effect on the modelled step (said in the result's warnings)
-       "contiguous_gradients", "round_robin_gradients", "use_multi_rank_bucket_allreduce",
-       "load_from_fp32_weights", "elastic_checkpoint", "ignore_unused_parameters", "legacy_stage1",
+       "round_robin_gradients", "use_multi_rank_bucket_allreduce", "load_from_fp32_weights",
+       "elastic_checkpoint", "ignore_unused_parameters", "legacy_stage1",
        "zero_quantized_nontrainable_weights", "zeropp_loco_param", "memory_efficient_linear",
        "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
        "enable_sanity_checks", "save_muon_momentum_buffer_in_memory", "leaf_module",
@@ -227,6 +227,13 @@ void read_buckets(const JsonReader& z, Strategy& s) {
   if (z.has("reduce_scatter") && !z.at("reduce_scatter").get_bool())
     z.at("reduce_scatter").fail("false (all-reduce of gradients) is not modelled; use true");
   s.overlap_comm = z.bool_or("overlap_comm", true);
+  // Stage 3's copy into the bucket's buffer is modelled (lower_deepspeed.cpp ipg_copies); stages 1
+  // and 2 (stage_1_and_2.py, not among shared/reference's files) price no gradient copy either
+  // way, said in the result's warnings.
+  if (z.has("contiguous_gradients")) {
+    s.contiguous_gradients = z.at("contiguous_gradients").get_bool();
+    if (s.stage < 3) s.keys_without_effect.push_back("zero_optimization.contiguous_gradients");
+  }
   if (z.has("reduce_bucket_size"))
     s.reduce_bucket_elems = count_or_auto(z.at("reduce_bucket_size"), 1);
   if (const char* k = alias_key(z, "stage3_prefetch_bucket_size", "prefetch_bucket_size"); z.has(k))
@@ -347,9 +354,6 @@ const std::vector<DeepSpeedKey>& deepspeed_top_keys_without_effect() {
 
 const std::vector<DeepSpeedKey>& deepspeed_zero_keys_without_effect() {
   static const std::vector<DeepSpeedKey> keys = {
-      {"contiguous_gradients",
-       "stage 3's copy of each gradient into the bucket's buffer is priced as with true, its "
-       "default (stage3.py __add_grad_to_ipg_bucket)"},
       {"round_robin_gradients", "the order of gradient copies"},
       {"use_multi_rank_bucket_allreduce", "stages 1 and 2 with expert parallelism"},
       {"load_from_fp32_weights", "checkpoint loading"},

@@ -67,6 +67,10 @@ struct Strategy {
   // which Hugging Face's Trainer fills from the model (resolve_auto).
   static constexpr std::int64_t kAuto = -1;
   bool overlap_comm = true;
+  // contiguous_gradients (stage 3): each gradient smaller than the bucket is copied into the
+  // bucket's flat buffer on the reduction stream (stage3.py __add_grad_to_ipg_bucket); false
+  // leaves it where autograd wrote it.
+  bool contiguous_gradients = true;
   std::int64_t reduce_bucket_elems = 500'000'000;
   std::int64_t prefetch_bucket_elems = 50'000'000;
   std::int64_t max_live_params = 1'000'000'000;

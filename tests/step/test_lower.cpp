@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,17 +26,19 @@ struct Counts {
   int cats = 0;         // stage 3's re-assembly copies (Category::ParamFetch kernels)
   double host_ops = 0;  // ops the host stream dispatches for the gathers (its time / host_op_s)
   double grad_host_ops = 0;  // and for the gradients (".ipg.host", ".reduce.host")
+  double ipg_host_ops = 0;   // of which the gradient hooks' (".ipg.host")
   // The gradient path's copy kernels: count and time, by label suffix.
   int ipg_copies = 0, interleave_cats = 0, predivides = 0;
   double grad_copy_s = 0;
   std::shared_ptr<const std::vector<Module>> modules;
 };
 Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
-             const char* version = "0.19") {
+             const char* version = "0.19", const std::function<void(Strategy&)>& tweak = {}) {
   auto topo = load_cluster("dgx2-v100", ClusterOverrides{nodes, 0, 0, "", 0});
   auto prof = select_cost_profile("", topo);
   StepSetup setup = gpt18b_setup(strategy, 1024, 512, grad_accum);
   setup.strategy.deepspeed_version = parse_deepspeed_version(version);
+  if (tweak) tweak(setup.strategy);
   auto low = lower_step(setup, topo, prof);
   Counts c;
   for (const auto& op : low.program.collectives) {
@@ -51,9 +54,11 @@ Counts count(const std::string& strategy, int nodes, int grad_accum = 1,
   for (const auto& s : low.program.streams)
     for (const auto& op : s.ops) {
       const std::string label = low.program.label_text(op.label);
-      if (s.name == "host")
+      if (s.name == "host") {
         (ends(label, ".ipg.host") || ends(label, ".reduce.host") ? c.grad_host_ops : c.host_ops) +=
             op.duration_s / prof.host_op_s;
+        if (ends(label, ".ipg.host")) c.ipg_host_ops += op.duration_s / prof.host_op_s;
+      }
       const bool ipg = ends(label, ".ipg_copy"), icat = ends(label, ".interleave_cat"),
                  div = ends(label, ".predivide");
       c.ipg_copies += ipg;
@@ -262,6 +267,47 @@ TEST_CASE(
   CHECK(c.grad_host_ops == zerosim::testing::Approx(5 * tensors + host).epsilon(1e-9));
   CHECK(c.grad_copy_s == zerosim::testing::Approx(copy_s).epsilon(1e-9));
   CHECK(psi == static_cast<double>(total_param_count(load_model("gpt-18b"))));
+}
+
+TEST_CASE("contiguous_gradients decides which gradients are copied into the bucket") {
+  // stage3.py __add_grad_to_ipg_bucket (0.10.0, 0.13.2, 0.19.5): every gradient hook dispatches
+  // the reduction stream's wait_stream; with contiguous_gradients a gradient smaller than
+  // reduce_bucket_size is copied into the flat buffer (narrow, view_as, copy_, record_stream: 4
+  // more ops; read and write 2 bytes per element), one copy kernel per module backward that has
+  // one. gpt-18b (h = 6144) with a bucket of 1e8: QKV (3 h^2) and the MLP (4 h^2 each) are too
+  // large, the attention output (h^2), the biases and norms are copied. Without
+  // contiguous_gradients nothing is copied and the hooks dispatch only the wait_stream.
+  constexpr std::int64_t B = 100'000'000;
+  const auto bucket = [](Strategy& s) { s.reduce_bucket_elems = B; };
+  const auto off = [&](Strategy& s) {
+    bucket(s);
+    s.contiguous_gradients = false;
+  };
+  const auto on = count("zero3", 24, 1, "0.19", bucket);
+  const auto none = count("zero3", 24, 1, "0.19", off);
+  double tensors = 0, copied = 0;
+  int modules_copying = 0;
+  for (const Module& m : *on.modules) {
+    bool any = false;
+    for (const ParamTensor& p : m.params) {
+      ++tensors;
+      if (p.elems < B) {
+        ++copied;
+        any = true;
+      }
+    }
+    modules_copying += any;
+  }
+  REQUIRE(copied > 0);
+  REQUIRE(copied < tensors);
+  CHECK(on.ipg_copies == modules_copying);
+  CHECK(on.ipg_host_ops == zerosim::testing::Approx(tensors + 4 * copied).epsilon(1e-12));
+  CHECK(none.ipg_copies == 0);
+  CHECK(none.ipg_host_ops == zerosim::testing::Approx(tensors).epsilon(1e-12));
+  // The reductions themselves do not depend on it (reduce_scatter true: __avg_scatter_grads).
+  CHECK(none.interleave_cats == on.interleave_cats);
+  CHECK(none.predivides == on.predivides);
+  CHECK(none.rs == on.rs);
 }
 
 TEST_CASE("collective slots name every collective op at its place among its stream's timed ops") {

@@ -72,8 +72,7 @@ TEST_CASE("the keys accepted without effect on step time or memory") {
                                  "compile",
                                  "seed"});
   CHECK(keys_of(deepspeed_zero_keys_without_effect()) ==
-        std::vector<std::string>{"contiguous_gradients",
-                                 "round_robin_gradients",
+        std::vector<std::string>{"round_robin_gradients",
                                  "use_multi_rank_bucket_allreduce",
                                  "load_from_fp32_weights",
                                  "elastic_checkpoint",
@@ -130,7 +129,6 @@ TEST_CASE("configs shaped like the documentation's examples load") {
   CHECK(nvme.prefetch_bucket_elems == 1'000'000);
   CHECK(nvme.keys_without_effect ==
         std::vector<std::string>{"steps_per_print", "wall_clock_breakdown", "aio",
-                                 "zero_optimization.contiguous_gradients",
                                  "zero_optimization.stage3_gather_16bit_weights_on_model_save"});
 
   const Strategy legacy = load_deepspeed(kDocumented + "bf16-legacy-keys.json");
@@ -143,8 +141,7 @@ TEST_CASE("configs shaped like the documentation's examples load") {
   CHECK((loco.qwz && loco.hpz && loco.qgz));
   CHECK(loco.hpz_size == 8);
   CHECK(loco.keys_without_effect ==
-        std::vector<std::string>{"steps_per_print", "zero_optimization.contiguous_gradients",
-                                 "zero_optimization.zeropp_loco_param"});
+        std::vector<std::string>{"steps_per_print", "zero_optimization.zeropp_loco_param"});
 }
 
 TEST_CASE("older spellings: bfloat16 and the deprecated cpu_offload booleans") {
@@ -196,6 +193,20 @@ TEST_CASE("every unknown key of a config at once, each with its closest known ke
   CHECK(z.rule().find(
             "'stage3_prefetch_bucket_sise' (did you mean 'stage3_prefetch_bucket_size'?)") !=
         std::string::npos);
+}
+
+TEST_CASE("contiguous_gradients: read for stage 3, without effect (and said) for stages 1 and 2") {
+  CHECK(ds("", "").contiguous_gradients);  // DeepSpeed's default (config.py)
+  const Strategy off = ds("", R"("contiguous_gradients": false)");
+  CHECK_FALSE(off.contiguous_gradients);
+  CHECK(off.keys_without_effect.empty());
+  CHECK(ds("", R"("contiguous_gradients": true)") == ds("", ""));
+  const Strategy s2 = ds_text(R"({"bf16": {"enabled": true},
+                 "zero_optimization": {"stage": 2, "contiguous_gradients": false}})");
+  CHECK(s2.keys_without_effect ==
+        std::vector<std::string>{"zero_optimization.contiguous_gradients"});
+  expect_input_error([] { ds("", R"("contiguous_gradients": 1)"); }, "ds.json",
+                     "/zero_optimization/contiguous_gradients", "must be true or false");
 }
 
 TEST_CASE("sub_group_size sizes the FP32 gradient copy the optimizer step holds") {
