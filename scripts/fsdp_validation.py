@@ -43,7 +43,7 @@ import sys
 import tempfile
 
 from fsdp_hbm_traffic import hbm_contention
-from fsdp_worst_rows import free_memory_in_blocks, probe_worst, worst_mechanisms
+from fsdp_worst_rows import free_memory_in_blocks, pct, probe_worst, tps, worst_mechanisms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = [("80GB", "tests/fsdp/a100-80gb.md", "dgx-a100", "calibrate/profiles/dgx-a100.json"),
@@ -260,10 +260,6 @@ def probe_fsdp(zerosim):
     return p.returncode in (0, 2) and p.stdout.lstrip().startswith("{")
 
 
-def tps(result):
-    return result["tokens_per_s"] / result["scenario"]["world_size"]
-
-
 # ---- parameters <-> profile
 
 def params_of(profile):
@@ -324,10 +320,6 @@ def stats(errs):
     a = [abs(e) for e in errs]
     return {"mean_abs": sum(a) / len(a), "worst": max(a), "bias": sum(errs) / len(errs),
             "n": len(errs)}
-
-
-def pct(x):
-    return "%+.1f%%" % (100 * x)
 
 
 def main():

@@ -341,9 +341,8 @@ class Runner {
   // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
   // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
   std::vector<double> left_, since_;
-  std::vector<std::uint32_t> gen_;
-  std::vector<Engine::EventId> share_event_;  // the scheduled end of each stream's SM-bound op  //
-                                              // wraps after 2^32 reschedules of one stream's op
+  std::vector<std::uint32_t> gen_;            // wraps after 2^32 reschedules of one stream's op
+  std::vector<Engine::EventId> share_event_;  // the scheduled end of each stream's SM-bound op
   std::vector<char> sharing_;
   double taken_ = 0;
   std::vector<char> recorded_;
