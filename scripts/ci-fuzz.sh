@@ -5,24 +5,18 @@
 # of the bad-input corpus (tests/corpus/cases). A crash, sanitizer report, uncaught non-InputError
 # exception, leak, timeout (-timeout) or out-of-memory (-rss_limit_mb) fails the script; the input that
 # did it is copied into fuzz/regressions/<target>/ so it becomes a regression case once committed.
-# Env: BUILD_DIR (default build-fuzz), FUZZ_SECONDS, JOBS, CXX (default clang++ or clang++-14).
+# The build is scripts/configure-asan.sh's, shared with scripts/ci-sanitize.sh: after that step only
+# the fuzz targets' links (if anything) are left to do.
+# Env: BUILD_DIR (default build-asan), FUZZ_SECONDS, JOBS, CXX (clang, see configure-asan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build=${BUILD_DIR:-build-fuzz}
+build=${BUILD_DIR:-build-asan}
 seconds=${FUZZ_SECONDS:-30}
 jobs=${JOBS:-$(nproc)}
-cxx=${CXX:-$(command -v clang++ || command -v clang++-14)}
-cc=${CC:-$(command -v clang || command -v clang-14)}
-case "$cxx" in *clang*) ;; *) echo "ci-fuzz: needs clang (got CXX=$cxx)"; exit 1 ;; esac
 
 start=$(date +%s)
-# Warnings.cmake names GCC-only warnings (-Wno-unknown-warning-option), and the GCC builds gate
-# warnings: clang's own extra warnings are printed here but are not errors (ZEROSIM_WERROR=OFF).
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DZEROSIM_FUZZ=ON \
-  -DZEROSIM_WERROR=OFF \
-  -DZEROSIM_SANITIZE=ON -DZEROSIM_CUDA=OFF -DZEROSIM_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS="-Wno-unknown-warning-option" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" >/dev/null
+bash scripts/configure-asan.sh "$build"
 cmake --build "$build" -j"$jobs" --target fuzzers
 built=$(date +%s)
 echo "ci-fuzz: build $((built - start)) s"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# ASan + UBSan build of everything (GCC, -DZEROSIM_SANITIZE=ON) and the full ctest suite under it.
-# Any sanitizer report aborts the test that triggered it (-fno-sanitize-recover, halt_on_error), so
-# ctest fails. Benchmarks and CUDA stay off: the sanitizers check host code, and -O1 keeps the build short.
+# ASan + UBSan build of everything (clang, scripts/configure-asan.sh: the build scripts/ci-fuzz.sh
+# reuses for its libFuzzer targets, built here too) and the full ctest suite under it. Any sanitizer
+# report aborts the test that triggered it (-fno-sanitize-recover, halt_on_error), so ctest fails.
+# Benchmarks and CUDA stay off: the sanitizers check host code, and -O1 keeps the build short.
 # Env: BUILD_DIR (default build-asan), JOBS (default nproc), CTEST_ARGS (extra ctest arguments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-asan}
 jobs=${JOBS:-$(nproc)}
 start=$(date +%s)
-cmake -S . -B "$build" -DZEROSIM_SANITIZE=ON -DZEROSIM_CUDA=OFF -DZEROSIM_BENCHMARKS=OFF \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" >/dev/null
+bash scripts/configure-asan.sh "$build"
 cmake --build "$build" -j"$jobs"
 built=$(date +%s)
 # OpenMPI's runtime keeps some allocations until exit; those are not ours (scripts/lsan.supp).

@@ -110,8 +110,12 @@ TEST_CASE("plan: nothing fits exits 2 with the way forward, after writing the pl
 TEST_CASE("plan: --json prints the plan document; the DeepSpeed config has the simulated dtype") {
   fs::path d = temp_dir("planjson");
   const std::string ds = (d / "ds.json").string();
-  for (const auto& [cluster, dtype] : std::vector<std::pair<std::string, std::string>>{
-           {"dgx-h100", "bf16"}, {"dgx2-v100", "fp16"}}) {
+  for (const auto& kv : std::vector<std::pair<std::string, std::string>>{{"dgx-h100", "bf16"},
+                                                                         {"dgx2-v100", "fp16"}}) {
+    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
+    // which clang 14 (the ASan build) cannot do with a binding.
+    const auto& cluster = kv.first;
+    const auto& dtype = kv.second;
     CAPTURE(cluster);
     const std::string args =
         "plan --cluster " + cluster + " --nodes 2 --model gpt-18b --micro-batches 1 --confirm 1 ";

@@ -93,7 +93,11 @@ TEST_CASE("the most weights held at once: the running module's plus those kept")
 TEST_CASE("gpt-18b at DeepSpeed's default distance: one gather per submodule in backward") {
   // 18 h^2 < 1e9 for h = 6144: every submodule of a middle layer is gathered for its recompute
   // and kept for its backward; gpt-49b (h = 8192) re-gathers qkv (18 h^2) and attn (16 h^2).
-  for (const auto& [name, regathered] : {std::pair{"gpt-18b", 0}, {"gpt-49b", 2}}) {
+  for (const auto& kv : {std::pair{"gpt-18b", 0}, {"gpt-49b", 2}}) {
+    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
+    // which clang 14 (the ASan build) cannot do with a binding.
+    const auto& name = kv.first;
+    const auto& regathered = kv.second;
     CAPTURE(name);
     const auto mods = build_modules(load_model(name), 1024, 512);
     const auto runs = fetch_trace(mods, true, 1'000'000'000);

@@ -63,7 +63,11 @@ TEST_CASE("Composer's sharding strategies, prefetch and MixedPrecision presets")
   // PURE: all low precision; DEFAULT: FP32 parameters, low-precision reduction; FULL: FP32.
   const std::map<std::string, std::pair<std::string, std::string>> presets = {
       {"PURE", {"fp16", "fp16"}}, {"DEFAULT", {"fp32", "fp16"}}, {"FULL", {"fp32", "fp32"}}};
-  for (const auto& [mode, dtypes] : presets) {
+  for (const auto& kv : presets) {
+    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
+    // which clang 14 (the ASan build) cannot do with a binding.
+    const auto& mode = kv.first;
+    const auto& dtypes = kv.second;
     CAPTURE(mode);
     const auto m =
         settings(cfg("precision: amp_fp16\nfsdp_config: {mixed_precision: " + mode + "}"));
@@ -102,7 +106,11 @@ TEST_CASE("Accelerate's config: names or 1-based indices, its prefetch names, mi
                                                        {"2", "fsdp-grad-op"},
                                                        {"4", "fsdp-hybrid"},
                                                        {"SHARD_GRAD_OP", "fsdp-grad-op"}};
-  for (const auto& [v, name] : by_index) {
+  for (const auto& kv : by_index) {
+    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
+    // which clang 14 (the ASan build) cannot do with a binding.
+    const auto& v = kv.first;
+    const auto& name = kv.second;
     CAPTURE(v);
     CHECK(
         settings(cfg(top + "fsdp_config: {fsdp_sharding_strategy: " + v + "}")).at("--strategy") ==
