@@ -65,7 +65,6 @@ class DeepSpeedLowering : ProgramBuilder {
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_,
                                      qgz_divisibility_fallback(st_.deepspeed_version));
     out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
-    forward_runs_ = out_.modules->size();
     held_ = held_elems(out_.trace, *out_.modules);
     // Generous capacities: a module emits <= 6 ops per stream in each of its forward, recompute
     // and backward runs, a bucket's tensor <= 7 per chunk.
@@ -79,8 +78,7 @@ class DeepSpeedLowering : ProgramBuilder {
     name_modules();
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
-      boundary = forward(mu, boundary);
-      boundary = backward(mu, boundary);
+      boundary = micro_step(mu, boundary);
     }
     const std::int64_t params = total_params();
     const auto psi = static_cast<double>(params);
@@ -240,7 +238,7 @@ class DeepSpeedLowering : ProgramBuilder {
   // outstanding (__max_ongoing_fetch_events = 2; one event per parameter, recorded on kFetch after
   // the re-assembly), so it runs at most three parameters ahead of the re-assembly. m is the
   // handle's parameters (one module's, or the union of the modules one hook prefetched with one
-  // call, merged_module): the first wait re-assembles all of them; `waited` is the tensors of the
+  // call, fetch_calls): the first wait re-assembles all of them; `waited` is the tensors of the
   // run whose hook waits now. Returns the event recorded on kFetch after the re-assembly; the
   // module's compute waits for it (current_stream().wait_stream(__allgather_stream)).
   int reassemble(const Module& m, int waited, int slices, int gathered, int tag) {
@@ -287,9 +285,9 @@ class DeepSpeedLowering : ProgramBuilder {
     return ev;
   }
 
-  // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
-  // the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun (fetched
-  // when its own run begins: finished[j - 1]).
+  // What run j's gather waits for besides the micro-step's boundary: kStart (nothing more: it
+  // follows the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun
+  // (fetched when its own run begins: finished[j - 1]).
   static constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
   // DeepSpeed's coordinator's prefetch (prefetch_plan, fetch_trace.hpp) as anchors; records the
   // most runs and elements in flight ahead of the running one (out_.prefetch_runs,
@@ -317,13 +315,13 @@ class DeepSpeedLowering : ProgramBuilder {
     return after;
   }
 
-  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
+  // One micro-step's runs (its forward, then its backward): each run's gather (when it
   // gathers; prefetched as prefetch_anchors says) and re-assembly, then `run(r, tag)` on the
   // compute stream. phase_piece[p]: the label piece of FetchPass p
   // ("mb0.fwd.").
   template <class Run>
   void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
-            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
+            const std::array<int, 3>& phase_piece, Run run) {
     auto tag_of = [&](const FetchRun& r) {
       return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
     };
@@ -343,7 +341,7 @@ class DeepSpeedLowering : ProgramBuilder {
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
     // The host launches a call (all_gather_coalesced's dispatch, launched[leader]) where
-    // fetch_sub_module does: at the pass's start, in the prefetch of run after[j] (after that
+    // fetch_sub_module does: at the micro-step's start, in the prefetch of run after[j] (after that
     // run's waits), or in run j's own hook. prefetched_by[k]: the leader of the first call
     // launched at run k, next_prefetched: the following one (a list per k).
     std::vector<int> launched(M, -1), reassembled(M, -1);
@@ -370,7 +368,8 @@ class DeepSpeedLowering : ProgramBuilder {
       const int tag = tag_of(r);
       const std::ptrdiff_t lead = calls.leader[j];
       if (lead == static_cast<std::ptrdiff_t>(j)) {
-        // The pass's first gather waits for its boundary (later ones follow it on the stream).
+        // The micro-step's first gather waits for its boundary (later ones follow it on the
+        // stream).
         if (!past_boundary) wait(kGather, boundary);
         past_boundary = true;
         if (after[j] == kOwnRun) {
@@ -381,7 +380,10 @@ class DeepSpeedLowering : ProgramBuilder {
         }
         wait(kGather, launched[j]);
         const Module& call = calls.module(j, *out_.modules, runs);
-        gather(call, calls.secondary[j], comm_phase, tag);
+        // A call's bytes count in the phase of the pass its first run belongs to.
+        gather(call, calls.secondary[j],
+               r.pass == FetchPass::Forward ? CommPhase::ForwardGather : CommPhase::BackwardGather,
+               tag);
         record(kGather, gathered[j]);
         reassembled[j] = reassemble(call, gathered_tensors(m), calls.slices[j], gathered[j], tag);
         wait(kCompute, reassembled[j]);
@@ -397,16 +399,16 @@ class DeepSpeedLowering : ProgramBuilder {
     }
   }
 
-  // The all_gather_coalesced calls of one pass (partitioned_param_coordinator.py
-  // fetch_sub_module and __all_gather_params): a run fetched in its own hook (or at the pass's
-  // start) is one call of its module's parameters; the runs one hook prefetches are one call
-  // (0.10.0: all_gather_coalesced(params, forward), the hook's flag choosing hpZ's copy for the
-  // whole call), or from 0.13.2 (and in 0.19.5) two, those whose secondary copy exists and those
-  // whose does not (__all_gather_params_: partitioned_params_with_secondary_tensors, then
+  // The all_gather_coalesced calls of one micro-step (partitioned_param_coordinator.py
+  // fetch_sub_module and __all_gather_params): a run fetched in its own hook (or at the
+  // micro-step's start) is one call of its module's parameters; the runs one hook prefetches are
+  // one call (0.10.0: all_gather_coalesced(params, forward), the hook's flag choosing hpZ's copy
+  // for the whole call), or from 0.13.2 (and in 0.19.5) two, those whose secondary copy exists and
+  // those whose does not (__all_gather_params_: partitioned_params_with_secondary_tensors, then
   // _without_). Per run: its call's first run (the leader, which emits the gather and
   // re-assembles the handle; -1 for a run that gathers nothing) and, for a leader, whether the
   // call reads hpZ's copy, its ranks and, for a call of more than one run, the union of their
-  // parameters (merged_module).
+  // parameters.
   struct FetchCalls {
     std::vector<std::ptrdiff_t> leader;
     std::vector<char> secondary;
@@ -428,7 +430,7 @@ class DeepSpeedLowering : ProgramBuilder {
     c.merged.assign(M, -1);
     // Per hook k and hpZ state: the leader of the call that hook started (-1: none yet).
     std::vector<std::array<std::ptrdiff_t, 2>> open(M, {-1, -1});
-    std::vector<std::vector<std::size_t>> members(M);
+    std::vector<int> members(M, 0);  // per leader: the runs of its call
     for (std::size_t j = 0; j < M; ++j) {
       if (!runs[j].gather) continue;
       const auto J = static_cast<std::ptrdiff_t>(j);
@@ -445,26 +447,26 @@ class DeepSpeedLowering : ProgramBuilder {
         }
         c.leader[j] = l;
       }
-      members[static_cast<std::size_t>(c.leader[j])].push_back(j);
-      if (c.secondary[static_cast<std::size_t>(c.leader[j])]) c.slices[j] = st_.hpz_size;
+      const auto L = static_cast<std::size_t>(c.leader[j]);
+      ++members[L];
+      if (c.secondary[L]) c.slices[j] = st_.hpz_size;
     }
-    for (std::size_t j = 0; j < M; ++j)
-      if (members[j].size() > 1) {
-        c.merged[j] = static_cast<std::ptrdiff_t>(c.modules.size());
-        c.modules.push_back(merged_module(runs, members[j]));
+    // A call of more than one run gathers the union of their modules' tensors and elements (a
+    // tied head's word embedding counted as its module counts it).
+    for (std::size_t j = 0; j < M; ++j) {
+      if (c.leader[j] < 0) continue;
+      const auto L = static_cast<std::size_t>(c.leader[j]);
+      if (members[L] < 2) continue;
+      if (c.merged[L] < 0) {
+        c.merged[L] = static_cast<std::ptrdiff_t>(c.modules.size());
+        c.modules.emplace_back();
       }
-    return c;
-  }
-  // The parameters of one call gathering the modules of `members` (runs): their tensors and
-  // gathered elements together (a tied head's word embedding counted as its module counts it).
-  Module merged_module(const FetchRun* runs, const std::vector<std::size_t>& members) const {
-    Module u;
-    for (const std::size_t j : members) {
+      Module& u = c.modules[static_cast<std::size_t>(c.merged[L])];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
       u.params.insert(u.params.end(), m.params.begin(), m.params.end());
       u.gather_elems += m.gather_elems;
     }
-    return u;
+    return c;
   }
   // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition in its
   // own hook, by the DeepSpeed release's rule (deepspeed_version.hpp).
@@ -502,38 +504,37 @@ class DeepSpeedLowering : ProgramBuilder {
     return m.gather_elems > own;
   }
 
-  int forward(int mu, int boundary) {
+  // One micro-step: its forward runs and then its backward runs, as one pass. DeepSpeed's
+  // coordinator records the trace of a whole forward and backward and replays it as one queue
+  // (partitioned_param_coordinator.py reset_step: __param_queue from __param_order, rebuilt after
+  // each backward in 0.10.0 and 0.13.2, stage3.py backward; at the start of each forward in
+  // 0.19.5, parameter_offload.py _start_of_forward_hook), so the last forward hooks prefetch the
+  // backward's first gathers (prefetch_plan over the whole micro-step).
+  int micro_step(int mu, int boundary) {
     Digits mu_d(mu);
-    const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(mu, out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
-         CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
-           const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
-           module_compute(Category::Compute, r.module, false, tag, "");
-           if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
-             // Re-partition the gathered weights into the secondary copy (read and write 2n/k
-             // bytes).
-             kernel(kCompute, Category::Other, "copy",
-                    2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
-           }
-         });
-    const int done = event();
-    record(kCompute, done);
-    return done;
-  }
-
-  int backward(int mu, int boundary) {
+    const int fwd = piece({"mb", mu_d, ".fwd."});
+    const int bwd = piece({"mb", mu_d, ".bwd."});
+    const int rec = piece({"mb", mu_d, ".rec."});
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
-    Digits mu_d(mu);
-    const int phase = piece({"mb", mu_d, ".bwd."});
-    const int recompute_phase = piece({"mb", mu_d, ".rec."});
     // Stage 1 keeps whole gradients and reduces them only in the boundary micro-step's backward.
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(
-        mu, out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
-        out_.trace.size() - forward_runs_, boundary, {phase, recompute_phase, phase},
-        CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
+        mu, out_.trace.data(), held_.data(), out_.trace.size(), boundary, {fwd, rec, bwd},
+        [&](const FetchRun& r, int tag) {
           const int i = r.module;
+          const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+          if (r.pass == FetchPass::Forward) {
+            module_compute(Category::Compute, i, false, tag, "");
+            if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
+              // Re-partition the gathered weights into the secondary copy (read and write
+              // 2n/k bytes).
+              kernel(kCompute, Category::Other, "copy",
+                     2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag,
+                     ".hpz_copy");
+            }
+            return;
+          }
           if (r.pass == FetchPass::Recompute) {
             module_compute(Category::Recompute, i, false, tag, "");
             return;
@@ -754,7 +755,6 @@ class DeepSpeedLowering : ProgramBuilder {
   GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
   Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
   HpzRule hpz_rule_ = hpz_rule(st_.deepspeed_version);
-  std::size_t forward_runs_ = 0;
   std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems
   int S_ = 1;                                        // ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none

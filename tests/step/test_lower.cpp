@@ -388,13 +388,18 @@ TEST_CASE("one all_gather_coalesced per fetch_sub_module call: own fetch and pre
   // with another; each is one coalesced all-gather (two under qwZ: the INT8 data, then the
   // scales). gpt-18b (h = 6144) runs 162 modules per pass: the embedding, per layer norm + QKV
   // (3h^2 + 5h), the attention output (h^2 + h), fc1 and fc2 (4h^2 + ...), the tied head. With a
-  // bucket of 5e7 a hook pops modules until it has started 5e7 elements: one module, except the
-  // attention output (3.8e7), which goes with the module after it in the pass (fc1 in the forward,
-  // QKV in the backward). Every run but a pass's first is prefetched by the hook before it (its
-  // call ends after the hook's own module), so each pass runs 1 + (161 - 40) calls.
-  constexpr std::size_t M = 162, layers = 40;
+  // bucket of 5e7 a hook pops runs until it has started 5e7 elements: one module, except the
+  // attention output (3.8e7), which goes with the module after it (fc1 in the forward, QKV in the
+  // backward). The queue is the whole micro-step's trace (forward, then backward): hook k starts
+  // the k-th call of the queue. Forward: run 0's own call and 3 x 40 + 1 (head) prefetch calls,
+  // started by hooks 0-120. Hooks 121-161 (the forward's last 41 runs) pop the backward's: its run
+  // t (t = 0 the head, then fc2 ... qkv from layer 39 down) is module forward run 161 - t, so hook
+  // 121 pops runs 0-40, whose weights are in flight or held (their forward runs are 121-161), and
+  // starts nothing for them: they stay popped and are fetched by their own hooks (41 calls). The
+  // rest, layers 29 to 0 from fc2_29 and the embedding, goes in 3 x 30 + 1 prefetch calls.
+  constexpr std::size_t layers = 40;
   const StepGathers z3 = step_gathers("zero3", "0.19", 50'000'000, 1);
-  CHECK(z3.gathers.size() == 2 * (1 + (M - 1 - layers)));
+  CHECK(z3.gathers.size() == (1 + 3 * layers + 1) + 41 + (3 * 30 + 1));
   double bytes = 0;
   for (const auto& g : z3.gathers) bytes += g.second;
   CHECK(bytes == zerosim::testing::Approx(2.0 * 2 * static_cast<double>(z3.elems)).epsilon(1e-12));
@@ -420,39 +425,43 @@ TEST_CASE("one all_gather_coalesced per fetch_sub_module call: own fetch and pre
   CHECK(pairs == layers);
   // Without prefetch every run is its own call. A call of k >= 2 tensors costs the host
   // k + W + 3 ops to launch and k (2W + 2) to re-assemble (every module of gpt-18b has two or
-  // more): each of the 2 x 40 merged pairs saves one call's W + 3.
+  // more): each of the 40 + 30 merged pairs saves one call's W + 3.
   const StepGathers own = step_gathers("zero3", "0.19", 0, 1);
-  CHECK(own.gathers.size() == 2 * M);
+  CHECK(own.gathers.size() == 2 * 162);
   constexpr double W = 384;
-  CHECK(z3.host_ops ==
-        zerosim::testing::Approx(own.host_ops - 2.0 * layers * (W + 3)).epsilon(1e-12));
-  // A bucket no module reaches: the pass's first run is fetched in its own hook, which then
-  // prefetches the whole rest of the pass with one call: two gathers per pass.
+  CHECK(z3.host_ops == zerosim::testing::Approx(own.host_ops - 70 * (W + 3)).epsilon(1e-12));
+  // A bucket no module reaches: run 0's hook prefetches the rest of the forward with one call and
+  // pops the whole backward, every module of which is then in flight: each backward run is
+  // fetched by its own hook.
   const std::int64_t all = std::int64_t{1} << 50;
   const auto whole = step_gathers("zero3", "0.19", all, 1).gathers;
-  REQUIRE(whole.size() == 4);
+  REQUIRE(whole.size() == 2 + 162);
   CHECK(whole[0].second + whole[1].second ==
         zerosim::testing::Approx(2.0 * static_cast<double>(z3.elems)).epsilon(1e-12));
-  CHECK(step_gathers("zero3+qwz", "0.19", all, 1).gathers.size() == 8);
+  CHECK(step_gathers("zero3+qwz", "0.19", all, 1).gathers.size() == 2 * (2 + 162));
 }
 
 TEST_CASE("a prefetch call splits by hpZ copy from 0.13.2, takes the hook's flag before") {
-  // ZeRO-3 + hpZ, two micro-steps, one prefetch call per pass (the bucket above). 0.13.2 and
-  // 0.19.5 __all_gather_params_ call all_gather_coalesced once for the parameters whose secondary
-  // copy exists and once for the rest: in micro-step 0's forward only the tied head's word
-  // embedding has one (the embedding released it), so that pass's prefetch is two calls, the head's
-  // inside the node. Every later pass reads the copy. 0.10.0 calls all_gather_coalesced(params,
-  // forward) once, the hook's flag choosing for the whole call: forwards cross nodes, backwards
-  // stay inside.
-  const std::int64_t all = std::int64_t{1} << 50;
+  // ZeRO-3 + hpZ, two micro-steps, the calls of the test above (122 forward, 132 backward per
+  // micro-step). 0.13.2 and 0.19.5 __all_gather_params_ call all_gather_coalesced once for the
+  // parameters whose secondary copy exists and once for the rest: in micro-step 0's forward only
+  // the tied head's word embedding has one (the embedding released it; the head is a call of its
+  // own), every later gather reads the copy. 0.10.0 calls all_gather_coalesced(params, forward)
+  // once, the hook's flag choosing for the whole call: the forward hooks' calls cross nodes,
+  // including the 41 that hooks 121-161 start for the backward's runs; the backward hooks' (their
+  // 41 own and 91 - 41 prefetch calls) stay inside the node.
   auto tiers = [](const StepGathers& g) {
     std::pair<int, int> n{0, 0};  // world, hpZ
     for (const auto& x : g.gathers) (x.first == 1 ? n.first : n.second)++;
     return n;
   };
-  CHECK(tiers(step_gathers("zero3+hpz", "0.19", all, 2)) == std::pair<int, int>{2, 7});
-  CHECK(tiers(step_gathers("zero3+hpz", "0.13.2", all, 2)) == std::pair<int, int>{2, 7});
-  CHECK(tiers(step_gathers("zero3+hpz", "0.10.0", all, 2)) == std::pair<int, int>{4, 4});
+  const std::int64_t bucket = 50'000'000;
+  CHECK(tiers(step_gathers("zero3+hpz", "0.19", bucket, 2)) ==
+        std::pair<int, int>{121, 1 + 132 + 254});
+  CHECK(tiers(step_gathers("zero3+hpz", "0.13.2", bucket, 2)) ==
+        std::pair<int, int>{121, 1 + 132 + 254});
+  CHECK(tiers(step_gathers("zero3+hpz", "0.10.0", bucket, 2)) ==
+        std::pair<int, int>{2 * (122 + 41), 2 * (41 + 50)});
 }
 
 TEST_CASE("the most gathered weights live at once: held and in flight at the same run") {
