@@ -65,7 +65,6 @@ class DeepSpeedLowering : ProgramBuilder {
     out_.buckets = make_grad_buckets(*out_.modules, st_.reduce_bucket_elems, out_.qgz_active, W_,
                                      qgz_divisibility_fallback(st_.deepspeed_version));
     out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
-    forward_runs_ = out_.modules->size();
     held_ = held_elems(out_.trace, *out_.modules);
     // Generous capacities: a module emits <= 6 ops per stream in each of its forward, recompute
     // and backward runs, a bucket's tensor <= 7 per chunk.
@@ -79,8 +78,7 @@ class DeepSpeedLowering : ProgramBuilder {
     name_modules();
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
-      boundary = forward(mu, boundary);
-      boundary = backward(mu, boundary);
+      boundary = micro_step(mu, boundary);
     }
     const std::int64_t params = total_params();
     const auto psi = static_cast<double>(params);
@@ -238,14 +236,16 @@ class DeepSpeedLowering : ProgramBuilder {
   // single-parameter path of all_gather_coalesced: a view of the buffer, no cat. Before each
   // parameter's wait the host synchronizes the oldest of its fetch events when more than two are
   // outstanding (__max_ongoing_fetch_events = 2; one event per parameter, recorded on kFetch after
-  // the re-assembly), so it runs at most three parameters ahead of the re-assembly. Returns the
-  // event recorded on kFetch after the re-assembly; the module's compute waits for it
-  // (current_stream().wait_stream(__allgather_stream)).
-  int reassemble(const Module& m, int slices, int gathered, int tag) {
+  // the re-assembly), so it runs at most three parameters ahead of the re-assembly. m is the
+  // handle's parameters (one module's, or the union of the modules one hook prefetched with one
+  // call, fetch_calls): the first wait re-assembles all of them; `waited` is the tensors of the
+  // run whose hook waits now. Returns the event recorded on kFetch after the re-assembly; the
+  // module's compute waits for it (current_stream().wait_stream(__allgather_stream)).
+  int reassemble(const Module& m, int waited, int slices, int gathered, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int tensors = gathered_tensors(m);
     const int done = event();
-    for (int i = 0; i < tensors; ++i) {
+    for (int i = 0; i < std::max(1, waited); ++i) {
       if (ongoing_.size() > 2) {
         wait(host_stream(), ongoing_.front());
         ongoing_.erase(ongoing_.begin());
@@ -268,10 +268,26 @@ class DeepSpeedLowering : ProgramBuilder {
     }
     return done;
   }
+  // The hook of a run whose parameters came with an earlier run's handle (a prefetch call of more
+  // than one module): each parameter's wait finds the handle complete (its first wait re-assembled
+  // them all), so the host only keeps its fetch events (synchronizing the oldest when more than
+  // two are outstanding) and records one on kFetch per parameter. Returns that event.
+  int wait_prefetched(int tensors) {
+    const int ev = event();
+    record(kFetch, ev);
+    for (int i = 0; i < tensors; ++i) {
+      if (ongoing_.size() > 2) {
+        wait(host_stream(), ongoing_.front());
+        ongoing_.erase(ongoing_.begin());
+      }
+      ongoing_.push_back(ev);
+    }
+    return ev;
+  }
 
-  // What run j's gather waits for besides the pass's boundary: kStart (nothing more: it follows
-  // the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun (fetched
-  // when its own run begins: finished[j - 1]).
+  // What run j's gather waits for besides the micro-step's boundary: kStart (nothing more: it
+  // follows the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun
+  // (fetched when its own run begins: finished[j - 1]).
   static constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
   // DeepSpeed's coordinator's prefetch (prefetch_plan, fetch_trace.hpp) as anchors; records the
   // most runs and elements in flight ahead of the running one (out_.prefetch_runs,
@@ -299,13 +315,13 @@ class DeepSpeedLowering : ProgramBuilder {
     return after;
   }
 
-  // One pass (a micro-step's forward or backward) over `runs`: each run's gather (when it
+  // One micro-step's runs (its forward, then its backward): each run's gather (when it
   // gathers; prefetched as prefetch_anchors says) and re-assembly, then `run(r, tag)` on the
   // compute stream. phase_piece[p]: the label piece of FetchPass p
   // ("mb0.fwd.").
   template <class Run>
   void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
-            const std::array<int, 3>& phase_piece, CommPhase comm_phase, Run run) {
+            const std::array<int, 3>& phase_piece, Run run) {
     auto tag_of = [&](const FetchRun& r) {
       return module_prefix(phase_piece[static_cast<std::size_t>(r.pass)], r.module);
     };
@@ -313,31 +329,31 @@ class DeepSpeedLowering : ProgramBuilder {
       for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
       return;
     }
-    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
     const std::vector<std::ptrdiff_t> after = prefetch_anchors(runs, held, M);
+    const FetchCalls calls = fetch_calls(runs, M, after, mu);
+    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
     for (std::size_t j = 0; j < M; ++j) {
-      if (runs[j].gather) gathered[j] = event();
+      if (calls.leader[j] == static_cast<std::ptrdiff_t>(j)) gathered[j] = event();
       if (after[j] >= 0 && started[static_cast<std::size_t>(after[j])] < 0)
         started[static_cast<std::size_t>(after[j])] = event();
       if (after[j] == kOwnRun && finished[j - 1] < 0) finished[j - 1] = event();
     }
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
-    // The host launches run j's gather (all_gather_coalesced's dispatch, launched[j]) where
-    // fetch_sub_module does: at the pass's start, in the prefetch of run after[j] (after that
-    // run's waits), or in run j's own hook. prefetched_by[k]: the first run launched at run k,
-    // next_prefetched: the following one (a list per k).
-    std::vector<int> launched(M, -1);
+    // The host launches a call (all_gather_coalesced's dispatch, launched[leader]) where
+    // fetch_sub_module does: at the micro-step's start, in the prefetch of run after[j] (after that
+    // run's waits), or in run j's own hook. prefetched_by[k]: the leader of the first call
+    // launched at run k, next_prefetched: the following one (a list per k).
+    std::vector<int> launched(M, -1), reassembled(M, -1);
     std::vector<std::ptrdiff_t> prefetched_by(M, -1), next_prefetched(M, -1), last(M, -1);
     auto launch = [&](std::size_t j) {
-      const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
       launched[j] = event();
-      host_dispatch(launch_ops(m, reads_secondary(runs[j], mu) ? st_.hpz_size : S_),
+      host_dispatch(launch_ops(calls.module(j, *out_.modules, runs), calls.slices[j]),
                     Category::ParamFetch, tag_of(runs[j]), ".gather.host");
       record(host_stream(), launched[j]);
     };
     for (std::size_t j = 0; j < M; ++j) {
-      if (!runs[j].gather) continue;
+      if (calls.leader[j] != static_cast<std::ptrdiff_t>(j)) continue;
       if (after[j] == kStart) launch(j);
       if (after[j] < 0) continue;
       const auto k = static_cast<std::size_t>(after[j]);
@@ -350,8 +366,10 @@ class DeepSpeedLowering : ProgramBuilder {
       const FetchRun& r = runs[j];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
-      if (r.gather) {
-        // The pass's first gather waits for its boundary (later ones follow it on the stream).
+      const std::ptrdiff_t lead = calls.leader[j];
+      if (lead == static_cast<std::ptrdiff_t>(j)) {
+        // The micro-step's first gather waits for its boundary (later ones follow it on the
+        // stream).
         if (!past_boundary) wait(kGather, boundary);
         past_boundary = true;
         if (after[j] == kOwnRun) {
@@ -361,10 +379,16 @@ class DeepSpeedLowering : ProgramBuilder {
           wait(kGather, started[static_cast<std::size_t>(after[j])]);
         }
         wait(kGather, launched[j]);
-        const bool secondary = reads_secondary(r, mu);
-        gather(m, secondary, comm_phase, tag);
+        const Module& call = calls.module(j, *out_.modules, runs);
+        // A call's bytes count in the phase of the pass its first run belongs to.
+        gather(call, calls.secondary[j],
+               r.pass == FetchPass::Forward ? CommPhase::ForwardGather : CommPhase::BackwardGather,
+               tag);
         record(kGather, gathered[j]);
-        wait(kCompute, reassemble(m, secondary ? st_.hpz_size : S_, gathered[j], tag));
+        reassembled[j] = reassemble(call, gathered_tensors(m), calls.slices[j], gathered[j], tag);
+        wait(kCompute, reassembled[j]);
+      } else if (lead >= 0) {
+        wait(kCompute, wait_prefetched(gathered_tensors(m)));
       }
       for (std::ptrdiff_t i = prefetched_by[j]; i >= 0;
            i = next_prefetched[static_cast<std::size_t>(i)])
@@ -375,23 +399,98 @@ class DeepSpeedLowering : ProgramBuilder {
     }
   }
 
-  // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition, by the
-  // DeepSpeed release's rule (deepspeed_version.hpp). The copy exists from the first release of
-  // the weights after the optimizer step (stage3.py invalidate_secondary_tensor, then
-  // partition_parameters.py _partition_param_sec): in micro-step 0's forward only for a tied head,
-  // whose word embedding the embedding module gathered and released before.
-  bool reads_secondary(const FetchRun& r, int mu) const {
+  // The all_gather_coalesced calls of one micro-step (partitioned_param_coordinator.py
+  // fetch_sub_module and __all_gather_params): a run fetched in its own hook (or at the
+  // micro-step's start) is one call of its module's parameters; the runs one hook prefetches are
+  // one call (0.10.0: all_gather_coalesced(params, forward), the hook's flag choosing hpZ's copy
+  // for the whole call), or from 0.13.2 (and in 0.19.5) two, those whose secondary copy exists and
+  // those whose does not (__all_gather_params_: partitioned_params_with_secondary_tensors, then
+  // _without_). Per run: its call's first run (the leader, which emits the gather and
+  // re-assembles the handle; -1 for a run that gathers nothing) and, for a leader, whether the
+  // call reads hpZ's copy, its ranks and, for a call of more than one run, the union of their
+  // parameters.
+  struct FetchCalls {
+    std::vector<std::ptrdiff_t> leader;
+    std::vector<char> secondary;
+    std::vector<int> slices;
+    std::vector<std::ptrdiff_t> merged;  // per leader: index into modules, or -1 (its own module)
+    std::vector<Module> modules;
+    const Module& module(std::size_t j, const std::vector<Module>& all,
+                         const FetchRun* runs) const {
+      return merged[j] >= 0 ? modules[static_cast<std::size_t>(merged[j])]
+                            : all[static_cast<std::size_t>(runs[j].module)];
+    }
+  };
+  FetchCalls fetch_calls(const FetchRun* runs, std::size_t M,
+                         const std::vector<std::ptrdiff_t>& after, int mu) const {
+    FetchCalls c;
+    c.leader.assign(M, -1);
+    c.secondary.assign(M, 0);
+    c.slices.assign(M, S_);
+    c.merged.assign(M, -1);
+    // Per hook k and hpZ state: the leader of the call that hook started (-1: none yet).
+    std::vector<std::array<std::ptrdiff_t, 2>> open(M, {-1, -1});
+    std::vector<int> members(M, 0);  // per leader: the runs of its call
+    for (std::size_t j = 0; j < M; ++j) {
+      if (!runs[j].gather) continue;
+      const auto J = static_cast<std::ptrdiff_t>(j);
+      if (after[j] < 0) {
+        c.leader[j] = J;
+        c.secondary[j] = reads_secondary(runs[j], mu);
+      } else {
+        const auto k = static_cast<std::size_t>(after[j]);
+        const bool sec = call_reads_secondary(runs[k], runs[j], mu);
+        std::ptrdiff_t& l = open[k][sec ? 1 : 0];
+        if (l < 0) {
+          l = J;
+          c.secondary[j] = sec;
+        }
+        c.leader[j] = l;
+      }
+      const auto L = static_cast<std::size_t>(c.leader[j]);
+      ++members[L];
+      if (c.secondary[L]) c.slices[j] = st_.hpz_size;
+    }
+    // A call of more than one run gathers the union of their modules' tensors and elements (a
+    // tied head's word embedding counted as its module counts it).
+    for (std::size_t j = 0; j < M; ++j) {
+      if (c.leader[j] < 0) continue;
+      const auto L = static_cast<std::size_t>(c.leader[j]);
+      if (members[L] < 2) continue;
+      if (c.merged[L] < 0) {
+        c.merged[L] = static_cast<std::ptrdiff_t>(c.modules.size());
+        c.modules.emplace_back();
+      }
+      Module& u = c.modules[static_cast<std::size_t>(c.merged[L])];
+      const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
+      u.params.insert(u.params.end(), m.params.begin(), m.params.end());
+      u.gather_elems += m.gather_elems;
+    }
+    return c;
+  }
+  // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition in its
+  // own hook, by the DeepSpeed release's rule (deepspeed_version.hpp).
+  bool reads_secondary(const FetchRun& r, int mu) const { return call_reads_secondary(r, r, mu); }
+  // hpZ: whether the all_gather_coalesced call that `hook`'s run starts for run r (its own, or a
+  // prefetch) reads the copy. Before 0.13.2 the hook's `forward` flag decides for the whole call
+  // (all_gather_coalesced(params, forward) uses the copy when `not forward`); from 0.13.2 each
+  // parameter's state (ds_secondary_tensor is not None). The copy exists from the first release
+  // of the weights after the optimizer step (stage3.py invalidate_secondary_tensor, then
+  // partition_parameters.py _partition_param_sec): in micro-step 0's forward only for a tied
+  // head, whose word embedding the embedding module gathered and released before.
+  bool call_reads_secondary(const FetchRun& hook, const FetchRun& r, int mu) const {
     if (!st_.hpz) return false;
     const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
     const bool copy_exists = mu > 0 || r.pass != FetchPass::Forward || regathers(m);
     switch (hpz_rule_) {
       case HpzRule::BackwardOnly:  // all_gather_coalesced(forward): `not forward` only
-        return r.pass == FetchPass::Backward;
+        return hook.pass == FetchPass::Backward;
       case HpzRule::GradEnabled: {  // forward = torch.is_grad_enabled()
         // A checkpointed layer's original forward runs under no_grad (forward = False).
+        const Module& h = (*out_.modules)[static_cast<std::size_t>(hook.module)];
         const bool no_grad_forward =
-            r.pass == FetchPass::Forward && s_.checkpointing && m.recomputed;
-        return r.pass == FetchPass::Backward || (no_grad_forward && copy_exists);
+            hook.pass == FetchPass::Forward && s_.checkpointing && h.recomputed;
+        return hook.pass == FetchPass::Backward || (no_grad_forward && copy_exists);
       }
       case HpzRule::WhenPresent:  // ds_secondary_tensor is not None
         return copy_exists;
@@ -405,38 +504,37 @@ class DeepSpeedLowering : ProgramBuilder {
     return m.gather_elems > own;
   }
 
-  int forward(int mu, int boundary) {
+  // One micro-step: its forward runs and then its backward runs, as one pass. DeepSpeed's
+  // coordinator records the trace of a whole forward and backward and replays it as one queue
+  // (partitioned_param_coordinator.py reset_step: __param_queue from __param_order, rebuilt after
+  // each backward in 0.10.0 and 0.13.2, stage3.py backward; at the start of each forward in
+  // 0.19.5, parameter_offload.py _start_of_forward_hook), so the last forward hooks prefetch the
+  // backward's first gathers (prefetch_plan over the whole micro-step).
+  int micro_step(int mu, int boundary) {
     Digits mu_d(mu);
-    const int phase = piece({"mb", mu_d, ".fwd."});
-    pass(mu, out_.trace.data(), held_.data(), forward_runs_, boundary, {phase, phase, phase},
-         CommPhase::ForwardGather, [&](const FetchRun& r, int tag) {
-           const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
-           module_compute(Category::Compute, r.module, false, tag, "");
-           if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
-             // Re-partition the gathered weights into the secondary copy (read and write 2n/k
-             // bytes).
-             kernel(kCompute, Category::Other, "copy",
-                    2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag, ".hpz_copy");
-           }
-         });
-    const int done = event();
-    record(kCompute, done);
-    return done;
-  }
-
-  int backward(int mu, int boundary) {
+    const int fwd = piece({"mb", mu_d, ".fwd."});
+    const int bwd = piece({"mb", mu_d, ".bwd."});
+    const int rec = piece({"mb", mu_d, ".rec."});
     const int reduce_stream = st_.overlap_comm ? kReduce : kCompute;
-    Digits mu_d(mu);
-    const int phase = piece({"mb", mu_d, ".bwd."});
-    const int recompute_phase = piece({"mb", mu_d, ".rec."});
     // Stage 1 keeps whole gradients and reduces them only in the boundary micro-step's backward.
     std::size_t next_bucket = st_.stage == 1 && mu + 1 < s_.grad_accum ? out_.buckets.size() : 0;
     int bucket_no = 0;
     pass(
-        mu, out_.trace.data() + forward_runs_, held_.data() + forward_runs_,
-        out_.trace.size() - forward_runs_, boundary, {phase, recompute_phase, phase},
-        CommPhase::BackwardGather, [&](const FetchRun& r, int tag) {
+        mu, out_.trace.data(), held_.data(), out_.trace.size(), boundary, {fwd, rec, bwd},
+        [&](const FetchRun& r, int tag) {
           const int i = r.module;
+          const Module& m = (*out_.modules)[static_cast<std::size_t>(i)];
+          if (r.pass == FetchPass::Forward) {
+            module_compute(Category::Compute, i, false, tag, "");
+            if (st_.hpz && mu == 0 && prof_.kernels.count("copy")) {
+              // Re-partition the gathered weights into the secondary copy (read and write
+              // 2n/k bytes).
+              kernel(kCompute, Category::Other, "copy",
+                     2 * 2.0 * static_cast<double>(m.gather_elems) / st_.hpz_size, tag,
+                     ".hpz_copy");
+            }
+            return;
+          }
           if (r.pass == FetchPass::Recompute) {
             module_compute(Category::Recompute, i, false, tag, "");
             return;
@@ -657,7 +755,6 @@ class DeepSpeedLowering : ProgramBuilder {
   GroupList world_, hpz_groups_, node_groups_, rails_, shard_, replicas_;
   Algorithm shard_algo_ = Algorithm::Ring;  // of gathers and reduce-scatters over shard_
   HpzRule hpz_rule_ = hpz_rule(st_.deepspeed_version);
-  std::size_t forward_runs_ = 0;
   std::vector<std::int64_t> held_;                   // per run of out_.trace: held_elems
   int S_ = 1;                                        // ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none

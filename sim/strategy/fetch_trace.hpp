@@ -38,16 +38,18 @@ std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool check
 // flight stay below stage3_max_live_parameters.
 std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
                                      const std::vector<Module>& modules);
-// DeepSpeed's prefetch over one pass's runs (partitioned_param_coordinator.py fetch_sub_module,
-// the same in 0.10.0, 0.13.2 and 0.19.5), at module granularity. In run k's hook, after its own
-// waits, the coordinator pops the trace's next runs off its queue (run k's own were popped first)
-// and starts the gathers of those whose weights are released (NOT_AVAILABLE) while the elements it
-// started in this call are below min(stage3_prefetch_bucket_size, stage3_max_live_parameters -
+// DeepSpeed's prefetch over a sequence of runs (partitioned_param_coordinator.py fetch_sub_module,
+// the same in 0.10.0, 0.13.2 and 0.19.5), at module granularity; the lowering passes a whole
+// micro-step, forward then backward, as the coordinator's queue holds the recorded trace of both.
+// In run k's hook, after its own waits, the coordinator pops the trace's next runs off its queue
+// (run k's own were popped first) and starts the gathers of those whose weights are released
+// (NOT_AVAILABLE) while the elements it started in this call are below
+// min(stage3_prefetch_bucket_size, stage3_max_live_parameters -
 // __n_available_params), where __n_available_params counts the weights held at run k (held[k]:
 // its own and those kept for a later run) and those in flight. A popped run whose weights are in
 // flight or held (its module runs between k and it, or is run k's) is popped but not counted, and
-// fetched in its own hook if released by then; what is popped stays popped. The pass's first run
-// is fetched at its start. A bucket of 0 prefetches nothing.
+// fetched in its own hook if released by then; what is popped stays popped. The sequence's first
+// run is fetched at its start. A bucket of 0 prefetches nothing.
 struct PrefetchPlan {
   std::vector<std::ptrdiff_t> by;       // per run: the run whose hook starts its gather, or -1
   std::vector<std::int64_t> in_flight;  // per run k: elements in flight after k's hook

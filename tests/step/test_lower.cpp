@@ -83,7 +83,10 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   // (at most 0.96e9 parameters run in between: the rest of the layer, the head twice, the
   // layer's earlier recomputes): M - 4 gathers.
   constexpr int B = M - 4;
-  auto z3 = count("zero3", 24);
+  // Without prefetch (stage3_prefetch_bucket_size 0, as the paper's configs) each run's own hook
+  // fetches its module with one call (the calls of a prefetch: the tests below).
+  const auto no_prefetch = [](Strategy& s) { s.prefetch_bucket_elems = 0; };
+  auto z3 = count("zero3", 24, 1, "0.19", no_prefetch);
   CHECK(z3.world_ag == M + B);
   CHECK(z3.hpz_ag == 0);
   CHECK(z3.a2a_intra + z3.a2a_rail == 0);
@@ -95,20 +98,20 @@ TEST_CASE("program shape per strategy (gpt-18b: 162 modules)") {
   // every recompute (which runs the forward hooks) gathers across all ranks. Of the B
   // backward-pass gathers all but the embedding's (gathered again by its own backward) are
   // recomputes.
-  auto hpz = count("zero3+hpz", 24, 2, "0.10.0");
+  auto hpz = count("zero3+hpz", 24, 2, "0.10.0", no_prefetch);
   CHECK(hpz.world_ag == 2 * (M + B - 1));
   CHECK(hpz.hpz_ag == 2);
   // 0.10.2-0.13.1: micro-step 1's checkpointed layers (4 x 40 modules) run their forward under
   // no_grad and read the copy; the embedding and the head still gather across all ranks.
-  auto grad_enabled = count("zero3+hpz", 24, 2, "0.10.2");
+  auto grad_enabled = count("zero3+hpz", 24, 2, "0.10.2", no_prefetch);
   CHECK(grad_enabled.world_ag == M + 2 * (B - 1) + 2);
   CHECK(grad_enabled.hpz_ag == 2 + 4 * 40);
   // 0.13.2 on: every gather reads the copy once it exists; micro-step 0's forward crosses nodes
   // except for the tied head (its word embedding's copy was made by the embedding's release).
-  auto present = count("zero3+hpz", 24, 2, "0.19");
+  auto present = count("zero3+hpz", 24, 2, "0.19", no_prefetch);
   CHECK(present.world_ag == M - 1);
   CHECK(present.hpz_ag == 1 + 2 * B + M);
-  auto qwz = count("zero3+qwz", 24);
+  auto qwz = count("zero3+qwz", 24, 1, "0.19", no_prefetch);
   CHECK(qwz.kernels == 2 * (M + B));  // quantize + dequantize per gather
   auto qgz = count("zero3+qgz", 24);
   CHECK(qgz.a2a_intra == qgz.a2a_rail);
@@ -211,8 +214,9 @@ TEST_CASE("stage 3's host dispatch per gather, as all_gather_coalesced and its h
   // all-gather (k + W + 3 ops); AllGatherCoalescedHandle.wait a narrow and a record_stream per
   // rank, a cat and a view per tensor (k (2W + 2)). A GPT layer's submodules hold 4 (norm + QKV),
   // 2, 4 (norm + fc1) and 2 tensors. Every module gathers in forward; in backward all but the
-  // head and the last layer's qkv, fc1 and fc2 (kept, test above).
-  const auto z3 = count("zero3", 24);
+  // head and the last layer's qkv, fc1 and fc2 (kept, test above). Without prefetch: one call
+  // per gathering run.
+  const auto z3 = count("zero3", 24, 1, "0.19", [](Strategy& s) { s.prefetch_bucket_elems = 0; });
   constexpr double W = 384;
   auto ops = [&](double k) { return k + W + 3 + k * (2 * W + 2); };
   const double layer = ops(4) + ops(2) + ops(4) + ops(2);
@@ -340,6 +344,124 @@ TEST_CASE("collective slots name every collective op at its place among its stre
       }
       CHECK(seen == low.program.collectives.size());
     }
+}
+
+// One step of gpt-18b over 24 DGX-2 nodes with every run gathering (stage3_max_reuse_distance 0,
+// no checkpointing) and stage3_max_live_parameters out of reach: per all-gather its group count
+// (1: the world; 24: hpZ's nodes) and bytes, the gathered elements of all modules, and the host
+// ops of the gathers (launch and re-assembly).
+struct StepGathers {
+  std::vector<std::pair<std::size_t, double>> gathers;
+  std::int64_t elems = 0;
+  double host_ops = 0;
+  std::shared_ptr<const std::vector<Module>> modules;
+};
+StepGathers step_gathers(const char* strategy, const char* version, std::int64_t bucket,
+                         int grad_accum) {
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  StepSetup setup = gpt18b_setup(strategy, 1024, 512, grad_accum);
+  setup.checkpointing = false;
+  setup.strategy.deepspeed_version = parse_deepspeed_version(version);
+  setup.strategy.prefetch_bucket_elems = bucket;
+  setup.strategy.max_live_params = std::int64_t{1} << 50;
+  setup.strategy.max_reuse_distance = 0;
+  const auto low = lower_step(setup, topo, prof);
+  StepGathers out;
+  out.modules = low.modules;
+  for (const Module& m : *low.modules) out.elems += m.gather_elems;
+  for (const auto& op : low.program.collectives)
+    if (op.kind == CollKind::AllGather) out.gathers.emplace_back(op.groups.size(), op.bytes);
+  for (const auto& s : low.program.streams)
+    for (const auto& op : s.ops) {
+      const std::string label = low.program.label_text(op.label);
+      if (s.name == "host" && label.find(".ipg.host") == std::string::npos &&
+          label.find(".reduce.host") == std::string::npos)
+        out.host_ops += op.duration_s / prof.host_op_s;
+    }
+  return out;
+}
+
+TEST_CASE("one all_gather_coalesced per fetch_sub_module call: own fetch and prefetch set") {
+  // partitioned_param_coordinator.py fetch_sub_module (0.10.0, 0.13.2, 0.19.5): a hook gathers its
+  // module's unavailable parameters with one __all_gather_params call and everything it prefetches
+  // with another; each is one coalesced all-gather (two under qwZ: the INT8 data, then the
+  // scales). gpt-18b (h = 6144) runs 162 modules per pass: the embedding, per layer norm + QKV
+  // (3h^2 + 5h), the attention output (h^2 + h), fc1 and fc2 (4h^2 + ...), the tied head. With a
+  // bucket of 5e7 a hook pops runs until it has started 5e7 elements: one module, except the
+  // attention output (3.8e7), which goes with the module after it (fc1 in the forward, QKV in the
+  // backward). The queue is the whole micro-step's trace (forward, then backward): hook k starts
+  // the k-th call of the queue. Forward: run 0's own call and 3 x 40 + 1 (head) prefetch calls,
+  // started by hooks 0-120. Hooks 121-161 (the forward's last 41 runs) pop the backward's: its run
+  // t (t = 0 the head, then fc2 ... qkv from layer 39 down) is module forward run 161 - t, so hook
+  // 121 pops runs 0-40, whose weights are in flight or held (their forward runs are 121-161), and
+  // starts nothing for them: they stay popped and are fetched by their own hooks (41 calls). The
+  // rest, layers 29 to 0 from fc2_29 and the embedding, goes in 3 x 30 + 1 prefetch calls.
+  constexpr std::size_t layers = 40;
+  const StepGathers z3 = step_gathers("zero3", "0.19", 50'000'000, 1);
+  CHECK(z3.gathers.size() == (1 + 3 * layers + 1) + 41 + (3 * 30 + 1));
+  double bytes = 0;
+  for (const auto& g : z3.gathers) bytes += g.second;
+  CHECK(bytes == zerosim::testing::Approx(2.0 * 2 * static_cast<double>(z3.elems)).epsilon(1e-12));
+  // qwZ quantizes the call's flat shard as one tensor (all_gather_coalesced, quantized branch:
+  // CUDAQuantizer.quantize of the cat of the partitions): the forward's attention output + fc1
+  // shard (98,320 + 393,312 elements = 8 x 2 x 30,727) quantizes in 30,727 groups of 16, a
+  // quarter of its INT8 bytes in scales, where each module alone takes groups of 80 and 7,712.
+  const StepGathers q = step_gathers("zero3+qwz", "0.19", 50'000'000, 1);
+  CHECK(q.gathers.size() == 2 * z3.gathers.size());
+  auto shard = [&](const char* name) {
+    std::int64_t n = 0;
+    for (const Module& m : *q.modules)
+      if (m.name == name)
+        for (const ParamTensor& p : m.params) n += (p.elems + 383) / 384;
+    return n;
+  };
+  const std::int64_t pair = shard("layer0.attn") + shard("layer0.fc1");
+  CHECK(pair == 491'632);
+  CHECK(qwz_quant_groups(pair) == 30'727);
+  int pairs = 0;
+  for (const auto& g : q.gathers)
+    pairs += g.second == 4.0 * 384 * static_cast<double>(qwz_quant_groups(pair));
+  CHECK(pairs == layers);
+  // Without prefetch every run is its own call. A call of k >= 2 tensors costs the host
+  // k + W + 3 ops to launch and k (2W + 2) to re-assemble (every module of gpt-18b has two or
+  // more): each of the 40 + 30 merged pairs saves one call's W + 3.
+  const StepGathers own = step_gathers("zero3", "0.19", 0, 1);
+  CHECK(own.gathers.size() == 2 * 162);
+  constexpr double W = 384;
+  CHECK(z3.host_ops == zerosim::testing::Approx(own.host_ops - 70 * (W + 3)).epsilon(1e-12));
+  // A bucket no module reaches: run 0's hook prefetches the rest of the forward with one call and
+  // pops the whole backward, every module of which is then in flight: each backward run is
+  // fetched by its own hook.
+  const std::int64_t all = std::int64_t{1} << 50;
+  const auto whole = step_gathers("zero3", "0.19", all, 1).gathers;
+  REQUIRE(whole.size() == 2 + 162);
+  CHECK(whole[0].second + whole[1].second ==
+        zerosim::testing::Approx(2.0 * static_cast<double>(z3.elems)).epsilon(1e-12));
+  CHECK(step_gathers("zero3+qwz", "0.19", all, 1).gathers.size() == 2 * (2 + 162));
+}
+
+TEST_CASE("a prefetch call splits by hpZ copy from 0.13.2, takes the hook's flag before") {
+  // ZeRO-3 + hpZ, two micro-steps, the calls of the test above (122 forward, 132 backward per
+  // micro-step). 0.13.2 and 0.19.5 __all_gather_params_ call all_gather_coalesced once for the
+  // parameters whose secondary copy exists and once for the rest: in micro-step 0's forward only
+  // the tied head's word embedding has one (the embedding released it; the head is a call of its
+  // own), every later gather reads the copy. 0.10.0 calls all_gather_coalesced(params, forward)
+  // once, the hook's flag choosing for the whole call: the forward hooks' calls cross nodes,
+  // including the 41 that hooks 121-161 start for the backward's runs; the backward hooks' (their
+  // 41 own and 91 - 41 prefetch calls) stay inside the node.
+  auto tiers = [](const StepGathers& g) {
+    std::pair<int, int> n{0, 0};  // world, hpZ
+    for (const auto& x : g.gathers) (x.first == 1 ? n.first : n.second)++;
+    return n;
+  };
+  const std::int64_t bucket = 50'000'000;
+  CHECK(tiers(step_gathers("zero3+hpz", "0.19", bucket, 2)) ==
+        std::pair<int, int>{121, 1 + 132 + 254});
+  CHECK(tiers(step_gathers("zero3+hpz", "0.13.2", bucket, 2)) ==
+        std::pair<int, int>{121, 1 + 132 + 254});
+  CHECK(tiers(step_gathers("zero3+hpz", "0.10.0", bucket, 2)) ==
+        std::pair<int, int>{2 * (122 + 41), 2 * (41 + 50)});
 }
 
 TEST_CASE("the most gathered weights live at once: held and in flight at the same run") {

@@ -4,6 +4,8 @@
 // ZeRO++ helps most.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "sim/core/json_io.hpp"
 #include "sim/step/lower.hpp"
 #include "sim/step/simulate.hpp"
@@ -22,12 +24,28 @@ namespace {
 Scenario paper(const std::string& strategy, int tokens = 1024) {
   return paper_scenario(strategy, tokens);
 }
-// The same under DeepSpeed 0.10.0's rules (hpZ's copy for the backward hooks only).
-Scenario paper_v010(const std::string& strategy, int tokens = 1024) {
-  Scenario s = paper_scenario(strategy, tokens);
-  s.deepspeed_version = "0.10.0";
+// The paper's DeepSpeed config for a strategy (workloads/deepspeed/zeropp-paper-*.json:
+// stage3_prefetch_bucket_size 0, so every run's own hook fetches its module with one
+// all_gather_coalesced call and the bytes per phase are sums over modules), at grad_accum
+// micro-steps (a copy with its gradient_accumulation_steps changed).
+Scenario paper_config(const std::string& strategy, const char* version, int grad_accum = 1) {
+  Scenario s = paper_scenario(strategy);
+  std::string file = strategy;
+  std::replace(file.begin(), file.end(), '+', '-');
+  file = "zeropp-paper-" + file + ".json";
+  std::string text = slurp(std::string(ZEROSIM_SOURCE_DIR) + "/workloads/deepspeed/" + file);
+  const std::string key = "\"gradient_accumulation_steps\": 1";
+  const auto at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, key.size(), key.substr(0, key.size() - 1) + std::to_string(grad_accum));
+  const auto path = temp_dir("simulate_paper") / (std::to_string(grad_accum) + "_" + file);
+  spit(path, text);
+  s.deepspeed = path.string();
+  s.deepspeed_version = version;
   return s;
 }
+// The same under DeepSpeed 0.10.0's rules (hpZ's copy for the backward hooks only).
+Scenario paper_v010(const std::string& strategy) { return paper_config(strategy, "0.10.0"); }
 
 double phase_bytes(const StepResult& r, const std::string& phase, const std::string& tier) {
   const auto it = r.comm.by_phase.find(phase);
@@ -194,11 +212,9 @@ TEST_CASE("cross-node bytes per phase per DeepSpeed release (gpt-18b ZeRO++, 24 
     double fwd, bwd, grad;
   };
   auto run = [](const char* version, int grad_accum) {
-    Scenario sc = paper("zeropp");
+    Scenario sc = paper_config("zeropp", version, grad_accum);
     sc.nics_per_node = 1;
     sc.nic_gbps = 100;
-    sc.deepspeed_version = version;
-    sc.grad_accum = grad_accum;
     const StepResult r = simulate(sc);
     CHECK(to_string(r.scenario.strategy.deepspeed_version) == version);
     return Phases{phase_bytes(r, "forward_all_gather", "inter"),
@@ -359,8 +375,7 @@ TEST_CASE("breakdown adds up to the step time; TFLOPs use the Megatron formula")
 
 TEST_CASE("gradient accumulation under 0.10.0: every micro-step's forward gathers across nodes") {
   // 0.10.0's forward hooks never read hpZ's secondary copy, in later micro-steps neither.
-  auto one = paper_v010("zeropp"), two = paper_v010("zeropp");
-  two.grad_accum = 2;
+  auto one = paper_v010("zeropp"), two = paper_config("zeropp", "0.10.0", 2);
   auto r1 = simulate(one), r2 = simulate(two);
   CHECK(
       phase_bytes(r2, "forward_all_gather", "inter") ==
@@ -369,9 +384,7 @@ TEST_CASE("gradient accumulation under 0.10.0: every micro-step's forward gather
       phase_bytes(r2, "gradient_reduction", "inter") ==
       zerosim::testing::Approx(2 * phase_bytes(r1, "gradient_reduction", "inter")).epsilon(1e-12));
   auto z1 = simulate(paper_v010("zero3"));
-  auto z2s = paper_v010("zero3");
-  z2s.grad_accum = 2;
-  auto z2 = simulate(z2s);
+  auto z2 = simulate(paper_config("zero3", "0.10.0", 2));
   CHECK(z2.comm.inter_node_bytes ==
         zerosim::testing::Approx(2 * z1.comm.inter_node_bytes).epsilon(1e-12));
 }
