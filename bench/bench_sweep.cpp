@@ -3,7 +3,9 @@
 // partial file and the sweep document written), one thread. BM_SweepCli: issue 47's grid, gpt-18b
 // on 24 DGX-2 nodes (384 V100s, 8 NICs per node): 6 strategies x 8 tokens per GPU x 6 NIC rates x
 // 5 accumulation steps = 1440 scenarios per iteration, a fresh sweep (and simulation context) each
-// time, as the command runs; Arg 1 writes the CSV too. Counter: scenarios per second.
+// time, as the command runs; Arg 1 writes the CSV too. Counter: scenarios per second. ZeRO-2's 240
+// scenarios keep gpt-18b's whole FP16 weights on each 32 GB V100, which no node count fits: they
+// are refused before their cluster is built and listed, and the sweep exits 2 (caught here).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/malloc_tuning.hpp"
 
 namespace {
@@ -28,7 +31,11 @@ void run_sweep(const std::vector<std::string>& args) {
   zerosim::cli::register_commands(app);
   std::vector<const char*> argv = {"zerosim"};
   for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const zerosim::InputError& e) {  // ZeRO-2's, listed in the document; nothing else
+    if (e.rule().find("240 of 1440 scenarios") == std::string::npos) throw;
+  }
 }
 
 void BM_SweepCli(benchmark::State& state) {

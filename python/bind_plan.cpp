@@ -11,6 +11,7 @@
 #include "python/py_keywords.hpp"
 #include "python/py_types.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/model.hpp"
 
@@ -89,10 +90,12 @@ Plan run(const py::dict& kw) {
   plan::PlanRequest q = request_of(kw);
   Plan p;
   py::gil_scoped_release release;
-  const Topology topo =
-      load_cluster(q.base.cluster, {q.base.nodes, q.base.nics_per_node, q.base.nic_gbps,
-                                    q.base.fabric, q.base.oversubscription});
-  p.shape = {topo.node_count(), topo.gpus_per_node(),
+  // A builder preset's shape without its graph; an explicit graph's once it is read.
+  const ClusterOverrides overrides{q.base.nodes, q.base.nics_per_node, q.base.nic_gbps,
+                                   q.base.fabric, q.base.oversubscription};
+  std::optional<ClusterShape> shape = builder_shape(q.base.cluster, overrides);
+  if (!shape) shape = shape_of(load_cluster(q.base.cluster, overrides));
+  p.shape = {shape->nodes, shape->gpus_per_node,
              q.base.seq_len > 0 ? q.base.seq_len : load_model(q.base.model).seq};
   q.base.seq_len = 0;  // as `zerosim plan`: the search sets each candidate's from the shape
   p.result = plan::run_plan(q, p.shape, sweep::simulate_runner());

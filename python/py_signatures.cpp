@@ -64,7 +64,9 @@ def plan(*, cluster: 'str | os.PathLike', model: 'str | os.PathLike', nodes: 'in
 
     Returns a Plan: plan.ranked (best first), plan.winner, plan.deepspeed_config(),
     plan.to_dict() (`zerosim plan --json`'s document), str(plan) (the CLI's table). Bad input
-    raises ValueError; no configuration that fits is an empty plan.ranked with plan.closest set."""
+    raises ValueError, and so does a search where no node count can fit any configuration (before
+    any is simulated); otherwise no configuration that fits is an empty plan.ranked with
+    plan.closest set."""
     return _plan(locals())
 
 
@@ -123,7 +125,9 @@ std::string wrapper_source() {
       "    \"\"\"Simulates one training step, as `zerosim simulate` does, and returns its "
       "StepResult.\n\n"
       "    Each keyword is a flag of `zerosim simulate` ('_' for '-'), checked by the same "
-      "rules;\n    None (the default) is the flag's default. Bad input raises ValueError.\n\n{}"
+      "rules;\n    None (the default) is the flag's default. Bad input raises ValueError, and "
+      "so does a\n    configuration that no node count can fit (before anything is built); one "
+      "that more\n    nodes would fit returns its result with memory.fits False.\n\n{}"
       "    \"\"\"\n    return _simulate(locals())\n\n\n",
       params, doc);
   params.clear();

@@ -18,4 +18,10 @@ Topology load_from(const ClusterFlags& flags) {
   return load_cluster(flags.cluster, flags.overrides);
 }
 
+ClusterShape shape_from(const ClusterFlags& flags) {
+  if (std::optional<ClusterShape> shape = builder_shape(flags.cluster, flags.overrides))
+    return *shape;
+  return shape_of(load_from(flags));
+}
+
 }  // namespace zerosim::cli

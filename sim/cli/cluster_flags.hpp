@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace zerosim::cli {
@@ -21,5 +22,9 @@ void add_cluster_flags(CLI::App* app, ClusterFlags& flags, bool required = true)
 
 // Loads the selected cluster with its overrides applied (InputError on bad input).
 Topology load_from(const ClusterFlags& flags);
+
+// The selected cluster's shape, with load_from's checks: a builder preset's without building its
+// graph (builder_shape), an explicit graph's once it is read.
+ClusterShape shape_from(const ClusterFlags& flags);
 
 }  // namespace zerosim::cli

@@ -120,8 +120,8 @@ void run_plan_command(const PlanArgs& a) {
   const std::string tier = a.confirm > 0 ? "flow" : "analytic";
   cluster.overrides.max_gpus = tier_max_gpus(tier);
   cluster.overrides.max_gpus_of = "the " + tier + " tier" + (a.confirm > 0 ? " (--confirm)" : "");
-  Topology topo = load_from(cluster);
-  plan::ClusterShape shape{topo.node_count(), topo.gpus_per_node(),
+  const ClusterShape cs = shape_from(cluster);  // a builder preset's graph is not built
+  plan::ClusterShape shape{cs.nodes, cs.gpus_per_node,
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};
   auto result = plan::run_plan(q, shape, sweep::simulate_runner());
   const json doc = plan::plan_document(result);

@@ -1,8 +1,8 @@
 // zerosim simulate: one training step of one scenario. Human summary by default; --json prints the
 // result object; --memory the memory view (memory_view.hpp); --out writes it (atomically); --trace
 // writes a Chrome trace. A configuration that does not fit in GPU memory is bad input (exit 2):
-// refused before anything is built when no node count can make it fit (refuse_if_cannot_fit),
-// else once its result is printed and written.
+// refused by simulate() before anything is built when no node count can make it fit, else once its
+// result is printed and written.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -217,7 +217,6 @@ void register_simulate(CLI::App& app) {
     modes.file_watch = false;
     SimContext context(modes);
     begin_work();
-    refuse_if_cannot_fit(sc, context);  // before any topology or network is built
     const StepResult r = simulate(sc, context, flags->trace);
     const json doc = to_json(r);
     require_finite_result(doc, "the result");

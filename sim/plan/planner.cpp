@@ -12,6 +12,7 @@
 #include "sim/result/deepspeed_block.hpp"
 #include "sim/result/recommendation.hpp"
 #include "sim/step/scenario_schema.hpp"
+#include "sim/step/simulate.hpp"
 #include "sim/strategy/strategy_name.hpp"
 #include "sim/sweep/run_sweep.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -56,6 +57,38 @@ void note_closest(PlanResult& plan, const Candidate& c, StepResult result) {
   if (plan.closest && result.memory.peak_bytes >= plan.closest->peak_bytes()) return;
   plan.closest = c;
   plan.closest->result = std::move(result);
+}
+
+// The candidates some node count may fit; each of the others (unfit_refusal) is counted in
+// plan.infeasible without being simulated. None left: the refusal of the one needing the least,
+// with the candidate named.
+std::vector<Candidate> screen_unfit(std::vector<Candidate> cands, PlanResult& plan,
+                                    const UnfitScreen& screen) {
+  SimContext context;
+  std::vector<Candidate> kept;
+  std::optional<UnfitRefusal> least;
+  const Candidate* least_of = nullptr;
+  for (Candidate& c : cands) {
+    std::optional<UnfitRefusal> no = screen(c.scenario, context);
+    if (!no) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    ++plan.infeasible;
+    if (!least || no->need_bytes < least->need_bytes) {
+      least = std::move(no);
+      least_of = &c;
+    }
+  }
+  if (kept.empty() && least) {
+    const InputError& e = least->error;
+    throw InputError(
+        e.file(), e.path(),
+        fmt::format("no configuration of the {} searched fits; the closest, {} at "
+                    "micro-batch {}: {}",
+                    plan.enumerated, describe(*least_of), least_of->micro_batch, e.rule()));
+  }
+  return kept;
 }
 
 }  // namespace
@@ -186,17 +219,22 @@ std::vector<Candidate> enumerate_candidates(const PlanRequest& q, const ClusterS
   return out;
 }
 
+UnfitScreen unfit_screen() {
+  return [](const Scenario& s, SimContext& context) { return unfit_refusal(s, context); };
+}
+
 PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
-                    const sweep::ScenarioRunner& runner) {
+                    const sweep::ScenarioRunner& runner, const UnfitScreen& screen) {
   PlanResult plan;
-  auto cands = enumerate_candidates(q, shape, &plan.notes);
+  std::vector<Candidate> cands = enumerate_candidates(q, shape, &plan.notes);
   plan.enumerated = cands.size();
-  // Analytic tier over everything: cheap, prunes what does not fit and what is clearly slow.
+  for (auto& c : cands) c.scenario.tier = "analytic";
+  // What no node count can fit is refused unbuilt and counted as not fitting; when that is every
+  // candidate, the plan is refused (the one that needs the least).
+  cands = screen_unfit(std::move(cands), plan, screen);
+  // Analytic tier over the rest: cheap, prunes what does not fit and what is clearly slow.
   std::vector<Scenario> analytic;
-  for (auto& c : cands) {
-    c.scenario.tier = "analytic";
-    analytic.push_back(c.scenario);
-  }
+  for (const auto& c : cands) analytic.push_back(c.scenario);
   auto results = run_all(analytic, runner, q.threads);
   std::vector<Candidate> feasible;
   for (std::size_t i = 0; i < cands.size(); ++i) {

@@ -7,6 +7,7 @@
 // recommendation is the one decision rule of sim/result/recommendation.hpp over the confirmed
 // candidates: `report` on the plan's document and --emit-deepspeed make the same decision.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,9 +72,17 @@ std::optional<std::size_t> recommend(const std::vector<Candidate>& ranked, bool 
 std::vector<Candidate> enumerate_candidates(const PlanRequest& request, const ClusterShape& shape,
                                             std::vector<std::string>* notes = nullptr);
 
-// Runs the search with `runner` (simulate_runner() in production).
+// Which candidates no node count can fit (unfit_refusal in production: simulate() refuses those),
+// judged before any is run.
+using UnfitScreen = std::function<std::optional<UnfitRefusal>(const Scenario&, SimContext&)>;
+UnfitScreen unfit_screen();
+
+// Runs the search with `runner` (simulate_runner() in production): the candidates `screen` refuses
+// are counted as not fitting and not run; when it refuses every candidate, throws the refusal of
+// the one needing the least memory, before any cluster is built.
 PlanResult run_plan(const PlanRequest& request, const ClusterShape& shape,
-                    const sweep::ScenarioRunner& runner);
+                    const sweep::ScenarioRunner& runner,
+                    const UnfitScreen& screen = unfit_screen());
 
 // "ZeRO++ (hpZ 16, qwZ INT8, qgZ INT4)" style description of a candidate.
 std::string describe(const Candidate& c);

@@ -6,8 +6,9 @@
 // timings of steps already run (RunMemo). A context is used by one thread at a time; a sweep gives
 // each worker thread its own, and two contexts share nothing. Results never depend on the context:
 // a fresh one, a warm one and the reference modes give bit-identical results
-// (tests/step/test_sim_context.cpp), except that lowering every micro-step instead of extending two
-// agrees to rounding (tests/step/test_accumulation.cpp).
+// (tests/step/test_sim_context.cpp), except that lowering every micro-step instead of extending
+// two agrees to rounding (tests/step/test_accumulation.cpp), and that a scenario no node count can
+// fit is refused (InputError) where refuse_unfit_early off simulates it as not fitting.
 #pragma once
 #include "sim/core/file_cache.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
@@ -27,6 +28,8 @@ struct ReferenceModes {
   bool file_watch = true;           // files known unchanged from the kernel's reports, not stat()
   bool extend_accumulation = true;  // G >= 3 micro-steps: run 1 and 2, extend (accumulation.hpp)
                                     // instead of lowering every micro-step
+  bool refuse_unfit_early = true;   // refuse a scenario no node count can fit before its cluster
+                                    // is built (simulate.hpp) instead of simulating it unfit
 };
 
 class SimContext {

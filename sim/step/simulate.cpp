@@ -461,44 +461,6 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
                     st.train_batch_size, setup.tokens / setup.seq, setup.grad_accum, W, batch));
 }
 
-// The scenario resolved and validated (InputError naming the flag or JSON path), in the order its
-// parts are checked: the cluster's shape and size limit, profile, model and sequence length,
-// strategy, batch. A builder preset's graph is built after every check (and only with `build`),
-// so that a refused scenario costs no topology; an explicit graph is read first, as its shape
-// is known only then.
-Resolved resolve(const Scenario& sc, SimContext& context, bool labels, bool build = true) {
-  Resolved r;
-  FileCache& files = context.files();
-  const ClusterOverrides ov{sc.nodes,
-                            sc.nics_per_node,
-                            sc.nic_gbps,
-                            sc.fabric,
-                            sc.oversubscription,
-                            tier_max_gpus(sc.tier),
-                            "the " + sc.tier + " tier"};
-  if (std::optional<ClusterShape> shape = builder_shape(sc.cluster, ov, &files)) {
-    r.shape = std::move(*shape);
-  } else {
-    r.topo = context.clusters().get(sc.cluster, ov, files);
-    r.shape = shape_of(*r.topo);
-  }
-  r.prof = shared_select_cost_profile(sc.profile, r.shape.gpu_model, &files, r.shape.node_type);
-  r.setup.model = load_model(sc.model, &files);
-  resolve_sequence(sc, r);
-  resolve_strategy(sc, r);
-  resolve_offload(sc, r, context.modules().total_params(r.setup.model));
-  resolve_batch(sc, r);
-  resolve_attention(sc, r);
-  r.setup.checkpointing = sc.activation_checkpointing;
-  r.setup.labels = labels;
-  // FSDP gathers one unit ahead: the next block's all-gather is issued as soon as the rate limiter
-  // allows (see lower_fsdp.cpp). DeepSpeed's look-ahead is its coordinator's, run by the lowering
-  // (LoweredStep::prefetch_runs).
-  r.setup.prefetch_depth = r.setup.strategy.family() == StrategyFamily::Fsdp ? 1 : 0;
-  if (build && !r.topo) r.topo = context.clusters().get(sc.cluster, ov, files);
-  return r;
-}
-
 // The bytes per GPU of a resolved scenario's step that no schedule changes, on `world` GPUs: its
 // memory estimate without the parts that follow the lowered schedule (the gathered weights, the
 // gradient buckets, qwZ's and qgZ's buffers, the optimizer step's FP32 sub-group), that is the
@@ -533,6 +495,74 @@ double schedule_free_bytes(const Resolved& r, ModuleCache& modules, int world) {
     if (std::find(std::begin(kScheduled), std::end(kScheduled), name) == std::end(kScheduled))
       bytes += b;
   return bytes;
+}
+
+// The refusal, naming the flag that can fix it, of a resolved scenario that no node count can make
+// fit: on as many GPUs as --nodes could give, the model states ZeRO shards over the world vanish,
+// and what is left (schedule_free_bytes) exceeds the GPU. A lower bound of the peak that simulating
+// it would give, so whatever it refuses would have been simulated as not fitting. nullopt: some
+// node count may fit it.
+std::optional<UnfitRefusal> unfit_refusal(const Resolved& r, ModuleCache& modules) {
+  constexpr int kManyGpus = 1 << 30;
+  const double need = schedule_free_bytes(r, modules, kManyGpus);
+  const double capacity = static_cast<double>(r.prof->memory_bytes);
+  if (need <= capacity) return std::nullopt;
+  const std::string what = fmt::format(
+      "the configuration does not fit in GPU memory on any number of nodes: what no schedule or "
+      "node count reduces (activations, unsharded model states, the reserve) needs {} per GPU, "
+      "the GPU has {}",
+      format_bytes(need), format_bytes(capacity));
+  const Strategy& st = r.setup.strategy;
+  if (st.stage < 3 || st.hsdp)  // as plan::zero3_shards_more
+    return UnfitRefusal{
+        need, flag_error("--strategy", what + "; more nodes cannot help, ZeRO-3 shards more")};
+  if (r.setup.tokens / r.setup.seq > 1)
+    return UnfitRefusal{need, flag_error("--micro-batch", what + "; more nodes cannot help, a "
+                                                                 "smaller micro-batch can")};
+  return UnfitRefusal{
+      need, flag_error("--seq-len", what + "; more nodes cannot help, shorter sequences can")};
+}
+
+// The scenario resolved and validated (InputError naming the flag or JSON path), in the order its
+// parts are checked: the cluster's shape and size limit, profile, model and sequence length,
+// strategy, batch and, with `build` and the context's refuse_unfit_early, whether any node count
+// can make it fit (refuse_unfit). A builder preset's graph is built after every check (and only
+// with `build`), so that a refused scenario costs no topology, lowering or network; an explicit
+// graph is read first, as its shape is known only then.
+Resolved resolve(const Scenario& sc, SimContext& context, bool labels, bool build = true) {
+  Resolved r;
+  FileCache& files = context.files();
+  const ClusterOverrides ov{sc.nodes,
+                            sc.nics_per_node,
+                            sc.nic_gbps,
+                            sc.fabric,
+                            sc.oversubscription,
+                            tier_max_gpus(sc.tier),
+                            "the " + sc.tier + " tier"};
+  if (std::optional<ClusterShape> shape = builder_shape(sc.cluster, ov, &files)) {
+    r.shape = std::move(*shape);
+  } else {
+    r.topo = context.clusters().get(sc.cluster, ov, files);
+    r.shape = shape_of(*r.topo);
+  }
+  r.prof = shared_select_cost_profile(sc.profile, r.shape.gpu_model, &files, r.shape.node_type);
+  r.setup.model = load_model(sc.model, &files);
+  resolve_sequence(sc, r);
+  resolve_strategy(sc, r);
+  resolve_offload(sc, r, context.modules().total_params(r.setup.model));
+  resolve_batch(sc, r);
+  resolve_attention(sc, r);
+  r.setup.checkpointing = sc.activation_checkpointing;
+  r.setup.labels = labels;
+  // FSDP gathers one unit ahead: the next block's all-gather is issued as soon as the rate limiter
+  // allows (see lower_fsdp.cpp). DeepSpeed's look-ahead is its coordinator's, run by the lowering
+  // (LoweredStep::prefetch_runs).
+  r.setup.prefetch_depth = r.setup.strategy.family() == StrategyFamily::Fsdp ? 1 : 0;
+  if (!build) return r;
+  if (context.modes().refuse_unfit_early)
+    if (std::optional<UnfitRefusal> no = unfit_refusal(r, context.modules())) throw no->error;
+  if (!r.topo) r.topo = context.clusters().get(sc.cluster, ov, files);
+  return r;
 }
 
 MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache& modules) {
@@ -798,27 +828,15 @@ StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolve
 
 }  // namespace
 
-void refuse_if_cannot_fit(const Scenario& given, SimContext& context) {
+std::optional<UnfitRefusal> unfit_refusal(const Scenario& given, SimContext& context) {
   const FileCache::Round round(context.files());
   const FsdpConfiguredScenario configured = apply_fsdp_config(given);
   const Resolved r = resolve(configured.scenario, context, false, /*build=*/false);
-  // On as many GPUs as --nodes could give, the model states ZeRO shards over the world vanish:
-  // what is left no node count can make fit.
-  constexpr int kManyGpus = 1 << 30;
-  const double need = schedule_free_bytes(r, context.modules(), kManyGpus);
-  const double capacity = static_cast<double>(r.prof->memory_bytes);
-  if (need <= capacity) return;
-  const std::string what = fmt::format(
-      "the configuration does not fit in GPU memory on any number of nodes: what no schedule or "
-      "node count reduces (activations, unsharded model states, the reserve) needs {} per GPU, "
-      "the GPU has {}",
-      format_bytes(need), format_bytes(capacity));
-  const Strategy& st = r.setup.strategy;
-  if (st.stage < 3 || st.hsdp)  // as plan::zero3_shards_more
-    throw flag_error("--strategy", what + "; more nodes cannot help, ZeRO-3 shards more");
-  if (r.setup.tokens / r.setup.seq > 1)
-    throw flag_error("--micro-batch", what + "; more nodes cannot help, a smaller micro-batch can");
-  throw flag_error("--seq-len", what + "; more nodes cannot help, shorter sequences can");
+  return unfit_refusal(r, context.modules());
+}
+
+void refuse_if_cannot_fit(const Scenario& scenario, SimContext& context) {
+  if (std::optional<UnfitRefusal> no = unfit_refusal(scenario, context)) throw no->error;
 }
 
 StepResult simulate(const Scenario& sc, const std::string& trace_path) {

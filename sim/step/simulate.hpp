@@ -2,9 +2,11 @@
 // profile -> StepProgram -> engine -> StepResult). The entry point of `zerosim simulate`, sweeps,
 // the planner and the Python module.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/result/step_result.hpp"
 #include "sim/step/sim_context.hpp"
 
@@ -52,9 +54,13 @@ struct Scenario {
   bool sm_share = true;
 };
 
-// Runs the scenario. Bad input -> InputError. trace_path: if non-empty, writes a Chrome trace of
-// the step there. The context's caches serve repeated calls (a sweep's thread passes its own);
-// without one, a fresh context serves this call only.
+// Runs the scenario. Bad input -> InputError, and so is a scenario that no node count can make fit
+// (refuse_if_cannot_fit's rule, checked before its cluster, lowering or network is built; with the
+// context's refuse_unfit_early off it is simulated and reported as not fitting). A scenario that
+// more nodes could fit is simulated and its result says it does not fit (memory.fits false).
+// trace_path: if non-empty, writes a Chrome trace of the step there. The context's caches serve
+// repeated calls (a sweep's thread passes its own); without one, a fresh context serves this call
+// only.
 StepResult simulate(const Scenario& scenario, SimContext& context,
                     const std::string& trace_path = "");
 StepResult simulate(const Scenario& scenario, const std::string& trace_path = "");
@@ -63,8 +69,16 @@ StepResult simulate(const Scenario& scenario, const std::string& trace_path = ""
 // scenario that no node count can make fit: the parts of its memory estimate that no lowering
 // changes (activations, hpZ's secondary copy, FSDP's unsharded units, the reserve, and the model
 // states ZeRO does not shard over every GPU), on as many GPUs as --nodes could give, exceed the
-// GPU. `zerosim simulate` runs it first; simulate() itself reports such a scenario as a result that
-// does not fit (the planner and sweeps keep those).
+// GPU. simulate() makes the same check; this one stops there (the planner screens its candidates
+// with it, and `zerosim simulate` runs it first).
 void refuse_if_cannot_fit(const Scenario& scenario, SimContext& context);
+
+// refuse_if_cannot_fit's refusal, returned instead of thrown, with the bytes per GPU that no node
+// count reduces; nullopt when some node count may fit the scenario. Other bad input throws.
+struct UnfitRefusal {
+  double need_bytes;
+  InputError error;
+};
+std::optional<UnfitRefusal> unfit_refusal(const Scenario& scenario, SimContext& context);
 
 }  // namespace zerosim

@@ -29,6 +29,8 @@ class ClusterCache {
   // load_cluster(name_or_file, overrides, &files), shared while its key is unchanged.
   std::shared_ptr<const Topology> get(const std::string& name_or_file,
                                       const ClusterOverrides& overrides, FileCache& files);
+  // Clusters get() has loaded (not served from the cache) since this cache was made.
+  std::size_t builds() const { return builds_; }
 
  private:
   using Key = std::tuple<std::string, int, int, double, std::string, double>;
@@ -39,6 +41,7 @@ class ClusterCache {
   };
   std::list<Entry> lru_;    // front = newest
   std::int64_t pairs_ = 0;  // sum of the kept clusters' squared GPU counts
+  std::size_t builds_ = 0;
 };
 
 }  // namespace zerosim

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "calibrate/fit/measurements.hpp"
+#include "sim/core/json_io.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
 
@@ -33,6 +34,14 @@ void refused_at_once(const std::string& args, std::initializer_list<const char*>
   CHECK(t.run.rc == 2);
   CHECK(t.seconds < 1.0);
   for (const char* f : fragments) CHECK(t.run.out.find(f) != std::string::npos);
+}
+
+// Refused: exit 2 with every fragment in the message (what is checked, not how fast).
+void refused(const std::string& args, std::initializer_list<const char*> fragments) {
+  const CliRun r = run(args);
+  INFO(args << "\n" << r.out);
+  CHECK(r.rc == 2);
+  for (const char* f : fragments) CHECK(r.out.find(f) != std::string::npos);
 }
 
 // `calibrate fit` at its limit of 1000 records: the time the README states.
@@ -95,6 +104,41 @@ TEST_CASE("--seq-len 2^24 on each tier's largest cluster: refused before the clu
       "simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --seq-len 16777216 --tier "
       "analytic",
       {"--seq-len", "on any number of nodes"});
+}
+
+TEST_CASE("a million GPUs (--nodes 131072 of dgx-h100) is past both tiers' limits") {
+  // 1048576 GPUs: refused from the preset's shape on either tier, by every command that runs a
+  // scenario, naming the flag, the GPU count and the limit.
+  const std::string cluster = "--cluster dgx-h100 --nodes 131072 ";
+  refused("simulate " + cluster + "--model gpt-18b --strategy zeropp",
+          {"--nodes", "131072 nodes x 8 GPUs = 1048576 GPUs", "the flow tier's limit of 32768"});
+  refused("simulate " + cluster + "--model gpt-18b --strategy zeropp --tier analytic",
+          {"--nodes", "1048576 GPUs", "the analytic tier's limit of 65536"});
+  refused("sweep " + cluster + "--model gpt-18b --strategy zero3,zeropp",
+          {"--nodes", "1048576 GPUs", "limit of 32768", "2 of 2 scenarios are bad input"});
+  refused("plan " + cluster + "--model gpt-18b",
+          {"--nodes", "1048576 GPUs", "the flow tier (--confirm)'s limit of 32768"});
+}
+
+TEST_CASE("sweep and plan: what no node count fits is refused, named, the others run") {
+  // 2^24-token sequences fit on no node count: the sweep lists that scenario, with the flag and
+  // the rule, and runs the other; the plan, where every candidate is such, is refused at once.
+  const ScratchDir d("limits-unfit");
+  const std::string out = d / "s.json";
+  refused(
+      "sweep --cluster dgx-h100 --nodes 2 --model gpt-18b --strategy zeropp --tier analytic "
+      "--seq-len 2048,16777216 --out " +
+          out,
+      {"scenario #1", "not run", "--seq-len", "does not fit in GPU memory on any number of nodes",
+       "shorter sequences can", "1 of 2 scenarios are bad input"});
+  const auto doc = zerosim::load_json_file(out);
+  REQUIRE(doc["results"].size() == 1);
+  CHECK(doc["results"][0]["memory"]["fits"] == true);
+  REQUIRE(doc["invalid"].size() == 1);
+  CHECK(doc["invalid"][0]["index"] == 1);
+  refused("plan --cluster dgx-h100 --nodes 4096 --model gpt-18b --seq-len 16777216",
+          {"--seq-len", "no configuration of the 276 searched fits", "on any number of nodes",
+           "shorter sequences can"});
 }
 
 TEST_CASE("collective: all_to_all over at most 1024 ranks; --ranks at least 2") {

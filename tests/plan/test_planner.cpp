@@ -23,6 +23,11 @@ using namespace zerosim::plan;
 
 namespace {
 
+// The fake runner's memory is its own closed form: no candidate is judged on the real model's.
+const UnfitScreen no_screen = [](const Scenario&, SimContext&) -> std::optional<UnfitRefusal> {
+  return std::nullopt;
+};
+
 PlanRequest request(int nodes) {
   PlanRequest q;
   q.base.cluster = "dgx2-v100";
@@ -103,7 +108,7 @@ TEST_CASE(
     }
     return testing::fake_result(s);
   };
-  auto p = run_plan(q, multi, runner);
+  auto p = run_plan(q, multi, runner, no_screen);
   CHECK(p.enumerated == 162u);
   // Fake memory: 10e9 + 2e6 x tokens (+ 2.25e9 x 16/k with hpZ) against 32e9, counted from the
   // closed form.
@@ -157,7 +162,7 @@ TEST_CASE("plan: each candidate ranks on its flow number where confirmed, in thr
     }
     return r;
   };
-  auto p = run_plan(q, multi, runner);
+  auto p = run_plan(q, multi, runner, no_screen);
   std::size_t confirmed = 0;
   for (std::size_t i = 0; i < p.ranked.size(); ++i) {
     confirmed += p.ranked[i].confirmed;
@@ -187,7 +192,7 @@ TEST_CASE("activation checkpointing is searched on and off; off wins where it fi
   // batch 16 with hpZ 16 fits only with checkpointing (10 + 2.25 + 16.4 GB vs 10 + 2.25 + 24.6
   // GB); micro-batch 8 without it is faster than 4 with it, and micro-batch 16 with it faster
   // still (the step's fixed communication is amortised over twice the tokens).
-  auto p = run_plan(q, multi, testing::fake_runner);
+  auto p = run_plan(q, multi, testing::fake_runner, no_screen);
   CHECK(p.enumerated == 324u);
   const auto& w = p.ranked[0];
   CHECK(w.scenario.strategy == "zeropp");
@@ -218,7 +223,7 @@ TEST_CASE("activation checkpointing is searched on and off; off wins where it fi
 
 TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
   ClusterShape multi{24, 16, 512};
-  auto p = run_plan(request(24), multi, testing::fake_runner);
+  auto p = run_plan(request(24), multi, testing::fake_runner, no_screen);
   REQUIRE(!p.pareto.empty());
   std::set<std::size_t> on(p.pareto.begin(), p.pareto.end());
   for (std::size_t i = 0; i < p.ranked.size(); ++i) {
@@ -238,7 +243,7 @@ TEST_CASE("Pareto front: nothing on it is dominated and everything off it is") {
 
 TEST_CASE("ties go to the simpler configuration: one node, no network traffic in the fake") {
   ClusterShape single{1, 16, 512};
-  auto p = run_plan(request(1), single, testing::fake_runner);
+  auto p = run_plan(request(1), single, testing::fake_runner, no_screen);
   // Without inter-node traffic hpZ saves nothing and qwZ only adds kernel time; the fake's tokens/s
   // is the same for every micro-batch (step proportional to tokens). So the five plain ZeRO-3
   // candidates that fit (micro-batch 32 does not), the five FSDP2, five FSDP FULL_SHARD, four
@@ -266,7 +271,7 @@ TEST_CASE("DeepSpeed config of the winner reads back through the project's DeepS
   ClusterShape multi{24, 16, 512};
   auto q = request(24);
   q.global_batch = 384 * 8;
-  auto p = run_plan(q, multi, testing::fake_runner);
+  auto p = run_plan(q, multi, testing::fake_runner, no_screen);
   const auto& w = p.ranked[0];
   json ds = deepspeed_config(w, multi);
   CHECK(ds["train_batch_size"] == 384 * 8);
@@ -306,7 +311,7 @@ TEST_CASE("the recommendation: fewer ZeRO++ techniques within 2% of the fastest,
   q.base.nics_per_node = 8;
   q.micro_batches = {16};
   q.confirm_top = 1000;  // every candidate on the "flow" tier: the rule compares them all
-  const auto p = run_plan(q, multi, testing::fake_runner);
+  const auto p = run_plan(q, multi, testing::fake_runner, no_screen);
   REQUIRE(p.recommended);
   const Candidate& fastest = p.ranked[0];
   const Candidate& rec = p.ranked[*p.recommended];

@@ -140,6 +140,15 @@ raises(ValueError, "fabric must be 'rail' or 'fat-tree', got 'fat-tre' (did you 
 raises(ValueError, "nodes takes one value in simulate(), got [1, 2] (sweep() takes lists)",
        zerosim.simulate, cluster="dgx-h100", model="gpt-18b", nodes=[1, 2])
 raises(TypeError, "missing 1 required keyword-only argument: 'cluster'", zerosim.sweep, model="gpt-18b")
+# What no node count fits is refused before its cluster is built, by simulate(), sweep() and plan().
+raises(ValueError, "seq_len: the configuration does not fit in GPU memory on any number of nodes",
+       zerosim.simulate, cluster="dgx-h100", nodes=4096, model="gpt-18b", seq_len=16777216)
+unfit = zerosim.sweep(cluster="dgx-h100", nodes=2, model="gpt-18b", seq_len=[2048, 16777216],
+                      tier="analytic", threads=1)
+check(len(unfit) == 1 and len(unfit.invalid) == 1 and
+      "on any number of nodes" in unfit.invalid[0]["error"], "sweep() lists the unfit scenario")
+raises(ValueError, "no configuration of the 276 searched fits", zerosim.plan, cluster="dgx-h100",
+       nodes=4096, model="gpt-18b", seq_len=16777216)
 
 # A sweep: its rows in a DataFrame equal to single simulations.
 rows = zerosim.sweep(cluster="dgx2-v100", nodes=4, model="gpt-18b", nics_per_node=[1, 4],

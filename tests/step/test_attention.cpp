@@ -12,8 +12,10 @@
 #include "tests/support/approx.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/run_cli.hpp"
+#include "tests/support/simulate_unrefused.hpp"
 
 using namespace zerosim;
+using zerosim::testing::simulate_unrefused;
 
 namespace {
 
@@ -53,17 +55,20 @@ TEST_CASE("auto: FlashAttention on Ampere and Hopper for the families that use i
                                          {"dgx-h100", "gpt-18b", "eager"}}) {
     CAPTURE(c.cluster);
     CAPTURE(c.model);
-    CHECK(simulate(scenario(c.cluster, 2, c.model, "auto")).scenario.attention == c.expected);
+    CHECK(simulate_unrefused(scenario(c.cluster, 2, c.model, "auto")).scenario.attention ==
+          c.expected);
   }
   // Asked for, either runs where FlashAttention does.
-  CHECK(simulate(scenario("dgx-h100", 2, "gpt-18b", "flash")).scenario.attention == "flash");
-  CHECK(simulate(scenario("dgx-h100", 2, "llama-3-8b", "eager")).scenario.attention == "eager");
+  CHECK(simulate_unrefused(scenario("dgx-h100", 2, "gpt-18b", "flash")).scenario.attention ==
+        "flash");
+  CHECK(simulate_unrefused(scenario("dgx-h100", 2, "llama-3-8b", "eager")).scenario.attention ==
+        "eager");
 }
 
 TEST_CASE("FlashAttention on a V100 and unknown implementations are bad input naming --attention") {
-  expect_input_error([] { simulate(scenario("dgx2-v100", 2, "llama-2-7b", "flash")); },
+  expect_input_error([] { simulate_unrefused(scenario("dgx2-v100", 2, "llama-2-7b", "flash")); },
                      "<command line>", "--attention", "needs an Ampere or later GPU");
-  expect_input_error([] { simulate(scenario("dgx-h100", 2, "llama-2-7b", "sdpa")); },
+  expect_input_error([] { simulate_unrefused(scenario("dgx-h100", 2, "llama-2-7b", "sdpa")); },
                      "<command line>", "--attention", "'sdpa' is not auto, flash or eager");
   for (const std::string command : {"simulate", "sweep", "plan"}) {
     CAPTURE(command);
@@ -84,8 +89,8 @@ TEST_CASE("FlashAttention on a V100 and unknown implementations are bad input na
 }
 
 TEST_CASE("Mistral-7B at 32k context on 32 H100s fits with FlashAttention, not with eager") {
-  const StepResult flash = simulate(mistral_32k("auto"));
-  const StepResult eager = simulate(mistral_32k("eager"));
+  const StepResult flash = simulate_unrefused(mistral_32k("auto"));
+  const StepResult eager = simulate_unrefused(mistral_32k("eager"));
   CHECK(flash.scenario.attention == "flash");
   CHECK(flash.scenario.micro_batch_sequences == 1);
   CHECK(flash.scenario.world_size == 32);

@@ -21,9 +21,11 @@
 #include "tests/support/fsdp_units.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
+#include "tests/support/simulate_unrefused.hpp"
 
 using namespace zerosim;
 using zerosim::testing::Approx;
+using zerosim::testing::simulate_unrefused;
 
 namespace {
 
@@ -55,7 +57,7 @@ TEST_CASE(
     "FULL_SHARD: every unit gathered before its forward, every block again before its "
     "backward, one reduce-scatter per unit") {
   const Units u = units();
-  const auto r = simulate(fsdp("fsdp"));
+  const auto r = simulate_unrefused(fsdp("fsdp"));
   CHECK(r.scenario.strategy.name() == "fsdp");
   CHECK(r.scenario.strategy.fsdp.sharding == FsdpSharding::FullShard);
   const double units_n = u.blocks + 1;
@@ -76,7 +78,7 @@ TEST_CASE(
 
 TEST_CASE("SHARD_GRAD_OP gathers once per micro-step; every micro-step reduce-scatters") {
   const Units u = units();
-  const auto r = simulate(fsdp("fsdp-grad-op", 3));
+  const auto r = simulate_unrefused(fsdp("fsdp-grad-op", 3));
   CHECK(ops(r.comm.by_phase, "forward_all_gather") == 3 * (u.blocks + 1));
   CHECK(ops(r.comm.by_phase, "backward_all_gather") == 0);
   CHECK(inter(r.comm.by_phase, "forward_all_gather") ==
@@ -91,7 +93,7 @@ TEST_CASE(
   const Units u = units();
   auto s = fsdp("fsdp");
   s.fsdp_reduce_dtype = "fp32";
-  const auto r = simulate(s);
+  const auto r = simulate_unrefused(s);
   CHECK(r.scenario.strategy.grad_comm_bytes == 4);
   CHECK(inter(r.comm.by_phase, "gradient_reduction") ==
         Approx(ring_inter(4 * u.all)).epsilon(1e-9));
@@ -99,7 +101,7 @@ TEST_CASE(
         Approx(ring_inter(2 * u.all)).epsilon(1e-9));
   s.fsdp_param_dtype = "fp32";
   s.fsdp_reduce_dtype = "auto";  // reduce_dtype None: param_dtype
-  const auto f = simulate(s);
+  const auto f = simulate_unrefused(s);
   CHECK(f.scenario.strategy.fsdp.param_bytes == 4);
   CHECK(f.scenario.strategy.grad_comm_bytes == 4);
   CHECK(inter(f.comm.by_phase, "forward_all_gather") ==
@@ -110,7 +112,7 @@ TEST_CASE(
     "HYBRID_SHARD: FULL_SHARD inside each node, the gradient shards all-reduced across "
     "nodes") {
   const Units u = units();
-  const auto r = simulate(fsdp("fsdp-hybrid", 2));
+  const auto r = simulate_unrefused(fsdp("fsdp-hybrid", 2));
   CHECK(r.scenario.strategy.shard_size == 16);
   CHECK(inter(r.comm.by_phase, "forward_all_gather") == 0);
   CHECK(inter(r.comm.by_phase, "backward_all_gather") == 0);
@@ -136,7 +138,7 @@ TEST_CASE(
     s.nic_gbps = 800;
     s.tokens_per_gpu = 8192;
     s.fsdp_limit_all_gathers = limit;
-    simulate(s, trace);
+    simulate_unrefused(s, trace);
     const json t = json::parse(slurp(trace));
     std::map<int, double> ag_start, fwd_end;  // by layer
     for (const auto& e : t.at("traceEvents")) {
@@ -171,7 +173,7 @@ TEST_CASE(
     "FSDP memory: 16 bytes per parameter over the shard, the unsharded units in "
     "param_dtype") {
   const Units u = units();
-  const auto full = simulate(fsdp("fsdp")), op = simulate(fsdp("fsdp-grad-op"));
+  const auto full = simulate_unrefused(fsdp("fsdp")), op = simulate_unrefused(fsdp("fsdp-grad-op"));
   for (const auto* r : {&full, &op}) {
     CHECK(r->memory.component("params_shard_fp32") == Approx(4 * u.all / W).epsilon(1e-12));
     CHECK(r->memory.component("grads_shard_fp32") == Approx(4 * u.all / W).epsilon(1e-12));
@@ -184,15 +186,16 @@ TEST_CASE(
   CHECK(op.memory.component("unsharded_params") == Approx(2 * u.all).epsilon(1e-12));
   auto post = fsdp("fsdp");
   post.fsdp_backward_prefetch = "post";
-  CHECK(simulate(post).memory.component("unsharded_params") ==
+  CHECK(simulate_unrefused(post).memory.component("unsharded_params") ==
         Approx(2 * (u.root + 2 * u.block)).epsilon(1e-12));
   auto nolimit = fsdp("fsdp");
   nolimit.fsdp_limit_all_gathers = false;
-  CHECK(simulate(nolimit).memory.component("unsharded_params") == Approx(2 * u.all).epsilon(1e-12));
+  CHECK(simulate_unrefused(nolimit).memory.component("unsharded_params") ==
+        Approx(2 * u.all).epsilon(1e-12));
   // fp32 reduce: each unsharded gradient also has its float32 copy.
   auto fp32 = fsdp("fsdp");
   fp32.fsdp_reduce_dtype = "fp32";
-  CHECK(simulate(fp32).memory.component("unsharded_grads") ==
+  CHECK(simulate_unrefused(fp32).memory.component("unsharded_grads") ==
         Approx((2 + 4) * (u.root + 2 * u.block)).epsilon(1e-12));
   CHECK(full.memory.component("unsharded_grads") ==
         Approx(2 * (u.root + 2 * u.block)).epsilon(1e-12));
@@ -202,11 +205,11 @@ TEST_CASE(
     "backward prefetch: BACKWARD_PRE overlaps the next gather with the gradient "
     "computation; none serializes them") {
   auto s = fsdp("fsdp");
-  const auto pre = simulate(s);
+  const auto pre = simulate_unrefused(s);
   s.fsdp_backward_prefetch = "post";
-  const auto post = simulate(s);
+  const auto post = simulate_unrefused(s);
   s.fsdp_backward_prefetch = "none";
-  const auto none = simulate(s);
+  const auto none = simulate_unrefused(s);
   // Same collectives and bytes whichever the order.
   for (const auto* r : {&post, &none})
     for (const auto& kv : pre.comm.by_phase) {
@@ -228,11 +231,10 @@ TEST_CASE("gradient accumulation: micro-steps 2..G repeat micro-step 1") {
     CAPTURE(st);
     auto s = fsdp(st, 4);
     s.tier = "analytic";
-    const auto fast = simulate(s);
+    const auto fast = simulate_unrefused(s);
     ReferenceModes modes;
     modes.extend_accumulation = false;
-    SimContext plain(modes);
-    const auto slow = simulate(s, plain);
+    const auto slow = simulate_unrefused(s, modes);
     CHECK(fast.step_time_s == Approx(slow.step_time_s).epsilon(1e-12));
     CHECK(fast.comm.inter_node_bytes == Approx(slow.comm.inter_node_bytes).epsilon(1e-12));
   }
@@ -249,22 +251,22 @@ TEST_CASE("both tiers run an FSDP row; FSDP refuses ZeRO++'s techniques and Deep
     s.seq_len = 2048;
     s.grad_accum = 2;
     s.tier = tier;
-    const auto r = simulate(s);
+    const auto r = simulate_unrefused(s);
     CHECK(r.step_time_s > 0);
     CHECK(r.scenario.strategy.dtype == "bf16");
   }
-  const auto e = caught_input_error([] { simulate(fsdp("fsdp+qwz")); });
+  const auto e = caught_input_error([] { simulate_unrefused(fsdp("fsdp+qwz")); });
   CHECK(std::string(e.what()).find("PyTorch FSDP has no quantized collectives") !=
         std::string::npos);
   auto hpz = fsdp("fsdp");
   hpz.hpz_partition = 8;
-  expect_input_error([&] { simulate(hpz); }, "<command line>", "--hpz-size", "needs hpZ");
+  expect_input_error([&] { simulate_unrefused(hpz); }, "<command line>", "--hpz-size", "needs hpZ");
   auto knob = fsdp("zero3");
   knob.fsdp_forward_prefetch = true;
-  expect_input_error([&] { simulate(knob); }, "<command line>", "--fsdp-forward-prefetch",
+  expect_input_error([&] { simulate_unrefused(knob); }, "<command line>", "--fsdp-forward-prefetch",
                      "needs an FSDP strategy");
   auto bad = fsdp("fsdp");
   bad.fsdp_reduce_dtype = "int8";
-  expect_input_error([&] { simulate(bad); }, "<command line>", "--fsdp-reduce-dtype",
+  expect_input_error([&] { simulate_unrefused(bad); }, "<command line>", "--fsdp-reduce-dtype",
                      "is not auto, bf16, fp16 or fp32");
 }

@@ -19,9 +19,11 @@
 #include "tests/support/fsdp_units.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
+#include "tests/support/simulate_unrefused.hpp"
 
 using namespace zerosim;
 using zerosim::testing::Approx;
+using zerosim::testing::simulate_unrefused;
 
 namespace {
 
@@ -56,7 +58,7 @@ double traced_seconds(const json& t, const std::string& phase, const std::string
 
 TEST_CASE("fsdp2: each unit gathered in forward, each block again in backward over the world") {
   const Units u = units();
-  const auto r = simulate(fsdp2());
+  const auto r = simulate_unrefused(fsdp2());
   CHECK(r.scenario.strategy.name() == "fsdp2");
   CHECK(r.scenario.strategy.fsdp.sharding == FsdpSharding::FullyShard);
   CHECK(ops(r.comm.by_phase, "forward_all_gather") == u.blocks + 1);
@@ -72,17 +74,17 @@ TEST_CASE("fsdp2: each unit gathered in forward, each block again in backward ov
 
 TEST_CASE("fsdp2 reshard_after_forward: false gathers once; n gathers the backward within n") {
   const Units u = units();
-  const auto keep = simulate(fsdp2("false"));
+  const auto keep = simulate_unrefused(fsdp2("false"));
   CHECK(ops(keep.comm.by_phase, "backward_all_gather") == 0);
   CHECK(inter(keep.comm.by_phase, "forward_all_gather") ==
         Approx(ring_inter(2 * u.all)).epsilon(1e-9));
   // 16 = a DGX-2's GPUs: the backward's all-gathers stay inside each node.
-  const auto node = simulate(fsdp2("16"));
+  const auto node = simulate_unrefused(fsdp2("16"));
   CHECK(node.scenario.strategy.fsdp.reshard_after_forward == 16);
   CHECK(ops(node.comm.by_phase, "backward_all_gather") == u.blocks);
   CHECK(inter(node.comm.by_phase, "backward_all_gather") == 0);
   // 32: rings of 32 ranks over 2 nodes, 12 of them: 2 crossings of S (31/32) each.
-  const auto two = simulate(fsdp2("32"));
+  const auto two = simulate_unrefused(fsdp2("32"));
   CHECK(inter(two.comm.by_phase, "backward_all_gather") ==
         Approx(12 * 2 * 2 * (u.all - u.root) * 31 / 32).epsilon(1e-9));
   CHECK(inter(two.comm.by_phase, "gradient_reduction") ==
@@ -96,7 +98,7 @@ TEST_CASE("fsdp2's copies: copy-in of the shard, copy-out of the unit, chunk-cat
   auto s = fsdp2();
   s.fsdp_reduce_dtype = "fp32";  // chunk_cat reads 2 bytes and writes 4 per parameter
   s.sm_share = false;            // the copies at the copy kernel's rate, no collective beside them
-  const auto r = simulate(s, path);
+  const auto r = simulate_unrefused(s, path);
   const json t = json::parse(slurp(path));
   const KernelCost copy = select_cost_profile_for_gpu("", r.scenario.gpu_model).kernel("copy");
   const double U = u.blocks + 1, L = u.blocks;
@@ -119,7 +121,7 @@ TEST_CASE("fsdp2's forward: a unit's all-gather waits for the copy-out two units
   s.nics_per_node = 8;
   s.nic_gbps = 800;
   s.tokens_per_gpu = 8192;  // fast network, slow compute: the wait is what holds the gathers
-  simulate(s, path);
+  simulate_unrefused(s, path);
   const json t = json::parse(slurp(path));
   std::map<int, double> ag_start, copy_out_end;
   for (const auto& e : t.at("traceEvents")) {
@@ -144,34 +146,34 @@ TEST_CASE("fsdp2's forward: a unit's all-gather waits for the copy-out two units
 
 TEST_CASE("fsdp2 memory: the root and four blocks unsharded; false the model; n adds 1/n") {
   const Units u = units();
-  CHECK(simulate(fsdp2()).memory.component("unsharded_params") ==
+  CHECK(simulate_unrefused(fsdp2()).memory.component("unsharded_params") ==
         Approx(2 * (u.root + 4 * u.block)).epsilon(1e-12));
-  CHECK(simulate(fsdp2("false")).memory.component("unsharded_params") ==
+  CHECK(simulate_unrefused(fsdp2("false")).memory.component("unsharded_params") ==
         Approx(2 * u.all).epsilon(1e-12));
-  CHECK(simulate(fsdp2("16")).memory.component("unsharded_params") ==
+  CHECK(simulate_unrefused(fsdp2("16")).memory.component("unsharded_params") ==
         Approx(2 * (u.root + 4 * u.block + (u.all - u.root) / 16)).epsilon(1e-12));
 }
 
 TEST_CASE("fsdp2's refusals: FSDP1's knobs, a reshard group that does not divide the world") {
   auto s = fsdp2();
   s.fsdp_backward_prefetch = "post";
-  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-backward-prefetch",
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>", "--fsdp-backward-prefetch",
                      "is FSDP1's");
   s = fsdp2();
   s.fsdp_limit_all_gathers = false;
-  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-limit-all-gathers",
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>", "--fsdp-limit-all-gathers",
                      "no rate limiter");
   for (const char* bad : {"7", "384", "1", "maybe"}) {
     CAPTURE(bad);
-    CHECK(caught_input_error([&] { simulate(fsdp2(bad)); }).path() ==
+    CHECK(caught_input_error([&] { simulate_unrefused(fsdp2(bad)); }).path() ==
           "--fsdp-reshard-after-forward");
   }
   s = paper_scenario("fsdp");
   s.fsdp_reshard_after_forward = "false";
-  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-reshard-after-forward",
-                     "needs --strategy fsdp2");
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>",
+                     "--fsdp-reshard-after-forward", "needs --strategy fsdp2");
   s = paper_scenario("zero3");
   s.fsdp_reshard_after_forward = "false";
-  expect_input_error([&] { simulate(s); }, "<command line>", "--fsdp-reshard-after-forward",
-                     "needs an FSDP strategy");
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>",
+                     "--fsdp-reshard-after-forward", "needs an FSDP strategy");
 }

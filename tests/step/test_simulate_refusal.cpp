@@ -4,7 +4,8 @@
 // only scenarios simulate() finds unfit, and leaves to simulate() those more nodes could fit.
 #include <doctest/doctest.h>
 
-#include <chrono>
+#include <optional>
+#include <utility>
 
 #include "sim/step/simulate.hpp"
 #include "tests/support/input_error.hpp"
@@ -56,12 +57,19 @@ TEST_CASE(
     CHECK_NOTHROW(refuse_if_cannot_fit(s, context));
     CHECK(simulate(s, context).memory.fits);
   }
-  // Where it refuses, simulate() finds the peak above the GPU too.
+  // Where it refuses, simulating it anyway (the early refusal off) finds the peak above the GPU
+  // too; simulate() itself refuses it, with the same error.
   Scenario zero1 = paper_scenario("zero1");
   zero1.model = "gpt-138b";
   zero1.tier = "analytic";
-  CHECK_THROWS_AS(refuse_if_cannot_fit(zero1, context), InputError);
-  CHECK_FALSE(simulate(zero1, context).memory.fits);
+  const InputError e = caught_input_error([&] { refuse_if_cannot_fit(zero1, context); });
+  ReferenceModes full;
+  full.refuse_unfit_early = false;
+  SimContext simulated(full);
+  CHECK_FALSE(simulate(zero1, simulated).memory.fits);
+  const InputError by_simulate = caught_input_error([&] { simulate(zero1, context); });
+  CHECK(by_simulate.path() == e.path());
+  CHECK(by_simulate.rule() == e.rule());
 }
 
 TEST_CASE("the refusal builds no cluster: the largest flow-tier cluster is refused at once") {
@@ -71,8 +79,35 @@ TEST_CASE("the refusal builds no cluster: the largest flow-tier cluster is refus
   s.model = "gpt-18b";
   s.seq_len = 16777216;
   SimContext context;
-  const auto start = std::chrono::steady_clock::now();
   CHECK(caught_input_error([&] { refuse_if_cannot_fit(s, context); }).path() == "--seq-len");
-  // Building this cluster alone takes seconds; the refusal reads a preset and a model.
-  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
+  // The refusal reads a preset and a model: no cluster is built.
+  CHECK(context.clusters().builds() == 0);
+}
+
+TEST_CASE("simulate() refuses what no node count fits before building its cluster") {
+  // 2^24-token sequences on the flow tier's largest cluster (32768 GPUs) and the analytic tier's
+  // (65536): refused, naming the flag, the rule and the bytes, with no cluster built.
+  for (const auto& [nodes, tier] : {std::pair{4096, "flow"}, std::pair{8192, "analytic"}}) {
+    CAPTURE(tier);
+    Scenario s;
+    s.cluster = "dgx-h100";
+    s.nodes = nodes;
+    s.model = "gpt-18b";
+    s.seq_len = 16777216;
+    s.tier = tier;
+    SimContext context;
+    const InputError e = caught_input_error([&] { simulate(s, context); });
+    CHECK(e.file() == "<command line>");
+    CHECK(e.path() == "--seq-len");
+    CHECK(e.rule().find("does not fit in GPU memory on any number of nodes") != std::string::npos);
+    CHECK(e.rule().find("shorter sequences can") != std::string::npos);
+    CHECK(context.clusters().builds() == 0);
+    CHECK(unfit_refusal(s, context).has_value());
+  }
+  // A scenario that runs builds its cluster once, and is not refused.
+  const Scenario fits = paper_scenario("zeropp");
+  SimContext context;
+  CHECK_FALSE(unfit_refusal(fits, context).has_value());
+  CHECK(simulate(fits, context).memory.fits);
+  CHECK(context.clusters().builds() == 1);
 }

@@ -16,8 +16,10 @@
 #include "tests/support/files.hpp"
 #include "tests/support/input_error.hpp"
 #include "tests/support/paper_scenario.hpp"
+#include "tests/support/simulate_unrefused.hpp"
 
 using namespace zerosim;
+using zerosim::testing::simulate_unrefused;
 
 namespace {
 
@@ -41,7 +43,7 @@ TEST_CASE("stages 1 and 2: one reduce-scatter and one all-gather of 2 psi, no pe
   const double p = psi();
   for (const char* st : {"zero1", "zero2"}) {
     CAPTURE(st);
-    const auto r = simulate(paper(st));
+    const auto r = simulate_unrefused(paper(st));
     CHECK(r.scenario.strategy.name() == st);
     CHECK(ops(r.comm.by_phase, "forward_all_gather") == 0);
     CHECK(ops(r.comm.by_phase, "backward_all_gather") == 0);
@@ -63,8 +65,8 @@ TEST_CASE("stages 1 and 2: one reduce-scatter and one all-gather of 2 psi, no pe
 
 TEST_CASE("model-state memory: 2+2+12/W (stage 1), 2+2/W+12/W (stage 2), 16/S (HSDP)") {
   const double p = psi();
-  const auto z1 = simulate(paper("zero1")), z2 = simulate(paper("zero2")),
-             h = simulate(paper("hsdp")), z3 = simulate(paper("zero3"));
+  const auto z1 = simulate_unrefused(paper("zero1")), z2 = simulate_unrefused(paper("zero2")),
+             h = simulate_unrefused(paper("hsdp")), z3 = simulate_unrefused(paper("zero3"));
   auto states = [](const StepResult& r) {
     return r.memory.component("params_fp16") + r.memory.component("grads_fp16") +
            r.memory.component("optimizer_fp32");
@@ -91,7 +93,7 @@ TEST_CASE("stage 1 reduces once per step, stage 2 every micro-step; otherwise th
     s.sm_share = false;
     return s;
   };
-  const auto z1 = simulate(paper("zero1")), z2 = simulate(paper("zero2"));
+  const auto z1 = simulate_unrefused(paper("zero1")), z2 = simulate_unrefused(paper("zero2"));
   // One micro-step: the same program.
   CHECK(z1.step_time_s == z2.step_time_s);
   CHECK(z1.comm == z2.comm);
@@ -100,7 +102,7 @@ TEST_CASE("stage 1 reduces once per step, stage 2 every micro-step; otherwise th
   const double ag = inter(z1.comm.by_phase, "parameter_all_gather");
   for (const int G : {2, 4}) {  // 4: extended from 1 and 2 (sim/step/accumulation.hpp)
     CAPTURE(G);
-    const auto a = simulate(paper("zero1", G)), b = simulate(paper("zero2", G));
+    const auto a = simulate_unrefused(paper("zero1", G)), b = simulate_unrefused(paper("zero2", G));
     CHECK(inter(a.comm.by_phase, "gradient_reduction") ==
           zerosim::testing::Approx(rs).epsilon(1e-12));
     CHECK(ops(a.comm.by_phase, "gradient_reduction") ==
@@ -121,7 +123,7 @@ TEST_CASE("stage 1 reduces once per step, stage 2 every micro-step; otherwise th
 
 TEST_CASE("HSDP: ZeRO-3 inside each node, the gradient shards all-reduced across the replicas") {
   const double p = psi();
-  const auto r = simulate(paper("hsdp"));
+  const auto r = simulate_unrefused(paper("hsdp"));
   CHECK(r.scenario.strategy.hsdp);
   CHECK(r.scenario.strategy.shard_size == 16);
   // Gathers and reduce-scatters over the node's 16 GPUs: nothing crosses the network.
@@ -137,7 +139,7 @@ TEST_CASE("HSDP: ZeRO-3 inside each node, the gradient shards all-reduced across
         zerosim::testing::Approx(W * 2 * (2 * p / N) * (Y - 1) / Y).epsilon(1e-9));
   CHECK(inter(r.comm.by_phase, "gradient_reduction") == inter(r.comm.by_collective, "all_reduce"));
   // The all-reduce once per step, the intra-node reduce-scatters every micro-step.
-  const auto r2 = simulate(paper("hsdp", 2));
+  const auto r2 = simulate_unrefused(paper("hsdp", 2));
   CHECK(ops(r2.comm.by_collective, "all_reduce") == 1);
   CHECK(ops(r2.comm.by_collective, "reduce_scatter") ==
         2 * ops(r.comm.by_collective, "reduce_scatter"));
@@ -146,7 +148,7 @@ TEST_CASE("HSDP: ZeRO-3 inside each node, the gradient shards all-reduced across
 TEST_CASE("HSDP with one group of every rank is ZeRO-3") {
   auto s = paper("hsdp");
   s.hsdp_size = 384;
-  const auto h = simulate(s), z3 = simulate(paper("zero3"));
+  const auto h = simulate_unrefused(s), z3 = simulate_unrefused(paper("zero3"));
   CHECK(h.step_time_s == z3.step_time_s);
   CHECK(h.comm == z3.comm);
   CHECK(h.breakdown == z3.breakdown);
@@ -157,11 +159,11 @@ TEST_CASE("HSDP with one group of every rank is ZeRO-3") {
 TEST_CASE("HSDP's group size is checked against the cluster and the strategy") {
   auto s = paper("hsdp");
   s.hsdp_size = 7;
-  expect_input_error([&] { simulate(s); }, "<command line>", "--hsdp-size",
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>", "--hsdp-size",
                      "must divide the world size");
   auto z = paper("zero3");
   z.hsdp_size = 8;
-  expect_input_error([&] { simulate(z); }, "<command line>", "--hsdp-size",
+  expect_input_error([&] { simulate_unrefused(z); }, "<command line>", "--hsdp-size",
                      "needs --strategy hsdp");
 }
 
@@ -181,7 +183,7 @@ TEST_CASE("published stage-1 and stage-2 DeepSpeed configs give their hand-resol
     Scenario ds = flags, f = flags;
     ds.deepspeed = dir + "axolotl-zero1.json";
     f.strategy = "zero1";
-    same(simulate(ds), simulate(f));
+    same(simulate_unrefused(ds), simulate_unrefused(f));
   }
   // Accelerate's: FP16, allgather_bucket_size 2e8, reduce_bucket_size "auto" (hidden^2 =
   // 4096^2 for llama-3-8b), written out by hand.
@@ -197,7 +199,7 @@ TEST_CASE("published stage-1 and stage-2 DeepSpeed configs give their hand-resol
     ds.deepspeed = dir + fmt::format("accelerate-zero_stage{}_config.json", stage);
     hand.deepspeed = resolved.string();
     f.strategy = stage == 1 ? "zero1" : "zero2";
-    const auto a = simulate(ds), b = simulate(hand), c = simulate(f);
+    const auto a = simulate_unrefused(ds), b = simulate_unrefused(hand), c = simulate_unrefused(f);
     same(a, b);
     CHECK(a.scenario.strategy.stage == stage);
     CHECK(a.scenario.strategy.allgather_bucket_elems == 200'000'000);
