@@ -109,7 +109,7 @@ Shape gpt18b() {
   return s;
 }
 
-constexpr double W = 384, Y = 24, N = 16;  // ranks, nodes, GPUs per node
+constexpr double W = 384, Y = 24;  // ranks, nodes (16 GPUs per node)
 
 // A world ring moves S·(W-1)/W per rank; exactly one edge per channel per node crosses to the next
 // node, so the network carries Y·S·(W-1)/W for a ring collective of S bytes per rank.
