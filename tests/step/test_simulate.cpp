@@ -144,7 +144,8 @@ TEST_CASE(
   CHECK(phase_bytes(pp, "backward_all_gather", "inter") ==
         zerosim::testing::Approx(ring_inter(recompute_q)).epsilon(1e-9));
   CHECK(phase_bytes(pp, "backward_all_gather", "intra") > 0);
-  // qgZ: INT4 + FP32 scales of 1/16 of the gradient (one node's GPUs) cross the network; 1-D tensors go by FP16 ring.
+  // qgZ: INT4 + FP32 scales of 1/16 of the gradient (one node's GPUs) cross the network; 1-D
+  // tensors go by FP16 ring.
   const double qgz_inter = rail_a2a_inter(s.qgz_hop2) + ring_inter(2 * s.one_d);
   CHECK(phase_bytes(pp, "gradient_reduction", "inter") ==
         zerosim::testing::Approx(qgz_inter).epsilon(1e-9));
