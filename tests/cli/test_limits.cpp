@@ -12,6 +12,7 @@
 #include "sim/core/json_io.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/run_cli.hpp"
+#include "tests/support/sanitizers.hpp"
 
 namespace {
 
@@ -51,11 +52,7 @@ constexpr double kFitAtLimitSeconds = 10;
 // not asserted (speed is measured by bench/, and a shared CI machine's load varies); the README
 // states the time measured. Under a sanitizer the runs are skipped: their time and memory are the
 // instrumentation's.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+using zerosim::testing::kSanitized;
 void runs_within(const std::string& args, double stated_s) {
   if (kSanitized) {
     MESSAGE("skipped under a sanitizer: " << args);

@@ -7,21 +7,10 @@
 #include <string>
 
 #include "tests/support/run_cli.hpp"
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
+#include "tests/support/sanitizers.hpp"
 
 TEST_CASE("out of memory exits 1 with a message that says so, not an internal error") {
-  if (kAsan) return;
+  if (zerosim::testing::kAddressSanitizer) return;
   const CliRun r = run(
       "simulate --cluster dgx-h100 --nodes 2 --strategy zero3 --model gpt-18b --grad-accum 100000",
       "ulimit -v 2000000 && ");
