@@ -234,6 +234,7 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   cands = screen_unfit(std::move(cands), plan, screen);
   // Analytic tier over the rest: cheap, prunes what does not fit and what is clearly slow.
   std::vector<Scenario> analytic;
+  analytic.reserve(cands.size());
   for (const auto& c : cands) analytic.push_back(c.scenario);
   auto results = run_all(analytic, runner, q.threads);
   std::vector<Candidate> feasible;
