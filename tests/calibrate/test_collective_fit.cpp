@@ -153,9 +153,9 @@ TEST_CASE("fit_collectives recovers known parameters from records the model gene
                  << c.sensitivity);
       CHECK(std::fabs(c.value - want) <= 0.02 * std::fabs(want));
     }
-    // Named copies: INFO captures by lambda, and clang 14 cannot capture structured bindings.
     for (const auto& entry : truth_values) {
-      const std::string key = entry.first;
+      // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
+      const auto& key = entry.first;
       const double want = entry.second;
       const CollectiveParam& c = param(fit, key);
       INFO(key);
@@ -274,7 +274,8 @@ TEST_CASE("the Cauchy loss keeps a regime the model lacks from pulling the fit; 
   // Each parameter lands at most half as far from the truth as least squares puts it; the two
   // the large sizes determine (network efficiency and ring latency) within 5%.
   for (const auto& entry : truth_values) {
-    const std::string key = entry.first;  // named copies for INFO's lambda (clang 14)
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
+    const auto& key = entry.first;
     const double want = entry.second;
     const double c = param(cauchy, key).value, q = param(squared, key).value;
     INFO(key << ": true " << want << ", cauchy " << c << ", squared " << q);

@@ -240,8 +240,7 @@ TEST_CASE("every real log imports with each row under its true op") {
     CHECK(static_cast<int>(log.records.size()) == lines);  // no result row is dropped
     std::map<std::string, int> got = rows_per_op(log);
     for (const auto& kv : want.rows) {
-      // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-      // which clang 14 (the ASan build) cannot do with a binding.
+      // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
       const auto& op = kv.first;
       const auto& n = kv.second;
       CAPTURE(op);

@@ -112,8 +112,7 @@ TEST_CASE("plan: --json prints the plan document; the DeepSpeed config has the s
   const std::string ds = (d / "ds.json").string();
   for (const auto& kv : std::vector<std::pair<std::string, std::string>>{{"dgx-h100", "bf16"},
                                                                          {"dgx2-v100", "fp16"}}) {
-    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-    // which clang 14 (the ASan build) cannot do with a binding.
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& cluster = kv.first;
     const auto& dtype = kv.second;
     CAPTURE(cluster);

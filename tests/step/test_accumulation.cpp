@@ -89,16 +89,14 @@ TEST_CASE("an extended step equals the step with every micro-step lowered") {
         CHECK(ext.comm.flows == full.comm.flows);
         REQUIRE(ext.comm.by_phase.size() == full.comm.by_phase.size());
         for (const auto& kv : full.comm.by_phase) {
-          // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-          // which clang 14 (the ASan build) cannot do with a binding.
+          // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
           const auto& phase = kv.first;
           const auto& t = kv.second;
           CAPTURE(phase);
           check_totals(ext.comm.by_phase.at(phase), t);
         }
         for (const auto& kv : full.comm.by_collective) {
-          // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-          // which clang 14 (the ASan build) cannot do with a binding.
+          // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
           const auto& kind = kv.first;
           const auto& t = kv.second;
           CAPTURE(kind);

@@ -88,8 +88,7 @@ TEST_CASE("simulate() refuses what no node count fits before building its cluste
   // 2^24-token sequences on the flow tier's largest cluster (32768 GPUs) and the analytic tier's
   // (65536): refused, naming the flag, the rule and the bytes, with no cluster built.
   for (const auto& kv : {std::pair{4096, "flow"}, std::pair{8192, "analytic"}}) {
-    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-    // which clang 14 (the ASan build) cannot do with a binding.
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& nodes = kv.first;
     const auto& tier = kv.second;
     CAPTURE(tier);

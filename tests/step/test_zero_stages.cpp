@@ -205,8 +205,7 @@ TEST_CASE("published stage-1 and stage-2 DeepSpeed configs give their hand-resol
     CHECK(a.scenario.strategy.allgather_bucket_elems == 200'000'000);
     // The flags' default buckets are larger; the bytes of each phase are the same.
     for (const auto& kv : c.comm.by_phase) {
-      // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-      // which clang 14 (the ASan build) cannot do with a binding.
+      // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
       const auto& phase = kv.first;
       const auto& t = kv.second;
       CAPTURE(phase);

@@ -94,8 +94,7 @@ TEST_CASE("gpt-18b at DeepSpeed's default distance: one gather per submodule in 
   // 18 h^2 < 1e9 for h = 6144: every submodule of a middle layer is gathered for its recompute
   // and kept for its backward; gpt-49b (h = 8192) re-gathers qkv (18 h^2) and attn (16 h^2).
   for (const auto& kv : {std::pair{"gpt-18b", 0}, {"gpt-49b", 2}}) {
-    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-    // which clang 14 (the ASan build) cannot do with a binding.
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& name = kv.first;
     const auto& regathered = kv.second;
     CAPTURE(name);

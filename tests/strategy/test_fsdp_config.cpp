@@ -64,8 +64,7 @@ TEST_CASE("Composer's sharding strategies, prefetch and MixedPrecision presets")
   const std::map<std::string, std::pair<std::string, std::string>> presets = {
       {"PURE", {"fp16", "fp16"}}, {"DEFAULT", {"fp32", "fp16"}}, {"FULL", {"fp32", "fp32"}}};
   for (const auto& kv : presets) {
-    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-    // which clang 14 (the ASan build) cannot do with a binding.
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& mode = kv.first;
     const auto& dtypes = kv.second;
     CAPTURE(mode);
@@ -107,8 +106,7 @@ TEST_CASE("Accelerate's config: names or 1-based indices, its prefetch names, mi
                                                        {"4", "fsdp-hybrid"},
                                                        {"SHARD_GRAD_OP", "fsdp-grad-op"}};
   for (const auto& kv : by_index) {
-    // Named references, not a structured binding: CAPTURE/INFO capture in a lambda,
-    // which clang 14 (the ASan build) cannot do with a binding.
+    // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& v = kv.first;
     const auto& name = kv.second;
     CAPTURE(v);
