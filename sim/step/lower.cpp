@@ -15,14 +15,16 @@ double backward_time(const Module& m, const CostProfile& p, AttentionImpl attent
   return backward_terms(m, p, attention).total();
 }
 
-double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s) {
-  return s.qwz ? qwz_scale_bytes(m, ranks, shard_ranks) : 0;
+double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s,
+                            QwzGroupCounter* groups) {
+  return s.qwz ? qwz_scale_bytes(m, ranks, shard_ranks, groups) : 0;
 }
 
-double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s) {
+double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s,
+                      QwzGroupCounter* groups) {
   const double n = static_cast<double>(m.gather_elems);
   if (!s.qwz) return 2 * n;
-  return n * s.weight_bits / 8.0 + gathered_scale_bytes(m, ranks, shard_ranks, s);
+  return n * s.weight_bits / 8.0 + gathered_scale_bytes(m, ranks, shard_ranks, s, groups);
 }
 
 LoweredStep lower_step(const StepSetup& setup, const Topology& topo, const CostProfile& profile,

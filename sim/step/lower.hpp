@@ -34,6 +34,7 @@
 #include "sim/step/compute_model.hpp"
 #include "sim/strategy/buckets.hpp"
 #include "sim/strategy/fetch_trace.hpp"
+#include "sim/strategy/quant_groups.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/module_cache.hpp"
@@ -86,10 +87,12 @@ double backward_time(const Module& m, const CostProfile& p, AttentionImpl attent
 
 // qwZ's FP32 scales for a gather of module m over `ranks` ranks, its parameters partitioned over
 // `shard_ranks` (qwz_scale_bytes, quant_groups.hpp; 0 without qwZ), gathered with an all-gather
-// of their own after the INT8 data's.
-double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s);
+// of their own after the INT8 data's. `groups` keeps the group counts (null: computed each time).
+double gathered_scale_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s,
+                            QwzGroupCounter* groups = nullptr);
 // Bytes on the wire for that gather: FP16, or INT8 (weight_bits) and the scales.
-double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s);
+double gathered_bytes(const Module& m, int ranks, int shard_ranks, const Strategy& s,
+                      QwzGroupCounter* groups = nullptr);
 
 // Where a collective belongs in the step (the result's comm.by_phase).
 // ParameterGather: stages 1 and 2 all-gather the updated parameters after the optimizer.

@@ -177,7 +177,7 @@ class DeepSpeedLowering : ProgramBuilder {
   void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
-    const double wire = gathered_bytes(m, group, S_, st_);
+    const double wire = gathered_bytes(m, group, S_, st_, &qwz_groups_);
     if (st_.offload_param != OffloadDevice::None) {
       // The rank's 16-bit shard lives on the host (or the drives): copied to the GPU first.
       const double shard = 2 * n / group;
@@ -198,7 +198,7 @@ class DeepSpeedLowering : ProgramBuilder {
     // qwZ gathers the INT8 data, then the FP32 scales, with two all_gather_into_tensor calls
     // (partition_parameters.py all_gather_coalesced, quantized branch: the handle and the
     // quant_handle, in 0.10.0, 0.13.2 and 0.19.5): each pays its own latency.
-    const double scales = gathered_scale_bytes(m, group, S_, st_);
+    const double scales = gathered_scale_bytes(m, group, S_, st_, &qwz_groups_);
     const Algorithm algo =
         secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
     const GroupList& groups = secondary ? hpz_groups_ : shard_;
@@ -258,8 +258,8 @@ class DeepSpeedLowering : ProgramBuilder {
         wait(kFetch, gathered);
         if (st_.qwz) {
           const char* d = st_.weight_bits == 8 ? "dequantize_int8" : "dequantize_int4";
-          kernel(kFetch, Category::QuantKernel, d, gathered_bytes(m, slices, S_, st_) + 2 * n, tag,
-                 ".dequant");
+          kernel(kFetch, Category::QuantKernel, d,
+                 gathered_bytes(m, slices, S_, st_, &qwz_groups_) + 2 * n, tag, ".dequant");
         }
         if (tensors > 1) kernel(kFetch, Category::ParamFetch, "copy", 2 * 2 * n, tag, ".cat");
         record(kFetch, done);
@@ -759,7 +759,8 @@ class DeepSpeedLowering : ProgramBuilder {
   int S_ = 1;                                        // ranks a parameter is sharded over
   int h2d_ = -1, d2h_ = -1, host_ = -1, nvme_ = -1;  // offload streams; -1: none
   std::vector<int> drained_ = {kReduce};             // streams the end of each backward waits for
-  std::vector<int> ongoing_;  // reassemble: the host's outstanding fetch events, oldest first
+  std::vector<int> ongoing_;    // reassemble: the host's outstanding fetch events, oldest first
+  QwzGroupCounter qwz_groups_;  // qwZ's scale counts of the shard sizes gathered so far
 };
 
 }  // namespace

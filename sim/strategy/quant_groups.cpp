@@ -22,7 +22,13 @@ std::int64_t qwz_quant_groups(std::int64_t numel) {
   return g;
 }
 
-double qwz_scale_bytes(const Module& m, int ranks, int shard_ranks) {
+std::int64_t QwzGroupCounter::operator()(std::int64_t numel) {
+  const auto it = known_.find(numel);
+  if (it != known_.end()) return it->second;
+  return known_.emplace(numel, qwz_quant_groups(numel)).first->second;
+}
+
+double qwz_scale_bytes(const Module& m, int ranks, int shard_ranks, QwzGroupCounter* groups) {
   const std::int64_t S = std::max(1, shard_ranks);
   auto part = [&](std::int64_t n) { return (n + S - 1) / S; };  // ds_tensor.ds_numel
   std::int64_t shard = 0, own = 0;
@@ -32,7 +38,8 @@ double qwz_scale_bytes(const Module& m, int ranks, int shard_ranks) {
   }
   if (m.gather_elems > own) shard += part(m.gather_elems - own);  // a tied head's embedding
   shard *= S / std::max(1, ranks);
-  return 4.0 * static_cast<double>(qwz_quant_groups(shard)) * ranks;
+  const std::int64_t g = groups ? (*groups)(shard) : qwz_quant_groups(shard);
+  return 4.0 * static_cast<double>(g) * ranks;
 }
 
 std::int64_t qgz_intra_groups(std::int64_t max_dim, int world) {

@@ -47,6 +47,20 @@ TEST_CASE("qwZ's group count is CUDAQuantizer.quantize's") {
   }
 }
 
+TEST_CASE("QwzGroupCounter answers as qwz_quant_groups, first time and again") {
+  QwzGroupCounter counter;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::int64_t n : {294912, 8 * 7919, 4096, 8001, 98320, 8008}) {
+      CAPTURE(pass);
+      CAPTURE(n);
+      CHECK(counter(n) == qwz_quant_groups(n));
+    }
+  Module m;
+  m.params = {ParamTensor{"w", 6144 * 6144, false, 6144}, ParamTensor{"b", 6144, true, 0}};
+  m.gather_elems = 6144 * 6144 + 6144;
+  CHECK(qwz_scale_bytes(m, 16, 384, &counter) == qwz_scale_bytes(m, 16, 384));
+}
+
 TEST_CASE("qwZ's scales for a module's gather: groups of the rank's flat shard, from every rank") {
   // Two tensors of 6144 x 6144 and 6144 over 384 ranks: the shard is 98,304 + 16 = 98,320
   // elements; from ceil(98320 / 8000) = 13 the first divisor of 12,290 = 2 x 5 x 1229 is 1,229
