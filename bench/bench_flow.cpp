@@ -82,7 +82,7 @@ static void BM_FlowAllToAll(benchmark::State& state) {
   op.groups = world_group(topo);
   op.bytes = double(1 << 30);
   double t = 0;
-  for (auto _ : state) t = collective_time("flow", op, topo, prof);
+  for (auto _ : state) t = collective_time(NetworkTier::Flow, op, topo, prof);
   state.counters["gpus"] = topo.gpu_count();
   state.counters["simulated_ms"] = t * 1e3;
   state.SetLabel(state.range(1) ? "two-hop" : "direct");

@@ -46,9 +46,9 @@ const Cluster kClusters[] = {
 };
 const char* kModels[] = {"gpt-18b", "gpt-138b"};
 const char* kStrategies[] = {"zero3", "zeropp"};
-const char* kTiers[] = {"flow", "analytic"};
+const NetworkTier kTiers[] = {NetworkTier::Flow, NetworkTier::Analytic};
 
-Scenario scenario(const Cluster& c, const char* model, const char* strategy, const char* tier) {
+Scenario scenario(const Cluster& c, const char* model, const char* strategy, NetworkTier tier) {
   Scenario s;
   s.cluster = c.preset;
   s.nodes = c.nodes;
@@ -89,7 +89,7 @@ SimContext& step_context() {
 void step_case(benchmark::State& state, const Cluster& c, const char* model, const Scenario& s) {
   state.SetLabel(std::string(c.preset) + "/" + std::to_string(c.gpus) + "gpu/" +
                  (c.fabric[0] ? "fat-tree-2:1" : "rail") + "/" + model + "/" + s.strategy + "/" +
-                 s.tier);
+                 std::string(choice_name(s.tier)));
   StepResult r;
   SimContext& context = step_context();
   for (auto _ : state) {
@@ -128,7 +128,8 @@ const Cluster kAnalyticClusters[] = {
 void BM_AnalyticStep(benchmark::State& state) {
   const Cluster& c = kAnalyticClusters[state.range(0)];
   const char* model = kModels[state.range(1)];
-  step_case(state, c, model, scenario(c, model, kStrategies[state.range(2)], "analytic"));
+  step_case(state, c, model,
+            scenario(c, model, kStrategies[state.range(2)], NetworkTier::Analytic));
 }
 
 void register_steps() {
@@ -168,8 +169,8 @@ void warm(const std::vector<Scenario>& ss, SimContext& context) {
 void BM_AnalyticScenarios(benchmark::State& state) {
   std::vector<Scenario> ss;
   for (int nodes = 1; nodes <= 32; ++nodes)
-    ss.push_back(
-        scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, "gpt-18b", "zeropp", "analytic"));
+    ss.push_back(scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, "gpt-18b", "zeropp",
+                          NetworkTier::Analytic));
   std::size_t i = 0;
   SimContext context;  // held across iterations, as a sweep thread holds its own
   warm(ss, context);
@@ -191,8 +192,8 @@ void BM_SweepScenarios(benchmark::State& state) {
       for (const char* strategy : {"zero3", "zeropp", "zero3+qwz", "zero3+hpz", "zero3+qgz"})
         for (int tokens : {1024, 2048, 4096})
           for (int accum : {1, 2}) {
-            Scenario s =
-                scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, model, strategy, "analytic");
+            Scenario s = scenario(Cluster{"dgx-h100", nodes, "", 0, 8 * nodes}, model, strategy,
+                                  NetworkTier::Analytic);
             s.tokens_per_gpu = tokens;
             s.grad_accum = accum;
             ss.push_back(s);
@@ -208,7 +209,7 @@ void BM_SweepScenarios(benchmark::State& state) {
 
 // Least-squares slope of log(wall) on log(GPUs x layers) over a grid of flow-tier steps.
 void BM_ScalingExponent(benchmark::State& state) {
-  const char* tier = kTiers[state.range(0)];
+  const NetworkTier tier = kTiers[state.range(0)];
   std::vector<double> x, y;
   for (auto _ : state) {
     x.clear();
@@ -233,7 +234,7 @@ void BM_ScalingExponent(benchmark::State& state) {
     sxx += x[i] * x[i];
     sxy += x[i] * y[i];
   }
-  state.SetLabel(std::string(tier) + ": gpt-18b/138b zeropp on 16..256 DGX-2 GPUs");
+  state.SetLabel(std::string(choice_name(tier)) + ": gpt-18b/138b zeropp on 16..256 DGX-2 GPUs");
   state.counters["exponent"] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 

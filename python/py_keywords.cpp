@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <regex>
+#include <stdexcept>
 #include <variant>
 
 #include "sim/core/closest_match.hpp"
@@ -92,18 +93,19 @@ std::string str_text(const ScenarioParam& p, const std::string& kw, py::handle v
 }  // namespace
 
 std::string value_text(const ScenarioParam& p, const std::string& kw, py::handle v) {
-  switch (p.member.index()) {
-    case 0:
+  switch (scenario_param_kind(p)) {
+    case ParamKind::Int:
       return int_text(p, kw, v);
-    case 1:
+    case ParamKind::Float:
       return float_text(p, kw, v);
-    case 2:
+    case ParamKind::Text:
       return str_text(p, kw, v);
-    default:
+    case ParamKind::Bool:
       if (!py::isinstance<py::bool_>(v))
         throw py::value_error(fmt::format("{} must be True or False, got {}", kw, repr_of(v)));
       return v.cast<bool>() ? "true" : "false";
   }
+  throw std::logic_error("value_text: a parameter kind without a case");
 }
 
 std::vector<sweep::Axis> axes_of(const py::dict& kwargs, bool lists, const char* function) {

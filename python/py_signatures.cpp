@@ -15,11 +15,12 @@ namespace {
 
 std::string annotation(const ScenarioParam& p, bool lists) {
   static const char* const kTypes[] = {"int", "float", "str", "bool"};
-  std::string t = kTypes[p.member.index()];
-  if (p.member.index() == 2 &&
+  const ParamKind kind = scenario_param_kind(p);
+  std::string t = kTypes[static_cast<int>(kind)];
+  if (kind == ParamKind::Text &&
       (p.help.find("file") != std::string::npos || p.help.find("JSON") != std::string::npos))
     t += " | os.PathLike";
-  if (!p.choices.empty() && p.member.index() == 2) {
+  if (!p.choices.empty() && kind == ParamKind::Text) {
     t = "Literal[";
     for (std::size_t i = 0; i < p.choices.size(); ++i) t += (i ? ", '" : "'") + p.choices[i] + "'";
     t += "]";

@@ -238,7 +238,8 @@ CollectiveOp record_op(const CollectiveRecord& r, const Topology& topo) {
 double predict_record(const CollectiveRecord& r, const std::string& cluster,
                       const CostProfile& profile) {
   const Topology topo = record_cluster(r, cluster);
-  return nccl_tests_time("analytic", record_op(r, topo), topo, profile, r.gpus_per_thread);
+  return nccl_tests_time(NetworkTier::Analytic, record_op(r, topo), topo, profile,
+                         r.gpus_per_thread);
 }
 
 namespace {

@@ -44,7 +44,7 @@ struct CollectiveOptions {
   bool nccl_tests = false;
   std::string bytes, min_bytes, max_bytes;
   double step_factor = 2;
-  std::string tier = "flow";
+  NetworkTier tier = NetworkTier::Flow;
   std::string profile;
   bool json = false;
   std::string out;  // "": stdout
@@ -280,7 +280,7 @@ std::string nccl_tests_text(const CollectiveRun& c) {
       "cluster {})\n# Collective test starting: {}\n# nThread 1 nGpus {} minBytes {} maxBytes {} "
       "step: {:g}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n#\n"
       "# Using devices\n",
-      c.o.tier, c.profile.name, topo.name(), perf_name(c.kind), c.o.gpus_per_thread,
+      choice_name(c.o.tier), c.profile.name, topo.name(), perf_name(c.kind), c.o.gpus_per_thread,
       c.sizes.front(), c.sizes.back(), c.o.step_factor);
   for (std::size_t r = 0; r < c.members.size(); ++r) {
     const int g = c.members[r];
@@ -313,7 +313,7 @@ std::string json_text(const CollectiveRun& c) {
            {"ranks", static_cast<int>(c.members.size())},
            {"rank_nodes", c.nodes},
            {"gpus_per_thread", c.o.gpus_per_thread},
-           {"tier", c.o.tier},
+           {"tier", choice_name(c.o.tier)},
            {"profile", c.profile.name},
            {"profile_collectives", collectives_trust(c.profile)},
            {"rows", c.rows.rows},
@@ -329,7 +329,7 @@ std::string table_text(const CollectiveRun& c) {
       "{:g} Gbps NICs), tier {}, profile {} (NCCL {})\n# profile {}'s collectives: {}\n",
       to_string(c.kind), to_string(c.chosen), c.members.size(), c.nodes, topo.name(),
       topo.node_count(), topo.gpus_per_node(), topo.nics_per_node(), topo.nic_Bps() / kGbpsToBps,
-      c.o.tier, c.profile.name, c.profile.nccl.version, c.profile.name,
+      choice_name(c.o.tier), c.profile.name, c.profile.nccl.version, c.profile.name,
       collectives_trust(c.profile));
   text += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>10} {:>10}  {:<8} {}\n", "size(B)", "count",
                       "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algo", "proto");
@@ -340,8 +340,6 @@ std::string table_text(const CollectiveRun& c) {
 
 void run(const CollectiveOptions& o) {
   const CollKind kind = parse_coll_op(o.op, "--op");
-  if (o.tier != "flow" && o.tier != "analytic")
-    throw flag_error("--tier", fmt::format("unknown tier '{}'; expected flow|analytic", o.tier));
   check_output_paths({data_input("--cluster", "topologies", o.cluster.cluster),
                       data_input("--profile", "calibrate/profiles", o.profile)},
                      {{"--out", o.out}});
@@ -349,7 +347,7 @@ void run(const CollectiveOptions& o) {
   begin_work();
   ClusterFlags cluster = o.cluster;  // a cluster past the tier's limit is refused unbuilt
   cluster.overrides.max_gpus = tier_max_gpus(o.tier);
-  cluster.overrides.max_gpus_of = "the " + o.tier + " tier";
+  cluster.overrides.max_gpus_of = fmt::format("the {} tier", choice_name(o.tier));
   const Topology topo = load_from(cluster);
   const std::vector<int> members = ranks_of(o, topo);
   const int ranks = static_cast<int>(members.size());
@@ -408,7 +406,7 @@ void register_collective(CLI::App& app) {
   sub->add_option("--step-factor", opts->step_factor,
                   "size multiplier between rows, > 1 (default 2; at most 4096 rows)")
       ->check(finite_range(1, 1e6));
-  sub->add_option("--tier", opts->tier, "network model: flow (default) or analytic");
+  add_scenario_option(sub, scenario_param("--tier"), opts->tier);
   sub->add_option("--profile", opts->profile,
                   "cost profile name or file (default: the one matching the GPU model)");
   sub->add_flag("--json", opts->json, "print JSON with the same columns");

@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 struct PlanArgs {
   ClusterFlags cluster;
   std::string model, profile, micro_batches = "1,2,4,8,16,32", qwz_bits = "8", qgz_bits = "4";
-  std::string checkpointing = "true,false", attention = Scenario{}.attention;
+  std::string checkpointing = "true,false";
+  AttentionChoice attention = Scenario{}.attention;
   std::string sm_share = Scenario{}.sm_share ? "true" : "false";
   std::string out, deepspeed_out;
   bool json = false;
@@ -117,9 +118,10 @@ void run_plan_command(const PlanArgs& a) {
   // A cluster past the limit of a tier the plan runs on is refused unbuilt: every candidate runs
   // on the analytic tier, the --confirm best on the flow tier.
   ClusterFlags cluster = a.cluster;
-  const std::string tier = a.confirm > 0 ? "flow" : "analytic";
+  const NetworkTier tier = a.confirm > 0 ? NetworkTier::Flow : NetworkTier::Analytic;
   cluster.overrides.max_gpus = tier_max_gpus(tier);
-  cluster.overrides.max_gpus_of = "the " + tier + " tier" + (a.confirm > 0 ? " (--confirm)" : "");
+  cluster.overrides.max_gpus_of =
+      fmt::format("the {} tier{}", choice_name(tier), a.confirm > 0 ? " (--confirm)" : "");
   const ClusterShape cs = shape_from(cluster);  // a builder preset's graph is not built
   plan::ClusterShape shape{cs.nodes, cs.gpus_per_node,
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};

@@ -5,6 +5,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <limits>
+#include <string>
+#include <type_traits>
 
 #include "sim/step/scenario_schema.hpp"
 
@@ -18,10 +20,17 @@ CLI::Validator scenario_validator(const ScenarioParam& p);
 
 // Adds p's flag to `app` with the schema's help, type name and rule, storing into `target`
 // (required where the schema says so).
+// An enum's flag stores the value its name parses to (choice.hpp; the rule has checked the name).
 template <typename T>
 CLI::Option* add_scenario_option(CLI::App* app, const ScenarioParam& p, T& target) {
-  return app->add_option(p.flag, target, scenario_param_help(p, p.required))
-      ->required(p.required)
+  CLI::Option* option = nullptr;
+  if constexpr (std::is_enum_v<T>)
+    option = app->add_option_function<std::string>(
+        p.flag, [&target](const std::string& name) { target = *parse_choice<T>(name); },
+        scenario_param_help(p, p.required));
+  else
+    option = app->add_option(p.flag, target, scenario_param_help(p, p.required));
+  return option->required(p.required)
       ->type_name(scenario_param_type(p))
       ->check(scenario_validator(p));
 }

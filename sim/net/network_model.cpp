@@ -22,32 +22,26 @@ namespace {
 std::pair<double, NetStats> NetworkModel::cost(const CollectiveOp&) { not_contention_free(*this); }
 void NetworkModel::account(const NetStats&) { not_contention_free(*this); }
 
-std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
+std::unique_ptr<NetworkModel> make_network_model(NetworkTier tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,
                                                  std::shared_ptr<FabricPlans> plans,
                                                  const NetworkOptions& options) {
   std::unique_ptr<NetworkModel> m;
-  if (tier == "flow") {
+  if (tier == NetworkTier::Flow) {
     auto flow = std::make_unique<FlowNetwork>(engine, topo, profile);
     flow->set_symmetry(options.flow_symmetry);
     flow->set_folding(options.flow_folding);
     flow->set_fabric_plans(plans);
     m = std::move(flow);
-  } else if (tier == "analytic") {
+  } else {
     m = std::make_unique<AnalyticNetwork>(engine, topo, profile, !options.analytic_shortcuts,
                                           std::move(plans));
-  } else {
-    throw flag_error(
-        "--tier",
-        "must be 'flow' (max-min fair flows on routes) or 'analytic' "
-        "(per-phase busiest link, concurrent collectives sharing each link class); got '" +
-            tier + "'");
   }
   engine.add_model(m.get());
   return m;
 }
 
-double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+double collective_time(NetworkTier tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile) {
   Engine engine;
   auto model = make_network_model(tier, engine, topo, profile);
@@ -58,7 +52,7 @@ double collective_time(const std::string& tier, const CollectiveOp& op, const To
   return done;
 }
 
-double nccl_tests_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+double nccl_tests_time(NetworkTier tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile, int gpus_per_thread) {
   return std::max(collective_time(tier, op, topo, profile),
                   gpus_per_thread * profile.nccl.host_launch_s);

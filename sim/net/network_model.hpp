@@ -13,6 +13,7 @@
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/nccl_model.hpp"
 #include "sim/engine/engine.hpp"
+#include "sim/net/network_tier.hpp"
 
 namespace zerosim {
 
@@ -62,24 +63,23 @@ struct NetworkOptions {
   bool operator==(const NetworkOptions&) const = default;
 };
 
-// tier: "flow" or "analytic" (InputError naming --tier otherwise). Registers itself with the
-// engine.
+// The model of `tier`. Registers itself with the engine.
 // plans: the fabric's shared analytic plans (a context's FabricPlanCache) if the caller holds them;
 // without, the model plans what it needs itself (the same plans).
-std::unique_ptr<NetworkModel> make_network_model(const std::string& tier, Engine& engine,
+std::unique_ptr<NetworkModel> make_network_model(NetworkTier tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,
                                                  std::shared_ptr<FabricPlans> plans = nullptr,
                                                  const NetworkOptions& options = {});
 
 // Time of one collective alone on an idle network (runs a private engine for the flow tier).
-double collective_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+double collective_time(NetworkTier tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile);
 
 // Time per call of a loop of back-to-back calls of op, as nccl-tests measures it with each thread
 // driving gpus_per_thread GPUs (its -g): the host issues the next call while the GPUs run this one,
 // so a call takes its time on the GPUs (collective_time) or, if longer, the thread's launches for
 // its GPUs (gpus_per_thread x nccl.host_launch_s).
-double nccl_tests_time(const std::string& tier, const CollectiveOp& op, const Topology& topo,
+double nccl_tests_time(NetworkTier tier, const CollectiveOp& op, const Topology& topo,
                        const CostProfile& profile, int gpus_per_thread);
 
 // NCCL's choice (algorithm, protocol) for op at its size, as both tiers make it; nullopt for

@@ -228,7 +228,7 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
   PlanResult plan;
   std::vector<Candidate> cands = enumerate_candidates(q, shape, &plan.notes);
   plan.enumerated = cands.size();
-  for (auto& c : cands) c.scenario.tier = "analytic";
+  for (auto& c : cands) c.scenario.tier = NetworkTier::Analytic;
   // What no node count can fit is refused unbuilt and counted as not fitting; when that is every
   // candidate, the plan is refused (the one that needs the least).
   cands = screen_unfit(std::move(cands), plan, screen);
@@ -259,7 +259,7 @@ PlanResult run_plan(const PlanRequest& q, const ClusterShape& shape,
       ++n;
   std::vector<Scenario> flow;
   for (std::size_t i = 0; i < n; ++i) {
-    feasible[i].scenario.tier = "flow";
+    feasible[i].scenario.tier = NetworkTier::Flow;
     flow.push_back(feasible[i].scenario);
   }
   auto confirmed = run_all(flow, runner, q.threads);

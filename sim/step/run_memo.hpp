@@ -38,7 +38,7 @@ class RunMemo {
     StepSetup setup;
     std::string builder_key;  // non-empty: a builder cluster
     std::shared_ptr<const CostProfile> profile;
-    std::string tier;
+    NetworkTier tier = NetworkTier::Flow;
     NetworkOptions network;
     bool sm_share = true;  // the scenario's SM sharing
   };

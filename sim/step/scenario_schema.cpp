@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -78,10 +79,10 @@ std::vector<ScenarioParam> cluster_and_batch_rows() {
 // The strategy, its knobs, the profile, the tier and the compute switches.
 std::vector<ScenarioParam> strategy_rows() {
   using S = Scenario;
-  const std::vector<std::string> none, tiers = {"flow", "analytic"}, booleans = {"true", "false"},
-                                       attention = {"auto", "flash", "eager"},
-                                       prefetch = {"pre", "post", "none"},
-                                       dtypes = {"auto", "bf16", "fp16", "fp32"};
+  const std::vector<std::string> none,
+      tiers = choice_names<NetworkTier>(), booleans = {"true", "false"},
+      attention = choice_names<AttentionChoice>(), prefetch = choice_names<BackwardPrefetch>(),
+      dtypes = choice_names<FsdpDtype>();
   const auto fsdp = [](const Strategy& s) { return s.family() == StrategyFamily::Fsdp; };
   const auto fsdp1 = [](const Strategy& s) {
     return s.family() == StrategyFamily::Fsdp && s.fsdp.sharding != FsdpSharding::FullyShard;
@@ -209,6 +210,12 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
           parsed = static_cast<int>(v);
         } else if constexpr (std::is_same_v<T, double>) {
           rule = real_rule(p.min, p.max, value, parsed);
+        } else if constexpr (std::is_enum_v<T>) {
+          if (const std::optional<T> v = parse_choice<T>(value))
+            parsed = *v;
+          else
+            rule = fmt::format("'{}' is not {}{}", printable(value), one_of(p.choices),
+                               did_you_mean(value, p.choices));
         } else {
           if (!p.choices.empty() &&
               std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
@@ -227,7 +234,15 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
 }
 
 json value_json(const ScenarioParam& p, const Scenario& s) {
-  return std::visit([&](auto member) { return json(s.*member); }, p.member);
+  return std::visit(
+      [&](auto member) {
+        const auto& v = s.*member;
+        if constexpr (std::is_enum_v<std::remove_cvref_t<decltype(v)>>)
+          return json(std::string(choice_name(v)));
+        else
+          return json(v);
+      },
+      p.member);
 }
 
 }  // namespace
@@ -262,9 +277,9 @@ std::string finite_range_rule(double min, double max, const std::string& value) 
   return real_rule(min, max, value, v);
 }
 
-int tier_max_gpus(const std::string& tier) {
+int tier_max_gpus(NetworkTier tier) {
   constexpr int kFlowMaxGpus = 32768, kAnalyticMaxGpus = 65536;
-  return tier == "flow" ? kFlowMaxGpus : kAnalyticMaxGpus;
+  return tier == NetworkTier::Flow ? kFlowMaxGpus : kAnalyticMaxGpus;
 }
 
 std::string int_range_rule(double min, double max, const std::string& value) {
@@ -272,9 +287,21 @@ std::string int_range_rule(double min, double max, const std::string& value) {
   return int_rule(min, max, value, v);
 }
 
+ParamKind scenario_param_kind(const ScenarioParam& p) {
+  return std::visit(
+      [](auto member) {
+        using T = std::remove_reference_t<decltype(std::declval<Scenario&>().*member)>;
+        if constexpr (std::is_same_v<T, int>) return ParamKind::Int;
+        if constexpr (std::is_same_v<T, double>) return ParamKind::Float;
+        if constexpr (std::is_same_v<T, bool>) return ParamKind::Bool;
+        return ParamKind::Text;
+      },
+      p.member);
+}
+
 std::string scenario_param_type(const ScenarioParam& p) {
   static const char* const kNames[] = {"INT", "FLOAT", "TEXT", "BOOL"};
-  return kNames[p.member.index()];
+  return kNames[static_cast<int>(scenario_param_kind(p))];
 }
 
 std::string scenario_param_range(const ScenarioParam& p) {

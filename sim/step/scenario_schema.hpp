@@ -5,6 +5,7 @@
 // a flag has one range everywhere. Defaults are Scenario's member initializers (the help shows
 // them, or default_note where 0 / "" means "the preset's").
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -18,12 +19,17 @@ namespace zerosim {
 
 struct ScenarioParam {
   using Member =
-      std::variant<int Scenario::*, double Scenario::*, std::string Scenario::*, bool Scenario::*>;
-  std::string flag;                  // "--nodes"
-  std::string key;                   // scenario_to_json's key, the member's name: "nodes"
-  Member member;                     // int: INT, double: FLOAT (finite), string: TEXT, bool: BOOL
-  double min = 0, max = 0;           // INT and FLOAT: the allowed range, inclusive
-  std::vector<std::string> choices;  // TEXT: the allowed values when not empty; BOOL: true, false
+      std::variant<int Scenario::*, double Scenario::*, std::string Scenario::*, bool Scenario::*,
+                   NetworkTier Scenario::*, AttentionChoice Scenario::*,
+                   BackwardPrefetch Scenario::*, FsdpDtype Scenario::*>;
+  std::string flag;  // "--nodes"
+  std::string key;   // scenario_to_json's key, the member's name: "nodes"
+  // int: INT, double: FLOAT (finite), string: TEXT, bool: BOOL, an enum: TEXT, one of its
+  // choice_table's names (choice.hpp)
+  Member member;
+  double min = 0, max = 0;  // INT and FLOAT: the allowed range, inclusive
+  // TEXT: the allowed values when not empty (an enum's: its names); BOOL: true, false
+  std::vector<std::string> choices;
   std::string help;
   std::string default_note = {};  // the help's "(default: ...)"; empty: Scenario{}'s value
   bool required = false;          // `zerosim simulate` requires it (no default shown)
@@ -52,12 +58,16 @@ void apply_scenario_param(Scenario& scenario, const ScenarioParam& p, const std:
 
 // The rule of a floating-point value: finite, within [min, max]; "" if it is.
 std::string finite_range_rule(double min, double max, const std::string& value);
-// The most GPUs a cluster may have on network tier `tier` ("flow"; any other: "analytic"): a
-// larger one is refused before it is built (README, Limits: the time a step takes at the limit).
-int tier_max_gpus(const std::string& tier);
+// The most GPUs a cluster may have on network tier `tier`: a larger one is refused before it is
+// built (README, Limits: the time a step takes at the limit).
+int tier_max_gpus(NetworkTier tier);
 
 // The rule of an integer value: within [min, max]; "" if it is.
 std::string int_range_rule(double min, double max, const std::string& value);
+
+// What a parameter's values are written as: an enum member is TEXT (one of its names).
+enum class ParamKind : std::uint8_t { Int, Float, Text, Bool };
+ParamKind scenario_param_kind(const ScenarioParam& p);
 
 // "INT", "FLOAT", "TEXT" or "BOOL"; the range or choices ("INT in [1 - 1048576]",
 // "{rail,fat-tree}",

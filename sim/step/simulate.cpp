@@ -263,9 +263,9 @@ void resolve_offload(const Scenario& sc, Resolved& r, std::int64_t params) {
                     format_bytes(capacity), nt->name));
 }
 
-// Bytes per element of an FSDP MixedPrecision dtype flag's value; "auto" is `fallback`.
-int dtype_bytes(const std::string& value, int fallback) {
-  return value == "auto" ? fallback : value == "fp32" ? 4 : 2;
+// Bytes per element of an FSDP MixedPrecision dtype; Auto is `fallback`.
+int dtype_bytes(FsdpDtype value, int fallback) {
+  return value == FsdpDtype::Auto ? fallback : value == FsdpDtype::Fp32 ? 4 : 2;
 }
 
 // FSDP1's knobs given to fsdp2 (FSDP2 has no rate limiter and prefetches one module implicitly:
@@ -339,18 +339,8 @@ void resolve_fsdp(const Scenario& sc, Strategy& st) {
     return;
   }
   check_fsdp_version_flags(sc, st);
-  // A Scenario filled in code has not met the schema's check of the flags.
-  for (const auto& [flag, value] :
-       {std::pair{"--fsdp-backward-prefetch", &sc.fsdp_backward_prefetch},
-        std::pair{"--fsdp-param-dtype", &sc.fsdp_param_dtype},
-        std::pair{"--fsdp-reduce-dtype", &sc.fsdp_reduce_dtype}})
-    if (const std::string rule = scenario_param_rule(*find_scenario_param(flag), *value);
-        !rule.empty())
-      throw flag_error(flag, rule);
   FsdpOptions& f = st.fsdp;
-  f.backward_prefetch = sc.fsdp_backward_prefetch == "post"   ? BackwardPrefetch::Post
-                        : sc.fsdp_backward_prefetch == "none" ? BackwardPrefetch::None
-                                                              : BackwardPrefetch::Pre;
+  f.backward_prefetch = sc.fsdp_backward_prefetch;
   f.forward_prefetch = sc.fsdp_forward_prefetch;
   f.limit_all_gathers = sc.fsdp_limit_all_gathers;
   // The training dtype's width: 2 (bf16 from Ampere on, fp16 before).
@@ -402,18 +392,15 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
 // later: FlashAttention-2 needs sm80, nothing of it runs on a V100) and the model's
 // training stack have it (trains_with_flash_attention), else eager.
 void resolve_attention(const Scenario& sc, Resolved& r) {
-  // A Scenario filled in code has not met the schema's check of the flags.
-  const ScenarioParam& param = *find_scenario_param("--attention");
-  if (const std::string rule = scenario_param_rule(param, sc.attention); !rule.empty())
-    throw flag_error(param.flag, rule);
   const bool gpu_has_flash = r.prof->nccl.arch != GpuArch::Volta;
-  if (sc.attention == "flash" && !gpu_has_flash)
+  if (sc.attention == AttentionChoice::Flash && !gpu_has_flash)
     throw flag_error("--attention",
                      fmt::format("FlashAttention needs an Ampere or later GPU; the {} is {} (use "
                                  "eager or auto)",
                                  r.shape.gpu_model, gpu_arch_key(r.prof->nccl.arch)));
-  const bool flash = sc.attention == "flash" || (sc.attention == "auto" && gpu_has_flash &&
-                                                 trains_with_flash_attention(r.setup.model));
+  const bool flash = sc.attention == AttentionChoice::Flash ||
+                     (sc.attention == AttentionChoice::Auto && gpu_has_flash &&
+                      trains_with_flash_attention(r.setup.model));
   r.setup.attention = flash ? AttentionImpl::Flash : AttentionImpl::Eager;
 }
 
@@ -538,7 +525,7 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels, bool buil
                             sc.fabric,
                             sc.oversubscription,
                             tier_max_gpus(sc.tier),
-                            "the " + sc.tier + " tier"};
+                            fmt::format("the {} tier", choice_name(sc.tier))};
   if (std::optional<ClusterShape> shape = builder_shape(sc.cluster, ov, &files)) {
     r.shape = std::move(*shape);
   } else {
@@ -633,7 +620,7 @@ std::vector<std::string> warnings_of(const Scenario& sc, const Resolved& r, cons
         "offload: CPU Adam at {:.2g} parameters/s per node, ZeRO-Offload's measurement on a DGX-2 "
         "host (newer hosts may be up to 2-3x faster)",
         kHostAdamParamsPerS));
-  if (sc.tier == "flow")
+  if (sc.tier == NetworkTier::Flow)
     if (const std::string why = missing_rotation(*r.topo); !why.empty())
       warnings.push_back("flow tier: " + why +
                          ": no folding, every node's flows are simulated (the full model; equal "
@@ -684,7 +671,7 @@ ScenarioEcho echo_of(const Scenario& sc, const Resolved& r, std::int64_t params,
   echo.prefetch_depth = setup.prefetch_depth;
   echo.profile_name = r.prof->name;
   echo.profile_status = r.prof->status;
-  echo.tier = sc.tier;
+  echo.tier = choice_name(sc.tier);
   return echo;
 }
 

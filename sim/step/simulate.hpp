@@ -7,13 +7,17 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/net/network_tier.hpp"
 #include "sim/result/step_result.hpp"
 #include "sim/step/sim_context.hpp"
+#include "sim/strategy/strategy.hpp"
+#include "sim/workload/transformer.hpp"
 
 namespace zerosim {
 
-// Everything that defines one scenario, as strings/numbers straight from flags or sweep lists.
-// Empty / zero fields mean "the preset's or the strategy's default".
+// Everything that defines one scenario, as flags and sweep lists give it: names of files and
+// presets as text, closed choices as their enums (scenario_schema.hpp parses both). Empty / zero
+// fields mean "the preset's or the strategy's default".
 struct Scenario {
   std::string cluster = "dgx2-v100";  // preset name or file
   int nodes = 0;
@@ -32,13 +36,12 @@ struct Scenario {
   int quant_bits_weights = 8;  // qwZ bits
   int quant_bits_grads = 4;    // qgZ bits
   int qgz_chunks = 1;          // > 1: pipeline qgZ's two all-to-all hops over this many chunks
-  // PyTorch FSDP's knobs (FullyShardedDataParallel's arguments, PyTorch's defaults; "auto" dtype:
-  // the training dtype, and reduce_dtype None = param_dtype).
-  std::string fsdp_backward_prefetch = "pre";  // pre | post | none
+  // PyTorch FSDP's knobs (FullyShardedDataParallel's arguments, PyTorch's defaults).
+  BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::Pre;
   bool fsdp_forward_prefetch = false;
   bool fsdp_limit_all_gathers = true;
-  std::string fsdp_param_dtype = "auto";            // auto | bf16 | fp16 | fp32
-  std::string fsdp_reduce_dtype = "auto";           // auto | bf16 | fp16 | fp32
+  FsdpDtype fsdp_param_dtype = FsdpDtype::Auto;
+  FsdpDtype fsdp_reduce_dtype = FsdpDtype::Auto;
   std::string fsdp_reshard_after_forward = "true";  // FSDP2: true | false | N (a group size)
   // The micro-batch, in sequences or in tokens per GPU per micro-step (at most one of them; 0: not
   // given, the default of micro_batch.hpp).
@@ -46,10 +49,10 @@ struct Scenario {
   int tokens_per_gpu = 0;
   int seq_len = 0;  // 0: the model's
   int grad_accum = 1;
-  std::string profile;        // "" = matching shipped profile
-  std::string tier = "flow";  // flow | analytic
+  std::string profile;  // "" = matching shipped profile
+  NetworkTier tier = NetworkTier::Flow;
   bool activation_checkpointing = true;
-  std::string attention = "auto";  // flash | eager | auto (flash on Ampere+ for families using it)
+  AttentionChoice attention = AttentionChoice::Auto;
   // SM sharing: compute runs on the SMs NCCL's collective kernels leave (step_program.hpp SmShare).
   bool sm_share = true;
 };

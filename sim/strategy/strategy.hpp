@@ -7,9 +7,11 @@
 // zero3+qwz+hpz` (or fsdp, ...) or a DeepSpeed config (strictly read by deepspeed_config.hpp).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sim/core/choice.hpp"
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/deepspeed_version.hpp"
 #include "sim/strategy/strategy_name.hpp"
@@ -32,6 +34,23 @@ const char* to_string(FsdpSharding s);
 // gradient computation (BACKWARD_PRE), after it (BACKWARD_POST), or not at all (None).
 enum class BackwardPrefetch : std::uint8_t { Pre, Post, None };
 const char* to_string(BackwardPrefetch p);  // "BACKWARD_PRE" | "BACKWARD_POST" | "NONE"
+// The flag's spellings (--fsdp-backward-prefetch).
+inline std::span<const ChoiceName<BackwardPrefetch>> choice_table(BackwardPrefetch) {
+  static constexpr ChoiceName<BackwardPrefetch> kNames[] = {{BackwardPrefetch::Pre, "pre"},
+                                                            {BackwardPrefetch::Post, "post"},
+                                                            {BackwardPrefetch::None, "none"}};
+  return kNames;
+}
+// A MixedPrecision dtype of FSDP as a scenario gives it (--fsdp-param-dtype, --fsdp-reduce-dtype):
+// Auto is the training dtype for param_dtype, and param_dtype for reduce_dtype (PyTorch's None).
+enum class FsdpDtype : std::uint8_t { Auto, Bf16, Fp16, Fp32 };
+inline std::span<const ChoiceName<FsdpDtype>> choice_table(FsdpDtype) {
+  static constexpr ChoiceName<FsdpDtype> kNames[] = {{FsdpDtype::Auto, "auto"},
+                                                     {FsdpDtype::Bf16, "bf16"},
+                                                     {FsdpDtype::Fp16, "fp16"},
+                                                     {FsdpDtype::Fp32, "fp32"}};
+  return kNames;
+}
 
 // FSDP1's knobs (FullyShardedDataParallel's arguments), with PyTorch's defaults.
 struct FsdpOptions {

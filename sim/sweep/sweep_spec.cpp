@@ -238,7 +238,7 @@ std::string scenario_label(const Scenario& s) {
   if (s.micro_batch > 0) out += fmt::format(", micro-batch {}", s.micro_batch);
   if (s.tokens_per_gpu > 0) out += fmt::format(", {} tok/GPU", s.tokens_per_gpu);
   if (s.grad_accum > 1) out += fmt::format(", ga {}", s.grad_accum);
-  if (s.tier != "flow") out += ", " + s.tier;
+  if (s.tier != NetworkTier::Flow) out += fmt::format(", {}", choice_name(s.tier));
   return out;
 }
 

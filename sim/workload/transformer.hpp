@@ -13,9 +13,11 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sim/core/choice.hpp"
 #include "sim/workload/model.hpp"
 
 namespace zerosim {
@@ -28,6 +30,15 @@ namespace zerosim {
 // and model FLOPs are the same for both.
 enum class AttentionImpl : std::uint8_t { Eager, Flash };
 const char* to_string(AttentionImpl a);  // "eager", "flash"
+// The scenario's --attention: one of the two, or Auto (FlashAttention on Ampere and later GPUs for
+// the model families that train with it, trains_with_flash_attention).
+enum class AttentionChoice : std::uint8_t { Auto, Flash, Eager };
+inline std::span<const ChoiceName<AttentionChoice>> choice_table(AttentionChoice) {
+  static constexpr ChoiceName<AttentionChoice> kNames[] = {{AttentionChoice::Auto, "auto"},
+                                                           {AttentionChoice::Flash, "flash"},
+                                                           {AttentionChoice::Eager, "eager"}};
+  return kNames;
+}
 // Whether the model's usual training stack runs FlashAttention on a GPU that has it (Ampere and
 // later), ModelShape::flash_attention: every Hugging Face architecture here (their
 // flash_attention_2 / sdpa attention, which dispatches to the flash kernel for 16-bit training;

@@ -65,7 +65,7 @@ TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S
     for (int r = 0; r < n; ++r) g.push_back(r);
     const CollectiveOp op =
         test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
-    for (const char* tier : {"flow", "analytic"}) {
+    for (const NetworkTier tier : {NetworkTier::Flow, NetworkTier::Analytic}) {
       CAPTURE(tier);
       const double t = collective_time(tier, op, topo, prof);
       CHECK(t == Approx(test::ring_simple_latency(prof, CollKind::AllGather, n, 1) +
@@ -90,7 +90,7 @@ TEST_CASE(
     CollectiveOp op = base;
     op.nccl_proto = p;
     op.bytes = bytes;
-    return collective_time("analytic", op, topo, prof);
+    return collective_time(NetworkTier::Analytic, op, topo, prof);
   };
   const auto& nv = prof.link_class(LinkClass::NvLink);
   // NCCL's tuning tables hold floats: its 6.6 us base is 6.6f.
@@ -124,7 +124,7 @@ TEST_CASE("multi-node ring steps cost at least NCCL's network post overhead (2.1
     auto op = make_op(CollKind::AllGather, Algorithm::Auto, g, 1 << 20);
     op.nccl_algo = NcclAlgo::Ring;
     op.nccl_proto = proto;
-    return collective_time("analytic", op, topo, p);
+    return collective_time(NetworkTier::Analytic, op, topo, p);
   };
   const auto world = world_group(topo);
   CHECK(time(amd, NcclProto::LL, world) - time(intel, NcclProto::LL, world) ==
@@ -159,7 +159,7 @@ TEST_CASE(
     auto op = make_op(CollKind::AllReduce, Algorithm::Auto, g, 1 << 20);
     op.nccl_algo = NcclAlgo::Ring;
     op.nccl_proto = NcclProto::LL128;
-    return collective_time("analytic", op, topo, p);
+    return collective_time(NetworkTier::Analytic, op, topo, p);
   };
   auto slower = [](CostProfile p) {
     p.link_classes[LinkClass::Network].ll128_hop_latency_s += 10e-6;
@@ -367,7 +367,7 @@ TEST_CASE("ring all-gather across nodes is NIC-bound: busbw = C x NIC rate x eff
   (void)N;
   const double latency = test::ring_simple_latency(prof, CollKind::AllGather, n, Y);
   const double t = collective_time(
-      "flow",
+      NetworkTier::Flow,
       test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S)), topo,
       prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / 4 / nic).epsilon(1e-9));
@@ -388,7 +388,7 @@ TEST_CASE("16 DGX H100 nodes, 8 x 400 Gbps: ring all-gather streams at min(NVLin
   (void)N;
   const double latency = test::ring_simple_latency(prof, CollKind::AllGather, n, Y);
   const double t = collective_time(
-      "flow",
+      NetworkTier::Flow,
       test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, world_group(topo), S)), topo,
       prof);
   CHECK(t == Approx(latency + (n - 1.0) / n * S / B).epsilon(1e-9));
@@ -404,10 +404,11 @@ TEST_CASE("two collectives sharing the NICs each get half") {
   const double alpha_a = test::ring_simple_latency(prof, CollKind::AllGather, 2, 2);
   const double alpha_b = alpha_a;
   // Alone: one step of latency, then S/2 at the NIC's rate.
-  CHECK(collective_time("flow", a, topo, prof) == Approx(alpha_a + S / 2 / nic).epsilon(1e-6));
+  CHECK(collective_time(NetworkTier::Flow, a, topo, prof) ==
+        Approx(alpha_a + S / 2 / nic).epsilon(1e-6));
 
   Engine engine;
-  auto net = make_network_model("flow", engine, topo, prof);
+  auto net = make_network_model(NetworkTier::Flow, engine, topo, prof);
   double done_a = -1, done_b = -1;
   net->start(a, [&] { done_a = engine.now(); });
   net->start(b, [&] { done_b = engine.now(); });
@@ -423,8 +424,8 @@ TEST_CASE("two-hop all-to-all moves 1/N of a direct all-to-all's bytes across no
   const CostProfile prof = test::shipped_profile("dgx-h100");
   const int N = topo.gpus_per_node();
   Engine e1, e2;
-  auto direct = make_network_model("flow", e1, topo, prof);
-  auto two_hop = make_network_model("flow", e2, topo, prof);
+  auto direct = make_network_model(NetworkTier::Flow, e1, topo, prof);
+  auto two_hop = make_network_model(NetworkTier::Flow, e2, topo, prof);
   direct->start(make_op(CollKind::AllToAll, Algorithm::Direct, world_group(topo), S), [] {});
   two_hop->start(make_op(CollKind::AllToAll, Algorithm::TwoHopAllToAll, world_group(topo), S),
                  [] {});
@@ -449,11 +450,12 @@ TEST_CASE("a 2:1 oversubscribed spine halves the rate of cross-spine flows") {
   for (int i = 0; i < 2; ++i) {
     const Topology topo = test::dgx("dgx-h100", 8, 8, 400, "fat-tree", i == 0 ? 1.0 : 2.0);
     const double alpha = test::p2p_latency(prof, test::step_alpha(topo, prof, 0, 32), 0, 1);
-    stream[i] = collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, cross, S),
-                                topo, prof) -
-                alpha;
-    local_t[i] =
-        collective_time("flow", make_op(CollKind::SendRecv, Algorithm::Auto, local, S), topo, prof);
+    stream[i] =
+        collective_time(NetworkTier::Flow, make_op(CollKind::SendRecv, Algorithm::Auto, cross, S),
+                        topo, prof) -
+        alpha;
+    local_t[i] = collective_time(
+        NetworkTier::Flow, make_op(CollKind::SendRecv, Algorithm::Auto, local, S), topo, prof);
   }
   const double nic = 400.0 / 8 * 1e9 * prof.link_class(LinkClass::Network).efficiency;
   CHECK(stream[0] >= S / nic * (1 - 1e-9));  // never faster than the NIC
@@ -471,7 +473,7 @@ TEST_CASE("the small-message path: below p2p_small_bytes per peer, each network 
   with.nccl.p2p_small_net_peer_s = 11e-6;
   const std::vector<std::vector<int>> all = world_group(topo);
   const double n = static_cast<double>(all[0].size());
-  for (const char* tier : {"analytic", "flow"}) {
+  for (const NetworkTier tier : {NetworkTier::Analytic, NetworkTier::Flow}) {
     CAPTURE(tier);
     auto extra = [&](const CollectiveOp& op) {
       return collective_time(tier, op, topo, with) - collective_time(tier, op, topo, without);
@@ -497,15 +499,15 @@ TEST_CASE("nccl-tests' thread driving G GPUs times a call at no less than G host
   CostProfile prof = test::shipped_profile("dgx-h100");
   prof.nccl.host_launch_s = 5e-6;
   auto op = make_op(CollKind::AllReduce, Algorithm::Auto, world_group(topo), 1 << 10);
-  const double gpu_small = collective_time("analytic", op, topo, prof);
+  const double gpu_small = collective_time(NetworkTier::Analytic, op, topo, prof);
   REQUIRE(gpu_small > 5e-6);
   REQUIRE(gpu_small < 40e-6);
-  CHECK(nccl_tests_time("analytic", op, topo, prof, 1) == gpu_small);
-  CHECK(nccl_tests_time("analytic", op, topo, prof, 8) == Approx(40e-6).epsilon(1e-12));
+  CHECK(nccl_tests_time(NetworkTier::Analytic, op, topo, prof, 1) == gpu_small);
+  CHECK(nccl_tests_time(NetworkTier::Analytic, op, topo, prof, 8) == Approx(40e-6).epsilon(1e-12));
   op.bytes = S;
-  const double gpu_large = collective_time("analytic", op, topo, prof);
-  CHECK(nccl_tests_time("analytic", op, topo, prof, 8) == gpu_large);
+  const double gpu_large = collective_time(NetworkTier::Analytic, op, topo, prof);
+  CHECK(nccl_tests_time(NetworkTier::Analytic, op, topo, prof, 8) == gpu_large);
   // The floor is the benchmark loop's, not the GPUs': a collective alone is priced without it.
   prof.nccl.host_launch_s = 0;
-  CHECK(collective_time("analytic", op, topo, prof) == gpu_large);
+  CHECK(collective_time(NetworkTier::Analytic, op, topo, prof) == gpu_large);
 }

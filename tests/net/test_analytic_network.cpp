@@ -38,7 +38,7 @@ CollectiveOp op(CollKind kind, const GroupList& groups, double bytes) {
 }
 
 // Completion times of ops started at the given times on one tier.
-std::vector<double> run(const std::string& tier, const Topology& topo, const CostProfile& prof,
+std::vector<double> run(NetworkTier tier, const Topology& topo, const CostProfile& prof,
                         const std::vector<CollectiveOp>& ops, const std::vector<double>& at) {
   Engine e;
   auto net = make_network_model(tier, e, topo, prof);
@@ -61,7 +61,7 @@ TEST_CASE("two equal collectives on the same links: each at half rate, both end 
   REQUIRE(d.segments.size() == 1);
   const double L = d.segments[0].latency_s, T = d.time_s - L;
   CHECK(T > 10 * L);
-  const std::vector<double> t = run("analytic", topo, prof, {ag, ag}, {0, 0});
+  const std::vector<double> t = run(NetworkTier::Analytic, topo, prof, {ag, ag}, {0, 0});
   CHECK(t[0] == Approx(L + 2 * T).epsilon(1e-9));
   CHECK(t[1] == Approx(L + 2 * T).epsilon(1e-9));
 }
@@ -83,7 +83,7 @@ TEST_CASE("a small and a large collective: the small ends at L + 2Ts, the large 
   // Started so that both transfers begin at B; on the shared network class each runs at 1/2
   // until the small one ends.
   const double B = std::max(Ls, Ll);
-  const std::vector<double> t = run("analytic", topo, prof, {rs, ag}, {B - Ls, B - Ll});
+  const std::vector<double> t = run(NetworkTier::Analytic, topo, prof, {rs, ag}, {B - Ls, B - Ll});
   CHECK(t[0] == Approx(B + 2 * Ts).epsilon(1e-9));
   CHECK(t[1] == Approx(B + Ts + Tl).epsilon(1e-9));
 }
@@ -103,7 +103,7 @@ TEST_CASE("collectives on different link classes do not slow each other") {
   REQUIRE(cls(di, LinkClass::Network) == 0);
   REQUIRE(cls(dr, LinkClass::NvLink) == 0);
   if (cls(di, LinkClass::Pcie) == 0 || cls(dr, LinkClass::Pcie) == 0) {
-    const std::vector<double> t = run("analytic", topo, prof, {intra, rail}, {0, 0});
+    const std::vector<double> t = run(NetworkTier::Analytic, topo, prof, {intra, rail}, {0, 0});
     CHECK(t[0] == Approx(di.time_s).epsilon(1e-12));
     CHECK(t[1] == Approx(dr.time_s).epsilon(1e-12));
   }
@@ -121,8 +121,8 @@ TEST_CASE("concurrent ring collectives, staggered: the analytic tier within 1% o
                                              op(CollKind::ReduceScatter, w, 200.0 * (1 << 20)),
                                              op(CollKind::AllGather, w, 100.0 * (1 << 20))};
       const std::vector<double> at = {0, 1e-3, 2.5e-3};
-      const std::vector<double> flow = run("flow", topo, prof, ops, at);
-      const std::vector<double> analytic = run("analytic", topo, prof, ops, at);
+      const std::vector<double> flow = run(NetworkTier::Flow, topo, prof, ops, at);
+      const std::vector<double> analytic = run(NetworkTier::Analytic, topo, prof, ops, at);
       for (std::size_t i = 0; i < ops.size(); ++i) {
         CAPTURE(i);
         CHECK(analytic[i] == Approx(flow[i]).epsilon(0.01));

@@ -211,7 +211,7 @@ TEST_CASE("whole steps: same step time and bytes with and without the analytic s
     s.oversubscription = c.oversub;
     s.model = "gpt-18b";
     s.strategy = c.strategy;
-    s.tier = "analytic";
+    s.tier = NetworkTier::Analytic;
     ReferenceModes no_shortcuts;
     no_shortcuts.network.analytic_shortcuts = false;
     SimContext plain(no_shortcuts);

@@ -113,13 +113,14 @@ TEST_CASE("stats split payload bytes by whether the route crosses nodes; self fl
   // 0->1 stays in node 0 (100 B), 0->8 crosses to node 1 (300 B), 3->3 is a local copy (ignored).
   const Topology topo = h100(2);
   const CostProfile prof = profile();
-  for (const std::string tier : {"flow", "analytic"}) {
-    CAPTURE(tier);
+  for (const NetworkTier tier : {NetworkTier::Flow, NetworkTier::Analytic}) {
+    const std::string_view name = choice_name(tier);
+    CAPTURE(name);
     Engine e;
     auto net = make_network_model(tier, e, topo, prof);
-    CHECK(std::string(net->name()) == tier);
+    CHECK(net->name() == name);
     CollectivePlan p = plan({Phase{0, {Flow{0, 1, 100}, Flow{0, 8, 300}, Flow{3, 3, 50}}}});
-    if (tier == "flow") {
+    if (tier == NetworkTier::Flow) {
       static_cast<FlowNetwork&>(*net).start_plan(p, [] {});
     } else {
       static_cast<AnalyticNetwork&>(*net).plan_time(p);
@@ -142,15 +143,6 @@ TEST_CASE("analytic tier: busiest link per phase, phases add") {
   const double t = net.plan_time(plan(
       {Phase{1e-6, {Flow{0, 2, a}, Flow{1, 2, a}}}, Phase{2e-6, {Flow{0, 1, b}, Flow{2, 3, b}}}}));
   CHECK(t == Approx(1e-6 + 2 * a / C + 2e-6 + b / C).epsilon(1e-12));
-}
-
-TEST_CASE("unknown tier names --tier") {
-  const Topology topo = h100(1);
-  const CostProfile prof = profile();
-  Engine e;
-  const auto err = caught_input_error([&] { make_network_model("packet", e, topo, prof); });
-  CHECK(err.path() == "--tier");
-  CHECK(std::string(err.what()).find("packet") != std::string::npos);
 }
 
 TEST_CASE("the flow tier refuses an op too large to route, before lowering it") {

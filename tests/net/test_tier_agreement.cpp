@@ -38,8 +38,8 @@ void check_agreement(const std::string& type, int nodes, const std::vector<Case>
       op.algorithm = c.algo;
       op.groups = groups.empty() ? world_group(topo) : groups;
       op.bytes = bytes;
-      const double flow = collective_time("flow", op, topo, prof);
-      const double analytic = collective_time("analytic", op, topo, prof);
+      const double flow = collective_time(NetworkTier::Flow, op, topo, prof);
+      const double analytic = collective_time(NetworkTier::Analytic, op, topo, prof);
       CAPTURE(type);
       CAPTURE(nodes);
       CAPTURE(to_string(c.kind));

@@ -43,7 +43,7 @@ StepResult simulated(const json& table, const json& cell, const std::string& str
   s.tokens_per_gpu = cell["tokens_per_gpu"].get<int>();
   s.deepspeed_version = table["deepspeed_version"].get<std::string>();
   s.profile = profile;
-  s.tier = "flow";
+  s.tier = NetworkTier::Flow;
   return simulate(s);
 }
 

@@ -100,7 +100,7 @@ TEST_CASE(
   auto q = request(24);
   q.confirm_top = 5;
   std::mutex mu;
-  std::vector<std::string> tiers;
+  std::vector<NetworkTier> tiers;
   auto runner = [&](const Scenario& s, SimContext&) {
     {
       std::lock_guard lock(mu);
@@ -117,7 +117,7 @@ TEST_CASE(
     if (!testing::fake_result(c.scenario).memory.fits) ++expect_infeasible;
   CHECK(p.infeasible == expect_infeasible);
   CHECK(p.ranked.size() == 162u - expect_infeasible);
-  CHECK(std::count(tiers.begin(), tiers.end(), "analytic") == 162);
+  CHECK(std::count(tiers.begin(), tiers.end(), NetworkTier::Analytic) == 162);
   // Confirmed: the 5 best and every candidate within kTieFraction of the fastest (the fake's
   // tiers agree, so the confirmed ones stay the first).
   double best = 0;
@@ -126,7 +126,7 @@ TEST_CASE(
   for (const auto& c : p.ranked) tied += c.tokens_per_s() >= (1 - kTieFraction) * best;
   const std::size_t confirmed = std::max<std::size_t>(5, tied);
   CHECK(tied > 1);  // the hpZ sizes tie: the rule's window reaches past the first
-  CHECK(std::count(tiers.begin(), tiers.end(), "flow") == static_cast<long>(confirmed));
+  CHECK(std::count(tiers.begin(), tiers.end(), NetworkTier::Flow) == static_cast<long>(confirmed));
   for (std::size_t i = 0; i < p.ranked.size(); ++i) CHECK(p.ranked[i].confirmed == (i < confirmed));
   // Printed in throughput order, the step-time order at a fixed batch.
   for (std::size_t i = 1; i < p.ranked.size(); ++i)
@@ -138,7 +138,7 @@ TEST_CASE(
   CHECK(w.micro_batch == 16);
   CHECK(w.scenario.hpz_partition == 16);
   CHECK(w.scenario.quant_bits_grads == 4);
-  CHECK(w.scenario.tier == "flow");
+  CHECK(w.scenario.tier == NetworkTier::Flow);
   CHECK(p.recommended == 0u);  // the next-fastest is more than 2% slower (fake's closed form)
   CHECK(p.recommended_deepspeed == 0u);
   std::string text = render_plan(p, 10);
@@ -156,7 +156,7 @@ TEST_CASE("plan: each candidate ranks on its flow number where confirmed, in thr
   // the fastest) fall below unconfirmed ones, and the ranking says so.
   auto runner = [](const Scenario& s, SimContext&) {
     StepResult r = testing::fake_result(s);
-    if (s.tier == "flow") {
+    if (s.tier == NetworkTier::Flow) {
       r.step_time_s *= 1.5;
       r.tokens_per_s /= 1.5;
     }
@@ -172,7 +172,7 @@ TEST_CASE("plan: each candidate ranks on its flow number where confirmed, in thr
   CHECK_FALSE(p.ranked[0].confirmed);
   REQUIRE(p.recommended);
   CHECK(p.ranked[*p.recommended].confirmed);  // the rule compares flow numbers
-  CHECK(p.ranked[*p.recommended].scenario.tier == "flow");
+  CHECK(p.ranked[*p.recommended].scenario.tier == NetworkTier::Flow);
 }
 
 TEST_CASE("activation checkpointing is searched on and off; off wins where it fits and is faster") {

@@ -186,7 +186,7 @@ TEST_CASE("fabric and oversubscription are columns and grouping keys") {
       s.oversubscription = oversub;
       s.model = "gpt-18b";
       s.strategy = strategy;
-      s.tier = "analytic";
+      s.tier = NetworkTier::Analytic;
       const std::vector<ResultView> v = {view_of(simulate(s))};
       REQUIRE(v.size() == 1);
       CHECK(v[0].fabric == "fat-tree");

@@ -46,7 +46,7 @@ TEST_CASE("the typed round trip is exact, through text") {
   s.model = "llama-3-8b";
   s.strategy = "zero3+qgz";
   s.grad_accum = 2;
-  s.tier = "analytic";
+  s.tier = NetworkTier::Analytic;
   StepResult r = simulate(s);
   r.warnings.push_back("a warning, carried through the text");
   const StepResult back = read(json::parse(to_json(r).dump()));
@@ -95,7 +95,7 @@ TEST_CASE("an offloading result round-trips, its offload object read strictly") 
   s.model = "llama-3-8b";
   s.deepspeed = std::string(ZEROSIM_SOURCE_DIR) +
                 "/workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json";
-  s.tier = "analytic";
+  s.tier = NetworkTier::Analytic;
   const StepResult r = simulate(s);
   REQUIRE(r.has_offload);
   const json j = to_json(r);

@@ -16,7 +16,7 @@ using namespace zerosim;
 
 namespace {
 
-Scenario scenario(const std::string& strategy, const std::string& tier, int grad_accum) {
+Scenario scenario(const std::string& strategy, NetworkTier tier, int grad_accum) {
   Scenario s;
   s.cluster = "dgx-h100";
   s.nodes = 2;
@@ -63,7 +63,7 @@ TEST_CASE("x(G) = x(1) + (G - 1)(x(2) - x(1))") {
 }
 
 TEST_CASE("an extended step equals the step with every micro-step lowered") {
-  for (const char* tier : {"flow", "analytic"})
+  for (const NetworkTier tier : {NetworkTier::Flow, NetworkTier::Analytic})
     for (const char* strategy : {"zero3", "zeropp"})
       for (int g : {3, 5}) {
         const Scenario sc = scenario(strategy, tier, g);
@@ -109,12 +109,12 @@ TEST_CASE("an extended step equals the step with every micro-step lowered") {
 
 TEST_CASE("the work of a step does not grow with its accumulation count") {
   // Events processed: runs of one and two micro-steps, whatever G is.
-  const StepResult g3 = simulate(scenario("zeropp", "flow", 3));
-  const StepResult big = simulate(scenario("zeropp", "flow", 100000));
+  const StepResult g3 = simulate(scenario("zeropp", NetworkTier::Flow, 3));
+  const StepResult big = simulate(scenario("zeropp", NetworkTier::Flow, 100000));
   CHECK(big.engine_events == g3.engine_events);
   // And the step is the first micro-step plus 99999 of the second.
-  const StepResult one = simulate(scenario("zeropp", "flow", 1));
-  const StepResult two = simulate(scenario("zeropp", "flow", 2));
+  const StepResult one = simulate(scenario("zeropp", NetworkTier::Flow, 1));
+  const StepResult two = simulate(scenario("zeropp", NetworkTier::Flow, 2));
   check_close(big.step_time_s, one.step_time_s + 99999 * (two.step_time_s - one.step_time_s),
               "step_time_s");
   CHECK(big.comm.collectives ==
@@ -124,10 +124,10 @@ TEST_CASE("the work of a step does not grow with its accumulation count") {
 TEST_CASE("the trace of an extended step says which micro-steps it draws") {
   const auto dir = temp_dir("accumulation-trace");
   const std::string path = (dir / "t.json").string();
-  simulate(scenario("zeropp", "analytic", 5), path);
+  simulate(scenario("zeropp", NetworkTier::Analytic, 5), path);
   const json five = parse_json_text(slurp(path), path);
   CHECK(five["otherData"]["note"].get<std::string>().find("micro-steps 2..4 repeat") !=
         std::string::npos);
-  simulate(scenario("zeropp", "analytic", 2), path);
+  simulate(scenario("zeropp", NetworkTier::Analytic, 2), path);
   CHECK_FALSE(parse_json_text(slurp(path), path)["otherData"].contains("note"));
 }

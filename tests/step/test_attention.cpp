@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "sim/step/lower.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/support/approx.hpp"
@@ -27,8 +28,8 @@ Scenario scenario(const std::string& cluster, int nodes, const std::string& mode
   s.cluster = cluster;
   s.nodes = nodes;
   s.model = model;
-  s.attention = attention;
-  s.tier = "analytic";
+  apply_scenario_param(s, *find_scenario_param("--attention"), attention);  // its rule, as a flag
+  s.tier = NetworkTier::Analytic;
   return s;
 }
 

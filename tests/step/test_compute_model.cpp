@@ -208,7 +208,7 @@ TEST_CASE("a step's compute_kernels_s adds up to its compute and recompute") {
     s.seq_len = 4096;
     s.grad_accum = 3;  // extended from 1 and 2 micro-steps: the terms extend with them
     s.activation_checkpointing = ckpt;
-    s.tier = "analytic";
+    s.tier = NetworkTier::Analytic;
     const StepResult r = simulate(s);
     const ComputeTerms& k = r.breakdown.compute_kernels;
     CHECK(k.total() == Approx(r.breakdown.compute_s + r.breakdown.recompute_s).epsilon(1e-9));

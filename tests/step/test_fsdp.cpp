@@ -92,15 +92,15 @@ TEST_CASE(
     "all-gathers'") {
   const Units u = units();
   auto s = fsdp("fsdp");
-  s.fsdp_reduce_dtype = "fp32";
+  s.fsdp_reduce_dtype = FsdpDtype::Fp32;
   const auto r = simulate_unrefused(s);
   CHECK(r.scenario.strategy.grad_comm_bytes == 4);
   CHECK(inter(r.comm.by_phase, "gradient_reduction") ==
         Approx(ring_inter(4 * u.all)).epsilon(1e-9));
   CHECK(inter(r.comm.by_phase, "forward_all_gather") ==
         Approx(ring_inter(2 * u.all)).epsilon(1e-9));
-  s.fsdp_param_dtype = "fp32";
-  s.fsdp_reduce_dtype = "auto";  // reduce_dtype None: param_dtype
+  s.fsdp_param_dtype = FsdpDtype::Fp32;
+  s.fsdp_reduce_dtype = FsdpDtype::Auto;  // reduce_dtype None: param_dtype
   const auto f = simulate_unrefused(s);
   CHECK(f.scenario.strategy.fsdp.param_bytes == 4);
   CHECK(f.scenario.strategy.grad_comm_bytes == 4);
@@ -185,7 +185,7 @@ TEST_CASE(
         Approx(2 * (u.root + 3 * u.block)).epsilon(1e-12));
   CHECK(op.memory.component("unsharded_params") == Approx(2 * u.all).epsilon(1e-12));
   auto post = fsdp("fsdp");
-  post.fsdp_backward_prefetch = "post";
+  post.fsdp_backward_prefetch = BackwardPrefetch::Post;
   CHECK(simulate_unrefused(post).memory.component("unsharded_params") ==
         Approx(2 * (u.root + 2 * u.block)).epsilon(1e-12));
   auto nolimit = fsdp("fsdp");
@@ -194,7 +194,7 @@ TEST_CASE(
         Approx(2 * u.all).epsilon(1e-12));
   // fp32 reduce: each unsharded gradient also has its float32 copy.
   auto fp32 = fsdp("fsdp");
-  fp32.fsdp_reduce_dtype = "fp32";
+  fp32.fsdp_reduce_dtype = FsdpDtype::Fp32;
   CHECK(simulate_unrefused(fp32).memory.component("unsharded_grads") ==
         Approx((2 + 4) * (u.root + 2 * u.block)).epsilon(1e-12));
   CHECK(full.memory.component("unsharded_grads") ==
@@ -206,9 +206,9 @@ TEST_CASE(
     "computation; none serializes them") {
   auto s = fsdp("fsdp");
   const auto pre = simulate_unrefused(s);
-  s.fsdp_backward_prefetch = "post";
+  s.fsdp_backward_prefetch = BackwardPrefetch::Post;
   const auto post = simulate_unrefused(s);
-  s.fsdp_backward_prefetch = "none";
+  s.fsdp_backward_prefetch = BackwardPrefetch::None;
   const auto none = simulate_unrefused(s);
   // Same collectives and bytes whichever the order.
   for (const auto* r : {&post, &none})
@@ -229,7 +229,7 @@ TEST_CASE("gradient accumulation: micro-steps 2..G repeat micro-step 1") {
   for (const char* st : {"fsdp", "fsdp-grad-op", "fsdp-hybrid"}) {
     CAPTURE(st);
     auto s = fsdp(st, 4);
-    s.tier = "analytic";
+    s.tier = NetworkTier::Analytic;
     const auto fast = simulate_unrefused(s);
     ReferenceModes modes;
     modes.extend_accumulation = false;
@@ -240,7 +240,7 @@ TEST_CASE("gradient accumulation: micro-steps 2..G repeat micro-step 1") {
 }
 
 TEST_CASE("both tiers run an FSDP row; FSDP refuses ZeRO++'s techniques and DeepSpeed's knobs") {
-  for (const char* tier : {"flow", "analytic"}) {
+  for (const NetworkTier tier : {NetworkTier::Flow, NetworkTier::Analytic}) {
     Scenario s;
     s.cluster = "dgx-a100";
     s.nodes = 2;
@@ -264,8 +264,4 @@ TEST_CASE("both tiers run an FSDP row; FSDP refuses ZeRO++'s techniques and Deep
   knob.fsdp_forward_prefetch = true;
   expect_input_error([&] { simulate_unrefused(knob); }, "<command line>", "--fsdp-forward-prefetch",
                      "needs an FSDP strategy");
-  auto bad = fsdp("fsdp");
-  bad.fsdp_reduce_dtype = "int8";
-  expect_input_error([&] { simulate_unrefused(bad); }, "<command line>", "--fsdp-reduce-dtype",
-                     "is not auto, bf16, fp16 or fp32");
 }

@@ -96,8 +96,8 @@ TEST_CASE("fsdp2's copies: copy-in of the shard, copy-out of the unit, chunk-cat
   ScratchDir dir("fsdp2_copies");
   const std::string path = (dir.path / "t.json").string();
   auto s = fsdp2();
-  s.fsdp_reduce_dtype = "fp32";  // chunk_cat reads 2 bytes and writes 4 per parameter
-  s.sm_share = false;            // the copies at the copy kernel's rate, no collective beside them
+  s.fsdp_reduce_dtype = FsdpDtype::Fp32;  // chunk_cat reads 2 bytes and writes 4 per parameter
+  s.sm_share = false;  // the copies at the copy kernel's rate, no collective beside them
   const auto r = simulate_unrefused(s, path);
   const json t = json::parse(slurp(path));
   const KernelCost copy = select_cost_profile_for_gpu("", r.scenario.gpu_model).kernel("copy");
@@ -156,7 +156,7 @@ TEST_CASE("fsdp2 memory: the root and four blocks unsharded; false the model; n 
 
 TEST_CASE("fsdp2's refusals: FSDP1's knobs, a reshard group that does not divide the world") {
   auto s = fsdp2();
-  s.fsdp_backward_prefetch = "post";
+  s.fsdp_backward_prefetch = BackwardPrefetch::Post;
   expect_input_error([&] { simulate_unrefused(s); }, "<command line>", "--fsdp-backward-prefetch",
                      "is FSDP1's");
   s = fsdp2();

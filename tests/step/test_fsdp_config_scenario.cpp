@@ -25,7 +25,7 @@ Scenario small() {
   sc.model = "mpt-125m";
   sc.seq_len = 2048;
   sc.tokens_per_gpu = 2048;
-  sc.tier = "analytic";
+  sc.tier = NetworkTier::Analytic;
   return sc;
 }
 
@@ -37,8 +37,8 @@ TEST_CASE("an FSDP config's settings replace the flags' defaults and are said in
   sc.activation_checkpointing = true;
   const FsdpConfiguredScenario c = apply_fsdp_config(sc);
   CHECK(c.scenario.strategy == "fsdp");
-  CHECK(c.scenario.fsdp_param_dtype == "bf16");
-  CHECK(c.scenario.fsdp_reduce_dtype == "bf16");
+  CHECK(c.scenario.fsdp_param_dtype == FsdpDtype::Bf16);
+  CHECK(c.scenario.fsdp_reduce_dtype == FsdpDtype::Bf16);
   CHECK(c.scenario.activation_checkpointing);
   REQUIRE(!c.warnings.empty());
   CHECK(c.warnings[0].find("--strategy fsdp") != std::string::npos);
@@ -63,12 +63,12 @@ TEST_CASE("a flag that contradicts the config is an error naming the config's ke
                      "/fsdp_config/activation_checkpointing", "--activation-checkpointing false");
   sc = small();
   sc.fsdp_config = kAccelerate;
-  sc.fsdp_backward_prefetch = "post";
+  sc.fsdp_backward_prefetch = BackwardPrefetch::Post;
   expect_input_error([&] { apply_fsdp_config(sc); }, kAccelerate,
                      "/fsdp_config/fsdp_backward_prefetch", "--fsdp-backward-prefetch post");
   // The same value as the config's: no contradiction.
-  sc.fsdp_backward_prefetch = "pre";
-  CHECK(apply_fsdp_config(sc).scenario.fsdp_backward_prefetch == "pre");
+  sc.fsdp_backward_prefetch = BackwardPrefetch::Pre;
+  CHECK(apply_fsdp_config(sc).scenario.fsdp_backward_prefetch == BackwardPrefetch::Pre);
   // A knob the config leaves out keeps the flag's value.
   sc.fsdp_limit_all_gathers = false;
   CHECK_FALSE(apply_fsdp_config(sc).scenario.fsdp_limit_all_gathers);
@@ -82,15 +82,15 @@ TEST_CASE("a config runs exactly the step of its equivalent flags") {
   by_file.fsdp_config = kFoundry;
   Scenario by_flags = small();
   by_flags.strategy = "fsdp";
-  by_flags.fsdp_param_dtype = "bf16";
-  by_flags.fsdp_reduce_dtype = "bf16";
+  by_flags.fsdp_param_dtype = FsdpDtype::Bf16;
+  by_flags.fsdp_reduce_dtype = FsdpDtype::Bf16;
   by_flags.activation_checkpointing = true;
   const StepResult a = simulate(by_file), b = simulate(by_flags);
   CHECK(a.step_time_s == b.step_time_s);
   CHECK(a.memory.peak_bytes == b.memory.peak_bytes);
   CHECK(a.scenario.strategy.source == kFoundry);
   // Reducing in FP32 (mixed_precision FULL) is a different step: the file is read, not ignored.
-  by_flags.fsdp_param_dtype = "fp32";
-  by_flags.fsdp_reduce_dtype = "fp32";
+  by_flags.fsdp_param_dtype = FsdpDtype::Fp32;
+  by_flags.fsdp_reduce_dtype = FsdpDtype::Fp32;
   CHECK(simulate(by_flags).step_time_s != a.step_time_s);
 }

@@ -45,7 +45,7 @@ Scenario base() {
   s.nodes = 2;
   s.model = "llama-3-8b";
   s.tokens_per_gpu = kTokens;
-  s.tier = "analytic";
+  s.tier = NetworkTier::Analytic;
   return s;
 }
 
@@ -53,7 +53,7 @@ Scenario base() {
 struct Run {
   ScratchDir dir{"offload"};
   StepResult operator()(const std::string& zero, int grad_accum = 1,
-                        const std::string& tier = "analytic") {
+                        NetworkTier tier = NetworkTier::Analytic) {
     const auto path = dir.path / "ds.json";
     spit(path, fmt::format(R"({{"bf16": {{"enabled": true}}, "zero_optimization": {}}})", zero));
     Scenario s = base();
@@ -161,7 +161,7 @@ TEST_CASE("GPU memory drops by 12 psi / W (optimizer) and 2 psi / W more (parame
 TEST_CASE("CPU Adam replaces the GPU optimizer, and the step pays for what cannot overlap") {
   Run run;
   const double P = psi();
-  for (const char* tier : {"analytic", "flow"}) {
+  for (const NetworkTier tier : {NetworkTier::Analytic, NetworkTier::Flow}) {
     CAPTURE(tier);
     const StepResult none = run(z(3, "", ""), 1, tier), opt = run(z(3, "cpu", ""), 1, tier);
     CHECK(opt.breakdown.optimizer_s == 0);
@@ -180,8 +180,8 @@ TEST_CASE("CPU Adam replaces the GPU optimizer, and the step pays for what canno
   // step need not grow by as much: a gather delayed by its copy overlaps less of the backward's
   // reduce-scatters and shares the links with them for less time, on both tiers.)
   const std::string no_prefetch = R"(, "stage3_max_live_parameters": 0)";
-  for (const char* tier : {"analytic", "flow"}) {
-    CAPTURE(std::string(tier));
+  for (const NetworkTier tier : {NetworkTier::Analytic, NetworkTier::Flow}) {
+    CAPTURE(tier);
     const StepResult par = run(z(3, "", "cpu", no_prefetch), 1, tier);
     CHECK(par.breakdown.exposed_offload_s >=
           par.offload.h2d_bytes_per_gpu / pcie_Bps() * (1 - 1e-9));

@@ -26,7 +26,7 @@ std::vector<Scenario> grid() {
   base.cluster = "dgx-h100";
   base.nodes = 2;
   base.model = "gpt-18b";
-  base.tier = "analytic";
+  base.tier = NetworkTier::Analytic;
   return sweep::expand(base, {{"--tokens-per-gpu", {"1024", "4096", "2048"}},
                               {"--grad-accum", {"1", "2", "4"}},
                               {"--nic-gbps", {"100", "400"}},
@@ -89,7 +89,7 @@ TEST_CASE("an input file changed between two calls with one context is read agai
     Scenario sc;
     sc.cluster = cluster;
     sc.model = model;
-    sc.tier = "analytic";
+    sc.tier = NetworkTier::Analytic;
     const StepResult two = simulate(sc, context);
     CHECK(two.scenario.nodes == 2);
     // Rewritten in place, no pause: the next call sees the new bytes (no time window).

@@ -306,7 +306,7 @@ TEST_CASE("SM sharing (--sm-share) only lengthens a contention-free step, and th
   for (const char* strategy : {"zero3", "zeropp"}) {
     Scenario on = paper(strategy), off = paper(strategy);
     on.nics_per_node = off.nics_per_node = 4;
-    on.tier = off.tier = "analytic";
+    on.tier = off.tier = NetworkTier::Analytic;
     off.sm_share = false;
     const StepResult a = simulate(on), b = simulate(off);
     CHECK(a.scenario.sm_share);
@@ -434,7 +434,7 @@ TEST_CASE("writing a trace changes no byte of the result (labels are lowered onl
       s.nodes = 2;
       s.strategy = strategy;
       s.grad_accum = accum;
-      s.tier = "analytic";
+      s.tier = NetworkTier::Analytic;
       const json plain = to_json(simulate(s));
       const fs::path trace = dir / "t.json";
       const json traced = to_json(simulate(s, trace.string()));

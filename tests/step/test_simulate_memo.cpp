@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Scenario make(const std::string& cluster, int nodes, const std::string& strategy,
-              const std::string& tier) {
+              NetworkTier tier) {
   Scenario s;
   s.cluster = cluster;
   s.nodes = nodes;
@@ -39,7 +39,7 @@ Scenario make(const std::string& cluster, int nodes, const std::string& strategy
 
 std::vector<Scenario> scenarios() {
   std::vector<Scenario> v;
-  for (const char* tier : {"analytic", "flow"}) {
+  for (const NetworkTier tier : {NetworkTier::Analytic, NetworkTier::Flow}) {
     for (const char* strategy : {"zero3", "zeropp", "zero3+qwz", "zero3+hpz", "zero3+qgz"})
       for (int nodes : {1, 3}) {
         v.push_back(make("dgx2-v100", nodes, strategy, tier));
@@ -53,7 +53,7 @@ std::vector<Scenario> scenarios() {
     unshared.sm_share = false;
     v.push_back(unshared);
   }
-  Scenario chunks = make("dgx-h100", 2, "zeropp", "analytic");
+  Scenario chunks = make("dgx-h100", 2, "zeropp", NetworkTier::Analytic);
   chunks.qgz_chunks = 2;
   v.push_back(chunks);
   return v;
@@ -108,7 +108,7 @@ TEST_CASE("a profile rewritten in place is parsed again, never served stale") {
   const fs::path prof = dir / "p.json";
   const std::string text = slurp(fs::path(ZEROSIM_SOURCE_DIR) / "calibrate/profiles/dgx-h100.json");
   spit(prof, text);
-  Scenario s = make("dgx-h100", 2, "zeropp", "analytic");
+  Scenario s = make("dgx-h100", 2, "zeropp", NetworkTier::Analytic);
   s.profile = prof.string();
   SimContext context;
   const double before = simulate(s, context).step_time_s;
@@ -126,7 +126,7 @@ TEST_CASE("a profile rewritten in place is parsed again, never served stale") {
 TEST_CASE("params in the result equal total_param_count at the run's sequence length") {
   const ModelShape m = load_model("gpt-18b");
   for (int seq : {0, 1024}) {
-    Scenario s = make("dgx-h100", 1, "zero3", "analytic");
+    Scenario s = make("dgx-h100", 1, "zero3", NetworkTier::Analytic);
     s.model = "gpt-18b";
     s.seq_len = seq;
     const StepResult r = simulate(s);

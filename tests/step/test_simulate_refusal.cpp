@@ -61,7 +61,7 @@ TEST_CASE(
   // too; simulate() itself refuses it, with the same error.
   Scenario zero1 = paper_scenario("zero1");
   zero1.model = "gpt-138b";
-  zero1.tier = "analytic";
+  zero1.tier = NetworkTier::Analytic;
   const InputError e = caught_input_error([&] { refuse_if_cannot_fit(zero1, context); });
   ReferenceModes full;
   full.refuse_unfit_early = false;
@@ -87,7 +87,8 @@ TEST_CASE("the refusal builds no cluster: the largest flow-tier cluster is refus
 TEST_CASE("simulate() refuses what no node count fits before building its cluster") {
   // 2^24-token sequences on the flow tier's largest cluster (32768 GPUs) and the analytic tier's
   // (65536): refused, naming the flag, the rule and the bytes, with no cluster built.
-  for (const auto& kv : {std::pair{4096, "flow"}, std::pair{8192, "analytic"}}) {
+  for (const auto& kv :
+       {std::pair{4096, NetworkTier::Flow}, std::pair{8192, NetworkTier::Analytic}}) {
     // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& nodes = kv.first;
     const auto& tier = kv.second;

@@ -18,7 +18,7 @@ Scenario scenario(const std::string& model, bool checkpointing) {
   s.strategy = "zeropp";
   s.tokens_per_gpu = 4096;
   s.seq_len = 4096;
-  s.tier = "analytic";
+  s.tier = NetworkTier::Analytic;
   s.activation_checkpointing = checkpointing;
   return s;
 }
@@ -49,7 +49,7 @@ TEST_CASE("MFU is model FLOPs (no recompute) over the peak; HFU adds the recompu
       CHECK(r.counted_flops_per_step - r.mfu_flops_per_step ==
             zerosim::testing::Approx(0.5 * attention * W).epsilon(1e-9));
     auto eager = scenario("llama-3-8b", ckpt);
-    eager.attention = "eager";
+    eager.attention = AttentionChoice::Eager;
     const auto e = simulate(eager);
     CHECK(e.mfu_flops_per_step == r.mfu_flops_per_step);
     if (!ckpt) CHECK(e.hfu == zerosim::testing::Approx(e.mfu).epsilon(1e-12));

@@ -61,9 +61,9 @@ inline StepResult fake_result(const Scenario& s) {
   e.strategy = strategy_of(id);
   e.tokens_per_gpu = tokens;
   e.grad_accum = s.grad_accum;
-  e.tier = s.tier;
+  e.tier = choice_name(s.tier);
   e.activation_checkpointing = s.activation_checkpointing;
-  e.attention = s.attention == "flash" ? "flash" : "eager";
+  e.attention = s.attention == AttentionChoice::Flash ? "flash" : "eager";
   r.step_time_s = step;
   r.tflops_per_gpu = 1e-2 * tokens / step;
   r.tokens_per_s = tokens * gpus * s.grad_accum / step;

@@ -119,7 +119,7 @@ TEST_CASE("--resume completes an interrupted sweep from its partial file") {
   base.cluster = "dgx2-v100";
   base.nodes = 2;
   base.model = "gpt-18b";
-  base.tier = "analytic";
+  base.tier = zerosim::NetworkTier::Analytic;
   base.tokens_per_gpu = 1024;
   auto scenarios = zerosim::sweep::expand(
       base, {{"--nics-per-node", {"1", "4"}}, {"--strategy", {"zero3", "zeropp"}}});
