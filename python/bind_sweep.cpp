@@ -63,7 +63,7 @@ SweepResult run(const py::dict& kwargs) {
     if (r) out.results.push_back(std::move(*r));
   for (const auto& v : invalid) {
     out.invalid_scenarios.push_back(scenarios.at(v.index));
-    out.invalid_errors.push_back(keywords_in(v.message));
+    out.invalid_errors.push_back(python_message(v.message));
   }
   return out;
 }

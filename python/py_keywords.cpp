@@ -39,6 +39,17 @@ std::string keywords_in(const std::string& text) {
   return out;
 }
 
+std::string python_message(const std::string& input_error_text) {
+  static constexpr std::string_view kCommandLine = "<command line>: --";
+  const std::string_view text = input_error_text;
+  const std::size_t colon = text.find(": ", kCommandLine.size());
+  if (text.rfind(kCommandLine, 0) != 0 || colon == std::string_view::npos)
+    return keywords_in(input_error_text);
+  const std::string rule = keywords_in(std::string(text.substr(colon + 2)));
+  return keyword_of(text.substr(kCommandLine.size() - 2, colon - (kCommandLine.size() - 2))) +
+         (rule.rfind("must", 0) == 0 ? " " : ": ") + rule;
+}
+
 std::string repr_of(py::handle v) { return py::repr(v).cast<std::string>(); }
 
 bool is_int(py::handle v) { return py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v); }

@@ -24,6 +24,10 @@ std::string keyword_of(std::string_view flag);
 std::string flag_of(std::string_view keyword);
 // Every "--flag-name" in a message as "flag_name" (the CLI's rules, said of keywords).
 std::string keywords_in(const std::string& text);
+// An InputError's text (InputError::what(): "FILE: PATH: RULE") in Python's words: said of a
+// flag, the keyword and its rule ("<command line>: --nodes: must be at least 1" -> "nodes must be
+// at least 1"); said of a file, its own message (file, JSON path, rule) with keywords for flags.
+std::string python_message(const std::string& input_error_text);
 
 // repr(v); an int that is not a bool; an int in lo..hi (else ValueError: "kw must be an int in
 // lo..hi, got REPR").

@@ -19,19 +19,6 @@
 namespace py = pybind11;
 using namespace zerosim;
 
-namespace {
-
-// An InputError said of a keyword where it is about a flag ("nodes must be at least 1, not '0'");
-// about a file, its own message (file, JSON path, rule).
-std::string python_message(const InputError& e) {
-  if (e.file() != "<command line>" || e.path().rfind("--", 0) != 0)
-    return python::keywords_in(e.what());
-  const std::string rule = python::keywords_in(e.rule());
-  return python::keyword_of(e.path()) + (rule.rfind("must", 0) == 0 ? " " : ": ") + rule;
-}
-
-}  // namespace
-
 PYBIND11_MODULE(zerosim, m) {
   m.doc() =
       "zerosim: ZeRO-3 / ZeRO++ / FSDP training-step simulator and planner.\n\n"
@@ -44,7 +31,7 @@ PYBIND11_MODULE(zerosim, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, python_message(e).c_str());
+      PyErr_SetString(PyExc_ValueError, python::python_message(e.what()).c_str());
     } catch (const OutputError& e) {
       PyErr_SetString(PyExc_OSError, e.what());
     }

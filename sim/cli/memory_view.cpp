@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
-#include "sim/memory/accelerate_estimate.hpp"
 #include "sim/memory/deepspeed_estimate.hpp"
 #include "sim/workload/transformer.hpp"
 
@@ -132,25 +131,6 @@ std::string terms(const StepResult& r, const Zero3EstimateInputs& in, const Larg
   return o;
 }
 
-// Accelerate's estimate-memory table for the model (whole-model sizes on one device) and how it
-// reads against the per-GPU numbers above.
-std::string accelerate_section(const ScenarioEcho& sc) {
-  const LargestLayer unsplit = largest_unsplit_module(sc.model);
-  const double P = static_cast<double>(sc.params);
-  std::string o = fmt::format(
-      "Hugging Face Accelerate's `accelerate estimate-memory` for the same model "
-      "(accelerate/commands/estimate.py,\ngather_data; largest layer {}, {} params, as "
-      "get_max_layer_size counts it: a whole decoder layer or a\nleaf module outside one):\n",
-      unsplit.name, unsplit.params);
-  o += format_accelerate_estimate(sc.model.name, sc.params, unsplit.params);
-  o += fmt::format(
-      "Its sizes are the whole model on one device. \"Training using Adam\" is 4x the model in "
-      "that dtype\n(float16: 8 B/param, {}); sharded as ZeRO-3 shards it, mixed-precision "
-      "Adam's 16 B/param over\n{} GPUs is {} per GPU.\n\n",
-      gib(8 * P), sc.world_size, gib(16 * P / sc.world_size));
-  return o;
-}
-
 }  // namespace
 
 std::string memory_view(const StepResult& r) {
@@ -171,7 +151,6 @@ std::string memory_view(const StepResult& r) {
       "additional_buffer_factor 1.5): total_params {}, largest_layer_params {} ({})\n",
       sc.params, big.params, big.name);
   o += format_zero3_estimate(in) + "\n";
-  o += accelerate_section(sc);
   if (st.family() == StrategyFamily::Fsdp || st.stage != 3)
     return o + fmt::format(
                    "DeepSpeed's estimator is ZeRO-3's over every GPU; {} shards differently, so "

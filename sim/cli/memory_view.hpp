@@ -3,8 +3,7 @@
 // (sim/memory/deepspeed_estimate.hpp, the table estimate_zero3_model_states_mem_needs_all_live
 // prints), and the difference term by term against the estimator's row for the scenario's offload
 // settings: model states, gathered weights, the optimizer step's FP32 gradients, and what the
-// estimator leaves out (it counts model states only); then Hugging Face Accelerate's
-// `estimate-memory` table for the model (sim/memory/accelerate_estimate.hpp).
+// estimator leaves out (it counts model states only).
 #pragma once
 #include <string>
 

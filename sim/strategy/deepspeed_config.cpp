@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -12,6 +13,9 @@
 namespace zerosim {
 
 namespace {
+
+// Where JsonReader::require_object's message lists the allowed keys.
+constexpr std::string_view kAllowed = " (allowed: ";
 
 // zero_optimization keys DeepSpeed names with and without "stage3_" (DeepSpeedZeroConfig's
 // aliases, v0.19.5 config.py), beyond those read with their own rule below.
@@ -72,6 +76,44 @@ void read_deprecated_offload(const JsonReader& z, Strategy& s) {
   }
 }
 
+// The keys of offload_param (DeepSpeedZeroOffloadParamConfig) or offload_optimizer
+// (DeepSpeedZeroOffloadOptimizerConfig).
+const std::vector<std::string_view>& offload_keys(bool param) {
+  static const std::vector<std::string_view> param_keys = {
+      "device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory"};
+  static const std::vector<std::string_view> optimizer_keys = {
+      "device",        "nvme_path",      "buffer_count", "pin_memory",
+      "pipeline_read", "pipeline_write", "fast_init",    "ratio"};
+  return param ? param_keys : optimizer_keys;
+}
+
+// The keys of zero_optimization (zero_section).
+const std::vector<std::string_view>& zero_keys() {
+  static const std::vector<std::string_view> keys = {
+      "stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
+      "overlap_comm", "reduce_scatter", "contiguous_gradients", "reduce_bucket_size",
+      "stage3_prefetch_bucket_size", "stage3_max_live_parameters", "stage3_max_reuse_distance",
+      "stage3_param_persistence_threshold", "sub_group_size", "allgather_partitions",
+      "allgather_bucket_size", "offload_optimizer", "offload_param", "mics_shard_size",
+      "mics_hierarchical_params_gather", "cpu_offload", "cpu_offload_param",
+      "cpu_offload_use_pin_memory", "stage3_use_all_reduce_for_fetch_params",
+      "stage3_allgather_sequential", "zenflow",
+      // the same settings under DeepSpeed's field names (without "stage3_")
+      "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
+      "param_persistence_threshold", "use_all_reduce_for_fetch_params", "allgather_sequential",
+      // keys without effect on the modelled step (said in the result's warnings)
+      "round_robin_gradients", "use_multi_rank_bucket_allreduce", "load_from_fp32_weights",
+      "elastic_checkpoint", "ignore_unused_parameters", "legacy_stage1",
+      "zero_quantized_nontrainable_weights", "zeropp_loco_param", "memory_efficient_linear",
+      "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
+      "enable_sanity_checks", "save_muon_momentum_buffer_in_memory", "leaf_module",
+      "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+      "stage3_gather_fp16_weights_on_model_save", "stage3_model_persistence_threshold",
+      "model_persistence_threshold", "stage3_module_granularity_threshold",
+      "module_granularity_threshold"};
+  return keys;
+}
+
 // offload_optimizer and offload_param (DeepSpeed's DeepSpeedZeroOffloadOptimizerConfig and
 // DeepSpeedZeroOffloadParamConfig, their keys only). Every key is read: those that change the
 // modelled step set it, the others are checked for their type; settings that would change it in
@@ -83,12 +125,7 @@ void read_offload(const JsonReader& z, Strategy& s) {
     if (!z.has(block)) continue;
     auto o = z.at(block);
     if (!o.value().is_object()) o.fail("must be an object");
-    if (param)
-      o.require_object(
-          {"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "pin_memory"});
-    else
-      o.require_object({"device", "nvme_path", "buffer_count", "pin_memory", "pipeline_read",
-                        "pipeline_write", "fast_init", "ratio"});
+    o.require_object(offload_keys(param));
     const std::string dev = o.string_or("device", "none");
     OffloadDevice d = OffloadDevice::None;
     if (dev == "cpu")
@@ -143,28 +180,7 @@ JsonReader zero_section(const JsonReader& r) {
   if (!r.has("zero_optimization"))
     r.fail("missing required key 'zero_optimization' (ZeRO stage 3)");
   auto z = r.at("zero_optimization");
-  z.require_object(
-      {"stage", "zero_quantized_weights", "zero_hpz_partition_size", "zero_quantized_gradients",
-       "overlap_comm", "reduce_scatter", "contiguous_gradients", "reduce_bucket_size",
-       "stage3_prefetch_bucket_size", "stage3_max_live_parameters", "stage3_max_reuse_distance",
-       "stage3_param_persistence_threshold", "sub_group_size", "allgather_partitions",
-       "allgather_bucket_size", "offload_optimizer", "offload_param", "mics_shard_size",
-       "mics_hierarchical_params_gather", "cpu_offload", "cpu_offload_param",
-       "cpu_offload_use_pin_memory", "stage3_use_all_reduce_for_fetch_params",
-       "stage3_allgather_sequential", "zenflow",
-       // the same settings under DeepSpeed's field names (without "stage3_")
-       "prefetch_bucket_size", "max_live_parameters", "max_reuse_distance",
-       "param_persistence_threshold", "use_all_reduce_for_fetch_params", "allgather_sequential",
-       // keys without effect on the modelled step (said in the result's warnings)
-       "round_robin_gradients", "use_multi_rank_bucket_allreduce", "load_from_fp32_weights",
-       "elastic_checkpoint", "ignore_unused_parameters", "legacy_stage1",
-       "zero_quantized_nontrainable_weights", "zeropp_loco_param", "memory_efficient_linear",
-       "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
-       "enable_sanity_checks", "save_muon_momentum_buffer_in_memory", "leaf_module",
-       "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
-       "stage3_gather_fp16_weights_on_model_save", "stage3_model_persistence_threshold",
-       "model_persistence_threshold", "stage3_module_granularity_threshold",
-       "module_granularity_threshold"});
+  z.require_object(zero_keys());
   return z;
 }
 
@@ -310,6 +326,41 @@ void note_without_effect(const JsonReader& r, const char* path,
     if (r.has(k.key)) s.keys_without_effect.push_back(std::string(path) + k.key);
 }
 
+// Every unknown key of the file at once: the top level's (`top`), zero_optimization's and its
+// offload blocks', each with its closest known key, in one error that names the first (a file with
+// typos in several objects is fixed in one run). The objects' other rules are checked as they are
+// read.
+void require_known_keys(const JsonReader& r, const std::vector<std::string_view>& top) {
+  std::optional<InputError> first;
+  std::string elsewhere;
+  const auto check = [&](const JsonReader& o, const std::vector<std::string_view>& known) {
+    if (!o.value().is_object()) return;
+    try {
+      o.require_object(known);
+    } catch (const InputError& e) {
+      if (!first)
+        first = e;
+      else
+        elsewhere += fmt::format("; {}: {}", e.path(), e.rule().substr(0, e.rule().find(kAllowed)));
+    }
+  };
+  check(r, top);
+  if (r.has("zero_optimization")) {
+    const JsonReader z = r.at("zero_optimization");
+    check(z, zero_keys());
+    for (const bool param : {false, true}) {
+      const char* block = param ? "offload_param" : "offload_optimizer";
+      if (z.value().is_object() && z.has(block)) check(z.at(block), offload_keys(param));
+    }
+  }
+  if (!first) return;
+  if (elsewhere.empty()) throw *first;
+  const std::string& rule = first->rule();
+  const std::size_t allowed = std::min(rule.find(kAllowed), rule.size());
+  throw InputError(first->file(), first->path(),
+                   rule.substr(0, allowed) + elsewhere + rule.substr(allowed));
+}
+
 }  // namespace
 
 const std::vector<DeepSpeedKey>& deepspeed_top_keys_without_effect() {
@@ -399,7 +450,7 @@ Strategy parse_deepspeed(const json& j, const std::string& file) {
                                          "bfloat16",
                                          "communication_data_type"};
   for (const DeepSpeedKey& k : deepspeed_top_keys_without_effect()) known.push_back(k.key);
-  r.require_object(known);
+  require_known_keys(r, known);
   Strategy s;
   s.source = file;
   const JsonReader z = zero_section(r);

@@ -382,33 +382,6 @@ LargestLayer largest_layer(const ModelShape& m) {
   return best;
 }
 
-LargestLayer largest_unsplit_module(const ModelShape& m) {
-  LargestLayer best;
-  const auto consider = [&best](const std::string& name, std::int64_t params) {
-    if (params > best.params) best = {name, params};
-  };
-  const std::vector<Module> mods = build_modules(m, 1, m.seq);
-  for (std::size_t i = 0; i < mods.size();) {
-    if (mods[i].layer >= 0) {  // a decoder layer: its modules together
-      const int l = mods[i].layer;
-      std::int64_t params = 0;
-      for (; i < mods.size() && mods[i].layer == l; ++i) params += mods[i].param_elems();
-      consider("layer" + std::to_string(l), params);
-      continue;
-    }
-    std::map<std::string, std::int64_t> owned;  // leaves: "word_embeddings", "final_norm"
-    std::vector<std::string> order;
-    for (const auto& p : mods[i].params) {
-      const std::string owner = p.name.substr(0, p.name.rfind('.'));
-      if (owned.find(owner) == owned.end()) order.push_back(owner);
-      owned[owner] += p.elems;
-    }
-    for (const auto& owner : order) consider(owner, owned[owner]);
-    ++i;
-  }
-  return best;
-}
-
 double model_forward_flops(const ModelShape& m, std::int64_t tokens, int seq) {
   double f = 0;
   for (const auto& mod : build_modules(m, tokens, seq)) f += mod.forward_flops();

@@ -152,12 +152,6 @@ struct LargestLayer {
   std::int64_t params = 0;
 };
 LargestLayer largest_layer(const ModelShape& m);
-// The largest layer as Hugging Face Accelerate's `estimate-memory` counts it
-// (accelerate/utils/modeling.py, calculate_maximum_sizes and get_max_layer_size): a module in
-// transformers' _no_split_modules (a whole decoder layer, every expert and norm of it) or a leaf
-// module outside one (the embedding, the final norm, the head), the first of the largest in
-// forward order. Its name ("layer0", "word_embeddings") and size.
-LargestLayer largest_unsplit_module(const ModelShape& m);
 // Parameters one token uses: all but the routed experts outside its top_k (== total when dense).
 std::int64_t active_param_count(const ModelShape& m);
 // Layers whose MLP is a mixture of experts.

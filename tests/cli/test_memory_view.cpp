@@ -39,11 +39,6 @@ TEST_CASE("simulate --memory shows the result's components beside DeepSpeed's es
   CHECK(view.out.find("HW: Setup with 2 nodes, 8 GPUs per node.") != std::string::npos);
   CHECK(view.out.find(fmt::format("{:>11}", gib(r.at("memory").at("peak_bytes_per_gpu")))) !=
         std::string::npos);
-  // Accelerate's table for the same model: its largest layer is a whole decoder layer, attention
-  // 8192 x (2 x 8192 + 2 x 1024), MLP 3 x 8192 x 28672 and two norms.
-  CHECK(view.out.find("Memory Usage for loading `llama-2-70b`") != std::string::npos);
-  const std::int64_t layer = 8192LL * (2 * 8192 + 2 * 1024) + 3LL * 8192 * 28672 + 2 * 8192;
-  CHECK(view.out.find(fmt::format("largest layer layer0, {} params", layer)) != std::string::npos);
   // --memory is text: with --json it is refused.
   const CliRun both = run(scenario + " --memory --json");
   CHECK(both.rc != 0);

@@ -175,6 +175,17 @@ check(len(mixed) == 1 and [x.to_dict() for x in mixed.results] == doc["results"]
 check(len(mixed.invalid) == 1 and mixed.invalid[0]["scenario"] == doc["invalid"][0]["scenario"]
       and "hpz_size" in mixed.invalid[0]["error"] and "--" not in mixed.invalid[0]["error"],
       f"the invalid one, as the CLI's, its error said of keywords: {mixed.invalid}")
+# Its error is the ValueError simulate() raises for that combination, word for word (no CLI
+# "<command line>:" prefix), and so is a missing node count's.
+for kw in (dict(cluster="dgx-h100", nodes=2, model="llama-3-8b", strategy="zero3+hpz", hpz_size=3,
+                tier="analytic"), dict(cluster="dgx-h100", model="llama-3-8b", tier="analytic")):
+    listed = zerosim.sweep(**kw).invalid
+    try:
+        zerosim.simulate(**kw)
+        check(False, f"simulate({kw}) raises ValueError")
+    except ValueError as e:
+        check(len(listed) == 1 and listed[0]["error"] == str(e),
+              f"sweep({kw}) lists simulate()'s ValueError: {listed} vs '{e}'")
 
 # plan() against `zerosim plan`: the same document, table and DeepSpeed config.
 plan_kw = dict(cluster="dgx-h100", nodes=2, model="llama-3-8b", micro_batches=[1, 2],

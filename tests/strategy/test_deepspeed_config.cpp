@@ -30,6 +30,7 @@ Strategy ds(const std::string& top, const std::string& zero) {
 
 std::vector<std::string> keys_of(const std::vector<DeepSpeedKey>& table) {
   std::vector<std::string> v;
+  v.reserve(table.size());
   for (const DeepSpeedKey& k : table) v.emplace_back(k.key);
   return v;
 }
@@ -180,12 +181,18 @@ TEST_CASE("settings that would change the step in ways not modelled are refused 
 TEST_CASE("every unknown key of a config at once, each with its closest known key") {
   const auto e = caught_input_error([] {
     ds(R"("steps_per_prnt": 10, "gradient_cliping": 1.0)",
-       R"("overlap_com": true, "stage3_prefetch_bucket_sise": 5)");
+       R"("overlap_com": true, "stage3_prefetch_bucket_sise": 5,
+          "offload_optimizer": {"devise": "cpu"})");
   });
-  // The top level is checked first.
+  // One error names the top level's first and lists the others of every object.
   CHECK(e.path() == "/gradient_cliping");
   CHECK(e.rule().find("(did you mean 'gradient_clipping'?)") != std::string::npos);
   CHECK(e.rule().find("'steps_per_prnt' (did you mean 'steps_per_print'?)") != std::string::npos);
+  CHECK(e.rule().find("; /zero_optimization/overlap_com: unknown key 'overlap_com' (did you mean "
+                      "'overlap_comm'?); also unknown here: 'stage3_prefetch_bucket_sise' (did "
+                      "you mean 'stage3_prefetch_bucket_size'?); "
+                      "/zero_optimization/offload_optimizer/devise: unknown key 'devise' (did "
+                      "you mean 'device'?) (allowed: train_batch_size,") != std::string::npos);
   const auto z = caught_input_error(
       [] { ds("", R"("overlap_com": true, "stage3_prefetch_bucket_sise": 5)"); });
   CHECK(z.path() == "/zero_optimization/overlap_com");
