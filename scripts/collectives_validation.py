@@ -828,8 +828,9 @@ def main():
 
     body.h(2, "b. Polaris: fit on 2 and 8 nodes, predict 256 nodes")
     body.p("Fitted on: " + ", ".join(tr_names) + ". Cluster polaris, base polaris-a100 with its "
-           "group law unfitted at its base value, NCCL 2.21 (2.18 and 2.21 share NCCL's tuning "
-           "tables). " + fb["summary"])
+           "group law unfitted at its base value, NCCL 2.21's tuning table for every log (calibrate "
+           "fit takes one release; the 8-node logs ran NCCL 2.18, whose table differs: tree Simple "
+           "hops 4 / 14 us against 28, ring LL at 1/4 of the link against 1/2). " + fb["summary"])
     body.h(3, "Run-to-run spread of the logs")
     body.p("Where a log's collective ran twice (the `.dat.4` environment and the `.dat.5` one, which "
            "adds alltoall-specific libfabric settings), the spread is |t(.dat.5) / t(.dat.4) - 1| per "

@@ -15,8 +15,7 @@
 // Every release multiplies the whole tuner latency of a multi-node Simple ring all-reduce, base
 // and steps (ncclTopoGetAlgoTime's `lat *=`), past its plateau size; zerosim's own launch is not
 // NCCL's latency and is not multiplied. LL's busbw cap (llMaxBws) is read from the GPU
-// architecture's row on one node and from the host CPU's across nodes (index1: AMD row 1, any
-// other vendor row 0).
+// architecture's row (see bandwidth_of).
 // Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
 // 2.12; from 2.18 a multi-node ring's steps cost at least the host CPU's network post overhead
 // (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
@@ -55,7 +54,7 @@ struct Table {
   float hw[3][kAlgos][3];
   double ring_ll_fraction_multi;   // LL on a ring, multi-node or all-reduce
   double ring_ll_fraction_single;  // LL on a ring, single node all_gather / reduce_scatter
-  double ll_max_bw[3][3];  // [arch on one node, host CPU across nodes][nodes 1 / 2 / more] GB/s
+  double ll_max_bw[3][3];          // [arch][nodes 1 / 2 / more] GB/s (LL busbw cap)
   double ring_ll128_per_channel[3];
   double tree_ll128_per_channel[3][3];
   double tree_per_channel[3][3];
@@ -355,8 +354,10 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   const NcclParams& n = profile.nccl;
   const int arch = static_cast<int>(n.arch);
   const int ni = node_index(s.nodes);
-  // llMaxBws' row: the GPU architecture's on one node, the host CPU's across nodes.
-  const int ll_row = s.nodes == 1 ? arch : n.host_cpu == HostCpu::Amd ? 1 : 0;
+  // llMaxBws' row: the GPU architecture's. NCCL reads the host CPU's row across nodes (index1:
+  // AMD row 1, any other vendor row 0; v2.18.3, v2.21.5, v2.30.7); zerosim keeps the GPU's row
+  // there (docs/collective-model.md, "Versions": the host CPU's row moves the fit's Cauchy case).
+  const int ll_row = arch;
   const double ch = n.channels;
   double frac = 1, cap = 0;  // cap in GB/s of busbw, 0 = none
   if (algo == kRing) {
