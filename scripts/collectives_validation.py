@@ -55,11 +55,24 @@ def load_jsonl(path):
     return lines[0], [json.loads(l) for l in lines[1:]]
 
 
+def log_nccl_version(log):
+    """The NCCL release a Polaris log ran, from its name (nccl_2_18__... -> "2.18"); None for
+    others (the logs do not print it; the shared data README names the H100 logs' 2.29.2)."""
+    m = re.match(r"nccl_(\d+)_(\d+)__", os.path.basename(log))
+    return "%s.%s" % (m.group(1), m.group(2)) if m else None
+
+
 def import_log(z, log, tmp, drop_send_recv=True):
-    """nccl-tests log -> .jsonl (send_recv dropped when asked); returns (path, records)."""
+    """nccl-tests log -> .jsonl (send_recv dropped when asked; each record stamped with the log's
+    NCCL release where its name gives one, so calibrate fit prices it with that release's tuning
+    table); returns (path, records)."""
     base = os.path.join(tmp, os.path.basename(log))
     zs(z, ["calibrate", "import-nccl-tests", log, "--out", base + ".all.jsonl"], tmp)
     header, recs = load_jsonl(base + ".all.jsonl")
+    version = log_nccl_version(log)
+    if version:
+        for r in recs:
+            r["nccl_version"] = version
     kept = [r for r in recs if not (drop_send_recv and r["op"] == "send_recv")]
     with open(base + ".jsonl", "w") as f:
         f.write(header + "\n" + "".join(json.dumps(r) + "\n" for r in kept))
@@ -828,8 +841,10 @@ def main():
 
     body.h(2, "b. Polaris: fit on 2 and 8 nodes, predict 256 nodes")
     body.p("Fitted on: " + ", ".join(tr_names) + ". Cluster polaris, base polaris-a100 with its "
-           "group law unfitted at its base value, NCCL 2.21 (2.18 and 2.21 share NCCL's tuning "
-           "tables). " + fb["summary"])
+           "group law unfitted at its base value; every record carries its log's NCCL release "
+           "(`nccl_version`, from the log's name) and is priced with that release's tuning table "
+           "(2.18: tree Simple hops 4 / 14 us, ring LL at 1/4 of the link; 2.21: 28 us, 1/2), "
+           "--nccl-version 2.21 for the profile. " + fb["summary"])
     body.h(3, "Run-to-run spread of the logs")
     body.p("Where a log's collective ran twice (the `.dat.4` environment and the `.dat.5` one, which "
            "adds alltoall-specific libfabric settings), the spread is |t(.dat.5) / t(.dat.4) - 1| per "
@@ -1039,7 +1054,8 @@ def main():
     rep.table(["experiment", "target", "result", ""], summary)
     rep.h(2, "Commands")
     rep.p("Run from the repository root; $TMP is a scratch folder. send_recv lines are filtered out of "
-          "each .jsonl (header kept) between import and fit. Each `collective` sweep is shown once per "
+          "each .jsonl (header kept) between import and fit, and each Polaris record gains its log's "
+          "NCCL release (`\"nccl_version\": \"2.18\"` or `\"2.21\"`, from the log's name). Each `collective` sweep is shown once per "
           "cluster; the script runs one per op, node count, ranks per node and profile (X.json fitted, "
           "X-derived.json = X.json with every fit parameter reset to its base value).")
     rep.pre(COMMANDS)

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "sim/collectives/direct_exchange_cost.hpp"
@@ -235,11 +236,25 @@ CollectiveOp record_op(const CollectiveRecord& r, const Topology& topo) {
   return op;
 }
 
+namespace {
+
+// profile with the record's NCCL release (its tuning table), when the record names one.
+CostProfile with_record_version(const CostProfile& profile, const CollectiveRecord& r) {
+  CostProfile p = profile;
+  if (!r.nccl_version.empty()) {
+    p.nccl.version = r.nccl_version;
+    p.nccl.version_code = nccl_version_code(r.nccl_version);
+  }
+  return p;
+}
+
+}  // namespace
+
 double predict_record(const CollectiveRecord& r, const std::string& cluster,
                       const CostProfile& profile) {
   const Topology topo = record_cluster(r, cluster);
-  return nccl_tests_time(NetworkTier::Analytic, record_op(r, topo), topo, profile,
-                         r.gpus_per_thread);
+  return nccl_tests_time(NetworkTier::Analytic, record_op(r, topo), topo,
+                         with_record_version(profile, r), r.gpus_per_thread);
 }
 
 namespace {
@@ -453,17 +468,28 @@ class CollectiveProblem {
   // DirectExchangeCost.
   std::vector<double> times(const CostProfile& p) const {
     Engine engine;
-    std::map<const Topology*, std::unique_ptr<AnalyticNetwork>> nets;
+    // Per NCCL release a record names, p with that release (declared before the networks that
+    // hold them, so it outlives them).
+    std::map<std::string, CostProfile> by_version;
+    std::map<std::pair<const Topology*, std::string>, std::unique_ptr<AnalyticNetwork>> nets;
     std::vector<double> t(N_);
     for (std::size_t i = 0; i < N_; ++i) {
       const Topology& topo = *setup_.topo_of[i];
+      const std::string& version = records_[i].nccl_version;
+      const CostProfile* rp = &p;
+      if (!version.empty()) {
+        auto it = by_version.find(version);
+        if (it == by_version.end())
+          it = by_version.emplace(version, with_record_version(p, records_[i])).first;
+        rp = &it->second;
+      }
       double op_s = 0;
       if (const DirectExchangeCost* direct = setup_.direct_of[i].get()) {
-        op_s = direct->time_s(p, setup_.ops[i].bytes);
+        op_s = direct->time_s(*rp, setup_.ops[i].bytes);
       } else {
-        std::unique_ptr<AnalyticNetwork>& net = nets[&topo];
+        std::unique_ptr<AnalyticNetwork>& net = nets[{&topo, version}];
         if (!net)
-          net = std::make_unique<AnalyticNetwork>(engine, topo, p, false, plans_.get(topo, p));
+          net = std::make_unique<AnalyticNetwork>(engine, topo, *rp, false, plans_.get(topo, *rp));
         op_s = net->op_cost(setup_.ops[i]).first;
       }
       t[i] = std::max(op_s, records_[i].gpus_per_thread * p.nccl.host_launch_s);

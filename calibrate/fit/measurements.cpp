@@ -31,7 +31,7 @@ bool consistent(double given, double expected) {
 
 void parse_collective(const JsonReader& r, const std::string& where, Measurements& out) {
   r.require_object({"kind", "op", "ranks", "nodes", "gpus_per_node", "gpus_per_thread", "tier",
-                    "bytes", "time_s", "algbw_GBps", "busbw_GBps"});
+                    "bytes", "time_s", "algbw_GBps", "busbw_GBps", "nccl_version"});
   CollectiveRecord c;
   c.where = where;
   c.op = r.at("op").get_string();
@@ -61,6 +61,11 @@ void parse_collective(const JsonReader& r, const std::string& where, Measurement
           .fail(fmt::format("must not exceed the ranks per node ({}): one thread drives GPUs of "
                             "its own node",
                             c.gpus_per_node));
+  }
+  if (r.has("nccl_version")) {
+    c.nccl_version = r.at("nccl_version").get_string();
+    if (nccl_version_code(c.nccl_version) < 0)
+      r.at("nccl_version").fail("must be an NCCL release MAJOR.MINOR[.PATCH], e.g. \"2.21\"");
   }
   c.tier = tier_for_nodes(c.nodes);
   if (r.has("tier") && r.at("tier").get_string() != c.tier)
@@ -140,6 +145,7 @@ json to_json(const CollectiveRecord& r) {
             {"busbw_GBps", r.busbw_GBps}};
   if (r.gpus_per_node > 0) j["gpus_per_node"] = r.gpus_per_node;
   if (r.gpus_per_thread > 1) j["gpus_per_thread"] = r.gpus_per_thread;
+  if (!r.nccl_version.empty()) j["nccl_version"] = r.nccl_version;
   return j;
 }
 

@@ -34,7 +34,10 @@ struct CollectiveRecord {
   int nodes = 1;
   int gpus_per_node = 0;    // ranks per node; 0 = not known (written only when > 0)
   int gpus_per_thread = 1;  // GPUs one benchmark thread drove (nccl-tests' -g; written when > 1)
-  std::string tier;         // "intra_node" when nodes == 1, else "inter_node"
+  // The NCCL release the record ran ("MAJOR.MINOR[.PATCH]"): calibrate fit prices it with that
+  // release's tuning table. Empty: the fit's (--nccl-version, or the base profile's).
+  std::string nccl_version;
+  std::string tier;  // "intra_node" when nodes == 1, else "inter_node"
   std::uint64_t bytes = 0;
   double time_s = 0;
   double algbw_GBps = 0;  // bytes / time_s / 1e9

@@ -1,11 +1,21 @@
 // NCCL's tuning model: candidates, their latency and bandwidth terms, and the choice.
 //
-// Constant tables (NVIDIA/nccl src/graph/tuning.cc, quoted in ../shared/data/nccl-tuning-model.md):
+// Constant tables (NVIDIA/nccl src/graph/tuning.cc; 2.12 quoted in
+// ../shared/data/nccl-tuning-model.md, 2.18.3, 2.21.5 and 2.30.7 in ../shared/reference/nccl/):
 //  - kV212: releases 2.7 to 2.17 (baseLat unchanged over them; Volta-era rows; LL at 1/4 or 1/3
 //    of the link; tree at 0.92; ring all-reduce plateau x1.9 from nRanks/16 x 64 KiB);
-//  - kV218: 2.18 to 2.22 (new baseLat, NVLS and NVLS tree, tree x0.85 more);
-//  - kV223: 2.23 and later (PAT for all_gather / reduce_scatter with one rank per node, LL at 1/2
-//    of the link, Hopper LL cap 141 GB/s, plateau x1.4 (x1.9 on Volta) from 64 B per channel-rank).
+//  - kV218: 2.18 to 2.20 (v2.18.3: new baseLat, NVLS and NVLS tree, tree x0.85 more, plateau
+//    x1.4 (x1.9 on Volta) from 64 B per channel-rank; NVLS tree 23 us + 2 (nodes - 1) network
+//    hops); 2.19 and 2.20, whose sources are not in the reference, take it;
+//  - kV221: 2.21 and 2.22 (v2.21.5: tree Simple hops 28 us on every link class, NVLS and NVLS
+//    tree 25 us NVLink hop and no base, NVLS tree 2 log2(nodes) network hops of 14 us, LL at 1/2
+//    of the link, Hopper llMaxBw 141/45/35 GB/s);
+//  - kV223: 2.23 and later (v2.30.7: PAT for all_gather / reduce_scatter with one rank per node,
+//    tree Simple hops back to 4 / 4 / 14 us with an 8.4 us base, NVLS tree network hop 20.9 us).
+// Every release multiplies the whole tuner latency of a multi-node Simple ring all-reduce, base
+// and steps (ncclTopoGetAlgoTime's `lat *=`), past its plateau size; zerosim's own launch is not
+// NCCL's latency and is not multiplied. LL's busbw cap (llMaxBws) is read from the GPU
+// architecture's row (see bandwidth_of).
 // Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
 // 2.12; from 2.18 a multi-node ring's steps cost at least the host CPU's network post overhead
 // (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
@@ -54,6 +64,7 @@ struct Table {
   double plateau_volta, plateau_other;
   bool net_overhead;  // 2.18+: every step of a multi-node ring costs at least the host's network
                       // post overhead (getNetOverhead), x3 for Simple
+  bool nvls_tree_log_levels;  // NVLS tree's network hops: 2 log2(nodes) (2.21+), else 2 (nodes - 1)
 };
 
 constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -71,10 +82,11 @@ constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0
                          false,
                          1.9,
                          1.9,
+                         false,
                          false};
 
-// 2.18-2.22 carry NVLS's and NVLS tree's 23 us as base latency; 2.23+ carry it (25 us) as the
-// NVLink hop. Both tables here hold it as the NVLink hop, so the profile's NVLink Simple latency
+// 2.18-2.20 carry NVLS's and NVLS tree's 23 us as base latency; 2.21+ carry it (25 us) as the
+// NVLink hop. The tables here hold it as the NVLink hop, so the profile's NVLink Simple latency
 // scales it as it scales every other NVLink hop (NCCL's tuner sum is the same either way).
 constexpr Table kV218 = {
     {{6.8f, 14.0f, 0}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -89,10 +101,26 @@ constexpr Table kV218 = {
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}},
     0.85,
     false,
-    false,
+    true,
     1.9,
-    1.9,
-    true};
+    1.4,
+    true,
+    false};
+
+// v2.21.5's changes to v2.18.3's table.
+constexpr Table v221_from(Table t) {
+  for (auto& cls : t.hw) cls[kTree][kSimple] = 28;  // tree Simple: 28 us on every link class
+  t.hw[kNvlinkHw][kNvls][kSimple] = 25;
+  t.hw[kNvlinkHw][kNvlsTree][kSimple] = 25;
+  t.hw[kNetHw][kNvlsTree][kSimple] = 14;
+  t.ring_ll_fraction_multi = t.ring_ll_fraction_single = 1.0 / 2.0;
+  t.ll_max_bw[2][0] = 141.0;  // Hopper's row
+  t.ll_max_bw[2][1] = 45.0;
+  t.ll_max_bw[2][2] = 35.0;
+  t.nvls_tree_log_levels = true;
+  return t;
+}
+constexpr Table kV221 = v221_from(kV218);
 
 constexpr Table kV223 = {
     {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
@@ -110,10 +138,12 @@ constexpr Table kV223 = {
     true,
     1.9,
     1.4,
+    true,
     true};
 
 const Table& table_for(int version_code) {
   if (version_code >= 22300) return kV223;
+  if (version_code >= 22100) return kV221;
   if (version_code >= 21800) return kV218;
   return kV212;
 }
@@ -264,7 +294,8 @@ bool spans_groups(const CostProfile& profile, const CommShape& s) {
 double latency_of(const Table& t, const CostProfile& profile, const CommShape& s, int algo,
                   int proto, double bytes, bool tuner) {
   const NcclParams& n = profile.nccl;
-  double lat = n.launch_s + t.base[algo][proto] * 1e-6;
+  const double base = t.base[algo][proto] * 1e-6;
+  double lat = n.launch_s + base;
   const bool multi = s.nodes > 1;
   if (algo == kRing) {
     const int mult = s.kind == CollKind::AllReduce ? 2 : 1;
@@ -287,12 +318,15 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
       intra = std::max(intra, n.group_step_s);
       net = std::max(net, n.group_step_s);
     }
-    double ring = (steps - inter) * intra + inter * net;
+    const double ring = (steps - inter) * intra + inter * net;
+    // NCCL's plateau multiplies its whole latency, base and steps.
     if (s.kind == CollKind::AllReduce && proto == kSimple && multi) {
       const bool plateau = t.plateau_per_channel
                                ? bytes / (static_cast<double>(n.channels) * s.ranks) >= 64
                                : bytes >= s.ranks / 16.0 * 65536;
-      if (plateau) ring *= n.arch == GpuArch::Volta ? t.plateau_volta : t.plateau_other;
+      if (plateau)
+        return n.launch_s +
+               (base + ring) * (n.arch == GpuArch::Volta ? t.plateau_volta : t.plateau_other);
     }
     return lat + ring;
   }
@@ -305,10 +339,11 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
   if (algo == kNvls)
     return lat + hop_latency(t, profile, LinkClass::NvLink, kNvls, proto, tuner) +
            (tuner ? 0 : nvls_chunk_time(s, profile, bytes));
-  if (algo == kNvlsTree)
+  if (algo == kNvlsTree) {
+    const int net_hops = 2 * (t.nvls_tree_log_levels ? log2i(s.nodes) : s.nodes - 1);
     return lat + hop_latency(t, profile, LinkClass::NvLink, kNvlsTree, proto, tuner) +
-           2 * log2i(s.nodes) *
-               hop_latency(t, profile, LinkClass::Network, kNvlsTree, proto, tuner);
+           net_hops * hop_latency(t, profile, LinkClass::Network, kNvlsTree, proto, tuner);
+  }
   // PAT: one rank per node, log2 steps over the network.
   return lat + log2i(s.ranks) * hop_latency(t, profile, LinkClass::Network, kPat, proto, tuner);
 }
@@ -319,13 +354,17 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   const NcclParams& n = profile.nccl;
   const int arch = static_cast<int>(n.arch);
   const int ni = node_index(s.nodes);
+  // llMaxBws' row: the GPU architecture's. NCCL reads the host CPU's row across nodes (index1:
+  // AMD row 1, any other vendor row 0; v2.18.3, v2.21.5, v2.30.7); zerosim keeps the GPU's row
+  // there (docs/collective-model.md, "Versions": the host CPU's row moves the fit's Cauchy case).
+  const int ll_row = arch;
   const double ch = n.channels;
   double frac = 1, cap = 0;  // cap in GB/s of busbw, 0 = none
   if (algo == kRing) {
     if (proto == kLL) {
       frac = (s.nodes > 1 || s.kind == CollKind::AllReduce) ? t.ring_ll_fraction_multi
                                                             : t.ring_ll_fraction_single;
-      cap = t.ll_max_bw[arch][ni];
+      cap = t.ll_max_bw[ll_row][ni];
     } else if (proto == kLL128) {
       frac = s.ppn < 2 ? 0.7 : 0.92;
       cap = t.ring_ll128_per_channel[arch] * ch;
@@ -335,7 +374,7 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
     cap = t.tree_per_channel[arch][ni] * ch;
     if (proto == kLL) {
       frac /= 3.8;
-      cap = std::min(cap, t.ll_max_bw[arch][ni]);
+      cap = std::min(cap, t.ll_max_bw[ll_row][ni]);
     } else if (proto == kLL128) {
       frac *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
       cap = std::min(cap, t.tree_ll128_per_channel[arch][ni] * ch);

@@ -68,8 +68,8 @@ struct NcclParams {
   // LL128's achieved bandwidth / what NCCL's tuner assumes for it (its wire fraction and
   // per-channel cap): the time of an LL128 collective, not NCCL's choice of it (1: as assumed).
   double ll128_efficiency = 1;
-  // LL's achieved bandwidth inside one node / what NCCL's tuner assumes for it (before NCCL 2.23
-  // 1/4 of the link for all-reduce and 1/3 for all_gather / reduce_scatter, from 2.23 1/2; capped
+  // LL's achieved bandwidth inside one node / what NCCL's tuner assumes for it (before NCCL 2.21
+  // 1/4 of the link for all-reduce and 1/3 for all_gather / reduce_scatter, from 2.21 1/2; capped
   // by llMaxBw): LL's 16-byte lines carry 8 bytes of data, so a node's GPUs reach at most half the
   // link, twice the older tuner's all-reduce assumption. The time, not the choice (1: as
   // assumed). Across nodes LL runs at the rate NCCL assumes.

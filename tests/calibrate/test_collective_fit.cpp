@@ -439,3 +439,31 @@ TEST_CASE("the group law's step (nccl.group_step_us) is recovered from rings acr
   CHECK(progress.front().find("iteration 1,") != std::string::npos);
   CHECK(progress.front().find(std::to_string(across.size()) + " records") != std::string::npos);
 }
+
+TEST_CASE("a record's NCCL release prices it with that release's tuning table") {
+  // The base profile's release is 2.23+; records that ran 2.18 and 2.21 are timed under the same
+  // parameters with their own tables. Fitting from the truth leaves every record exact, which it
+  // cannot if the fit priced them with the profile's release (their times differ from it).
+  const CostProfile truth = base();
+  std::vector<CollectiveRecord> records =
+      synthetic(truth, {"all_gather", "all_reduce"}, {{2, 8}, {10, 1}}, {64ull << 10, 1ull << 20});
+  int differ = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    CollectiveRecord& r = records[i];
+    const double as_profile = r.time_s;
+    r.nccl_version = i % 2 == 0 ? "2.18" : "2.21";
+    r.time_s = predict_record(r, kCluster, truth);
+    r.algbw_GBps = static_cast<double>(r.bytes) / r.time_s / 1e9;
+    CostProfile same = truth;
+    same.nccl.version = r.nccl_version;
+    same.nccl.version_code = nccl_version_code(r.nccl_version);
+    CollectiveRecord unnamed = r;
+    unnamed.nccl_version.clear();
+    CHECK(r.time_s == predict_record(unnamed, kCluster, same));
+    if (r.time_s != as_profile) ++differ;
+  }
+  CHECK(differ > 0);
+  const CollectiveFit fit = fit_collectives(records, truth, kCluster);
+  for (std::size_t i = 0; i < records.size(); ++i)
+    CHECK(fit.predicted_s[i] == zerosim::testing::Approx(records[i].time_s).epsilon(1e-9));
+}

@@ -84,6 +84,23 @@ TEST_CASE("bad measurement files") {
   expect_bad(R"({"kind": "gemm", "m": 0, "n": 1, "k": 1, "time_s": 1})", "m.jsonl:2", "/m",
              "at least 1");
   expect_bad("{not json", "m.jsonl:2", "", "malformed JSON");
+  expect_bad(
+      R"({"kind": "collective", "op": "all_gather", "ranks": 8, "bytes": 1, "time_s": 1, "nccl_version": "2.x"})",
+      "m.jsonl:2", "/nccl_version", "MAJOR.MINOR");
+}
+
+TEST_CASE("a collective record's NCCL release is read and written back") {
+  Measurements m;
+  parse_measurements_text(
+      kHeader + "\n" +
+          R"({"kind": "collective", "op": "all_reduce", "ranks": 8, "nodes": 2, "bytes": 1, "time_s": 1, "nccl_version": "2.18"})",
+      "m.jsonl", m);
+  REQUIRE(m.collectives.size() == 1);
+  CHECK(m.collectives[0].nccl_version == "2.18");
+  CHECK(to_json(m.collectives[0])["nccl_version"] == "2.18");
+  CollectiveRecord none = m.collectives[0];
+  none.nccl_version.clear();
+  CHECK_FALSE(to_json(none).contains("nccl_version"));
 }
 
 TEST_CASE("MeasurementWriter appends records a reader gets back") {
