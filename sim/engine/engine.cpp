@@ -78,6 +78,27 @@ bool Engine::cancel(EventId id) {
   return true;
 }
 
+bool Engine::reschedule(EventId& id, double t) {
+  if (id.slot >= pos_.size()) return false;
+  const std::uint32_t i = pos_[id.slot];
+  if (i == kNone || heap_[i].seq != id.seq) return false;
+  if (!(t >= now_)) {  // also rejects NaN
+    throw std::logic_error("Engine::reschedule: time " + std::to_string(t) + " is before now " +
+                           std::to_string(now_));
+  }
+  cancelled_until_ = std::max(cancelled_until_, heap_[i].time);
+  ++events_;  // the cancelled event, as if it had run
+  const Event ev{t, seq_++, id.slot};
+  id.seq = ev.seq;
+  // The new key is later in sequence than every queued one: up if its time is earlier than its
+  // parent's, else down.
+  if (i > 0 && Later{}(heap_[(i - 1) / 2], ev))
+    sift_up(i, ev);
+  else
+    sift_down(i, ev);
+  return true;
+}
+
 double Engine::run() {
   for (;;) {
     // Models first at equal times: what completes at t is observed by the events scheduled at t.
