@@ -9,6 +9,45 @@
 
 namespace zerosim {
 
+// Inlined into their callers: an Event passed by value through memory stalls the load that
+// reads it back (three stores forwarded to wider loads).
+[[gnu::always_inline]] inline void Engine::sift_up(std::size_t i, Event ev) {
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!Later{}(heap_[parent], ev)) break;
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, ev);
+}
+
+[[gnu::always_inline]] inline void Engine::sift_down(std::size_t i, Event ev) {
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Later{}(heap_[child], heap_[child + 1])) ++child;
+    if (!Later{}(ev, heap_[child])) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, ev);
+}
+
+// Removes heap_[i], its slot freed; the last entry fills the hole, moved up or down.
+[[gnu::always_inline]] inline void Engine::remove_at(std::size_t i) {
+  const std::uint32_t slot = heap_[i].slot;
+  pos_[slot] = kNone;
+  free_slots_.push_back(slot);
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  if (i > 0 && Later{}(heap_[(i - 1) / 2], last))
+    sift_up(i, last);
+  else
+    sift_down(i, last);
+}
+
 Engine::EventId Engine::schedule_at(double t, Callback cb) {
   if (!(t >= now_)) {  // also rejects NaN
     throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +
@@ -28,43 +67,6 @@ Engine::EventId Engine::schedule_at(double t, Callback cb) {
   heap_.emplace_back();
   sift_up(heap_.size() - 1, ev);
   return EventId{slot, ev.seq};
-}
-
-void Engine::sift_up(std::size_t i, Event ev) {
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!Later{}(heap_[parent], ev)) break;
-    place(i, heap_[parent]);
-    i = parent;
-  }
-  place(i, ev);
-}
-
-void Engine::sift_down(std::size_t i, Event ev) {
-  const std::size_t n = heap_.size();
-  for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && Later{}(heap_[child], heap_[child + 1])) ++child;
-    if (!Later{}(ev, heap_[child])) break;
-    place(i, heap_[child]);
-    i = child;
-  }
-  place(i, ev);
-}
-
-// Removes heap_[i], its slot freed; the last entry fills the hole, moved up or down.
-void Engine::remove_at(std::size_t i) {
-  const std::uint32_t slot = heap_[i].slot;
-  pos_[slot] = kNone;
-  free_slots_.push_back(slot);
-  const Event last = heap_.back();
-  heap_.pop_back();
-  if (i == heap_.size()) return;
-  if (i > 0 && Later{}(heap_[(i - 1) / 2], last))
-    sift_up(i, last);
-  else
-    sift_down(i, last);
 }
 
 bool Engine::cancel(EventId id) {
