@@ -1,12 +1,16 @@
 #include "sim/strategy/quant_groups.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 
 namespace zerosim {
 
-std::int64_t qwz_quant_groups(std::int64_t numel) {
+namespace {
+
+// qwz_quant_groups's search, for numel > 0.
+std::int64_t search_quant_groups(std::int64_t numel) {
   constexpr std::int64_t kTarget = 8000;  // CUDAQuantizer.target_group_size
-  if (numel <= 0) return 0;
   const std::int64_t start = (numel + kTarget - 1) / kTarget;
   if (numel % 8 != 0) return start;  // DeepSpeed's assert fails here
   // The smallest divisor g >= start of m = numel / 8 is m / c for the largest divisor c of m with
@@ -19,6 +23,26 @@ std::int64_t qwz_quant_groups(std::int64_t numel) {
       break;
     }
   while (numel % (16 * g) == 0 && numel > kTarget * g) g *= 2;
+  return g;
+}
+
+}  // namespace
+
+std::int64_t qwz_quant_groups(std::int64_t numel) {
+  if (numel <= 0) return 0;
+  // The search divides up to a thousand times, and a lowering asks for the same few sizes (one
+  // per module shape and group) for every layer: the last answers are kept per thread.
+  constexpr std::size_t kKept = 16;
+  struct Kept {
+    std::int64_t numel = 0, groups = 0;
+  };
+  thread_local std::array<Kept, kKept> kept{};
+  thread_local std::size_t next = 0;
+  for (const Kept& k : kept)
+    if (k.numel == numel) return k.groups;
+  const std::int64_t g = search_quant_groups(numel);
+  kept[next] = Kept{numel, g};
+  next = (next + 1) % kKept;
   return g;
 }
 
