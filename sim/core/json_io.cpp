@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -122,6 +123,17 @@ class DuplicateKeyCheck {
 
 }  // namespace
 
+namespace {
+
+// The characters append_indented_json treats apart: a string's quote and the structure.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (const char c : std::string_view("\"{}[],:")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+}  // namespace
+
 void append_indented_json(std::string_view compact, std::size_t depth, std::string& out) {
   // dump(1): an object or array opens a line per member at one more space, closes on a line of
   // its own at its depth, and is written "{}" / "[]" when empty; a member's key is followed by
@@ -166,8 +178,12 @@ void append_indented_json(std::string_view compact, std::size_t depth, std::stri
       case ':':
         out += ": ";
         break;
-      default:
-        out += c;
+      default: {  // a number or literal: copied up to the next character of the cases above
+        std::size_t j = i + 1;
+        while (j < n && !kStructural[static_cast<unsigned char>(compact[j])]) ++j;
+        out.append(compact.substr(i, j - i));
+        i = j - 1;
+      }
     }
   }
 }

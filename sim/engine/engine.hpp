@@ -42,6 +42,12 @@ class Engine {
   // running kernel at each collective's start and end) keeps the queue short and sees the same
   // clock and event count as one that leaves the old events to fire stale.
   bool cancel(EventId id);
+  // cancel(id) then schedule_at(t, the same callback), in place: the event keeps its slot and
+  // callback, takes the next sequence number and moves to t; the cancel is counted as cancel
+  // counts it. So the queue's order, the clock and the event count are those of cancel and
+  // schedule_at, without freeing and rebuilding the callback. Returns false (id unchanged) when
+  // id is not pending: then nothing is counted and the caller schedules afresh.
+  bool reschedule(EventId& id, double t);
   void add_model(Model* m) { models_.push_back(m); }
   // Runs until no event is pending and every model is idle. Returns the final time.
   double run();

@@ -175,7 +175,6 @@ class Runner {
         start_(p.streams.size(), 0),
         left_(p.streams.size(), 0),
         since_(p.streams.size(), 0),
-        gen_(p.streams.size(), 0),
         share_event_(p.streams.size()),
         sharing_(p.streams.size(), 0),
         recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
@@ -293,19 +292,18 @@ class Runner {
   double rate() const {
     return std::max(0.0, static_cast<double>(share_.gpu_sms) - taken_) / share_.gpu_sms;
   }
-  // Schedules stream s's SM-bound op's end at the current rate; an earlier schedule is stale.
+  // Schedules stream s's SM-bound op's end at the current rate. An earlier schedule is cancelled
+  // (counted as the event it would have been): moved in place when a rate is left.
   void schedule_share(std::size_t s) {
-    const std::uint32_t g = ++gen_[s];
-    // The earlier end is stale: out of the queue, counted as the event it would have been.
-    e_.cancel(share_event_[s]);
     const double r = rate();
-    if (!(r > 0)) return;  // no SM left: resumes when a collective ends
-    // Stream and generation packed in one word: a capture of two words is held by std::function
-    // without allocating (a run reschedules every SM-bound op at each collective's start and end).
-    const std::uint64_t key = (static_cast<std::uint64_t>(g) << 32) | static_cast<std::uint32_t>(s);
-    share_event_[s] = e_.schedule_after(left_[s] / r, [this, key] {
-      const auto s = static_cast<std::size_t>(static_cast<std::uint32_t>(key));
-      if (gen_[s] != static_cast<std::uint32_t>(key >> 32)) return;
+    if (!(r > 0)) {  // no SM left: resumes when a collective ends
+      e_.cancel(share_event_[s]);
+      return;
+    }
+    const double t = e_.now() + left_[s] / r;
+    if (e_.reschedule(share_event_[s], t)) return;
+    // The callback captures (this, s) only, which std::function holds without allocating.
+    share_event_[s] = e_.schedule_at(t, [this, s] {
       sharing_[s] = 0;
       complete(s);
     });
@@ -339,9 +337,8 @@ class Runner {
   std::vector<std::size_t> pc_;
   std::vector<double> start_;
   // SM sharing: per stream, its running SM-bound op's work left (seconds at full rate) as of
-  // since_, the generation of its scheduled end, and whether one runs; the SMs collectives hold.
+  // since_, its scheduled end and whether one runs; the SMs collectives hold.
   std::vector<double> left_, since_;
-  std::vector<std::uint32_t> gen_;            // wraps after 2^32 reschedules of one stream's op
   std::vector<Engine::EventId> share_event_;  // the scheduled end of each stream's SM-bound op
   std::vector<char> sharing_;
   double taken_ = 0;

@@ -764,9 +764,16 @@ SmShare sm_share(const Scenario& sc, const StepProgram& program, const CostProfi
   SmShare share;
   if (!sc.sm_share) return share;
   share.gpu_sms = static_cast<int>(prof.compute.sm_count);
+  // The channels follow the op's bytes, equal within a collective class: one count per class.
+  const CollectiveClasses classes(program);
+  std::vector<int> per_class;
+  per_class.reserve(classes.first().size());
+  for (const int f : classes.first())
+    per_class.push_back(
+        f >= 0 ? nccl_kernel_channels(program.collectives[static_cast<std::size_t>(f)], prof) : 0);
   share.collective_sms.reserve(program.collectives.size());
-  for (const CollectiveOp& c : program.collectives)
-    share.collective_sms.push_back(nccl_kernel_channels(c, prof));
+  for (std::size_t k = 0; k < program.collectives.size(); ++k)
+    share.collective_sms.push_back(per_class[classes.of(k)]);
   return share;
 }
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -141,4 +142,42 @@ TEST_CASE("cancelling keeps the heap's order: the rest run in (time, insertion) 
   for (const auto& [t, i] : expected) want.push_back(i);
   CHECK(order == want);
   CHECK(e.events_processed() == 64);
+}
+
+TEST_CASE("reschedule is cancel then schedule_at of the same callback: same order, clock, count") {
+  // 48 events at times cycling through 0..7; from a callback at t = 0.5 every fourth is moved to
+  // a new time (earlier and later ones, ties with queued events included), once by cancel +
+  // schedule_at of an equal callback and once by reschedule. Both runs give the same order, end
+  // time and event count; an event that ran already is not rescheduled.
+  std::vector<int> orders[2];
+  double ends[2];
+  std::uint64_t counts[2];
+  for (const bool in_place : {false, true}) {
+    Engine e;
+    std::vector<int>& order = orders[in_place];
+    std::vector<Engine::EventId> ids;
+    for (int i = 0; i < 48; ++i)
+      ids.push_back(e.schedule_at(1 + (i * 5) % 8, [&order, i] { order.push_back(i); }));
+    Engine::EventId first = e.schedule_at(0.25, [&order] { order.push_back(-1); });
+    e.schedule_at(0.5, [&] {
+      CHECK_FALSE(e.reschedule(first, 3.0));  // ran already
+      for (int i = 0; i < 48; i += 4) {
+        const double t = 1 + (i * 7) % 9;  // ties with queued events
+        auto& id = ids[static_cast<std::size_t>(i)];
+        if (in_place) {
+          CHECK(e.reschedule(id, t));
+        } else {
+          CHECK(e.cancel(id));
+          id = e.schedule_at(t, [&order, i] { order.push_back(i); });
+        }
+      }
+    });
+    ends[in_place] = e.run();
+    counts[in_place] = e.events_processed();
+  }
+  CHECK(orders[0] == orders[1]);
+  CHECK(orders[1].size() == 49);
+  CHECK(ends[0] == ends[1]);
+  CHECK(counts[0] == counts[1]);
+  CHECK(counts[1] == 50 + 12);  // 50 events, 12 of them moved: each move counts one cancelled
 }
