@@ -17,17 +17,16 @@
 // NCCL's latency and is not multiplied. LL's busbw cap (llMaxBws) is read from the GPU
 // architecture's row (see bandwidth_of).
 // Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
-// 2.12; from 2.18 a multi-node ring's steps cost at least the host CPU's network post overhead
-// (getNetOverhead, profile nccl.host_cpu); from 2.12 the tuner scales tree bandwidth by
-// treeCorrectionFactor (what NCCL chooses by; the price keeps the links' rate). A tree's price
-// adds its pipeline fill across log2(nodes) network levels when the buffer spans few chunks
-// (tree_fill; NCCL's tuner assumes a filled pipeline); NVLS's adds the fill of its three-stage
-// pipeline (nvls_fill) and a cost per chunk of each of its workers (nvls_chunk_time; the tuner
-// sees neither).
-// hw[class][algo][proto] are NCCL's per-hop latencies. The profile's per-class ring latencies
-// replace hw[class][Ring][proto]; every other algorithm's hop latency over that class is scaled by
-// the same ratio (profile / table ring value), so one fitted number per class and protocol moves
-// them all.
+// 2.12 to 2.22, 2 (nodes - 1) again in 2.23+ (v2.30.7); from 2.18 a multi-node ring's steps cost at
+// least the host CPU's network post overhead (getNetOverhead, profile nccl.host_cpu); from 2.12 the
+// tuner scales tree bandwidth by treeCorrectionFactor (what NCCL chooses by; the price keeps the
+// links' rate). A tree's price adds its pipeline fill across log2(nodes) network levels when the
+// buffer spans few chunks (tree_fill; NCCL's tuner assumes a filled pipeline); NVLS's adds the fill
+// of its three-stage pipeline (nvls_fill) and a cost per chunk of each of its workers
+// (nvls_chunk_time; the tuner sees neither). hw[class][algo][proto] are NCCL's per-hop latencies.
+// The profile's per-class ring latencies replace hw[class][Ring][proto]; every other algorithm's
+// hop latency over that class is scaled by the same ratio (profile / table ring value), so one
+// fitted number per class and protocol moves them all.
 #include "sim/collectives/nccl_model.hpp"
 
 #include <fmt/format.h>
@@ -65,6 +64,9 @@ struct Table {
   bool net_overhead;  // 2.18+: every step of a multi-node ring costs at least the host's network
                       // post overhead (getNetOverhead), x3 for Simple
   bool nvls_tree_log_levels;  // NVLS tree's network hops: 2 log2(nodes) (2.21+), else 2 (nodes - 1)
+  // A multi-node ring all-reduce's network steps (nInterSteps): 2 (nodes - 1) in v2.30.7 (2.23+),
+  // 2 nodes in v2.18.3 and v2.21.5 (and from 2.12; 2.7 had 2 (nodes - 1) as well).
+  bool ring_allreduce_net_2n_minus_2;
 };
 
 constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
@@ -82,6 +84,7 @@ constexpr Table kV212 = {{{4.4f, 4.4f, 0}, {3.6f, 10.0f, 8.4f}, {0, 0, 0}, {0, 0
                          false,
                          1.9,
                          1.9,
+                         false,
                          false,
                          false};
 
@@ -105,6 +108,7 @@ constexpr Table kV218 = {
     1.9,
     1.4,
     true,
+    false,
     false};
 
 // v2.21.5's changes to v2.18.3's table.
@@ -138,6 +142,7 @@ constexpr Table kV223 = {
     true,
     1.9,
     1.4,
+    true,
     true,
     true};
 
@@ -301,9 +306,11 @@ double latency_of(const Table& t, const CostProfile& profile, const CommShape& s
     const int mult = s.kind == CollKind::AllReduce ? 2 : 1;
     const int steps = mult * (s.ranks - 1);
     // Network steps: nodes - 1 for all_gather / reduce_scatter; for all_reduce 2 (nodes - 1) in
-    // NCCL 2.7, 2 nodes from 2.12 on (a chunk crosses each of the ring's node boundaries on both
-    // passes), never more than the ring's steps (one rank per node: every step is a network one).
-    const int ar_inter = n.version_code >= 21200 ? 2 * s.nodes : 2 * (s.nodes - 1);
+    // NCCL 2.7 and again in 2.23+ (v2.30.7's nInterSteps), 2 nodes from 2.12 to 2.22 (v2.18.3,
+    // v2.21.5: a chunk crosses each of the ring's node boundaries on both passes), never more
+    // than the ring's steps (one rank per node: every step is a network one).
+    const int ar_inter =
+        n.version_code < 21200 || t.ring_allreduce_net_2n_minus_2 ? 2 * (s.nodes - 1) : 2 * s.nodes;
     const int inter = !multi ? 0 : mult == 2 ? std::min(ar_inter, steps) : s.nodes - 1;
     double intra = hop_latency(t, profile, s.intra, kRing, proto, tuner);
     if (multi && proto == kLL) intra *= 1.8;

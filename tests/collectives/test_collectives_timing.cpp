@@ -149,12 +149,15 @@ TEST_CASE("multi-node ring steps cost at least NCCL's network post overhead (2.1
 }
 
 TEST_CASE(
-    "ring all-reduce across nodes: 2 nodes network steps from NCCL 2.12, 2 (nodes - 1) before") {
+    "ring all-reduce across nodes: 2 nodes network steps in NCCL 2.12-2.22, 2 (nodes - 1) before "
+    "and after") {
   // LL128 (no plateau factor): raising the network LL128 hop by 10 us adds (network steps) x
-  // 10 us. 2 nodes x 8 GPUs: 4 network steps under 2.12+ tables, 2 under 2.7's; one GPU per node
-  // (every step crosses the network): the ring's 2 steps.
+  // 10 us. 2 nodes x 8 GPUs: nInterSteps is 2 nodes = 4 under 2.12-2.22's tables (v2.18.3,
+  // v2.21.5 tuning.cc), 2 (nodes - 1) = 2 under 2.7's and 2.23+'s (v2.30.7); one GPU per node
+  // (every step crosses the network): the ring's 2 steps under every table.
   const Topology topo = test::dgx("dgx-h100", 2);
   CostProfile base = test::shipped_profile("dgx-h100");
+  REQUIRE(base.nccl.version_code >= 22300);
   auto time = [&](const CostProfile& p, const std::vector<std::vector<int>>& g) {
     auto op = make_op(CollKind::AllReduce, Algorithm::Auto, g, 1 << 20);
     op.nccl_algo = NcclAlgo::Ring;
@@ -165,13 +168,22 @@ TEST_CASE(
     p.link_classes[LinkClass::Network].ll128_hop_latency_s += 10e-6;
     return p;
   };
+  auto release = [&](const char* version, int code) {
+    CostProfile p = base;
+    p.nccl.version = version;
+    p.nccl.version_code = code;
+    return p;
+  };
   const auto world = world_group(topo);
   const std::vector<std::vector<int>> rails = {{0, 8}};
-  CHECK(time(slower(base), world) - time(base, world) == Approx(4 * 10e-6).epsilon(1e-6));
+  CHECK(time(slower(base), world) - time(base, world) == Approx(2 * 10e-6).epsilon(1e-6));
   CHECK(time(slower(base), rails) - time(base, rails) == Approx(2 * 10e-6).epsilon(1e-6));
-  CostProfile v27 = base;
-  v27.nccl.version = "2.7";
-  v27.nccl.version_code = 20700;
+  for (const CostProfile& p : {release("2.18", 21800), release("2.21", 22100)}) {
+    CAPTURE(p.nccl.version);
+    CHECK(time(slower(p), world) - time(p, world) == Approx(4 * 10e-6).epsilon(1e-6));
+    CHECK(time(slower(p), rails) - time(p, rails) == Approx(2 * 10e-6).epsilon(1e-6));
+  }
+  CostProfile v27 = release("2.7", 20700);
   v27.nccl.nvls = false;
   CHECK(time(slower(v27), world) - time(v27, world) == Approx(2 * 10e-6).epsilon(1e-6));
 }
