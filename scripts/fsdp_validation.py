@@ -431,23 +431,26 @@ def write_hopper(x_all):
 
 
 # Polaris's nodes carry the same A100 SXM4 40GB GPU as dgx-a100-40gb under the same PyTorch kernels:
-# its compute block is the A100 fit's (only its network and NCCL values are its own).
-POLARIS = "calibrate/profiles/polaris-a100.json"
+# both Polaris profiles' compute blocks are the A100 fit's (only their network and NCCL values are
+# their own; polaris-a100-measured's come from calibrate fit on the shared Polaris logs).
+POLARIS = ["calibrate/profiles/polaris-a100.json", "calibrate/profiles/polaris-a100-measured.json"]
 
 
 def write_polaris(x_all):
-    with open(os.path.join(ROOT, POLARIS)) as f:
-        p = with_params(json.load(f), x_all)
-    src = p["provenance"].setdefault("sources", {})
-    for (name, (lo, hi), _, _), v in zip(FIT, x_all):
-        src["compute/" + name] = (
-            "dgx-a100's fitted value (scripts/fsdp_validation.py --write-profile on LLM Foundry's "
-            "139 published A100 FSDP rows: %.4g, range %g-%g), written here by the same run: the "
-            "same A100 SXM4 GPU and PyTorch kernels; not fitted on Polaris" % (v, lo, hi))
-    src[FLASH_TILE[0]] = FLASH_TILE[2]
-    with open(os.path.join(ROOT, POLARIS), "w") as f:
-        json.dump(p, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    for path in POLARIS:
+        with open(os.path.join(ROOT, path)) as f:
+            p = with_params(json.load(f), x_all)
+        src = p["provenance"].setdefault("sources", {})
+        for (name, (lo, hi), _, _), v in zip(FIT, x_all):
+            src["compute/" + name] = (
+                "dgx-a100's fitted value (scripts/fsdp_validation.py --write-profile on LLM "
+                "Foundry's 139 published A100 FSDP rows: %.4g, range %g-%g), written here by the "
+                "same run: the same A100 SXM4 GPU and PyTorch kernels; not fitted on Polaris"
+                % (v, lo, hi))
+        src[FLASH_TILE[0]] = FLASH_TILE[2]
+        with open(os.path.join(ROOT, path), "w") as f:
+            json.dump(p, f, indent=2, ensure_ascii=False)
+            f.write("\n")
 
 
 def report(tables, final, cross, x_all, x_80, x_40, sim, probes):
