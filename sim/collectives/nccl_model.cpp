@@ -364,14 +364,13 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   // llMaxBws' row: the GPU architecture's. NCCL reads the host CPU's row across nodes (index1:
   // AMD row 1, any other vendor row 0; v2.18.3, v2.21.5, v2.30.7); zerosim keeps the GPU's row
   // there (docs/collective-model.md, "Versions": the host CPU's row moves the fit's Cauchy case).
-  const int ll_row = arch;
   const double ch = n.channels;
   double frac = 1, cap = 0;  // cap in GB/s of busbw, 0 = none
   if (algo == kRing) {
     if (proto == kLL) {
       frac = (s.nodes > 1 || s.kind == CollKind::AllReduce) ? t.ring_ll_fraction_multi
                                                             : t.ring_ll_fraction_single;
-      cap = t.ll_max_bw[ll_row][ni];
+      cap = t.ll_max_bw[arch][ni];
     } else if (proto == kLL128) {
       frac = s.ppn < 2 ? 0.7 : 0.92;
       cap = t.ring_ll128_per_channel[arch] * ch;
@@ -381,7 +380,7 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
     cap = t.tree_per_channel[arch][ni] * ch;
     if (proto == kLL) {
       frac /= 3.8;
-      cap = std::min(cap, t.ll_max_bw[ll_row][ni]);
+      cap = std::min(cap, t.ll_max_bw[arch][ni]);
     } else if (proto == kLL128) {
       frac *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
       cap = std::min(cap, t.tree_ll128_per_channel[arch][ni] * ch);

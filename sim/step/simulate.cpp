@@ -93,15 +93,15 @@ void add(CommTotals& t, const Bytes& b, double seconds) {
   t.busy_s += seconds;
 }
 
-CommResult comm_result(const LoweredStep& low, const RunResult& run, const Topology& topo,
-                       const CostProfile& prof, std::shared_ptr<FabricPlans> plans) {
+CommResult comm_result(const LoweredStep& low, const CollectiveClasses& classes,
+                       const RunResult& run, const Topology& topo, const CostProfile& prof,
+                       std::shared_ptr<FabricPlans> plans) {
   ByteCounter count(topo, prof, std::move(plans));
   constexpr int kKinds = static_cast<int>(CollKind::SendRecv) + 1;
   CommTotals by_kind[kKinds], by_phase[std::size(kPhases)];
   // Bytes per collective class, read in place below (a copy returned through the stack was
   // reloaded at once as one vector, a stall per op).
   const StepProgram& p = low.program;
-  const CollectiveClasses classes(p);
   std::vector<Bytes> class_bytes;
   class_bytes.reserve(classes.first().size());
   for (const int f : classes.first())
@@ -760,12 +760,12 @@ struct StepRun {
 // SM sharing (step_program.hpp SmShare; docs/step-model.md, "SM sharing with collectives"), the
 // scenario's --sm-share: the profile's SM count (datasheets), and each collective holds its
 // kernel's channels (nccl_kernel_channels).
-SmShare sm_share(const Scenario& sc, const StepProgram& program, const CostProfile& prof) {
+SmShare sm_share(const Scenario& sc, const StepProgram& program, const CollectiveClasses& classes,
+                 const CostProfile& prof) {
   SmShare share;
   if (!sc.sm_share) return share;
   share.gpu_sms = static_cast<int>(prof.compute.sm_count);
   // The channels follow the op's bytes, equal within a collective class: one count per class.
-  const CollectiveClasses classes(program);
   std::vector<int> per_class;
   per_class.reserve(classes.first().size());
   for (const int f : classes.first())
@@ -788,7 +788,9 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(out.low->program.collectives);
-  out.run = run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, prof));
+  const CollectiveClasses classes(out.low->program);
+  out.run =
+      run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, classes, prof));
   out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
   // The kernels' own times; with SM sharing the compute ops ran longer (on the SMs the collectives
   // left), and each class takes its share of that stretch, so the classes add up to compute +
@@ -796,7 +798,7 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   const ComputeTerms kernels = compute_kernel_terms(*out.low, prof, setup.attention);
   const double own = kernels.total(), ran = out.breakdown.compute_s + out.breakdown.recompute_s;
   out.breakdown.compute_kernels = own > 0 && ran != own ? kernels.scaled(ran / own) : kernels;
-  out.comm = comm_result(*out.low, out.run, topo, prof, std::move(plans));
+  out.comm = comm_result(*out.low, classes, out.run, topo, prof, std::move(plans));
   return out;
 }
 
