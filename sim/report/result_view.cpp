@@ -150,6 +150,8 @@ std::string variant_of(const Strategy& st, int gpus_per_node) {
   if (st.qgz && st.qgz_chunks > 1) add(fmt::format("qgZ {} chunks", st.qgz_chunks));
   if (st.hsdp && st.shard_size > 0 && st.shard_size != gpus_per_node)
     add(fmt::format("S={}", st.shard_size));
+  if (st.fsdp.sharding == FsdpSharding::FullyShard && st.hybrid())
+    add(fmt::format("2-D mesh, shard {}", st.shard_size));
   if (st.family() == StrategyFamily::Fsdp) {
     const FsdpOptions& f = st.fsdp;
     if (f.backward_prefetch != BackwardPrefetch::Pre)

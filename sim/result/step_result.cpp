@@ -184,12 +184,14 @@ Strategy read_strategy(const JsonReader& r) {
   s.qgz = r.at("qgz").get_bool();
   // The stage, HSDP and FSDP are named, not flagged (a hybrid one with its shard_size).
   const std::string name = r.at("name").get_string();
-  if (s.hybrid()) {
+  // fsdp2 has one on a 2-D mesh only.
+  const bool meshable = s.fsdp.sharding == FsdpSharding::FullyShard;
+  if (s.hybrid_by_name() || (meshable && r.has("shard_size"))) {
     if (!r.has("shard_size"))
       r.fail(fmt::format("missing required key 'shard_size' (strategy {})", name));
     s.shard_size = r.at("shard_size").get_int32_at_least(1);
   } else if (r.has("shard_size")) {
-    r.at("shard_size").fail("only the hsdp and fsdp-hybrid strategies have a shard size");
+    r.at("shard_size").fail("only the hsdp, fsdp-hybrid and fsdp2 strategies have a shard size");
   }
   if (name != s.name())
     r.at("name").fail(fmt::format("must be '{}', the name of the qwz/hpz/qgz flags", s.name()));

@@ -35,18 +35,10 @@ class FsdpLowering : ProgramBuilder {
                ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
       : ProgramBuilder(setup, topo, profile, modules, groups, out) {
     add_stream("nccl");  // kNccl
-    S_ = st_.shard_ranks(W_);
-    if (S_ == W_) {
-      shard_ = world_groups();
-    } else {
-      // HYBRID_SHARD: FULL_SHARD within each node's process group, the gradient shards
-      // all-reduced across the replicas (_post_backward_hook: allreduce_hook on
-      // _inter_node_state).
-      add_stream("nccl.inter");  // kNcclInter
-      shard_ = block_groups(S_);
-      shard_algo_ = S_ <= N_ ? Algorithm::IntraNode : Algorithm::Ring;
-      replicas_ = strided_groups(S_);
-    }
+    // HYBRID_SHARD: FULL_SHARD within each node's process group, the gradient shards
+    // all-reduced across the replicas (_post_backward_hook: allreduce_hook on _inter_node_state).
+    mesh_ = shard_groups();
+    if (!mesh_.replicas.empty()) add_stream("nccl.inter");  // kNcclInter
   }
 
   void build() {
@@ -64,7 +56,7 @@ class FsdpLowering : ProgramBuilder {
       backward(mu);
     }
     // Adam on the local shard of every flat parameter (FSDP's sharded FlatParameter).
-    gpu_optimizer(static_cast<double>(total_params()) / S_, prefix(piece({"optimizer"})));
+    gpu_optimizer(static_cast<double>(total_params()) / mesh_.size, prefix(piece({"optimizer"})));
   }
 
  private:
@@ -97,7 +89,7 @@ class FsdpLowering : ProgramBuilder {
       wait(kNccl, cpu_after_);
       waited_cpu_after_ = cpu_after_;
     }
-    collective(kNccl, CollKind::AllGather, shard_algo_, shard_, gather_bytes(u),
+    collective(kNccl, CollKind::AllGather, mesh_.algo, mesh_.shard, gather_bytes(u),
                Category::AllGather, phase, prefix(phase_piece, u.piece), ".ag");
     last_unshard_ = event();
     record(kNccl, last_unshard_);
@@ -206,13 +198,14 @@ class FsdpLowering : ProgramBuilder {
     // The post-backward stream runs its reductions in order: this unit's reduce-scatter after the
     // previous unit's all-reduce.
     if (post_backward_tail_ >= 0) wait(kNccl, post_backward_tail_);
-    collective(kNccl, CollKind::ReduceScatter, shard_algo_, shard_, reduce_bytes(u),
+    collective(kNccl, CollKind::ReduceScatter, mesh_.algo, mesh_.shard, reduce_bytes(u),
                Category::ReduceScatter, CommPhase::GradientReduction, pre, ".rs");
     post_backward_tail_ = -1;
-    if (!replicas_.empty()) {
+    if (!mesh_.replicas.empty()) {
       after(kNccl, kNcclInter);
-      collective(kNcclInter, CollKind::AllReduce, Algorithm::Ring, replicas_, reduce_bytes(u) / S_,
-                 Category::AllReduce, CommPhase::GradientReduction, pre, ".ar");
+      collective(kNcclInter, CollKind::AllReduce, Algorithm::Ring, mesh_.replicas,
+                 reduce_bytes(u) / mesh_.size, Category::AllReduce, CommPhase::GradientReduction,
+                 pre, ".ar");
       post_backward_tail_ = event();
       record(kNcclInter, post_backward_tail_);
     }
@@ -252,11 +245,9 @@ class FsdpLowering : ProgramBuilder {
   }
 
   static constexpr std::size_t kMaxInflightAllGathers = 2;  // _FreeEventQueue
-  std::vector<Unit> units_;  // the root, then the blocks in forward order
-  GroupList shard_, replicas_;
-  Algorithm shard_algo_ = Algorithm::Ring;
-  int S_ = 1;
-  std::deque<int> free_events_;                 // the rate limiter's queue
+  std::vector<Unit> units_;      // the root, then the blocks in forward order
+  ShardGroups mesh_;             // the world, or HYBRID_SHARD's node groups and their replicas
+  std::deque<int> free_events_;  // the rate limiter's queue
   int cpu_after_ = -1, waited_cpu_after_ = -1;  // the last event the CPU synchronized on
   int last_unshard_ = -1, waited_unshard_ = -1;
   int post_backward_tail_ = -1;  // the last all-reduce (HYBRID_SHARD)

@@ -22,10 +22,16 @@
 // - The reduce-scatter runs from its own stream; before a unit's reduction the compute stream
 //   waits for the previous unit's reduce-scatter (post_backward: reduce_scatter_states), and the
 //   root's final callback for the last.
+// - A 2-D mesh (replicate, shard) is HSDP (fully_shard's mesh argument): the all-gathers and the
+//   reduce-scatter run within the shard groups of S consecutive ranks, and foreach_reduce
+//   (_fsdp_collectives.py) all-reduces the reduce-scatter's output across the replicate group on
+//   the all-reduce stream, after waiting for the reduce-scatter stream. Nothing in the backward
+//   waits for it but the root's final callback (finalize_backward: _post_reduce_event).
 //
 // Streams: "compute", "copy_in" (the all-gather copy-in stream), "rs" (the reduce-scatter
-// stream's copies) and "nccl": the process group's NCCL stream, on which all-gathers and
-// reduce-scatters run in the order they are issued, as in FSDP1.
+// stream's copies), "nccl": the shard group's NCCL stream, on which all-gathers and
+// reduce-scatters run in the order they are issued, as in FSDP1, and on a 2-D mesh "nccl.ar":
+// the replicate group's NCCL stream.
 #include <cstdint>
 #include <vector>
 
@@ -35,7 +41,7 @@
 namespace zerosim::lowering {
 namespace {
 
-enum Fsdp2Stream { kNccl = 1, kCopyIn = 2, kReduceScatter = 3 };
+enum Fsdp2Stream { kNccl = 1, kCopyIn = 2, kReduceScatter = 3, kAllReduce = 4 };
 
 class Fsdp2Lowering : ProgramBuilder {
  public:
@@ -45,7 +51,8 @@ class Fsdp2Lowering : ProgramBuilder {
     add_stream("nccl");     // kNccl
     add_stream("copy_in");  // kCopyIn
     add_stream("rs");       // kReduceScatter
-    world_ = world_groups();
+    mesh_ = shard_groups();
+    if (!mesh_.replicas.empty()) add_stream("nccl.ar");  // kAllReduce
     const int r = st_.fsdp.reshard_after_forward;
     if (r > 1) post_forward_ = block_groups(r);
   }
@@ -62,7 +69,7 @@ class Fsdp2Lowering : ProgramBuilder {
       forward(mu);
       backward(mu);
     }
-    gpu_optimizer(static_cast<double>(total_params()) / W_, prefix(piece({"optimizer"})));
+    gpu_optimizer(static_cast<double>(total_params()) / mesh_.size, prefix(piece({"optimizer"})));
   }
 
  private:
@@ -87,7 +94,8 @@ class Fsdp2Lowering : ProgramBuilder {
   }
 
   // unshard: a no-op when unsharded; else copy-in of the local shard (of the post-forward shard
-  // after an int reshard), then the all-gather over the world (or the post-forward groups).
+  // after an int reshard), then the all-gather over the shard groups (or the post-forward
+  // groups).
   void unshard(Unit& u, CommPhase phase, int phase_piece) {
     if (u.unsharded || u.gathering) return;
     if (u.reshard_event >= 0) {
@@ -95,12 +103,13 @@ class Fsdp2Lowering : ProgramBuilder {
       u.reshard_event = -1;
     }
     const bool small_mesh = u.post_forward;
-    const double ranks = small_mesh ? st_.fsdp.reshard_after_forward : W_;
+    const double ranks = small_mesh ? st_.fsdp.reshard_after_forward : mesh_.size;
     const int pre = prefix(phase_piece, u.piece);
     kernel(kCopyIn, Category::Other, "copy", 2 * param_bytes(u) / ranks, pre, ".copy_in");
     after(kCopyIn, kNccl);
-    collective(kNccl, CollKind::AllGather, Algorithm::Ring, small_mesh ? post_forward_ : world_,
-               param_bytes(u), Category::AllGather, phase, pre, ".ag");
+    collective(kNccl, CollKind::AllGather, small_mesh ? Algorithm::Ring : mesh_.algo,
+               small_mesh ? post_forward_ : mesh_.shard, param_bytes(u), Category::AllGather, phase,
+               pre, ".ag");
     u.gather_event = event();
     record(kNccl, u.gather_event);
     u.gathering = true;
@@ -171,7 +180,8 @@ class Fsdp2Lowering : ProgramBuilder {
   }
   // post_backward: reshard (free); the compute stream waits for the previous unit's
   // reduce-scatter; foreach_reduce on the reduce-scatter stream: chunk_cat of the gradients
-  // (param_dtype in, reduce_dtype out), then the reduce-scatter over the world.
+  // (param_dtype in, reduce_dtype out), then the reduce-scatter over the shard groups and, on a
+  // 2-D mesh, the all-reduce of its output across the replicas.
   void post_backward(Unit& u, int phase_piece) {
     u.unsharded = false;
     if (last_reduce_ >= 0) wait(kCompute, last_reduce_);
@@ -180,11 +190,18 @@ class Fsdp2Lowering : ProgramBuilder {
     kernel(kReduceScatter, Category::Other, "copy",
            (st_.fsdp.param_bytes + st_.grad_comm_bytes) * u.elems, pre, ".chunk_cat");
     after(kReduceScatter, kNccl);
-    collective(kNccl, CollKind::ReduceScatter, Algorithm::Ring, world_,
+    collective(kNccl, CollKind::ReduceScatter, mesh_.algo, mesh_.shard,
                st_.grad_comm_bytes * u.elems, Category::ReduceScatter, CommPhase::GradientReduction,
                pre, ".rs");
     last_reduce_ = event();
     record(kNccl, last_reduce_);
+    if (mesh_.replicas.empty()) return;
+    wait(kAllReduce, last_reduce_);  // all_reduce_stream.wait_stream(reduce_scatter_stream)
+    collective(kAllReduce, CollKind::AllReduce, Algorithm::Ring, mesh_.replicas,
+               st_.grad_comm_bytes * u.elems / mesh_.size, Category::AllReduce,
+               CommPhase::GradientReduction, pre, ".ar");
+    last_all_reduce_ = event();
+    record(kAllReduce, last_all_reduce_);
   }
 
   void backward(int mu) {
@@ -212,13 +229,17 @@ class Fsdp2Lowering : ProgramBuilder {
     // stream waits for the last reduce-scatter.
     wait(kCompute, last_reduce_);
     last_reduce_ = -1;
+    if (last_all_reduce_ >= 0) wait(kCompute, last_all_reduce_);
+    last_all_reduce_ = -1;
     join(kNccl);
   }
 
   std::vector<Unit> units_;  // the root, then the blocks in forward order
-  GroupList world_, post_forward_;
-  int last_copy_out_ = -1;  // the forward's AllGatherState event
-  int last_reduce_ = -1;    // the last reduce-scatter's event (reduce_scatter_states)
+  ShardGroups mesh_;         // the world, or a 2-D mesh's shard groups and their replicas
+  GroupList post_forward_;
+  int last_copy_out_ = -1;    // the forward's AllGatherState event
+  int last_reduce_ = -1;      // the last reduce-scatter's event (reduce_scatter_states)
+  int last_all_reduce_ = -1;  // the last all-reduce's event (the final callback's wait)
 };
 
 }  // namespace

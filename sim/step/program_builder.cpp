@@ -128,6 +128,19 @@ GroupList ProgramBuilder::block_groups(int k) {
   });
 }
 
+ProgramBuilder::ShardGroups ProgramBuilder::shard_groups() {
+  ShardGroups g;
+  g.size = st_.shard_ranks(W_);
+  if (g.size == W_) {
+    g.shard = world_groups();
+    return g;
+  }
+  g.shard = block_groups(g.size);
+  g.algo = g.size <= N_ ? Algorithm::IntraNode : Algorithm::Ring;
+  g.replicas = strided_groups(g.size);
+  return g;
+}
+
 GroupList ProgramBuilder::strided_groups(int k) {
   return layout_groups(GroupListCache::Layout::Strided, W_, N_, k, [&] {
     GroupList::Groups g(static_cast<std::size_t>(k));

@@ -170,6 +170,15 @@ class ProgramBuilder {
   // Groups of the ranks at the same position in consecutive blocks of k (the replicas of HSDP).
   GroupList strided_groups(int k);
   GroupList node_groups();  // one group per node (k = GPUs per node)
+  // A strategy's shard and replica groups: S = shard_ranks consecutive ranks share a parameter
+  // shard, and the ranks at the same position of each group are replicas (none where S is the
+  // world: HSDP, HYBRID_SHARD, FSDP2 on a 2-D mesh).
+  struct ShardGroups {
+    int size = 1;  // S
+    GroupList shard, replicas;
+    Algorithm algo = Algorithm::Ring;  // the shard groups' collectives: NVLink within a node
+  };
+  ShardGroups shard_groups();
   GroupList rail_groups();  // the ranks of the same local index across nodes
 
   const StepSetup& s_;

@@ -112,8 +112,12 @@ std::vector<ScenarioParam> strategy_rows() {
        [](const Strategy& s) { return s.hpz; }},
       {"--hsdp-size", "hsdp_size", &S::hsdp_size, 1, kCountMax, none,
        "shard group size S of hsdp and fsdp-hybrid (sharded within S consecutive ranks, "
-       "replicated across groups)",
-       "GPUs per node", false, [](const Strategy& s) { return s.hybrid(); }},
+       "replicated across groups); for fsdp2, the shard dimension of a 2-D mesh (replicate, "
+       "shard)",
+       "GPUs per node (fsdp2: a 1-D mesh)", false,
+       [](const Strategy& s) {
+         return s.hybrid_by_name() || s.fsdp.sharding == FsdpSharding::FullyShard;
+       }},
       {"--qwz-bits", "quant_bits_weights", &S::quant_bits_weights, 1, kCountMax, none,
        "qwZ weight quantization bits (8 or 4)", "", false, [](const Strategy& s) { return s.qwz; }},
       {"--qgz-bits", "quant_bits_grads", &S::quant_bits_grads, 1, kCountMax, none,

@@ -305,11 +305,17 @@ void resolve_fsdp2(const Scenario& sc, Strategy& st, const ClusterShape& topo) {
     st.fsdp.reshard_after_forward = v == "true" ? FsdpOptions::kReshardToShards : 0;
     return;
   }
-  const int n = std::stoi(v), W = topo.gpu_count, N = topo.gpus_per_node;
-  if (n >= W || W % n != 0)
-    throw flag_error(
-        "--fsdp-reshard-after-forward",
-        fmt::format("{} must be a divisor of the world size {} smaller than it", n, W));
+  // A non-trivial divisor of the mesh's shard dimension (_fully_shard.py, fully_shard's
+  // reshard_after_forward): the world, or the shard size of a 2-D mesh.
+  const int n = std::stoi(v), W = topo.gpu_count, N = topo.gpus_per_node, D = st.shard_ranks(W);
+  if (n >= D || D % n != 0)
+    throw flag_error("--fsdp-reshard-after-forward",
+                     st.hybrid() ? fmt::format("{} must be a divisor of the mesh's shard dimension "
+                                               "{} (--hsdp-size) smaller than it",
+                                               n, D)
+                                 : fmt::format("{} must be a divisor of the world size {} smaller "
+                                               "than it",
+                                               n, W));
   if (N % n != 0 && n % N != 0)
     throw flag_error("--fsdp-reshard-after-forward",
                      fmt::format("{} must divide, or be a multiple of, the {} GPUs per node (ranks "
@@ -369,9 +375,13 @@ void resolve_strategy(const Scenario& sc, Resolved& r) {
       {sc.hpz_partition, "--hpz-size", "needs hpZ in the strategy (e.g. zero3+hpz or zeropp)",
        "hpZ group size", "/zero_optimization/zero_hpz_partition_size"},
       sc.deepspeed, topo);
-  resolve_group_size(st.shard_size, st.hybrid(),
-                     {sc.hsdp_size, "--hsdp-size", "needs --strategy hsdp or fsdp-hybrid",
-                      st.hsdp ? "HSDP shard group size" : "HYBRID_SHARD shard group size",
+  // FSDP2 is hybrid on a 2-D mesh, which --hsdp-size asks for; hsdp and fsdp-hybrid always are.
+  const bool fsdp2 = st.fsdp.sharding == FsdpSharding::FullyShard;
+  resolve_group_size(st.shard_size, st.hybrid_by_name() || (fsdp2 && sc.hsdp_size > 0),
+                     {sc.hsdp_size, "--hsdp-size", "needs --strategy hsdp, fsdp-hybrid or fsdp2",
+                      st.hsdp ? "HSDP shard group size"
+                      : fsdp2 ? "FSDP2 mesh's shard dimension"
+                              : "HYBRID_SHARD shard group size",
                       "/zero_optimization/mics_shard_size"},
                      sc.deepspeed, topo);
   resolve_fsdp(sc, st);

@@ -71,11 +71,13 @@ struct FsdpOptions {
 struct Strategy {
   // 1: optimizer states partitioned; 2: gradients too; 3: parameters too (gathered per module).
   int stage = 3;
-  bool hsdp = false;   // stage 3 within groups of shard_size consecutive ranks (DeepSpeed's MiCS)
-  int shard_size = 0;  // HSDP group size S; 0 = GPUs per node (resolved against the cluster)
-  bool qwz = false;    // INT8 block-quantized weight all-gather
-  bool hpz = false;    // secondary intra-node weight partition
-  bool qgz = false;    // INT4 two-hop all-to-all gradient reduction
+  bool hsdp = false;  // stage 3 within groups of shard_size consecutive ranks (DeepSpeed's MiCS)
+  // Shard group size S of a hybrid strategy; 0 = GPUs per node for hsdp and fsdp-hybrid (resolved
+  // against the cluster), a 1-D mesh over the world for fsdp2.
+  int shard_size = 0;
+  bool qwz = false;  // INT8 block-quantized weight all-gather
+  bool hpz = false;  // secondary intra-node weight partition
+  bool qgz = false;  // INT4 two-hop all-to-all gradient reduction
   int hpz_size = 0;  // secondary partition size k; 0 = GPUs per node (resolved against the cluster)
   int weight_bits = 8;
   int grad_bits = 4;
@@ -141,8 +143,14 @@ struct Strategy {
   }
   // StrategyId::name: "zero1", "zero2", "hsdp", "zero3", "zeropp", "zero3+qwz+hpz", "fsdp", ...
   std::string name() const { return id().name(); }
-  // Sharded within groups of shard_size ranks and replicated across them: HSDP, HYBRID_SHARD.
-  bool hybrid() const { return hsdp || fsdp.sharding == FsdpSharding::HybridShard; }
+  // Sharded within groups of shard_size ranks and replicated across them: HSDP, HYBRID_SHARD,
+  // and FSDP2 on a 2-D DeviceMesh (replicate, shard), which has a shard_size only when given.
+  bool hybrid() const {
+    return hsdp || fsdp.sharding == FsdpSharding::HybridShard ||
+           (fsdp.sharding == FsdpSharding::FullyShard && shard_size > 0);
+  }
+  // A strategy that is always hybrid (its shard_size defaults to GPUs per node).
+  bool hybrid_by_name() const { return hsdp || fsdp.sharding == FsdpSharding::HybridShard; }
   // Ranks one parameter shard is spread over: the world, or the group of a hybrid strategy.
   int shard_ranks(int world) const { return hybrid() ? shard_size : world; }
   bool offloads() const {

@@ -60,6 +60,15 @@ TEST_CASE("the typed round trip is exact, through text") {
   StepResult other = back;
   other.comm.by_phase.at("gradient_reduction").count += 1;
   CHECK_FALSE(other == r);
+  // FSDP2's shard_size is there on a 2-D mesh only, and read back.
+  s.strategy = "fsdp2";
+  s.hsdp_size = 8;
+  const StepResult mesh = simulate(s);
+  CHECK(mesh.scenario.strategy.shard_size == 8);
+  CHECK(read(json::parse(to_json(mesh).dump())) == mesh);
+  s.hsdp_size = 0;
+  const json flat = to_json(simulate(s));
+  CHECK_FALSE(flat.at("scenario").at("strategy").contains("shard_size"));
 }
 
 TEST_CASE("the reader refuses unknown keys, missing keys, other versions and inconsistent names") {

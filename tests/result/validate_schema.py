@@ -45,10 +45,11 @@ out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", 
                      check=True, capture_output=True, text=True, cwd=root).stdout
 docs["simulate offload"] = json.loads(out)
 assert "offload" in docs["simulate offload"] and "exposed_offload_s" in docs["simulate offload"]["breakdown"]
-# ZeRO stages 1 and 2 (the parameter_all_gather phase) and HSDP (strategy.shard_size).
-for strategy in ("zero1", "zero2", "hsdp"):
+# ZeRO stages 1 and 2 (the parameter_all_gather phase), HSDP and FSDP2 on a 2-D mesh
+# (strategy.shard_size).
+for strategy in ("zero1", "zero2", "hsdp", "fsdp2 --hsdp-size 8"):
     out = subprocess.run([cli, "simulate", "--cluster", "dgx-h100", "--nodes", "2", "--model", "llama-3-8b",
-                          "--strategy", strategy, "--tier", "analytic", "--json"],
+                          "--strategy", *strategy.split(), "--tier", "analytic", "--json"],
                          check=True, capture_output=True, text=True, cwd=root).stdout
     docs[f"simulate {strategy}"] = json.loads(out)
 

@@ -3,7 +3,7 @@
 // reshard_after_forward (true: every block gathered again in backward over the world; false: not
 // at all; an int n: within groups of n), the copy-in, copy-out and chunk-cat copies priced by the
 // profile's copy kernel, the all-gather streams' wait on the copy-out before last read from the
-// trace, the memory terms, and the refusals.
+// trace, the memory terms, a 2-D mesh (HSDP), and the refusals.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -89,6 +89,50 @@ TEST_CASE("fsdp2 reshard_after_forward: false gathers once; n gathers the backwa
         Approx(12 * 2 * 2 * (u.all - u.root) * 31 / 32).epsilon(1e-9));
   CHECK(inter(two.comm.by_phase, "gradient_reduction") ==
         Approx(ring_inter(2 * u.all)).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "fsdp2 on a 2-D mesh (HSDP): gathers and reduce-scatters within the shard groups, the shards "
+    "all-reduced across the replicas") {
+  const Units u = units();
+  Scenario s = fsdp2();
+  s.hsdp_size = 16;  // one DGX-2 node per shard group: only the all-reduce crosses nodes
+  const auto node = simulate_unrefused(s);
+  CHECK(node.scenario.strategy.shard_size == 16);
+  CHECK(node.scenario.strategy.hybrid());
+  CHECK(inter(node.comm.by_phase, "forward_all_gather") == 0);
+  CHECK(inter(node.comm.by_phase, "backward_all_gather") == 0);
+  CHECK(inter(node.comm.by_collective, "reduce_scatter") == 0);
+  // Per unit, one ring all-reduce of its 2 n / 16 shard in each replica group of Y ranks, one per
+  // node: every rank sends 2 (Y-1)/Y of it, all across the network.
+  CHECK(ops(node.comm.by_collective, "all_reduce") == u.blocks + 1);
+  CHECK(inter(node.comm.by_collective, "all_reduce") ==
+        Approx(W * 2 * (2 * u.all / 16) * (Y - 1) / Y).epsilon(1e-9));
+  // The same all-reduce bytes as FSDP1's HYBRID_SHARD, whose shard group is the node too.
+  Scenario hybrid = paper_scenario("fsdp-hybrid");
+  CHECK(inter(simulate_unrefused(hybrid).comm.by_collective, "all_reduce") ==
+        Approx(inter(node.comm.by_collective, "all_reduce")).epsilon(1e-12));
+  // Model states sharded over the 16 ranks of the group.
+  CHECK(node.memory.component("params_shard_fp32") == Approx(4 * u.all / 16).epsilon(1e-12));
+  // 32: 12 shard rings of 32 ranks over 2 nodes, 2 crossings of 2 n (31/32) each; replica
+  // groups of 12 ranks, one per node pair.
+  s.hsdp_size = 32;
+  const auto two = simulate_unrefused(s);
+  CHECK(inter(two.comm.by_phase, "forward_all_gather") ==
+        Approx(12 * 2 * 2 * u.all * 31 / 32).epsilon(1e-9));
+  CHECK(inter(two.comm.by_collective, "all_reduce") ==
+        Approx(W * 2 * (2 * u.all / 32) * (12.0 - 1) / 12).epsilon(1e-9));
+  // reshard_after_forward n: a non-trivial divisor of the shard dimension, not of the world.
+  s.hsdp_size = 16;
+  s.fsdp_reshard_after_forward = "16";
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>",
+                     "--fsdp-reshard-after-forward", "the mesh's shard dimension 16");
+  s.fsdp_reshard_after_forward = "8";
+  CHECK(inter(simulate_unrefused(s).comm.by_phase, "backward_all_gather") == 0);
+  s = paper_scenario("fsdp");
+  s.hsdp_size = 16;
+  expect_input_error([&] { simulate_unrefused(s); }, "<command line>", "--hsdp-size",
+                     "needs --strategy hsdp, fsdp-hybrid or fsdp2");
 }
 
 TEST_CASE("fsdp2's copies: copy-in of the shard, copy-out of the unit, chunk-cat of the grads") {
