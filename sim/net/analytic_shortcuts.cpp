@@ -224,24 +224,25 @@ bool spine_links(const Topology& t, const std::vector<std::vector<LinkId>>& out,
     }
     if (k != S) return false;
   }
-  for (int s : sw.spines) {
-    std::vector<char> seen(leaves.size(), 0);
-    for (LinkId id : out[s]) {
+  // down_at[spine * leaves + li]: the spine's one link to leaf li.
+  std::vector<LinkId> down_at(S * leaves.size(), -1);
+  for (std::size_t si = 0; si < S; ++si) {
+    for (LinkId id : out[sw.spines[si]]) {
       const int li = sw.leaf_index[t.link(id).to];
-      if (li < 0 || seen[li]) return false;
-      seen[li] = 1;
+      if (li < 0 || down_at[si * leaves.size() + static_cast<std::size_t>(li)] >= 0) return false;
+      down_at[si * leaves.size() + static_cast<std::size_t>(li)] = id;
     }
-    if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(leaves.size())) return false;
+    for (std::size_t li = 0; li < leaves.size(); ++li)
+      if (down_at[si * leaves.size() + li] < 0) return false;
   }
   // down[li * S + k] = spine(up[li * S + k]) -> leaf li; every uplink's spine must be distinct.
   for (std::size_t li = 0; li < leaves.size(); ++li) {
     std::vector<char> used(S, 0);
     for (std::size_t k = 0; k < S; ++k) {
-      const int s = t.link(f.up[li * S + k]).to;
-      if (used[sw.spine_index[s]]) return false;
-      used[sw.spine_index[s]] = 1;
-      for (LinkId id : out[s])
-        if (t.link(id).to == leaves[li]) f.down[li * S + k] = id;
+      const auto si = static_cast<std::size_t>(sw.spine_index[t.link(f.up[li * S + k]).to]);
+      if (used[si]) return false;
+      used[si] = 1;
+      f.down[li * S + k] = down_at[si * leaves.size() + li];
     }
   }
   return true;
