@@ -266,6 +266,7 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
   }
   std::vector<double> got(8);
   std::vector<std::thread> pool;
+  pool.reserve(8);
   for (int i = 0; i < 8; ++i)
     pool.emplace_back([&, i] {
       const Topology own = cluster("dgx-h100", 6, "fat-tree", i % 2 ? 3 : 2);
