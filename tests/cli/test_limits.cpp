@@ -70,7 +70,10 @@ void runs_within(const std::string& args, double stated_s) {
 }  // namespace
 
 TEST_CASE("GPUs per scenario: 131072 on the flow tier, 65536 on the analytic tier") {
-  runs_within("simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b", 2.2);
+  runs_within(
+      "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --strategy zeropp "
+      "--tokens-per-gpu 1024",
+      0.7);
   runs_within("simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --tier analytic", 4.5);
   // One node past each (8 GPUs a DGX H100 node, 16 a DGX-2 node: dgx-h100's 16385 nodes would
   // pass the builders' node limit first), and the sizes that once ran for minutes.
