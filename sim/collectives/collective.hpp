@@ -58,6 +58,10 @@ struct CollectiveOp {
 struct Flow {
   int src_gpu = -1, dst_gpu = -1;
   double bytes = 0;
+  // Flows this one stands for (flow tier, folding): a block-0 source's flow into block 1 of a
+  // folded direct exchange stands for its images into blocks 1 .. B-1, which cross the same folded
+  // links with the same bytes (PhaseBuilder::add_images).
+  int images = 1;
 };
 
 // A phase starts after the previous one completes; its flows start together after latency_s.

@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <set>
+#include <vector>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/lowering_detail.hpp"
@@ -44,19 +44,24 @@ void validate(const CollectiveOp& op, const Topology& topo) {
   if (!(op.bytes > 0) || !std::isfinite(op.bytes))
     throw InputError(where(op), "/bytes", fmt::format("size must be positive, got {}", op.bytes));
   if (op.groups.empty()) throw InputError(where(op), "/groups", "needs at least one group");
+  // One mark per GPU, set by a group's members and cleared after it (groups of 131072 ranks are
+  // checked per distinct op: no set and no path text per member).
+  std::vector<char> seen(static_cast<std::size_t>(topo.gpu_count()), 0);
   for (std::size_t i = 0; i < op.groups.size(); ++i) {
     const auto& g = op.groups[i];
     if (g.empty()) throw InputError(where(op), fmt::format("/groups/{}", i), "group is empty");
-    std::set<int> seen;
     for (std::size_t j = 0; j < g.size(); ++j) {
-      const std::string path = fmt::format("/groups/{}/{}", i, j);
       if (g[j] < 0 || g[j] >= topo.gpu_count())
         throw InputError(
-            where(op), path,
+            where(op), fmt::format("/groups/{}/{}", i, j),
             fmt::format("rank {} is outside the cluster's GPUs 0..{}", g[j], topo.gpu_count() - 1));
-      if (!seen.insert(g[j]).second)
-        throw InputError(where(op), path, fmt::format("rank {} appears twice in the group", g[j]));
+      char& mark = seen[static_cast<std::size_t>(g[j])];
+      if (mark)
+        throw InputError(where(op), fmt::format("/groups/{}/{}", i, j),
+                         fmt::format("rank {} appears twice in the group", g[j]));
+      mark = 1;
     }
+    for (int r : g) seen[static_cast<std::size_t>(r)] = 0;
     if (op.kind == CollKind::SendRecv && g.size() != 2)
       throw InputError(
           where(op), fmt::format("/groups/{}", i),

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/collectives/nccl_model.hpp"
@@ -56,16 +57,16 @@ LinkClass hop_class(const Topology& topo, int src, int dst) {
   return hop_class_of(topo, r.links, r.crosses_nodes);
 }
 
-void PhaseBuilder::add(int src, int dst, double bytes) {
+void PhaseBuilder::add_images(int src, int dst, double bytes, int images) {
   if (src >= source_limit_) return;
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) |
-                            static_cast<std::uint32_t>(dst);
+                            static_cast<std::uint32_t>(dst) | (images > 1 ? 1u << 31 : 0u);
   auto [it, fresh] = index_.try_emplace(key, flows_.size());
   if (!fresh) {
     flows_[it->second].bytes += bytes;
     return;
   }
-  flows_.push_back(Flow{src, dst, bytes});
+  flows_.push_back(Flow{src, dst, bytes, images});
 }
 
 void PhaseBuilder::reserve_more(std::size_t more) {
@@ -189,7 +190,7 @@ double TransferHops::latency_s(const CostProfile& profile) const {
 }
 
 TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
-                               const Topology& topo) {
+                               const Topology& topo, int images) {
   // Routed without caching the pair: a direct exchange has one transfer per pair of the group
   // (16.7M at 4096 GPUs), each looked at once here and once more by the flow tier's plan.
   // Scratch, not a cache: cleared before each use, kept per thread only for their capacity.
@@ -198,6 +199,8 @@ TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
   const RouteInfo r = topo.route_into(src, dst, direct);
   if (topo.node_of(src) != topo.node_of(dst)) {
     const int relay = topo.node_of(src) * topo.gpus_per_node() + topo.local_of(dst);
+    if (images > 1 && relay != src)
+      throw std::logic_error("a transfer standing for several images must be one hop");
     if (relay != src && crosses_spine(topo, direct)) {
       onward.clear();
       const RouteInfo r2 = topo.route_into(relay, dst, onward);
@@ -212,7 +215,7 @@ TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
       }
     }
   }
-  pb.add(src, dst, bytes);
+  pb.add_images(src, dst, bytes, images);
   return {1, {hop_class_of(topo, direct, r.crosses_nodes), LinkClass::NvLink}, {r.latency_s, 0}};
 }
 
@@ -243,17 +246,54 @@ std::pair<int, int> busiest_peers(const std::vector<std::pair<int, int>>& per_no
   return busiest;
 }
 
+namespace {
+
+// Members per block when pb folds blocks of three or more and the group is folded_repeat's shape:
+// one rail (every member the same local GPU, so no transfer takes PXN's relay) and, for m = the
+// group's size / blocks, member c * m + i is member i + c x the block's GPUs, members [0, m) in
+// block 0. 0 otherwise.
+std::size_t folded_repeat(const PhaseBuilder& pb, const std::vector<int>& group,
+                          const Topology& topo) {
+  const int block = topo.rotation_block_gpus(), blocks = topo.rotation_blocks();
+  if (block <= 0 || pb.source_limit() != block || blocks < 3) return 0;
+  if (group.size() % static_cast<std::size_t>(blocks) != 0) return 0;
+  const std::size_t m = group.size() / static_cast<std::size_t>(blocks);
+  for (std::size_t i = 0; i < m; ++i)
+    if (group[i] < 0 || group[i] >= block) return 0;
+  const int local = topo.local_of(group[0]);
+  for (std::size_t k = 0; k < group.size(); ++k)
+    if (group[k] != group[k % m] + static_cast<int>(k / m) * block ||
+        topo.local_of(group[k]) != local)
+      return 0;
+  return m;
+}
+
+}  // namespace
+
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile) {
   double latency = 0;
   std::size_t sources = 0;
   for (int src : group) sources += src < pb.source_limit();
-  pb.reserve_more(sources * (group.size() - 1));
-  for (int src : group)
-    if (src < pb.source_limit())  // the others' pairs are dropped (and, by symmetry, no slower)
-      for (int dst : group)
-        if (src != dst)
-          latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
+  const std::size_t m = folded_repeat(pb, group, topo);
+  if (m > 0) {
+    // Block 0's members send to blocks 0 and 1; a transfer into block 1 stands for its images.
+    const int images = topo.rotation_blocks() - 1;
+    pb.reserve_more(m * (2 * m - 1));
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t k = 0; k < 2 * m; ++k)
+        if (k != i)
+          latency = std::max(latency, add_transfer_hops(pb, group[i], group[k], bytes_per_pair,
+                                                        topo, k < m ? 1 : images)
+                                          .latency_s(profile));
+  } else {
+    pb.reserve_more(sources * (group.size() - 1));
+    for (int src : group)
+      if (src < pb.source_limit())  // the others' pairs are dropped (and, by symmetry, no slower)
+        for (int dst : group)
+          if (src != dst)
+            latency = std::max(latency, add_transfer(pb, src, dst, bytes_per_pair, topo, profile));
+  }
   // Per-peer costs of the busiest rank: peers on its node and peers across the network.
   const auto [node_peers, net_peers] = busiest_peers(peers_per_node(group, topo), profile);
   pb.raise_latency(nccl_p2p_latency(profile, latency, node_peers, net_peers));

@@ -36,7 +36,9 @@ class PhaseBuilder {
   explicit PhaseBuilder(int source_limit = std::numeric_limits<int>::max())
       : source_limit_(source_limit) {}
   int source_limit() const { return source_limit_; }
-  void add(int src, int dst, double bytes);
+  void add(int src, int dst, double bytes) { add_images(src, dst, bytes, 1); }
+  // A flow standing for `images` flows (Flow::images); merged only with flows of as many images.
+  void add_images(int src, int dst, double bytes, int images);
   // Room for `more` flows beyond those added so far (saves rehashing on 10^7-flow phases). Grows
   // geometrically: callers reserve once per group, and reserving exactly would reallocate and
   // rehash on every one of a phase's thousands of small groups.
@@ -51,7 +53,8 @@ class PhaseBuilder {
   double latency_s_ = 0;
   double wire_ = 1;
   std::vector<Flow> flows_;
-  std::unordered_map<std::uint64_t, std::size_t> index_;  // (src << 32 | dst) -> flow
+  // (src << 32 | dst, bit 31 set for a flow of several images) -> flow
+  std::unordered_map<std::uint64_t, std::size_t> index_;
 };
 
 // A group seen node by node: distinct nodes in order of first appearance, and per node its members
@@ -85,8 +88,10 @@ struct TransferHops {
 // nodes whose route would cross rails through a spine goes first over NVLink to the source node's
 // GPU on the destination's rail (same local index), then over that rail: two flows of the same
 // bytes.
+// images > 1 (a folded transfer standing for its images, Flow::images) requires a one-hop
+// transfer: src and dst on the same rail.
 TransferHops add_transfer_hops(PhaseBuilder& pb, int src, int dst, double bytes,
-                               const Topology& topo);
+                               const Topology& topo, int images = 1);
 // The same, returning the transfer's latency under profile.
 double add_transfer(PhaseBuilder& pb, int src, int dst, double bytes, const Topology& topo,
                     const CostProfile& profile);
@@ -101,6 +106,12 @@ std::pair<int, int> busiest_peers(const std::vector<std::pair<int, int>>& per_no
 
 // Emits a direct exchange (through add_transfer): every ordered pair (i != j) of the group gets
 // bytes_per_pair; latency is NCCL's grouped point-to-point latency over the slowest pair's hop.
+// Folded (pb keeps block 0's sources of a cluster with a block rotation of three or more blocks),
+// a group of one rail that repeats one block's members in every block (folded_repeat) gets, per
+// block-0 source, its transfers into blocks 0 and 1 only, each into block 1 standing for its
+// images into blocks 1 .. B-1: on the builders' two-level fabrics the block rotation fixes the
+// spines and keeps D-mod-k's spine choice, so the folded routes from a block-0 source to d + cB
+// (c >= 1) are one link list with one latency and hop class (topology.hpp, block rotation).
 void add_direct_exchange(PhaseBuilder& pb, const std::vector<int>& group, double bytes_per_pair,
                          const Topology& topo, const CostProfile& profile);
 

@@ -2,11 +2,14 @@
 #include "sim/net/analytic_shortcuts.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "sim/collectives/nccl_model.hpp"
+#include "sim/net/folding.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace zerosim {
@@ -47,32 +50,56 @@ void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
   double& m = p.cls[static_cast<std::size_t>(c)];
   m = std::max(m, t);
 }
-std::vector<PhaseLoads> phase_loads(const CollectivePlan& plan, const Topology& topo,
-                                    const std::vector<double>& capacity, NetStats* stats) {
+// images: each flow stands for this many flows (folding: its images in every block), times its
+// own Flow::images, in the byte totals and flow count. A folded flow's links are the block-0
+// images of its own (Topology::fold_link), whose loads are every real link's of their orbits: the
+// flows crossing a link of the orbit are the images of the block-0 flows crossing the orbit, each
+// once (so the loads count Flow::images, not the blocks). Folded (images > 1), nullopt as soon as a
+// link or a byte total of a phase would add unequal values: only sums of equal values are the same
+// in any order, so only then are the folded sums the unfolded ones.
+std::optional<std::vector<PhaseLoads>> phase_loads(const CollectivePlan& plan, const Topology& topo,
+                                                   const std::vector<double>& capacity,
+                                                   NetStats* stats, int images = 1) {
   std::vector<PhaseLoads> out;
-  std::vector<double> load(capacity.size(), 0.0);
+  std::vector<double> load(capacity.size(), 0.0), addend;
+  if (images > 1) addend.assign(capacity.size(), 0.0);
   std::vector<LinkId> touched, links;
   for (const Phase& phase : plan.phases) {
+    std::array<double, 2> total_addend{};  // intra, inter: the phase's value added to each total
     for (const Flow& fl : phase.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;
       // Not cached per pair: a plan is built once per fabric and shape, and a cache entry per
       // pair cost more to fill and to free than the walk.
       links.clear();
       const RouteInfo r = topo.route_into(fl.src_gpu, fl.dst_gpu, links);
-      if (stats) {
-        (r.crosses_nodes ? stats->inter_node_bytes : stats->intra_node_bytes) += fl.bytes;
-        ++stats->flows;
+      const int copies = images * fl.images;
+      if (images > 1) {
+        for (LinkId& l : links) {
+          l = topo.fold_link(l);
+          if (addend[l] == 0) addend[l] = fl.bytes;
+          if (addend[l] != fl.bytes) return std::nullopt;
+        }
+        double& t = total_addend[r.crosses_nodes ? 1 : 0];
+        if (t == 0) t = fl.bytes;
+        if (t != fl.bytes) return std::nullopt;
       }
-      for (LinkId l : links) {
-        if (load[l] == 0) touched.push_back(l);
-        load[l] += fl.bytes;
-      }
+      if (stats)
+        for (int k = 0; k < copies; ++k) {
+          (r.crosses_nodes ? stats->inter_node_bytes : stats->intra_node_bytes) += fl.bytes;
+          ++stats->flows;
+        }
+      for (int k = 0; k < fl.images; ++k)
+        for (LinkId l : links) {
+          if (load[l] == 0) touched.push_back(l);
+          load[l] += fl.bytes;
+        }
     }
     PhaseLoads p;
     p.latency_s = phase.latency_s;
     for (LinkId l : touched) {
       reduce_loads(load[l] / capacity[l] * phase.wire, topo.link(l).cls, p);
       load[l] = 0;
+      if (images > 1) addend[l] = 0;
     }
     touched.clear();
     out.push_back(p);
@@ -96,14 +123,35 @@ ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
 
 }  // namespace
 
+namespace {
+
+// The loads of unit's pattern: folded (unit_plan_by_flows) where fold allows it and the folded
+// sums add equal values only, else from every flow.
+std::vector<PhaseLoads> pattern_loads(const CollectiveOp& unit, const Topology& topo,
+                                      const CostProfile& profile,
+                                      const std::vector<double>& capacity, TrafficPattern pattern,
+                                      NetStats* stats, bool fold) {
+  if (fold && topo.rotation_blocks() > 1 && rotation_invariant(unit.groups, topo)) {
+    const NetStats before = stats ? *stats : NetStats{};
+    auto folded =
+        phase_loads(lower_pattern(unit, topo, profile, pattern, topo.rotation_block_gpus()), topo,
+                    capacity, stats, topo.rotation_blocks());
+    if (folded) return std::move(*folded);
+    if (stats) *stats = before;
+  }
+  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, capacity, stats);
+}
+
+}  // namespace
+
 UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
-                            const CostProfile& profile, const std::vector<double>& capacity) {
+                            const CostProfile& profile, const std::vector<double>& capacity,
+                            bool fold) {
   CollectiveOp unit = op;
   unit.bytes = 1;
   UnitPlan out;
   const std::vector<PhaseLoads> ring =
-      phase_loads(lower_pattern(unit, topo, profile, TrafficPattern::Ring), topo, capacity,
-                  &out.stats_per_byte);
+      pattern_loads(unit, topo, profile, capacity, TrafficPattern::Ring, &out.stats_per_byte, fold);
   for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all, p.cls});
   out.ring_class = class_sum(ring);
   if (!is_nccl_collective(op)) return out;
@@ -119,8 +167,8 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
       for (auto& m : members_by_node(g, topo)) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
-    const std::vector<PhaseLoads> nvls_loads = phase_loads(
-        lower_pattern(nodes, topo, profile, TrafficPattern::Nvls), topo, capacity, nullptr);
+    const std::vector<PhaseLoads> nvls_loads =
+        pattern_loads(nodes, topo, profile, capacity, TrafficPattern::Nvls, nullptr, fold);
     const double nvls = single_phase(nvls_loads, false);
     out.nvls_class = class_sum(nvls_loads);
     out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
@@ -224,24 +272,25 @@ bool spine_links(const Topology& t, const std::vector<std::vector<LinkId>>& out,
     }
     if (k != S) return false;
   }
-  for (int s : sw.spines) {
-    std::vector<char> seen(leaves.size(), 0);
-    for (LinkId id : out[s]) {
+  // down_at[spine * leaves + li]: the spine's one link to leaf li.
+  std::vector<LinkId> down_at(S * leaves.size(), -1);
+  for (std::size_t si = 0; si < S; ++si) {
+    for (LinkId id : out[sw.spines[si]]) {
       const int li = sw.leaf_index[t.link(id).to];
-      if (li < 0 || seen[li]) return false;
-      seen[li] = 1;
+      if (li < 0 || down_at[si * leaves.size() + static_cast<std::size_t>(li)] >= 0) return false;
+      down_at[si * leaves.size() + static_cast<std::size_t>(li)] = id;
     }
-    if (std::count(seen.begin(), seen.end(), 1) != static_cast<long>(leaves.size())) return false;
+    for (std::size_t li = 0; li < leaves.size(); ++li)
+      if (down_at[si * leaves.size() + li] < 0) return false;
   }
   // down[li * S + k] = spine(up[li * S + k]) -> leaf li; every uplink's spine must be distinct.
   for (std::size_t li = 0; li < leaves.size(); ++li) {
     std::vector<char> used(S, 0);
     for (std::size_t k = 0; k < S; ++k) {
-      const int s = t.link(f.up[li * S + k]).to;
-      if (used[sw.spine_index[s]]) return false;
-      used[sw.spine_index[s]] = 1;
-      for (LinkId id : out[s])
-        if (t.link(id).to == leaves[li]) f.down[li * S + k] = id;
+      const auto si = static_cast<std::size_t>(sw.spine_index[t.link(f.up[li * S + k]).to]);
+      if (used[si]) return false;
+      used[si] = 1;
+      f.down[li * S + k] = down_at[si * leaves.size() + li];
     }
   }
   return true;
@@ -433,7 +482,7 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity) {
   if (auto p = rail_all_to_all_plan(op, topo, profile, capacity)) return std::move(*p);
-  return unit_plan_by_flows(op, topo, profile, capacity);
+  return unit_plan_by_flows(op, topo, profile, capacity, true);
 }
 
 }  // namespace zerosim

@@ -62,8 +62,13 @@ std::vector<double> link_capacities(const Topology& topo, const CostProfile& pro
 
 // The plain computation: lowers op's ring pattern (and NVLS patterns where they apply) with
 // op.bytes = 1 and sums per-link loads per phase.
+// fold: when the cluster has a block rotation that maps op's groups onto themselves, lower only
+// block 0's sources and sum their loads on the block-0 images of their links (every real link's
+// load is its image's); used only where each phase's flows all carry equal bytes, so that every
+// sum adds the same values as the unfolded one (in another order: equal values, the same result).
 UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
-                            const CostProfile& profile, const std::vector<double>& capacity);
+                            const CostProfile& profile, const std::vector<double>& capacity,
+                            bool fold = false);
 
 // The rail all-to-all shortcut, or nullopt when it does not apply (see above). Validates op like
 // lower_collective (InputError on bad groups).
@@ -71,8 +76,9 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
                                              const CostProfile& profile,
                                              const std::vector<double>& capacity);
 
-// Shortcut if one applies, else the plain computation. NetworkOptions::analytic_shortcuts = false
-// makes AnalyticNetwork skip all of this (see analytic_network.hpp).
+// Shortcut if one applies, else the plain computation (folded where it can be).
+// NetworkOptions::analytic_shortcuts = false makes AnalyticNetwork skip all of this (see
+// analytic_network.hpp).
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity);
 

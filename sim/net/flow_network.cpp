@@ -231,13 +231,29 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
     rp.flows.reserve(ph.flows.size());
     if (ph.flows.size() >= kBigPhase)
       out->links.reserve(out->links.size() + kLinksPerFlowGuess * ph.flows.size());
+    // A run of consecutive flows of k > 1 images (Flow::images) stands for k copies of itself in
+    // a row: its bytes are counted k times in that order, as the listed flows would be.
+    std::size_t run_begin = 0;
+    int run_images = 1;
+    auto end_run = [&] {
+      for (int k = 1; k < run_images; ++k)
+        for (std::size_t i = run_begin; i < rp.flows.size(); ++i)
+          (rp.flows[i].crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) +=
+              rp.flows[i].bytes;
+      run_images = 1;
+    };
     for (const Flow& fl : ph.flows) {
       if (fl.src_gpu == fl.dst_gpu || !(fl.bytes > 0)) continue;  // local copy: no network time
+      if (fl.images != run_images) {
+        end_run();
+        run_begin = rp.flows.size();
+        run_images = fl.images;
+      }
       if (shortcuts_ && !ph.distinct_pairs) {
         auto [it, fresh] = seen.try_emplace({fl.src_gpu, fl.dst_gpu, fl.bytes}, rp.flows.size());
         if (!fresh) {
           ResolvedFlow& same = rp.flows[it->second];
-          same.weight += 1;
+          same.weight += fl.images;
           (same.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
           continue;
         }
@@ -252,10 +268,13 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
           out->links[k] = topo_.fold_link(out->links[k]);
       f.crosses_nodes = r.crosses_nodes;
       f.bytes = fl.bytes;
+      f.weight = fl.images;
       (r.crosses_nodes ? rp.inter_node_bytes : rp.intra_node_bytes) += fl.bytes;
       rp.flows.push_back(f);
+      rp.listed_flows += static_cast<std::uint64_t>(fl.images);
     }
-    rp.full_flows = rp.flows.size();
+    end_run();
+    rp.full_flows = rp.listed_flows;
     if (fold) {  // each flow stands for its images in every block
       rp.inter_node_bytes *= topo_.rotation_blocks();
       rp.intra_node_bytes *= topo_.rotation_blocks();
@@ -325,9 +344,9 @@ void FlowNetwork::begin_phase(int c) {
   stats_.flows += phase.full_flows;
   if (symmetry()) {
     if (!part_->revalidate(phase.quotient)) sync_partition(c);
-    if (phase.flows.size() >= fallback_min_flows_ &&
+    if (phase.listed_flows >= fallback_min_flows_ &&
         static_cast<double>(phase.quotient.flows.size()) >
-            fallback_max_ratio_ * static_cast<double>(phase.flows.size()))
+            fallback_max_ratio_ * static_cast<double>(phase.listed_flows))
       leave_symmetry();
   }
   if (!symmetry()) {
@@ -412,8 +431,8 @@ void FlowNetwork::sync_partition(int c) {
   std::vector<Snapshot> snap = take_out_all();
   const ResolvedPhase& next = colls_[c].plan->phases[colls_[c].phase];
   const std::size_t max_classes =
-      next.flows.size() >= fallback_min_flows_
-          ? static_cast<std::size_t>(fallback_max_ratio_ * static_cast<double>(next.flows.size()))
+      next.listed_flows >= fallback_min_flows_
+          ? static_cast<std::size_t>(fallback_max_ratio_ * static_cast<double>(next.listed_flows))
           : SIZE_MAX;
   refresh(*part_, *colls_[c].plan, next, max_classes);
   if (next.quotient.too_fine) return to_full(snap);

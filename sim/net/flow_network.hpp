@@ -88,7 +88,10 @@ class FlowNetwork : public NetworkModel {
     double wire = 1;  // Phase::wire
     std::vector<ResolvedFlow> flows;
     double inter_node_bytes = 0, intra_node_bytes = 0;  // of all flows, for the stats
-    std::uint64_t full_flows = 0;    // flows of the unfolded plan: a folded flow counts its images
+    std::uint64_t full_flows = 0;  // flows of the unfolded plan: a folded flow counts its images
+    // Merged flows as the lowering listed them, a flow of k images (Flow::images) counting k: what
+    // the symmetry fallback weighs the classes against, as if each image were its own flow.
+    std::uint64_t listed_flows = 0;
     mutable QuotientPhase quotient;  // under this network's link partition (symmetry mode)
   };
   struct ResolvedPlan {

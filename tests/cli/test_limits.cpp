@@ -69,12 +69,16 @@ void runs_within(const std::string& args, double stated_s) {
 
 }  // namespace
 
-TEST_CASE("GPUs per scenario: 32768 on the flow tier, 65536 on the analytic tier") {
-  runs_within("simulate --cluster dgx-h100 --nodes 4096 --model gpt-18b", 6.7);
+TEST_CASE("GPUs per scenario: 131072 on the flow tier, 65536 on the analytic tier") {
+  runs_within(
+      "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --strategy zeropp "
+      "--tokens-per-gpu 1024",
+      0.7);
   runs_within("simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --tier analytic", 4.5);
-  // One node past each (8 GPUs a DGX H100 node), and the sizes that once ran for minutes.
-  refused_at_once("simulate --cluster dgx-h100 --nodes 4097 --model gpt-18b",
-                  {"--nodes", "32776 GPUs", "the flow tier's limit of 32768"});
+  // One node past each (8 GPUs a DGX H100 node, 16 a DGX-2 node: dgx-h100's 16385 nodes would
+  // pass the builders' node limit first), and the sizes that once ran for minutes.
+  refused_at_once("simulate --cluster dgx2-v100 --nodes 8193 --model gpt-18b",
+                  {"--nodes", "131088 GPUs", "the flow tier's limit of 131072"});
   refused_at_once("simulate --cluster dgx-h100 --nodes 8193 --model gpt-18b --tier analytic",
                   {"--nodes", "the analytic tier's limit of 65536"});
   refused_at_once("simulate --cluster dgx2-v100 --nodes 16384 --model gpt-18b", {"--nodes"});
@@ -84,8 +88,8 @@ TEST_CASE("GPUs per scenario: 32768 on the flow tier, 65536 on the analytic tier
       {"--nodes"});
   refused_at_once("sweep --cluster dgx-h100 --nodes 2,8193 --model gpt-18b --tier analytic",
                   {"--nodes", "limit of 65536"});
-  refused_at_once("plan --cluster dgx-h100 --nodes 4097 --model gpt-18b",
-                  {"--nodes", "the flow tier (--confirm)'s limit of 32768"});
+  refused_at_once("plan --cluster dgx2-v100 --nodes 8193 --model gpt-18b",
+                  {"--nodes", "the flow tier (--confirm)'s limit of 131072"});
   refused_at_once(
       "collective --cluster dgx-h100 --nodes 8193 --op all_gather --bytes 1MiB "
       "--tier analytic",
@@ -93,9 +97,9 @@ TEST_CASE("GPUs per scenario: 32768 on the flow tier, 65536 on the analytic tier
 }
 
 TEST_CASE("--seq-len 2^24 on each tier's largest cluster: refused before the cluster is built") {
-  // No node count fits its activations: refused from the preset's shape, before the 32768- or
+  // No node count fits its activations: refused from the preset's shape, before the 131072- or
   // 65536-GPU cluster, its lowering or its network exist (they took 39 s and 400 MB).
-  refused_at_once("simulate --cluster dgx-h100 --nodes 4096 --model gpt-18b --seq-len 16777216",
+  refused_at_once("simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --seq-len 16777216",
                   {"--seq-len", "on any number of nodes", "shorter sequences can"});
   refused_at_once(
       "simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --seq-len 16777216 --tier "
@@ -108,13 +112,13 @@ TEST_CASE("a million GPUs (--nodes 131072 of dgx-h100) is past both tiers' limit
   // scenario, naming the flag, the GPU count and the limit.
   const std::string cluster = "--cluster dgx-h100 --nodes 131072 ";
   refused("simulate " + cluster + "--model gpt-18b --strategy zeropp",
-          {"--nodes", "131072 nodes x 8 GPUs = 1048576 GPUs", "the flow tier's limit of 32768"});
+          {"--nodes", "131072 nodes x 8 GPUs = 1048576 GPUs", "the flow tier's limit of 131072"});
   refused("simulate " + cluster + "--model gpt-18b --strategy zeropp --tier analytic",
           {"--nodes", "1048576 GPUs", "the analytic tier's limit of 65536"});
   refused("sweep " + cluster + "--model gpt-18b --strategy zero3,zeropp",
-          {"--nodes", "1048576 GPUs", "limit of 32768", "2 of 2 scenarios are bad input"});
+          {"--nodes", "1048576 GPUs", "limit of 131072", "2 of 2 scenarios are bad input"});
   refused("plan " + cluster + "--model gpt-18b",
-          {"--nodes", "1048576 GPUs", "the flow tier (--confirm)'s limit of 32768"});
+          {"--nodes", "1048576 GPUs", "the flow tier (--confirm)'s limit of 131072"});
 }
 
 TEST_CASE("sweep and plan: what no node count fits is refused, named, the others run") {

@@ -282,6 +282,16 @@ TEST_CASE("bad groups and incompatible algorithms are input errors") {
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1, 1}}, S), "/groups/0/2");
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 16}}, S), "/groups/0/1");
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {{0, -1}}, S), "/groups/0/1");
+  // Each group is checked on its own: a rank in two groups is no duplicate, one twice in a later
+  // group is (named by its group and position, with the rank).
+  CHECK_NOTHROW(lower_collective(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1}, {1, 0}}, S),
+                                 topo, prof));
+  const InputError twice = caught_input_error([&] {
+    lower_collective(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1}, {2, 9, 2}}, S), topo,
+                     prof);
+  });
+  CHECK(twice.path() == "/groups/1/2");
+  CHECK(twice.rule() == "rank 2 appears twice in the group");
   expect_error(make_op(CollKind::AllGather, Algorithm::Auto, {{0, 1}}, 0), "/bytes");
   expect_error(make_op(CollKind::SendRecv, Algorithm::Auto, {{0, 1, 2}}, S), "/groups/0");
   expect_error(make_op(CollKind::AllGather, Algorithm::Direct, {{0, 1}}, S), "/algorithm");

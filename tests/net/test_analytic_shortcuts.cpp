@@ -266,6 +266,7 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
   }
   std::vector<double> got(8);
   std::vector<std::thread> pool;
+  pool.reserve(8);
   for (int i = 0; i < 8; ++i)
     pool.emplace_back([&, i] {
       const Topology own = cluster("dgx-h100", 6, "fat-tree", i % 2 ? 3 : 2);
@@ -275,4 +276,65 @@ TEST_CASE("a context's plans are shared by identical fabrics only; networks plan
     });
   for (auto& t : pool) t.join();
   for (int i = 0; i < 8; ++i) CHECK(got[i] == zerosim::testing::Approx(ref[i % 2]).epsilon(1e-9));
+}
+
+namespace {
+
+// unit_plan_by_flows folded (block 0's sources on the block-0 links) and unfolded: every number
+// the same bits, wherever the fold applies and wherever it falls back.
+void check_fold_exact(const Topology& topo, const CollectiveOp& op) {
+  const CostProfile prof = profile_for(topo);
+  const std::vector<double> cap = link_capacities(topo, prof);
+  const UnitPlan full = unit_plan_by_flows(op, topo, prof, cap, false);
+  const UnitPlan folded = unit_plan_by_flows(op, topo, prof, cap, true);
+  CAPTURE(topo.summary());
+  CAPTURE(to_string(op.kind));
+  CAPTURE(to_string(op.algorithm));
+  CAPTURE(op.groups.size());
+  REQUIRE(full.phases.size() == folded.phases.size());
+  for (std::size_t i = 0; i < full.phases.size(); ++i) {
+    CHECK(full.phases[i].latency_s == folded.phases[i].latency_s);
+    CHECK(full.phases[i].busiest_s_per_byte == folded.phases[i].busiest_s_per_byte);
+    CHECK(full.phases[i].class_s_per_byte == folded.phases[i].class_s_per_byte);
+  }
+  CHECK(full.stats_per_byte.inter_node_bytes == folded.stats_per_byte.inter_node_bytes);
+  CHECK(full.stats_per_byte.intra_node_bytes == folded.stats_per_byte.intra_node_bytes);
+  CHECK(full.stats_per_byte.flows == folded.stats_per_byte.flows);
+  CHECK(full.pattern_s_per_byte == folded.pattern_s_per_byte);
+  CHECK(full.ring_class == folded.ring_class);
+  CHECK(full.nvls_class == folded.nvls_class);
+}
+
+}  // namespace
+
+TEST_CASE("folded unit plans equal the unfolded ones bit for bit, or fall back to them") {
+  // 4 and 8 blocks of a 2:1 fat-tree (4 nodes a leaf), and 12 nodes (3 leaf blocks, but D-mod-k's
+  // spine choice does not follow a rotation of 3 blocks: no rotation, the plain computation).
+  for (int nodes : {16, 32, 12}) {
+    const Topology topo = cluster("dgx-h100", nodes, "fat-tree", 2);
+    CAPTURE(nodes);
+    CHECK(topo.rotation_blocks() == (nodes == 12 ? 1 : nodes / 4));
+    const auto world = world_group(topo);
+    const auto per_node = intra_node_groups(topo, topo.gpus_per_node());
+    const auto rails = rail_groups(topo);
+    for (CollKind k : {CollKind::AllGather, CollKind::ReduceScatter, CollKind::AllReduce}) {
+      check_fold_exact(topo, make_op(k, Algorithm::Ring, world, 1));
+      check_fold_exact(topo, make_op(k, Algorithm::IntraNode, per_node, 1));
+      check_fold_exact(topo, make_op(k, Algorithm::Hierarchical, world, 1));
+    }
+    // Rail all-to-all: a block-0 source's transfers into block 1 stand for their images.
+    check_fold_exact(topo, make_op(CollKind::AllToAll, Algorithm::Direct, rails, 1));
+    check_fold_exact(topo, make_op(CollKind::AllToAll, Algorithm::Direct, world, 1));
+    check_fold_exact(topo, make_op(CollKind::AllToAll, Algorithm::TwoHopAllToAll, world, 1));
+    // Not rotation-invariant (a chain that does not wrap around): never folded.
+    const int G = topo.gpus_per_node();
+    std::vector<std::vector<int>> chain;
+    for (int n = 0; n + 1 < topo.node_count(); ++n) chain.push_back({n * G, (n + 1) * G});
+    check_fold_exact(topo, make_op(CollKind::SendRecv, Algorithm::Auto, chain, 1));
+  }
+  // 4 blocks of a rail fabric (32 nodes a leaf), the spines between them.
+  const Topology rail = cluster("dgx-h100", 128, "rail");
+  CHECK(rail.rotation_blocks() == 4);
+  check_fold_exact(rail, make_op(CollKind::AllToAll, Algorithm::Direct, rail_groups(rail), 1));
+  check_fold_exact(rail, make_op(CollKind::AllReduce, Algorithm::Ring, world_group(rail), 1));
 }

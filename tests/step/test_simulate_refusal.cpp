@@ -75,7 +75,7 @@ TEST_CASE(
 TEST_CASE("the refusal builds no cluster: the largest flow-tier cluster is refused at once") {
   Scenario s;
   s.cluster = "dgx-h100";
-  s.nodes = 4096;  // 32768 GPUs, the flow tier's limit
+  s.nodes = 16384;  // 131072 GPUs, the flow tier's limit
   s.model = "gpt-18b";
   s.seq_len = 16777216;
   SimContext context;
@@ -85,10 +85,10 @@ TEST_CASE("the refusal builds no cluster: the largest flow-tier cluster is refus
 }
 
 TEST_CASE("simulate() refuses what no node count fits before building its cluster") {
-  // 2^24-token sequences on the flow tier's largest cluster (32768 GPUs) and the analytic tier's
+  // 2^24-token sequences on the flow tier's largest cluster (131072 GPUs) and the analytic tier's
   // (65536): refused, naming the flag, the rule and the bytes, with no cluster built.
   for (const auto& kv :
-       {std::pair{4096, NetworkTier::Flow}, std::pair{8192, NetworkTier::Analytic}}) {
+       {std::pair{16384, NetworkTier::Flow}, std::pair{8192, NetworkTier::Analytic}}) {
     // Not a structured binding: CAPTURE/INFO cannot capture one under clang 14 (README).
     const auto& nodes = kv.first;
     const auto& tier = kv.second;
