@@ -62,6 +62,7 @@ TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S
   for (int n : {2, 4, 8}) {
     CAPTURE(n);
     std::vector<int> g;
+    g.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) g.push_back(r);
     const CollectiveOp op =
         test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
