@@ -15,7 +15,7 @@
 // Every release multiplies the whole tuner latency of a multi-node Simple ring all-reduce, base
 // and steps (ncclTopoGetAlgoTime's `lat *=`), past its plateau size; zerosim's own launch is not
 // NCCL's latency and is not multiplied. LL's busbw cap (llMaxBws) is read from the GPU
-// architecture's row (see bandwidth_of).
+// architecture's row on one node and from the host CPU's row across nodes (see ll_row).
 // Across versions: ring all-reduce crosses the network 2 (nodes - 1) times in 2.7, 2 nodes from
 // 2.12 to 2.22, 2 (nodes - 1) again in 2.23+ (v2.30.7); from 2.18 a multi-node ring's steps cost at
 // least the host CPU's network post overhead (getNetOverhead, profile nccl.host_cpu); from 2.12 the
@@ -53,7 +53,7 @@ struct Table {
   float hw[3][kAlgos][3];
   double ring_ll_fraction_multi;   // LL on a ring, multi-node or all-reduce
   double ring_ll_fraction_single;  // LL on a ring, single node all_gather / reduce_scatter
-  double ll_max_bw[3][3];          // [arch][nodes 1 / 2 / more] GB/s (LL busbw cap)
+  double ll_max_bw[3][3];          // [row][nodes 1 / 2 / more] GB/s (LL busbw cap; ll_row)
   double ring_ll128_per_channel[3];
   double tree_ll128_per_channel[3][3];
   double tree_per_channel[3][3];
@@ -186,6 +186,15 @@ int log2i(int n) {
 }
 
 int node_index(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
+
+// llMaxBws' row (ncclTopoTuneModel's index1 in tuning.cc, v2.18.3, v2.21.5, v2.30.7): the GPU
+// architecture's on one node; across nodes the host CPU's, AMD's row 1 (v2.30.7 also for a mix of
+// vendors, which zerosim's host_cpu cannot name) and any other vendor's row 0 (v2.30.7: "for
+// single node, we look at GPU type; for multi-node, we look at CPU type").
+int ll_row(const NcclParams& n, int nodes) {
+  if (nodes == 1) return static_cast<int>(n.arch);
+  return n.host_cpu == HostCpu::Amd ? 1 : 0;
+}
 
 // NCCL's treeCorrectionFactor[proto][log2(bytes / 64)] (2.12 onwards; 23 entries, 24 from 2.23):
 // the tuner's tree bandwidth times this factor, NVIDIA's measured shortfall of a tree's pipeline
@@ -361,16 +370,14 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
   const NcclParams& n = profile.nccl;
   const int arch = static_cast<int>(n.arch);
   const int ni = node_index(s.nodes);
-  // llMaxBws' row: the GPU architecture's. NCCL reads the host CPU's row across nodes (index1:
-  // AMD row 1, any other vendor row 0; v2.18.3, v2.21.5, v2.30.7); zerosim keeps the GPU's row
-  // there (docs/collective-model.md, "Versions": the host CPU's row moves the fit's Cauchy case).
+  const int ll = ll_row(n, s.nodes);
   const double ch = n.channels;
   double frac = 1, cap = 0;  // cap in GB/s of busbw, 0 = none
   if (algo == kRing) {
     if (proto == kLL) {
       frac = (s.nodes > 1 || s.kind == CollKind::AllReduce) ? t.ring_ll_fraction_multi
                                                             : t.ring_ll_fraction_single;
-      cap = t.ll_max_bw[arch][ni];
+      cap = t.ll_max_bw[ll][ni];
     } else if (proto == kLL128) {
       frac = s.ppn < 2 ? 0.7 : 0.92;
       cap = t.ring_ll128_per_channel[arch] * ch;
@@ -380,7 +387,7 @@ void bandwidth_of(const Table& t, const CostProfile& profile, const CommShape& s
     cap = t.tree_per_channel[arch][ni] * ch;
     if (proto == kLL) {
       frac /= 3.8;
-      cap = std::min(cap, t.ll_max_bw[arch][ni]);
+      cap = std::min(cap, t.ll_max_bw[ll][ni]);
     } else if (proto == kLL128) {
       frac *= s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
       cap = std::min(cap, t.tree_ll128_per_channel[arch][ni] * ch);

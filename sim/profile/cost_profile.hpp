@@ -59,7 +59,8 @@ struct NcclParams {
   double p2p_peer_s = 0;      // per peer inside the node (NVLink / PCIe) of a grouped send/recv
   double p2p_net_peer_s = 0;  // per peer across the network of a grouped send/recv: the proxy
                               // thread posts and progresses each network peer's transfers
-  HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step
+  HostCpu host_cpu = HostCpu::Intel;  // NCCL's network post overhead per ring step and LL's
+                                      // busbw cap across nodes (llMaxBws' host rows)
   double p2p_efficiency = 1;          // grouped send/recv bandwidth / a ring's on the same links
   // The network transport's small-message path: a grouped send/recv whose message per peer is
   // below p2p_small_bytes costs p2p_small_net_peer_s more per network peer (0: no such path).

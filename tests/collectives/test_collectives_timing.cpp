@@ -62,6 +62,7 @@ TEST_CASE("ring all-gather on one NVSwitch node: NCCL's ring latency + (n-1)/n*S
   for (int n : {2, 4, 8}) {
     CAPTURE(n);
     std::vector<int> g;
+    g.reserve(static_cast<std::size_t>(n));
     for (int r = 0; r < n; ++r) g.push_back(r);
     const CollectiveOp op =
         test::ring_simple(make_op(CollKind::AllGather, Algorithm::Auto, {g}, S));
@@ -111,8 +112,8 @@ TEST_CASE(
 TEST_CASE("multi-node ring steps cost at least NCCL's network post overhead (2.18+)") {
   // 2 DGX H100 nodes, all_gather over 16 ranks: 14 NVLink steps and 1 network step. With NVLink
   // hops cheaper than the overhead, every NVLink step costs getNetOverhead (Intel 1 us, AMD 2 us;
-  // x3 for Simple): AMD hosts add 14 x 1 us on LL, 14 x 3 us on Simple. One node, NVLink hops
-  // above the overhead, or NCCL 2.12's constants: no difference.
+  // x3 for Simple): AMD hosts add 14 x 1 us of latency on LL, 14 x 3 us on Simple. One node, NVLink
+  // hops above the overhead, or NCCL 2.12's constants: no difference.
   const Topology topo = test::dgx("dgx-h100", 2);
   CostProfile intel = test::shipped_profile("dgx-h100");
   intel.nccl.host_cpu = HostCpu::Intel;
@@ -120,15 +121,22 @@ TEST_CASE("multi-node ring steps cost at least NCCL's network post overhead (2.1
   intel.link_classes[LinkClass::NvLink].ll_hop_latency_s = 0.1e-6;
   CostProfile amd = intel;
   amd.nccl.host_cpu = HostCpu::Amd;
-  auto time = [&](const CostProfile& p, NcclProto proto, const std::vector<std::vector<int>>& g) {
-    auto op = make_op(CollKind::AllGather, Algorithm::Auto, g, 1 << 20);
+  auto time = [&](const CostProfile& p, NcclProto proto, const std::vector<std::vector<int>>& g,
+                  double bytes = 1 << 20) {
+    auto op = make_op(CollKind::AllGather, Algorithm::Auto, g, bytes);
     op.nccl_algo = NcclAlgo::Ring;
     op.nccl_proto = proto;
     return collective_time(NetworkTier::Analytic, op, topo, p);
   };
   const auto world = world_group(topo);
-  CHECK(time(amd, NcclProto::LL, world) - time(intel, NcclProto::LL, world) ==
-        Approx(14 * 1e-6).epsilon(1e-6));
+  // LL's busbw cap across nodes is the host's row too (AMD 22.5 GB/s, Intel 39 on 2 nodes), so
+  // the AMD - Intel difference grows with the bytes: its intercept at 0 bytes (from 1 and 2 MiB,
+  // the time being affine in the bytes) is the overhead alone.
+  const double m1 = 1 << 20, m2 = 2 << 20;
+  const double d1 = time(amd, NcclProto::LL, world, m1) - time(intel, NcclProto::LL, world, m1);
+  const double d2 = time(amd, NcclProto::LL, world, m2) - time(intel, NcclProto::LL, world, m2);
+  CHECK((m2 * d1 - m1 * d2) / (m2 - m1) == Approx(14 * 1e-6).epsilon(1e-6));
+  CHECK(d2 > d1);
   CHECK(time(amd, NcclProto::Simple, world) - time(intel, NcclProto::Simple, world) ==
         Approx(14 * 3e-6).epsilon(1e-6));
   const std::vector<std::vector<int>> one_node = {{0, 1, 2, 3, 4, 5, 6, 7}};

@@ -124,28 +124,38 @@ TEST_CASE("NVLS tree latency by release: 2.18 2 (nodes - 1) network hops, 2.21+ 
   }
 }
 
-TEST_CASE("LL's busbw cap and fraction by release: Hopper's row 87.7 -> 141 GB/s from 2.21") {
+TEST_CASE("LL's busbw cap by release and host: the GPU's row on one node, the host CPU's across") {
   struct Case {
     std::string version;
     GpuArch arch;
+    HostCpu cpu;
     int nodes;
     double cap_gbps, wire;
   };
-  // llMaxBws rows (GPU architecture): Volta {39, 39, 20.4}, Ampere {87.7, 22.5, 19.0}, Hopper
-  // {87.7, 22.5, 19.0} in 2.18, {141, 45, 35} from 2.21. Ring LL's fraction: 1/4 (one node's
-  // all_gather 1/3) before 2.21, 1/2 from it.
+  // llMaxBws rows (tuning.cc): Volta / Intel {39, 39, 20.4}, Ampere / AMD {87.7, 22.5, 19.0},
+  // Hopper {87.7, 22.5, 19.0} in 2.18, {141, 45, 35} from 2.21. Row index1: the GPU
+  // architecture's on one node; across nodes AMD's row 1 and any other host's row 0, whatever the
+  // GPU. Ring LL's fraction: 1/4 (one node's all_gather 1/3) before 2.21, 1/2 from it.
   const std::vector<Case> cases = {
-      {"2.18", GpuArch::Ampere, 1, 87.7, 3},  {"2.18", GpuArch::Ampere, 2, 22.5, 4},
-      {"2.18", GpuArch::Ampere, 8, 19.0, 4},  {"2.18", GpuArch::Volta, 8, 20.4, 4},
-      {"2.18", GpuArch::Hopper, 1, 87.7, 3},  {"2.20", GpuArch::Hopper, 2, 22.5, 4},
-      {"2.21", GpuArch::Hopper, 1, 141.0, 2}, {"2.22", GpuArch::Hopper, 2, 45.0, 2},
-      {"2.21", GpuArch::Hopper, 8, 35.0, 2},  {"2.21", GpuArch::Ampere, 8, 19.0, 2},
-      {"2.29", GpuArch::Hopper, 2, 45.0, 2},
+      {"2.18", GpuArch::Ampere, HostCpu::Intel, 1, 87.7, 3},
+      {"2.18", GpuArch::Ampere, HostCpu::Intel, 2, 39.0, 4},
+      {"2.18", GpuArch::Ampere, HostCpu::Amd, 2, 22.5, 4},
+      {"2.18", GpuArch::Ampere, HostCpu::Amd, 8, 19.0, 4},
+      {"2.18", GpuArch::Volta, HostCpu::Intel, 8, 20.4, 4},
+      {"2.18", GpuArch::Hopper, HostCpu::Amd, 1, 87.7, 3},
+      {"2.20", GpuArch::Hopper, HostCpu::Amd, 2, 22.5, 4},
+      {"2.21", GpuArch::Hopper, HostCpu::Intel, 1, 141.0, 2},
+      {"2.22", GpuArch::Hopper, HostCpu::Intel, 2, 39.0, 2},
+      {"2.21", GpuArch::Hopper, HostCpu::Amd, 8, 19.0, 2},
+      {"2.21", GpuArch::Hopper, HostCpu::Intel, 8, 20.4, 2},
+      {"2.29", GpuArch::Hopper, HostCpu::Other, 2, 39.0, 2},
+      {"2.17", GpuArch::Volta, HostCpu::Amd, 8, 19.0, 4},
   };
   for (const Case& c : cases) {
     CAPTURE(c.version);
     CAPTURE(c.nodes);
-    const CostProfile p = profile(c.version, c.arch, HostCpu::Intel);
+    CAPTURE(host_cpu_key(c.cpu));
+    const CostProfile p = profile(c.version, c.arch, c.cpu);
     const NcclChoice ll =
         only(shape(CollKind::AllGather, c.nodes, 4), p, 1 << 20, NcclAlgo::Ring, NcclProto::LL);
     CHECK(ll.cap_Bps == Approx(c.cap_gbps * 1e9));
