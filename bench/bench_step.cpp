@@ -1,5 +1,5 @@
 // Whole-step simulation speed: one training step of gpt-18b / gpt-138b under ZeRO-3 and
-// ZeRO++, flow and analytic tier, on 64 / 384 / 4096 / 32768 GPUs, flow also on 131072 (DGX-2 and
+// ZeRO++, flow and analytic tier, on 64 / 384 / 4096 / 32768 / 131072 GPUs (DGX-2 and
 // DGX H100 clusters, rail-optimized and a 2:1 oversubscribed fat-tree). Counters: engine events,
 // solver flows, GPUs x layers and the process's peak RSS (getrusage; monotonic over the run, so it
 // bounds the largest case run so far). Also: analytic-tier scenarios per second, and the fitted
@@ -45,7 +45,7 @@ const Cluster kClusters[] = {
     {"dgx-h100", 512, "", 0, 4096},
     {"dgx-h100", 512, "fat-tree", 2, 4096},
     {"dgx-h100", 4096, "", 0, 32768},
-    {"dgx-h100", 16384, "", 0, 131072},  // the flow tier's limit (past the analytic tier's)
+    {"dgx-h100", 16384, "", 0, 131072},  // both tiers' limit
 };
 const char* kModels[] = {"gpt-18b", "gpt-138b"};
 const char* kStrategies[] = {"zero3", "zeropp"};

@@ -282,7 +282,7 @@ std::string finite_range_rule(double min, double max, const std::string& value) 
 }
 
 int tier_max_gpus(NetworkTier tier) {
-  constexpr int kFlowMaxGpus = 131072, kAnalyticMaxGpus = 65536;
+  constexpr int kFlowMaxGpus = 131072, kAnalyticMaxGpus = 131072;
   return tier == NetworkTier::Flow ? kFlowMaxGpus : kAnalyticMaxGpus;
 }
 

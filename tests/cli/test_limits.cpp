@@ -69,40 +69,40 @@ void runs_within(const std::string& args, double stated_s) {
 
 }  // namespace
 
-TEST_CASE("GPUs per scenario: 131072 on the flow tier, 65536 on the analytic tier") {
+TEST_CASE("GPUs per scenario: 131072 on either tier") {
   runs_within(
       "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --strategy zeropp "
       "--tokens-per-gpu 1024",
       0.7);
-  runs_within("simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --tier analytic", 4.5);
+  runs_within("simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --tier analytic", 0.4);
   // One node past each (8 GPUs a DGX H100 node, 16 a DGX-2 node: dgx-h100's 16385 nodes would
   // pass the builders' node limit first), and the sizes that once ran for minutes.
   refused_at_once("simulate --cluster dgx2-v100 --nodes 8193 --model gpt-18b",
                   {"--nodes", "131088 GPUs", "the flow tier's limit of 131072"});
-  refused_at_once("simulate --cluster dgx-h100 --nodes 8193 --model gpt-18b --tier analytic",
-                  {"--nodes", "the analytic tier's limit of 65536"});
+  refused_at_once("simulate --cluster dgx2-v100 --nodes 8193 --model gpt-18b --tier analytic",
+                  {"--nodes", "131088 GPUs", "the analytic tier's limit of 131072"});
   refused_at_once("simulate --cluster dgx2-v100 --nodes 16384 --model gpt-18b", {"--nodes"});
   refused_at_once(
       "simulate --cluster dgx-h100 --nodes 65536 --model gpt-18b --seq-len 16777216 --tier "
       "analytic",
       {"--nodes"});
-  refused_at_once("sweep --cluster dgx-h100 --nodes 2,8193 --model gpt-18b --tier analytic",
-                  {"--nodes", "limit of 65536"});
+  refused_at_once("sweep --cluster dgx2-v100 --nodes 2,8193 --model gpt-18b --tier analytic",
+                  {"--nodes", "limit of 131072"});
   refused_at_once("plan --cluster dgx2-v100 --nodes 8193 --model gpt-18b",
                   {"--nodes", "the flow tier (--confirm)'s limit of 131072"});
   refused_at_once(
-      "collective --cluster dgx-h100 --nodes 8193 --op all_gather --bytes 1MiB "
+      "collective --cluster dgx2-v100 --nodes 8193 --op all_gather --bytes 1MiB "
       "--tier analytic",
-      {"--nodes", "limit of 65536"});
+      {"--nodes", "limit of 131072"});
 }
 
 TEST_CASE("--seq-len 2^24 on each tier's largest cluster: refused before the cluster is built") {
-  // No node count fits its activations: refused from the preset's shape, before the 131072- or
-  // 65536-GPU cluster, its lowering or its network exist (they took 39 s and 400 MB).
+  // No node count fits its activations: refused from the preset's shape, before the 131072-GPU
+  // cluster, its lowering or its network exist (they took 39 s and 400 MB).
   refused_at_once("simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --seq-len 16777216",
                   {"--seq-len", "on any number of nodes", "shorter sequences can"});
   refused_at_once(
-      "simulate --cluster dgx-h100 --nodes 8192 --model gpt-18b --seq-len 16777216 --tier "
+      "simulate --cluster dgx-h100 --nodes 16384 --model gpt-18b --seq-len 16777216 --tier "
       "analytic",
       {"--seq-len", "on any number of nodes"});
 }
@@ -114,7 +114,7 @@ TEST_CASE("a million GPUs (--nodes 131072 of dgx-h100) is past both tiers' limit
   refused("simulate " + cluster + "--model gpt-18b --strategy zeropp",
           {"--nodes", "131072 nodes x 8 GPUs = 1048576 GPUs", "the flow tier's limit of 131072"});
   refused("simulate " + cluster + "--model gpt-18b --strategy zeropp --tier analytic",
-          {"--nodes", "1048576 GPUs", "the analytic tier's limit of 65536"});
+          {"--nodes", "1048576 GPUs", "the analytic tier's limit of 131072"});
   refused("sweep " + cluster + "--model gpt-18b --strategy zero3,zeropp",
           {"--nodes", "1048576 GPUs", "limit of 131072", "2 of 2 scenarios are bad input"});
   refused("plan " + cluster + "--model gpt-18b",
