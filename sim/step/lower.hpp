@@ -109,6 +109,15 @@ struct LoweredStep {
   std::vector<GradBucket> buckets;
   std::vector<FetchRun> trace;  // one micro-step's runs (fetch_trace): forward's, then backward's
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
+  // Stage 3's gathers for runs of both the forward and the backward (a hook's prefetch call that
+  // spans them): per such collective, its index and the share of its bytes in collective_phase
+  // (the phase of its first run); the rest is the other gather phase's.
+  struct PhaseSplit {
+    std::size_t collective = 0;
+    double share = 1;
+    bool operator==(const PhaseSplit&) const = default;
+  };
+  std::vector<PhaseSplit> phase_splits;
   // Per stream, its collectives in op order: where each sits among the stream's timed ops (its
   // entry in a run's lane) and its index. The comm sums read the collectives' times from there
   // without visiting every op.
