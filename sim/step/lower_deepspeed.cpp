@@ -338,14 +338,7 @@ class DeepSpeedLowering : ProgramBuilder {
     const FetchCalls calls = fetch_calls(runs, M, plan, mu);
     const std::size_t C = calls.calls.size();
     std::vector<int> started(M, -1), finished(M, -1), gathered(C, -1), launched(C, -1);
-    for (std::size_t c = 0; c < C; ++c) {
-      const FetchCall& call = calls.calls[c];
-      gathered[c] = event();
-      if (call.hook >= 0 && started[static_cast<std::size_t>(call.hook)] < 0)
-        started[static_cast<std::size_t>(call.hook)] = event();
-      if (call.hook == kOwnRun && finished[call.leader - 1] < 0)
-        finished[call.leader - 1] = event();
-    }
+    call_events(calls, started, finished, gathered);
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
     // The host launches a call (all_gather_coalesced's dispatch, launched[c]) where
@@ -441,6 +434,21 @@ class DeepSpeedLowering : ProgramBuilder {
                            : all[static_cast<std::size_t>(runs[c.leader].module)];
     }
   };
+  // The events the calls' gathers wait for and record: per call its gather's (gathered), per run
+  // whose hook prefetches its compute's start (started), per run before an own call its end
+  // (finished).
+  void call_events(const FetchCalls& calls, std::vector<int>& started, std::vector<int>& finished,
+                   std::vector<int>& gathered) {
+    for (std::size_t c = 0; c < calls.calls.size(); ++c) {
+      const FetchCall& call = calls.calls[c];
+      gathered[c] = event();
+      if (call.hook >= 0 && started[static_cast<std::size_t>(call.hook)] < 0)
+        started[static_cast<std::size_t>(call.hook)] = event();
+      if (call.hook == kOwnRun && finished[call.leader - 1] < 0)
+        finished[call.leader - 1] = event();
+    }
+  }
+
   FetchCalls fetch_calls(const FetchRun* runs, std::size_t M, const PrefetchPlan& plan,
                          int mu) const {
     FetchCalls f;
@@ -508,8 +516,15 @@ class DeepSpeedLowering : ProgramBuilder {
     f.first.push_back(f.waits.size());
     for (std::size_t c = 0; c < f.calls.size(); ++c)
       if (elems[c] > 0) f.calls[c].phase_share = phase_elems[c] / elems[c];
-    // A call other than one run's whole module gathers the union of its tensors (a tied head's
-    // word embedding counted as its module counts it: gather_elems beyond its own parameters).
+    merge_tensors(f, runs, M, plan, unit_call, whole);
+    return f;
+  }
+  // A call other than one run's whole module (whole[c] false) gathers the union of its tensors
+  // (unit_call: per tensor of the plan, its call), a tied head's word embedding counted as its
+  // module counts it (gather_elems beyond its own parameters).
+  void merge_tensors(FetchCalls& f, const FetchRun* runs, std::size_t M, const PrefetchPlan& plan,
+                     const std::vector<std::ptrdiff_t>& unit_call,
+                     const std::vector<char>& whole) const {
     for (std::size_t j = 0; j < M; ++j) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
       const std::size_t u0 = plan.first[j];
@@ -527,7 +542,6 @@ class DeepSpeedLowering : ProgramBuilder {
         g.gather_elems += plan.elems[u];
       }
     }
-    return f;
   }
   // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition in its
   // own hook, by the DeepSpeed release's rule (deepspeed_version.hpp).

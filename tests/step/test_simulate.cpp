@@ -524,16 +524,24 @@ TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live
   CHECK(some < none);
 }
 
+namespace {
+// The paper's ZeRO-3 scenario under a DeepSpeed config (FP16, stage 3) with `zero` added to its
+// zero_optimization, written into `dir`.
+Scenario paper_zero3_with(const std::filesystem::path& dir, const std::string& zero) {
+  const auto path = dir / "ds_config.json";
+  spit(path, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, )" + zero + "}}");
+  Scenario s = paper("zero3");
+  s.deepspeed = path.string();
+  return s;
+}
+}  // namespace
+
 TEST_CASE("a deep prefetch starts no backward gather before the forward has finished") {
   // A prefetch bucket of 1e9 elements runs several of gpt-18b's modules ahead; the backward's
   // first run (the head, still gathered from its forward) gathers nothing, so the first gather of
   // the backward must still wait for the forward's end.
   const auto dir = temp_dir("ds_deep_prefetch");
-  const auto config = dir / "deep.json";
-  spit(config, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3,
-                   "stage3_prefetch_bucket_size": 1000000000}})");
-  Scenario s = paper("zero3");
-  s.deepspeed = config.string();
+  const Scenario s = paper_zero3_with(dir, R"("stage3_prefetch_bucket_size": 1000000000)");
   const auto trace = dir / "t.json";
   const auto r = simulate(s, trace.string());
   REQUIRE(r.scenario.prefetch_depth >= 2);
@@ -562,11 +570,7 @@ TEST_CASE("a prefetch call spanning the forward and the backward splits its byte
   // weights once, over the same world ring (FP16, bytes proportional to elements): the two phases
   // carry exactly the same bytes, and together all the all-gathers' bytes.
   const auto dir = temp_dir("ds_span");
-  const auto path = dir / "span.json";
-  spit(path, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3,
-                 "stage3_max_reuse_distance": 0}})");
-  Scenario s = paper("zero3");
-  s.deepspeed = path.string();
+  Scenario s = paper_zero3_with(dir, R"("stage3_max_reuse_distance": 0)");
   s.activation_checkpointing = false;
   const auto r = simulate(s);
   for (const char* tier : {"inter", "intra"}) {
