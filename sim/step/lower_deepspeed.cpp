@@ -336,6 +336,12 @@ class DeepSpeedLowering : ProgramBuilder {
         prefetch_plan(runs, held, M, *out_.modules, st_.prefetch_bucket_elems, st_.max_live_params);
     record_prefetch(plan, held, M);
     const FetchCalls calls = fetch_calls(runs, M, plan, mu);
+    for (const FetchCall& call : calls.calls) {
+      const Module& m = calls.module(call, *out_.modules, runs);
+      if (m.gather_elems <= out_.largest_call_elems) continue;
+      out_.largest_call_elems = m.gather_elems;
+      out_.largest_call_scale_bytes = gathered_scale_bytes(m, S_, S_, st_, &qwz_groups_);
+    }
     const std::size_t C = calls.calls.size();
     std::vector<int> started(M, -1), finished(M, -1), gathered(C, -1), launched(C, -1);
     call_events(calls, started, finished, gathered);

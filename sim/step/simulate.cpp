@@ -585,6 +585,8 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   if (deepspeed) {
     mi.prefetched_elems = static_cast<double>(low.prefetched_elems);
     mi.live_elems = static_cast<double>(low.live_elems);
+    mi.largest_call_elems = static_cast<double>(low.largest_call_elems);
+    mi.largest_call_scale_bytes = low.largest_call_scale_bytes;
   }
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;

@@ -503,3 +503,29 @@ TEST_CASE("the most gathered weights live at once: held and in flight at the sam
     }
   }
 }
+
+TEST_CASE("the largest all_gather_coalesced call sizes qwZ's receive buffers") {
+  // A bucket no module reaches: run 0's hook prefetches the rest of the forward (every gpt-18b
+  // module but the embedding) with one call, the step's largest; qwZ quantizes its flat shard
+  // (each tensor's ceil(n / 384) elements, 384 ranks) as one tensor.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  StepSetup setup = gpt18b_setup("zero3+qwz", 1024, 512, 1);
+  setup.checkpointing = false;
+  setup.strategy.prefetch_bucket_elems = std::int64_t{1} << 50;
+  setup.strategy.max_live_params = std::int64_t{1} << 50;
+  const auto low = lower_step(setup, topo, prof);
+  std::int64_t elems = 0, shard = 0;
+  for (std::size_t i = 1; i < low.modules->size(); ++i) {
+    const Module& m = (*low.modules)[i];
+    elems += m.gather_elems;
+    std::int64_t own = 0;
+    for (const ParamTensor& p : m.params) {
+      shard += (p.elems + 383) / 384;
+      own += p.elems;
+    }
+    shard += (m.gather_elems - own + 383) / 384;
+  }
+  CHECK(low.largest_call_elems == elems);
+  CHECK(low.largest_call_scale_bytes == 4.0 * 384 * static_cast<double>(qwz_quant_groups(shard)));
+}
