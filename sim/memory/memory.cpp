@@ -190,13 +190,18 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
                  : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
                                   modules));
   // qwZ's INT8 receive buffers and their FP32 scales: the gathers in flight and the one being
-  // dequantized, each freed once dequantized; the scales at the largest gather's share
-  // (qwz_scale_bytes over the whole shard group).
-  const double int8_elems = in.prefetched_elems >= 0 ? prefetched + max_gather : live * max_gather;
-  const double scale_share =
-      s.qwz && max_module != nullptr && max_gather > 0
-          ? qwz_scale_bytes(*max_module, static_cast<int>(S), static_cast<int>(S)) / max_gather
-          : 0;
+  // dequantized (the largest all_gather_coalesced call, the lowering's; else the largest
+  // module), each freed once dequantized; the scales at that gather's share (qwz_scale_bytes
+  // over the whole shard group).
+  const bool call = in.largest_call_elems > 0;
+  const double largest = call ? in.largest_call_elems : max_gather;
+  const double int8_elems = in.prefetched_elems >= 0 ? prefetched + largest : live * max_gather;
+  double scale_share = 0;
+  if (s.qwz && call)
+    scale_share = in.largest_call_scale_bytes / largest;
+  else if (s.qwz && max_module != nullptr && max_gather > 0)
+    scale_share =
+        qwz_scale_bytes(*max_module, static_cast<int>(S), static_cast<int>(S)) / max_gather;
 
   MemoryEstimate e;
   e.components = {

@@ -37,6 +37,10 @@ struct MemoryInputs {
   // Gathered elements live at once at most, the held and the in-flight ones of the same run (the
   // lowering's); < 0: the most held plus the most prefetched, which may fall at different runs.
   double live_elems = -1;
+  // Stage 3's largest all_gather_coalesced call (the lowering's): its elements and qwZ's FP32
+  // scales for it over the shard group; < 0: the largest module's.
+  double largest_call_elems = -1;
+  double largest_call_scale_bytes = 0;
   double capacity_bytes = 0;
   double reserved_bytes = 0;
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.

@@ -109,6 +109,15 @@ struct LoweredStep {
   std::vector<GradBucket> buckets;
   std::vector<FetchRun> trace;  // one micro-step's runs (fetch_trace): forward's, then backward's
   std::vector<CommPhase> collective_phase;  // per program.collectives entry
+  // Stage 3's gathers for runs of both the forward and the backward (a hook's prefetch call that
+  // spans them): per such collective, its index and the share of its bytes in collective_phase
+  // (the phase of its first run); the rest is the other gather phase's.
+  struct PhaseSplit {
+    std::size_t collective = 0;
+    double share = 1;
+    bool operator==(const PhaseSplit&) const = default;
+  };
+  std::vector<PhaseSplit> phase_splits;
   // Per stream, its collectives in op order: where each sits among the stream's timed ops (its
   // entry in a run's lane) and its index. The comm sums read the collectives' times from there
   // without visiting every op.
@@ -125,6 +134,10 @@ struct LoweredStep {
   // The most gathered elements live at once: a run's held weights (its own and those kept for a
   // later run) plus those in flight after its hook, at the same run.
   std::int64_t live_elems = 0;
+  // Stage 3's largest all_gather_coalesced call: its elements and, under qwZ, the FP32 scales its
+  // INT8 gather brings over the whole shard group (the memory model's receive buffers).
+  std::int64_t largest_call_elems = 0;
+  double largest_call_scale_bytes = 0;
   double optimizer_bytes = 0;  // read and written by the GPU optimizer (0 when offloaded)
   // Bytes one rank moves per step for ZeRO-Offload: host -> GPU and GPU -> host over PCIe, and
   // from / to the node's NVMe drives.

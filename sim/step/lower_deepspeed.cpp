@@ -174,7 +174,9 @@ class DeepSpeedLowering : ProgramBuilder {
   }
   // Gathers module m's weights on the gather stream: across all ranks, or (hpZ) inside the
   // secondary group. qwZ quantizes the own shard first (reassemble dequantizes).
-  void gather(const Module& m, bool secondary, CommPhase phase, int tag) {
+  // `share`: the share of its elements gathered for runs of `phase` (the rest for the other gather
+  // phase's: a prefetch call spanning the forward and the backward).
+  void gather(const Module& m, bool secondary, CommPhase phase, double share, int tag) {
     const double n = static_cast<double>(m.gather_elems);
     const int group = secondary ? st_.hpz_size : S_;
     const double wire = gathered_bytes(m, group, S_, st_, &qwz_groups_);
@@ -202,11 +204,15 @@ class DeepSpeedLowering : ProgramBuilder {
     const Algorithm algo =
         secondary ? (st_.hpz_size <= N_ ? Algorithm::IntraNode : Algorithm::Ring) : shard_algo_;
     const GroupList& groups = secondary ? hpz_groups_ : shard_;
+    const std::size_t before = out_.collective_phase.size();
     collective(kGather, CollKind::AllGather, algo, groups, wire - scales, Category::AllGather,
                phase, tag, secondary ? ".ag.hpz" : ".ag");
     if (scales > 0)
       collective(kGather, CollKind::AllGather, algo, groups, scales, Category::AllGather, phase,
                  tag, secondary ? ".ag.hpz.scales" : ".ag.scales");
+    if (share < 1)
+      for (std::size_t k = before; k < out_.collective_phase.size(); ++k)
+        out_.phase_splits.push_back({k, share});
   }
 
   // Tensors module m gathers: its own and, for a tied head, the word embedding.
@@ -285,40 +291,37 @@ class DeepSpeedLowering : ProgramBuilder {
     return ev;
   }
 
-  // What run j's gather waits for besides the micro-step's boundary: kStart (nothing more: it
-  // follows the previous gather), k >= 0 (prefetched while run k computes: started[k]) or kOwnRun
-  // (fetched when its own run begins: finished[j - 1]).
+  // What a call's gather waits for besides the micro-step's boundary: kStart (nothing more: it
+  // follows the previous gather), k >= 0 (prefetched by run k's hook, once run k computes:
+  // started[k]) or kOwnRun (fetched in its own run's hook, when that run begins: finished[j - 1]).
   static constexpr std::ptrdiff_t kStart = -1, kOwnRun = -2;
-  // DeepSpeed's coordinator's prefetch (prefetch_plan, fetch_trace.hpp) as anchors; records the
-  // most runs and elements in flight ahead of the running one (out_.prefetch_runs,
-  // out_.prefetched_elems: the memory model's prefetched weights).
-  std::vector<std::ptrdiff_t> prefetch_anchors(const FetchRun* runs, const std::int64_t* held,
-                                               std::size_t M) {
-    const PrefetchPlan plan =
-        prefetch_plan(runs, held, M, *out_.modules, st_.prefetch_bucket_elems, st_.max_live_params);
-    std::vector<std::ptrdiff_t> after(M, kOwnRun);
-    if (M > 0) after[0] = kStart;
-    std::vector<int> starts(M, 0);  // per run: the gathers its hook starts
-    for (std::size_t j = 0; j < M; ++j)
-      if (plan.by[j] >= 0) ++starts[static_cast<std::size_t>(plan.by[j])];
+  // Records the most runs and elements in flight ahead of the running one under DeepSpeed's
+  // coordinator's prefetch (prefetch_plan, fetch_trace.hpp): out_.prefetch_runs (a run counts
+  // from the first hook that starts one of its tensors), out_.prefetched_elems and
+  // out_.live_elems (the memory model's prefetched and live weights).
+  void record_prefetch(const PrefetchPlan& plan, const std::int64_t* held, std::size_t M) {
+    std::vector<int> starts(M, 0);  // per run: the runs its hook starts the first gather of
+    std::vector<std::ptrdiff_t> first_by(M, -1);
+    for (std::size_t j = 0; j < M; ++j) {
+      for (std::size_t u = plan.first[j]; u < plan.first[j + 1]; ++u)
+        if (plan.by[u] >= 0 && (first_by[j] < 0 || plan.by[u] < first_by[j]))
+          first_by[j] = plan.by[u];
+      if (first_by[j] >= 0) ++starts[static_cast<std::size_t>(first_by[j])];
+    }
     int in_flight = 0;
     for (std::size_t k = 0; k < M; ++k) {
-      if (plan.by[k] >= 0) {
-        after[k] = plan.by[k];
-        --in_flight;
-      }
+      if (first_by[k] >= 0) --in_flight;
       in_flight += starts[k];
       out_.prefetch_runs = std::max(out_.prefetch_runs, in_flight);
       out_.prefetched_elems = std::max(out_.prefetched_elems, plan.in_flight[k]);
       out_.live_elems = std::max(out_.live_elems, held[k] + plan.in_flight[k]);
     }
-    return after;
   }
 
-  // One micro-step's runs (its forward, then its backward): each run's gather (when it
-  // gathers; prefetched as prefetch_anchors says) and re-assembly, then `run(r, tag)` on the
-  // compute stream. phase_piece[p]: the label piece of FetchPass p
-  // ("mb0.fwd.").
+  // One micro-step's runs (its forward, then its backward): each all_gather_coalesced call
+  // (fetch_calls) launched in its hook, gathered on the gather stream and re-assembled by the
+  // first run that waits for it, then `run(r, tag)` on the compute stream. phase_piece[p]: the
+  // label piece of FetchPass p ("mb0.fwd.").
   template <class Run>
   void pass(int mu, const FetchRun* runs, const std::int64_t* held, std::size_t M, int boundary,
             const std::array<int, 3>& phase_piece, Run run) {
@@ -329,66 +332,70 @@ class DeepSpeedLowering : ProgramBuilder {
       for (std::size_t j = 0; j < M; ++j) run(runs[j], tag_of(runs[j]));
       return;
     }
-    const std::vector<std::ptrdiff_t> after = prefetch_anchors(runs, held, M);
-    const FetchCalls calls = fetch_calls(runs, M, after, mu);
-    std::vector<int> started(M, -1), finished(M, -1), gathered(M, -1);
-    for (std::size_t j = 0; j < M; ++j) {
-      if (calls.leader[j] == static_cast<std::ptrdiff_t>(j)) gathered[j] = event();
-      if (after[j] >= 0 && started[static_cast<std::size_t>(after[j])] < 0)
-        started[static_cast<std::size_t>(after[j])] = event();
-      if (after[j] == kOwnRun && finished[j - 1] < 0) finished[j - 1] = event();
+    const PrefetchPlan plan =
+        prefetch_plan(runs, held, M, *out_.modules, st_.prefetch_bucket_elems, st_.max_live_params);
+    record_prefetch(plan, held, M);
+    const FetchCalls calls = fetch_calls(runs, M, plan, mu);
+    for (const FetchCall& call : calls.calls) {
+      const Module& m = calls.module(call, *out_.modules, runs);
+      if (m.gather_elems <= out_.largest_call_elems) continue;
+      out_.largest_call_elems = m.gather_elems;
+      out_.largest_call_scale_bytes = gathered_scale_bytes(m, S_, S_, st_, &qwz_groups_);
     }
+    const std::size_t C = calls.calls.size();
+    std::vector<int> started(M, -1), finished(M, -1), gathered(C, -1), launched(C, -1);
+    call_events(calls, started, finished, gathered);
     // The gather stream runs ahead of compute; interleave emission so the compute stream never
     // waits on a gather emitted later on the same stream (streams are in order).
-    // The host launches a call (all_gather_coalesced's dispatch, launched[leader]) where
-    // fetch_sub_module does: at the micro-step's start, in the prefetch of run after[j] (after that
-    // run's waits), or in run j's own hook. prefetched_by[k]: the leader of the first call
-    // launched at run k, next_prefetched: the following one (a list per k).
-    std::vector<int> launched(M, -1), reassembled(M, -1);
-    std::vector<std::ptrdiff_t> prefetched_by(M, -1), next_prefetched(M, -1), last(M, -1);
-    auto launch = [&](std::size_t j) {
-      launched[j] = event();
-      host_dispatch(launch_ops(calls.module(j, *out_.modules, runs), calls.slices[j]),
-                    Category::ParamFetch, tag_of(runs[j]), ".gather.host");
-      record(host_stream(), launched[j]);
+    // The host launches a call (all_gather_coalesced's dispatch, launched[c]) where
+    // fetch_sub_module does: at the micro-step's start, in the prefetch of run `hook` (after that
+    // run's waits), or at the start of its run's own hook. prefetched_by[k]: the first call
+    // launched by run k's prefetch, next_prefetched: the following one (a list per k).
+    std::vector<std::ptrdiff_t> prefetched_by(M, -1), next_prefetched(C, -1), last(M, -1);
+    auto launch = [&](std::size_t c) {
+      const FetchCall& call = calls.calls[c];
+      launched[c] = event();
+      host_dispatch(launch_ops(calls.module(call, *out_.modules, runs), call.slices),
+                    Category::ParamFetch, tag_of(runs[call.leader]), ".gather.host");
+      record(host_stream(), launched[c]);
     };
-    for (std::size_t j = 0; j < M; ++j) {
-      if (calls.leader[j] != static_cast<std::ptrdiff_t>(j)) continue;
-      if (after[j] == kStart) launch(j);
-      if (after[j] < 0) continue;
-      const auto k = static_cast<std::size_t>(after[j]);
-      const auto J = static_cast<std::ptrdiff_t>(j);
-      (last[k] < 0 ? prefetched_by[k] : next_prefetched[static_cast<std::size_t>(last[k])]) = J;
-      last[k] = J;
+    for (std::size_t c = 0; c < C; ++c) {
+      const FetchCall& call = calls.calls[c];
+      if (call.hook == kStart) launch(c);
+      if (call.hook < 0) continue;
+      const auto k = static_cast<std::size_t>(call.hook);
+      const auto I = static_cast<std::ptrdiff_t>(c);
+      (last[k] < 0 ? prefetched_by[k] : next_prefetched[static_cast<std::size_t>(last[k])]) = I;
+      last[k] = I;
     }
     bool past_boundary = false;
     for (std::size_t j = 0; j < M; ++j) {
       const FetchRun& r = runs[j];
-      const Module& m = (*out_.modules)[static_cast<std::size_t>(r.module)];
       const int tag = tag_of(r);
-      const std::ptrdiff_t lead = calls.leader[j];
-      if (lead == static_cast<std::ptrdiff_t>(j)) {
+      // The hook launches its own call first, then waits for each call in turn.
+      for (std::size_t w = calls.first[j]; w < calls.first[j + 1]; ++w)
+        if (calls.calls[calls.waits[w].call].hook == kOwnRun) launch(calls.waits[w].call);
+      for (std::size_t w = calls.first[j]; w < calls.first[j + 1]; ++w) {
+        const FetchWait& fw = calls.waits[w];
+        const FetchCall& call = calls.calls[fw.call];
+        if (call.leader != j) {
+          wait(kCompute, wait_prefetched(fw.tensors));
+          continue;
+        }
         // The micro-step's first gather waits for its boundary (later ones follow it on the
         // stream).
         if (!past_boundary) wait(kGather, boundary);
         past_boundary = true;
-        if (after[j] == kOwnRun) {
+        if (call.hook == kOwnRun) {
           wait(kGather, finished[j - 1]);
-          launch(j);
-        } else if (after[j] >= 0) {
-          wait(kGather, started[static_cast<std::size_t>(after[j])]);
+        } else if (call.hook >= 0) {
+          wait(kGather, started[static_cast<std::size_t>(call.hook)]);
         }
-        wait(kGather, launched[j]);
-        const Module& call = calls.module(j, *out_.modules, runs);
-        // A call's bytes count in the phase of the pass its first run belongs to.
-        gather(call, calls.secondary[j],
-               r.pass == FetchPass::Forward ? CommPhase::ForwardGather : CommPhase::BackwardGather,
-               tag);
-        record(kGather, gathered[j]);
-        reassembled[j] = reassemble(call, gathered_tensors(m), calls.slices[j], gathered[j], tag);
-        wait(kCompute, reassembled[j]);
-      } else if (lead >= 0) {
-        wait(kCompute, wait_prefetched(gathered_tensors(m)));
+        wait(kGather, launched[fw.call]);
+        const Module& m = calls.module(call, *out_.modules, runs);
+        gather(m, call.secondary, call.phase, call.phase_share, tag);
+        record(kGather, gathered[fw.call]);
+        wait(kCompute, reassemble(m, fw.tensors, call.slices, gathered[fw.call], tag));
       }
       for (std::ptrdiff_t i = prefetched_by[j]; i >= 0;
            i = next_prefetched[static_cast<std::size_t>(i)])
@@ -400,73 +407,147 @@ class DeepSpeedLowering : ProgramBuilder {
   }
 
   // The all_gather_coalesced calls of one micro-step (partitioned_param_coordinator.py
-  // fetch_sub_module and __all_gather_params): a run fetched in its own hook (or at the
-  // micro-step's start) is one call of its module's parameters; the runs one hook prefetches are
-  // one call (0.10.0: all_gather_coalesced(params, forward), the hook's flag choosing hpZ's copy
-  // for the whole call), or from 0.13.2 (and in 0.19.5) two, those whose secondary copy exists and
-  // those whose does not (__all_gather_params_: partitioned_params_with_secondary_tensors, then
-  // _without_). Per run: its call's first run (the leader, which emits the gather and
-  // re-assembles the handle; -1 for a run that gathers nothing) and, for a leader, whether the
-  // call reads hpZ's copy, its ranks and, for a call of more than one run, the union of their
-  // parameters.
+  // fetch_sub_module and __all_gather_params), from the coordinator's plan (prefetch_plan): a
+  // run's tensors that no hook prefetched are one call of its own hook (at the micro-step's start
+  // for its first run); the tensors one hook prefetches are one call (0.10.0:
+  // all_gather_coalesced(params, forward), the hook's flag choosing hpZ's copy for the whole
+  // call), or from 0.13.2 (and in 0.19.5) two, those whose secondary copy exists and those whose
+  // does not (__all_gather_params_: partitioned_params_with_secondary_tensors, then _without_).
+  // A call's first run (its leader) emits the gather and its first wait re-assembles the handle
+  // (AllGatherCoalescedHandle.wait); a run whose tensors lie in several calls (a hook stopped
+  // inside its parameter list) waits for each.
+  struct FetchCall {
+    std::ptrdiff_t hook = kOwnRun;  // kStart, kOwnRun or the run whose hook prefetches it
+    std::size_t leader = 0;         // its first run
+    bool secondary = false;         // reads hpZ's intra-node copy
+    int slices = 1;                 // the ranks it gathers over
+    std::ptrdiff_t merged = -1;     // index into FetchCalls::modules; -1: the leader's module
+    CommPhase phase = CommPhase::ForwardGather;  // its first run's
+    double phase_share = 1;  // the share of its elements gathered for runs of that phase
+  };
+  struct FetchWait {
+    std::size_t call = 0;
+    int tensors = 0;  // the waiting run's tensors in the call
+  };
   struct FetchCalls {
-    std::vector<std::ptrdiff_t> leader;
-    std::vector<char> secondary;
-    std::vector<int> slices;
-    std::vector<std::ptrdiff_t> merged;  // per leader: index into modules, or -1 (its own module)
-    std::vector<Module> modules;
-    const Module& module(std::size_t j, const std::vector<Module>& all,
+    std::vector<FetchCall> calls;    // in order of their leaders
+    std::vector<FetchWait> waits;    // per run, the calls holding its tensors, in that order
+    std::vector<std::size_t> first;  // per run j: its first entry in waits (M + 1 entries)
+    std::vector<Module> modules;     // the tensors of calls other than one run's whole module
+    const Module& module(const FetchCall& c, const std::vector<Module>& all,
                          const FetchRun* runs) const {
-      return merged[j] >= 0 ? modules[static_cast<std::size_t>(merged[j])]
-                            : all[static_cast<std::size_t>(runs[j].module)];
+      return c.merged >= 0 ? modules[static_cast<std::size_t>(c.merged)]
+                           : all[static_cast<std::size_t>(runs[c.leader].module)];
     }
   };
-  FetchCalls fetch_calls(const FetchRun* runs, std::size_t M,
-                         const std::vector<std::ptrdiff_t>& after, int mu) const {
-    FetchCalls c;
-    c.leader.assign(M, -1);
-    c.secondary.assign(M, 0);
-    c.slices.assign(M, S_);
-    c.merged.assign(M, -1);
-    // Per hook k and hpZ state: the leader of the call that hook started (-1: none yet).
+  // The events the calls' gathers wait for and record: per call its gather's (gathered), per run
+  // whose hook prefetches its compute's start (started), per run before an own call its end
+  // (finished).
+  void call_events(const FetchCalls& calls, std::vector<int>& started, std::vector<int>& finished,
+                   std::vector<int>& gathered) {
+    for (std::size_t c = 0; c < calls.calls.size(); ++c) {
+      const FetchCall& call = calls.calls[c];
+      gathered[c] = event();
+      if (call.hook >= 0 && started[static_cast<std::size_t>(call.hook)] < 0)
+        started[static_cast<std::size_t>(call.hook)] = event();
+      if (call.hook == kOwnRun && finished[call.leader - 1] < 0)
+        finished[call.leader - 1] = event();
+    }
+  }
+
+  FetchCalls fetch_calls(const FetchRun* runs, std::size_t M, const PrefetchPlan& plan,
+                         int mu) const {
+    FetchCalls f;
+    const std::size_t U = plan.elems.size();
+    std::vector<std::ptrdiff_t> unit_call(U, -1);
+    // Per hook k and hpZ state: the call that hook's prefetch opened (-1: none yet).
     std::vector<std::array<std::ptrdiff_t, 2>> open(M, {-1, -1});
-    std::vector<int> members(M, 0);  // per leader: the runs of its call
+    std::vector<char> whole;  // per call: one run's tensors, all of them
+    std::vector<double> elems, phase_elems;
+    f.first.reserve(M + 1);
     for (std::size_t j = 0; j < M; ++j) {
+      f.first.push_back(f.waits.size());
       if (!runs[j].gather) continue;
-      const auto J = static_cast<std::ptrdiff_t>(j);
-      if (after[j] < 0) {
-        c.leader[j] = J;
-        c.secondary[j] = reads_secondary(runs[j], mu);
-      } else {
-        const auto k = static_cast<std::size_t>(after[j]);
-        const bool sec = call_reads_secondary(runs[k], runs[j], mu);
-        std::ptrdiff_t& l = open[k][sec ? 1 : 0];
-        if (l < 0) {
-          l = J;
-          c.secondary[j] = sec;
+      const CommPhase phase =
+          runs[j].pass == FetchPass::Forward ? CommPhase::ForwardGather : CommPhase::BackwardGather;
+      auto add_call = [&](std::ptrdiff_t hook, bool sec) {
+        FetchCall c;
+        c.hook = hook;
+        c.leader = j;
+        c.secondary = sec;
+        c.slices = sec ? st_.hpz_size : S_;
+        c.phase = phase;
+        f.calls.push_back(c);
+        whole.push_back(1);
+        elems.push_back(0);
+        phase_elems.push_back(0);
+        return static_cast<std::ptrdiff_t>(f.calls.size() - 1);
+      };
+      std::ptrdiff_t own = -1;
+      const std::size_t u0 = plan.first[j], u1 = plan.first[j + 1];
+      for (std::size_t u = u0; u < u1; ++u) {
+        std::ptrdiff_t c = -1;
+        if (plan.by[u] < 0) {
+          if (own < 0) own = add_call(j == 0 ? kStart : kOwnRun, reads_secondary(runs[j], mu));
+          c = own;
+        } else {
+          const auto k = static_cast<std::size_t>(plan.by[u]);
+          const bool sec = call_reads_secondary(runs[k], runs[j], mu);
+          std::ptrdiff_t& o = open[k][sec ? 1 : 0];
+          if (o < 0) o = add_call(plan.by[u], sec);
+          c = o;
         }
-        c.leader[j] = l;
+        unit_call[u] = c;
+        const auto C = static_cast<std::size_t>(c);
+        if (f.calls[C].leader != j) whole[C] = 0;
+        elems[C] += static_cast<double>(plan.elems[u]);
+        if (phase == f.calls[C].phase) phase_elems[C] += static_cast<double>(plan.elems[u]);
+        // This run's entry for the call: a new one unless its last entry is this call's.
+        if (f.waits.size() > f.first[j] && f.waits.back().call == C) {
+          ++f.waits.back().tensors;
+        } else {
+          bool found = false;
+          for (std::size_t w = f.first[j]; w < f.waits.size(); ++w)
+            if (f.waits[w].call == C) {
+              ++f.waits[w].tensors;
+              found = true;
+            }
+          if (!found) f.waits.push_back({C, 1});
+        }
       }
-      const auto L = static_cast<std::size_t>(c.leader[j]);
-      ++members[L];
-      if (c.secondary[L]) c.slices[j] = st_.hpz_size;
+      // A call of only part of this run's tensors is not its whole module.
+      for (std::size_t w = f.first[j]; w < f.waits.size(); ++w)
+        if (f.waits[w].tensors != static_cast<int>(u1 - u0)) whole[f.waits[w].call] = 0;
     }
-    // A call of more than one run gathers the union of their modules' tensors and elements (a
-    // tied head's word embedding counted as its module counts it).
+    f.first.push_back(f.waits.size());
+    for (std::size_t c = 0; c < f.calls.size(); ++c)
+      if (elems[c] > 0) f.calls[c].phase_share = phase_elems[c] / elems[c];
+    merge_tensors(f, runs, M, plan, unit_call, whole);
+    return f;
+  }
+  // A call other than one run's whole module (whole[c] false) gathers the union of its tensors
+  // (unit_call: per tensor of the plan, its call), a tied head's word embedding counted as its
+  // module counts it (gather_elems beyond its own parameters).
+  void merge_tensors(FetchCalls& f, const FetchRun* runs, std::size_t M, const PrefetchPlan& plan,
+                     const std::vector<std::ptrdiff_t>& unit_call,
+                     const std::vector<char>& whole) const {
     for (std::size_t j = 0; j < M; ++j) {
-      if (c.leader[j] < 0) continue;
-      const auto L = static_cast<std::size_t>(c.leader[j]);
-      if (members[L] < 2) continue;
-      if (c.merged[L] < 0) {
-        c.merged[L] = static_cast<std::ptrdiff_t>(c.modules.size());
-        c.modules.emplace_back();
-      }
-      Module& u = c.modules[static_cast<std::size_t>(c.merged[L])];
       const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
-      u.params.insert(u.params.end(), m.params.begin(), m.params.end());
-      u.gather_elems += m.gather_elems;
+      const std::size_t u0 = plan.first[j];
+      const std::size_t extra = regathers(m) ? 1 : 0;
+      for (std::size_t u = u0; u < plan.first[j + 1]; ++u) {
+        if (unit_call[u] < 0) continue;
+        FetchCall& c = f.calls[static_cast<std::size_t>(unit_call[u])];
+        if (whole[static_cast<std::size_t>(unit_call[u])]) continue;
+        if (c.merged < 0) {
+          c.merged = static_cast<std::ptrdiff_t>(f.modules.size());
+          f.modules.emplace_back();
+        }
+        Module& g = f.modules[static_cast<std::size_t>(c.merged)];
+        if (u - u0 >= extra) g.params.push_back(m.params[u - u0 - extra]);
+        g.gather_elems += plan.elems[u];
+      }
     }
-    return c;
   }
   // hpZ: whether run r of micro-step mu gathers from the intra-node secondary partition in its
   // own hook, by the DeepSpeed release's rule (deepspeed_version.hpp).

@@ -85,12 +85,17 @@ class ByteCounter {
   std::vector<Shape> shapes_;
 };
 
-// Adds one collective's bytes and busy time to a "by_collective" / "by_phase" entry.
-void add(CommTotals& t, const Bytes& b, double seconds) {
-  t.inter_node_bytes += b.inter;
-  t.intra_node_bytes += b.intra;
-  ++t.count;
-  t.busy_s += seconds;
+// Adds one collective's bytes and busy time (their `share`) to a "by_collective" / "by_phase"
+// entry, and counts it there unless `counted` is false.
+void add(CommTotals& t, const Bytes& b, double seconds, double share = 1, bool counted = true) {
+  t.inter_node_bytes += share * b.inter;
+  t.intra_node_bytes += share * b.intra;
+  t.count += counted ? 1 : 0;
+  t.busy_s += share * seconds;
+}
+// The other gather phase of a gather split between the forward and the backward.
+CommPhase other_gather_phase(CommPhase p) {
+  return p == CommPhase::ForwardGather ? CommPhase::BackwardGather : CommPhase::ForwardGather;
 }
 
 CommResult comm_result(const LoweredStep& low, const CollectiveClasses& classes,
@@ -106,20 +111,32 @@ CommResult comm_result(const LoweredStep& low, const CollectiveClasses& classes,
   class_bytes.reserve(classes.first().size());
   for (const int f : classes.first())
     class_bytes.push_back(f >= 0 ? count(p.collectives[static_cast<std::size_t>(f)]) : Bytes{});
+  // Per collective, the share of its bytes in its own phase (a gather split between the forward
+  // and the backward: the rest in the other, where it is not counted again).
+  std::vector<double> share;
+  if (!low.phase_splits.empty()) {
+    share.assign(p.collectives.size(), 1.0);
+    for (const LoweredStep::PhaseSplit& x : low.phase_splits) share[x.collective] = x.share;
+  }
   for (std::size_t s = 0; s < low.collective_slots.size(); ++s)
     for (const LoweredStep::CollectiveSlot& slot : low.collective_slots[s]) {
       const OpTiming& t = run.lanes[s][static_cast<std::size_t>(slot.timed)];
       const auto k = static_cast<std::size_t>(slot.collective);
       const Bytes& b = class_bytes[classes.of(k)];
       add(by_kind[static_cast<int>(p.collectives[k].kind)], b, t.end - t.start);
-      add(by_phase[static_cast<int>(low.collective_phase[k])], b, t.end - t.start);
+      const double own = share.empty() ? 1.0 : share[k];
+      add(by_phase[static_cast<int>(low.collective_phase[k])], b, t.end - t.start, own);
+      if (own < 1)
+        add(by_phase[static_cast<int>(other_gather_phase(low.collective_phase[k]))], b,
+            t.end - t.start, 1 - own, false);
     }
   CommResult c;
   for (int k = 0; k < kKinds; ++k)
     if (by_kind[k].count > 0)
       c.by_collective.emplace(to_string(static_cast<CollKind>(k)), by_kind[k]);
   for (std::size_t ph = 0; ph < std::size(kPhases); ++ph)
-    if (by_phase[ph].count > 0) c.by_phase.emplace(kPhases[ph], by_phase[ph]);
+    if (by_phase[ph].count > 0 || by_phase[ph].busy_s > 0)
+      c.by_phase.emplace(kPhases[ph], by_phase[ph]);
   c.inter_node_bytes = run.net.inter_node_bytes;
   c.intra_node_bytes = run.net.intra_node_bytes;
   c.collectives = low.program.collectives.size();
@@ -578,6 +595,8 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   if (deepspeed) {
     mi.prefetched_elems = static_cast<double>(low.prefetched_elems);
     mi.live_elems = static_cast<double>(low.live_elems);
+    mi.largest_call_elems = static_cast<double>(low.largest_call_elems);
+    mi.largest_call_scale_bytes = low.largest_call_scale_bytes;
   }
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;

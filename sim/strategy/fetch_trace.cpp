@@ -67,14 +67,34 @@ std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
   return held;
 }
 
+std::vector<std::int64_t> gathered_tensor_elems(const Module& m) {
+  std::vector<std::int64_t> out;
+  out.reserve(m.params.size() + 1);
+  std::int64_t own = 0;
+  for (const ParamTensor& p : m.params) own += p.elems;
+  if (m.gather_elems > own) out.push_back(m.gather_elems - own);
+  for (const ParamTensor& p : m.params) out.push_back(p.elems);
+  return out;
+}
+
 PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::size_t count,
                            const std::vector<Module>& modules, std::int64_t bucket_elems,
                            std::int64_t max_live) {
-  PrefetchPlan plan{std::vector<std::ptrdiff_t>(count, -1), std::vector<std::int64_t>(count, 0)};
+  PrefetchPlan plan;
+  // The queue: every run's tensors in trace order.
+  std::vector<std::vector<std::int64_t>> tensors(modules.size());
+  for (std::size_t i = 0; i < modules.size(); ++i) tensors[i] = gathered_tensor_elems(modules[i]);
+  plan.first.reserve(count + 1);
+  for (std::size_t j = 0; j < count; ++j) {
+    plan.first.push_back(plan.elems.size());
+    const auto& t = tensors[static_cast<std::size_t>(runs[j].module)];
+    plan.elems.insert(plan.elems.end(), t.begin(), t.end());
+  }
+  plan.first.push_back(plan.elems.size());
+  const std::size_t U = plan.elems.size();
+  plan.by.assign(U, -1);
+  plan.in_flight.assign(count, 0);
   if (bucket_elems <= 0) return plan;
-  auto elems = [&](std::size_t i) {
-    return modules[static_cast<std::size_t>(runs[i].module)].gather_elems;
-  };
   // prev[j]: the previous run of run j's module in this pass (-1: none).
   std::vector<std::ptrdiff_t> prev(count, -1), last(modules.size(), -1);
   for (std::size_t j = 0; j < count; ++j) {
@@ -83,17 +103,20 @@ PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::
     l = static_cast<std::ptrdiff_t>(j);
   }
   std::int64_t in_flight = 0;
-  std::size_t queue = 1;  // the next run not yet popped
+  std::size_t queue = plan.first[std::min<std::size_t>(1, count)];  // the next tensor not popped
+  std::size_t run = 0;                                              // the run of tensor `queue`
   for (std::size_t k = 0; k < count; ++k) {
-    if (plan.by[k] >= 0) in_flight -= elems(k);  // prefetched: now held by run k
-    queue = std::max(queue, k + 1);
+    for (std::size_t u = plan.first[k]; u < plan.first[k + 1]; ++u)
+      if (plan.by[u] >= 0) in_flight -= plan.elems[u];  // prefetched: now held by run k
+    queue = std::max(queue, plan.first[k + 1]);         // run k's own tensors are popped
     const std::int64_t room = std::min(bucket_elems, max_live - held[k] - in_flight);
     const auto K = static_cast<std::ptrdiff_t>(k);
-    for (std::int64_t started = 0; queue < count && started < room; ++queue) {
-      if (!runs[queue].gather || prev[queue] >= K) continue;  // held or in flight
+    for (std::int64_t started = 0; queue < U && started < room; ++queue) {
+      while (plan.first[run + 1] <= queue) ++run;
+      if (!runs[run].gather || prev[run] >= K) continue;  // held or in flight
       plan.by[queue] = K;
-      started += elems(queue);
-      in_flight += elems(queue);
+      started += plan.elems[queue];
+      in_flight += plan.elems[queue];
     }
     plan.in_flight[k] = in_flight;
   }

@@ -38,20 +38,32 @@ std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool check
 // flight stay below stage3_max_live_parameters.
 std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
                                      const std::vector<Module>& modules);
+// The tensors a run of module m gathers, as DeepSpeed's parameter trace lists them
+// (partitioned_param_coordinator.py record_parameters: a module's parameters sorted by ds_id,
+// i.e. in creation order): a tied head's word embedding first (created with the embedding), then
+// the module's own parameters. Their elements; a module with no tensors but gather_elems gathers
+// one tensor of that size.
+std::vector<std::int64_t> gathered_tensor_elems(const Module& m);
+
 // DeepSpeed's prefetch over a sequence of runs (partitioned_param_coordinator.py fetch_sub_module,
-// the same in 0.10.0, 0.13.2 and 0.19.5), at module granularity; the lowering passes a whole
-// micro-step, forward then backward, as the coordinator's queue holds the recorded trace of both.
-// In run k's hook, after its own waits, the coordinator pops the trace's next runs off its queue
-// (run k's own were popped first) and starts the gathers of those whose weights are released
-// (NOT_AVAILABLE) while the elements it started in this call are below
-// min(stage3_prefetch_bucket_size, stage3_max_live_parameters -
-// __n_available_params), where __n_available_params counts the weights held at run k (held[k]:
-// its own and those kept for a later run) and those in flight. A popped run whose weights are in
-// flight or held (its module runs between k and it, or is run k's) is popped but not counted, and
-// fetched in its own hook if released by then; what is popped stays popped. The sequence's first
-// run is fetched at its start. A bucket of 0 prefetches nothing.
+// the same in 0.10.0, 0.13.2 and 0.19.5), at parameter granularity; the lowering passes a whole
+// micro-step, forward then backward, as the coordinator's queue (__param_queue, rebuilt in
+// reset_step from __param_order) holds the recorded trace of both, one entry per parameter of
+// every run (gathered_tensor_elems). In run k's hook, after its own waits, the coordinator pops
+// run k's parameters not popped before, then pops the queue's next parameters and starts the
+// gathers of those that are released (NOT_AVAILABLE), counting each one's full ds_numel, while the
+// elements it started in this call are below min(stage3_prefetch_bucket_size,
+// stage3_max_live_parameters - __n_available_params), where __n_available_params counts the
+// weights held at run k (held[k]: its own and those kept for a later run) and those in flight. So
+// a hook can stop inside a run's parameter list: the rest is started by a later hook's prefetch,
+// or gathered by the run's own hook. A popped parameter whose weights are in flight or held (its
+// module runs between k and it, or is run k's) is popped but not counted, and fetched in its own
+// hook if released by then; what is popped stays popped. The sequence's first run is fetched at
+// its start. A bucket of 0 prefetches nothing.
 struct PrefetchPlan {
-  std::vector<std::ptrdiff_t> by;       // per run: the run whose hook starts its gather, or -1
+  std::vector<std::size_t> first;       // per run j: its first tensor (count + 1 entries)
+  std::vector<std::int64_t> elems;      // per tensor: its elements
+  std::vector<std::ptrdiff_t> by;       // per tensor: the run whose hook starts its gather, or -1
   std::vector<std::int64_t> in_flight;  // per run k: elements in flight after k's hook
 };
 PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::size_t count,

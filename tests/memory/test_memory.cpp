@@ -9,7 +9,8 @@
 using namespace zerosim;
 
 namespace {
-MemoryEstimate run(const Strategy& s, std::int64_t tokens, double capacity = 32e9) {
+// gpt-18b on 384 GPUs, 16 per node, sequences of 512.
+MemoryInputs inputs(const Strategy& s, std::int64_t tokens, double capacity = 32e9) {
   static auto m = load_model("gpt-18b");
   MemoryInputs in;
   in.model = &m;
@@ -20,7 +21,10 @@ MemoryEstimate run(const Strategy& s, std::int64_t tokens, double capacity = 32e
   in.seq = 512;
   in.capacity_bytes = capacity;
   in.reserved_bytes = 1e9;
-  return estimate_memory(in);
+  return in;
+}
+MemoryEstimate run(const Strategy& s, std::int64_t tokens, double capacity = 32e9) {
+  return estimate_memory(inputs(s, tokens, capacity));
 }
 }  // namespace
 
@@ -56,4 +60,19 @@ TEST_CASE("an overflow still gives an estimate and a warning naming the overflow
   auto ok = run(parse_strategy("zero3"), 1024);
   CHECK(ok.fits);
   CHECK(ok.warning.empty());
+}
+
+TEST_CASE("qwZ's receive buffers: the weights in flight and the largest call's, with its scales") {
+  // The lowering's prefetched elements and largest all_gather_coalesced call (elements, FP32
+  // scales over the shard group): INT8 buffers of one byte per element, plus the scales at the
+  // call's share, for both.
+  const Strategy s = parse_strategy("zero3+qwz");
+  MemoryInputs in = inputs(s, 1024);
+  in.prefetched_elems = 2e8;
+  in.live_elems = 5e8;
+  in.largest_call_elems = 4e8;
+  in.largest_call_scale_bytes = 1e6;
+  const double share = 1e6 / 4e8;
+  CHECK(estimate_memory(in).component("quant_buffers") ==
+        zerosim::testing::Approx((2e8 + 4e8) * (1 + share)).epsilon(1e-12));
 }

@@ -189,7 +189,10 @@ TEST_CASE("qwZ gathers the INT8 data and then the FP32 scales, with two all-gath
     auto prof = select_cost_profile("", topo);
     StepSetup setup = gpt18b_setup(strategy, 1024, 512, 1);
     const auto low = lower_step(setup, topo, prof);
-    const auto plain = lower_step(gpt18b_setup("zero3", 1024, 512, 1), topo, prof);
+    // The same calls in FP16: with hpZ's copy splitting them as ZeRO++'s (0.19:
+    // __all_gather_params_ calls all_gather_coalesced per copy state).
+    const char* fp16_strategy = std::string(strategy) == "zeropp" ? "zero3+hpz" : "zero3";
+    const auto plain = lower_step(gpt18b_setup(fp16_strategy, 1024, 512, 1), topo, prof);
     std::vector<const CollectiveOp*> ag, fp16;
     for (const auto& op : low.program.collectives)
       if (op.kind == CollKind::AllGather) ag.push_back(&op);
@@ -387,49 +390,52 @@ TEST_CASE("one all_gather_coalesced per fetch_sub_module call: own fetch and pre
   // module's unavailable parameters with one __all_gather_params call and everything it prefetches
   // with another; each is one coalesced all-gather (two under qwZ: the INT8 data, then the
   // scales). gpt-18b (h = 6144) runs 162 modules per pass: the embedding, per layer norm + QKV
-  // (3h^2 + 5h), the attention output (h^2 + h), fc1 and fc2 (4h^2 + ...), the tied head. With a
-  // bucket of 5e7 a hook pops runs until it has started 5e7 elements: one module, except the
-  // attention output (3.8e7), which goes with the module after it (fc1 in the forward, QKV in the
-  // backward). The queue is the whole micro-step's trace (forward, then backward): hook k starts
-  // the k-th call of the queue. Forward: run 0's own call and 3 x 40 + 1 (head) prefetch calls,
-  // started by hooks 0-120. Hooks 121-161 (the forward's last 41 runs) pop the backward's: its run
-  // t (t = 0 the head, then fc2 ... qkv from layer 39 down) is module forward run 161 - t, so hook
-  // 121 pops runs 0-40, whose weights are in flight or held (their forward runs are 121-161), and
-  // starts nothing for them: they stay popped and are fetched by their own hooks (41 calls). The
-  // rest, layers 29 to 0 from fc2_29 and the embedding, goes in 3 x 30 + 1 prefetch calls.
+  // (weight 3h^2, bias 3h), the attention output (h^2 + h), norm + fc1 (4h^2, 4h), fc2 (4h^2, h),
+  // the tied head (the word embedding, then the final norm). The queue holds parameters: with a
+  // bucket of 5e7 a hook pops parameters until it has started 5e7 elements, so it stops after a
+  // projection's weight, and the bias goes with the next hook's call (or, for QKV 0, whose next
+  // hook is its own, its own call). Hooks 0-121 start the forward's parameters, hook 121 also the
+  // backward's first released ones (one call spanning both), hooks 122-161 the backward's, each
+  // one call; the backward's first 41 runs (the head, layers 39-30 from fc2, whose forward runs
+  // are hooks 121-161) are popped while their weights are in flight or held and fetched by their
+  // own hooks; 51 backward hooks start the rest. Own calls: run 0's, QKV 0's bias, those 41.
   constexpr std::size_t layers = 40;
   const StepGathers z3 = step_gathers("zero3", "0.19", 50'000'000, 1);
-  CHECK(z3.gathers.size() == (1 + 3 * layers + 1) + 41 + (3 * 30 + 1));
+  const std::size_t forward_hooks = 162, backward_hooks = 51, own = 2 + 41;
+  CHECK(z3.gathers.size() == forward_hooks + backward_hooks + own);
+  // The same from the coordinator's plan: a call per hook that starts a parameter, and one per
+  // run with a parameter no hook started.
+  {
+    const auto mods = build_modules(load_model("gpt-18b"), 1024, 512);
+    const auto runs = fetch_trace(mods, false, 0);
+    const auto held = held_elems(runs, mods);
+    const auto p = prefetch_plan(runs.data(), held.data(), runs.size(), mods, 50'000'000,
+                                 std::int64_t{1} << 50);
+    std::vector<char> hook(runs.size(), 0), own_call(runs.size(), 0);
+    for (std::size_t j = 0; j < runs.size(); ++j)
+      for (std::size_t u = p.first[j]; u < p.first[j + 1]; ++u)
+        (p.by[u] >= 0 ? hook[static_cast<std::size_t>(p.by[u])] : own_call[j]) = 1;
+    CHECK(std::count(hook.begin(), hook.end(), 1) == 162 + 51);
+    CHECK(std::count(own_call.begin(), own_call.end(), 1) == 2 + 41);
+  }
   double bytes = 0;
   for (const auto& g : z3.gathers) bytes += g.second;
   CHECK(bytes == zerosim::testing::Approx(2.0 * 2 * static_cast<double>(z3.elems)).epsilon(1e-12));
   // qwZ quantizes the call's flat shard as one tensor (all_gather_coalesced, quantized branch:
-  // CUDAQuantizer.quantize of the cat of the partitions): the forward's attention output + fc1
-  // shard (98,320 + 393,312 elements = 8 x 2 x 30,727) quantizes in 30,727 groups of 16, a
-  // quarter of its INT8 bytes in scales, where each module alone takes groups of 80 and 7,712.
+  // CUDAQuantizer.quantize of the cat of the partitions): QKV 0's hook starts the attention
+  // output (weight and bias), fc1 0's norm and fc1 0's weight, a shard of 98,304 + 16 + 32 +
+  // 393,216 = 491,568 elements (8 x 61,446): from ceil(491,568 / 8000) = 62, the smallest
+  // divisor of 61,446 is 66 groups (of 7,448).
   const StepGathers q = step_gathers("zero3+qwz", "0.19", 50'000'000, 1);
   CHECK(q.gathers.size() == 2 * z3.gathers.size());
-  auto shard = [&](const char* name) {
-    std::int64_t n = 0;
-    for (const Module& m : *q.modules)
-      if (m.name == name)
-        for (const ParamTensor& p : m.params) n += (p.elems + 383) / 384;
-    return n;
-  };
-  const std::int64_t pair = shard("layer0.attn") + shard("layer0.fc1");
-  CHECK(pair == 491'632);
-  CHECK(qwz_quant_groups(pair) == 30'727);
-  int pairs = 0;
-  for (const auto& g : q.gathers)
-    pairs += g.second == 4.0 * 384 * static_cast<double>(qwz_quant_groups(pair));
-  CHECK(pairs == layers);
-  // Without prefetch every run is its own call. A call of k >= 2 tensors costs the host
-  // k + W + 3 ops to launch and k (2W + 2) to re-assemble (every module of gpt-18b has two or
-  // more): each of the 40 + 30 merged pairs saves one call's W + 3.
-  const StepGathers own = step_gathers("zero3", "0.19", 0, 1);
-  CHECK(own.gathers.size() == 2 * 162);
-  constexpr double W = 384;
-  CHECK(z3.host_ops == zerosim::testing::Approx(own.host_ops - 70 * (W + 3)).epsilon(1e-12));
+  const std::int64_t shard = 98'304 + 16 + 32 + 393'216;
+  CHECK(qwz_quant_groups(shard) == 66);
+  CHECK(q.gathers[7].second == 4.0 * 384 * static_cast<double>(qwz_quant_groups(shard)));
+  CHECK(q.gathers[6].second == static_cast<double>(shard) * 384);
+  // Without prefetch every run is its own call.
+  const StepGathers alone = step_gathers("zero3", "0.19", 0, 1);
+  CHECK(alone.gathers.size() == 2 * 162);
+  CHECK(z3.host_ops < alone.host_ops);
   // A bucket no module reaches: run 0's hook prefetches the rest of the forward with one call and
   // pops the whole backward, every module of which is then in flight: each backward run is
   // fetched by its own hook.
@@ -439,17 +445,20 @@ TEST_CASE("one all_gather_coalesced per fetch_sub_module call: own fetch and pre
   CHECK(whole[0].second + whole[1].second ==
         zerosim::testing::Approx(2.0 * static_cast<double>(z3.elems)).epsilon(1e-12));
   CHECK(step_gathers("zero3+qwz", "0.19", all, 1).gathers.size() == 2 * (2 + 162));
+  CHECK(layers == 40);
 }
 
 TEST_CASE("a prefetch call splits by hpZ copy from 0.13.2, takes the hook's flag before") {
-  // ZeRO-3 + hpZ, two micro-steps, the calls of the test above (122 forward, 132 backward per
-  // micro-step). 0.13.2 and 0.19.5 __all_gather_params_ call all_gather_coalesced once for the
-  // parameters whose secondary copy exists and once for the rest: in micro-step 0's forward only
-  // the tied head's word embedding has one (the embedding released it; the head is a call of its
-  // own), every later gather reads the copy. 0.10.0 calls all_gather_coalesced(params, forward)
-  // once, the hook's flag choosing for the whole call: the forward hooks' calls cross nodes,
-  // including the 41 that hooks 121-161 start for the backward's runs; the backward hooks' (their
-  // 41 own and 91 - 41 prefetch calls) stay inside the node.
+  // ZeRO-3 + hpZ, two micro-steps, the calls of the test above (164 started by forward hooks, 92
+  // by backward hooks per micro-step). 0.10.0 calls all_gather_coalesced(params, forward) once,
+  // the hook's flag choosing for the whole call: the forward hooks' calls cross nodes (those
+  // they start for the backward's runs included), the backward hooks' stay inside the node.
+  // 0.13.2 and 0.19.5 __all_gather_params_ call all_gather_coalesced once for the parameters
+  // whose secondary copy exists and once for the rest: in micro-step 0 the forward's parameters
+  // have none but the tied head's word embedding (the embedding released it), the backward's
+  // all have one, so the one call that mixes them splits (hook 121's, which spans the forward's
+  // last parameters and the backward's): 256 + 1 calls, 123 across nodes; every gather of
+  // micro-step 1 reads the copy.
   auto tiers = [](const StepGathers& g) {
     std::pair<int, int> n{0, 0};  // world, hpZ
     for (const auto& x : g.gathers) (x.first == 1 ? n.first : n.second)++;
@@ -457,11 +466,11 @@ TEST_CASE("a prefetch call splits by hpZ copy from 0.13.2, takes the hook's flag
   };
   const std::int64_t bucket = 50'000'000;
   CHECK(tiers(step_gathers("zero3+hpz", "0.19", bucket, 2)) ==
-        std::pair<int, int>{121, 1 + 132 + 254});
+        std::pair<int, int>{123, 256 + 1 - 123 + 256});
   CHECK(tiers(step_gathers("zero3+hpz", "0.13.2", bucket, 2)) ==
-        std::pair<int, int>{121, 1 + 132 + 254});
+        std::pair<int, int>{123, 256 + 1 - 123 + 256});
   CHECK(tiers(step_gathers("zero3+hpz", "0.10.0", bucket, 2)) ==
-        std::pair<int, int>{2 * (122 + 41), 2 * (41 + 50)});
+        std::pair<int, int>{2 * 164, 2 * 92});
 }
 
 TEST_CASE("the most gathered weights live at once: held and in flight at the same run") {
@@ -493,4 +502,30 @@ TEST_CASE("the most gathered weights live at once: held and in flight at the sam
       CHECK(low.live_elems <= std::max(held, max_live + largest));
     }
   }
+}
+
+TEST_CASE("the largest all_gather_coalesced call sizes qwZ's receive buffers") {
+  // A bucket no module reaches: run 0's hook prefetches the rest of the forward (every gpt-18b
+  // module but the embedding) with one call, the step's largest; qwZ quantizes its flat shard
+  // (each tensor's ceil(n / 384) elements, 384 ranks) as one tensor.
+  auto topo = load_cluster("dgx2-v100", ClusterOverrides{24, 0, 0, "", 0});
+  auto prof = select_cost_profile("", topo);
+  StepSetup setup = gpt18b_setup("zero3+qwz", 1024, 512, 1);
+  setup.checkpointing = false;
+  setup.strategy.prefetch_bucket_elems = std::int64_t{1} << 50;
+  setup.strategy.max_live_params = std::int64_t{1} << 50;
+  const auto low = lower_step(setup, topo, prof);
+  std::int64_t elems = 0, shard = 0;
+  for (std::size_t i = 1; i < low.modules->size(); ++i) {
+    const Module& m = (*low.modules)[i];
+    elems += m.gather_elems;
+    std::int64_t own = 0;
+    for (const ParamTensor& p : m.params) {
+      shard += (p.elems + 383) / 384;
+      own += p.elems;
+    }
+    shard += (m.gather_elems - own + 383) / 384;
+  }
+  CHECK(low.largest_call_elems == elems);
+  CHECK(low.largest_call_scale_bytes == 4.0 * 384 * static_cast<double>(qwz_quant_groups(shard)));
 }

@@ -45,6 +45,7 @@ void check_same(const LoweredStep& got, const LoweredStep& want) {
   }
   CHECK(a.event_count == b.event_count);
   CHECK(got.collective_phase == want.collective_phase);
+  CHECK(got.phase_splits == want.phase_splits);
   CHECK(got.collective_slots == want.collective_slots);
   // The same modules, for these tokens.
   REQUIRE(got.modules->size() == want.modules->size());

@@ -515,22 +515,33 @@ TEST_CASE("prefetch stops where held and in-flight weights reach stage3_max_live
   // prefetch.
   CHECK(run("one.json", R"(, "stage3_max_live_parameters": 1)") == none);
   // 4e8: room in forward (gpt-18b's largest gathered module, the head, is 3.1e8), none at the
-  // backward's runs that hold the rest of a recomputed layer (4.5e8): in between.
+  // backward's runs that hold the rest of a recomputed layer (4.5e8). Both prefetch and gain on
+  // no prefetch. (Their order is not monotone in the bound: a hook that stops after a
+  // projection's weight leaves its bias to the next hook's call, and the run then waits for
+  // that whole call, the next module's weight included; where the bound stops the hooks differs.)
   const double some = run("some.json", R"(, "stage3_max_live_parameters": 400000000)");
-  CHECK(full < some);
+  CHECK(full < none);
   CHECK(some < none);
 }
+
+namespace {
+// The paper's ZeRO-3 scenario under a DeepSpeed config (FP16, stage 3) with `zero` added to its
+// zero_optimization, written into `dir`.
+Scenario paper_zero3_with(const std::filesystem::path& dir, const std::string& zero) {
+  const auto path = dir / "ds_config.json";
+  spit(path, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3, )" + zero + "}}");
+  Scenario s = paper("zero3");
+  s.deepspeed = path.string();
+  return s;
+}
+}  // namespace
 
 TEST_CASE("a deep prefetch starts no backward gather before the forward has finished") {
   // A prefetch bucket of 1e9 elements runs several of gpt-18b's modules ahead; the backward's
   // first run (the head, still gathered from its forward) gathers nothing, so the first gather of
   // the backward must still wait for the forward's end.
   const auto dir = temp_dir("ds_deep_prefetch");
-  const auto config = dir / "deep.json";
-  spit(config, R"({"fp16": {"enabled": true}, "zero_optimization": {"stage": 3,
-                   "stage3_prefetch_bucket_size": 1000000000}})");
-  Scenario s = paper("zero3");
-  s.deepspeed = config.string();
+  const Scenario s = paper_zero3_with(dir, R"("stage3_prefetch_bucket_size": 1000000000)");
   const auto trace = dir / "t.json";
   const auto r = simulate(s, trace.string());
   REQUIRE(r.scenario.prefetch_depth >= 2);
@@ -548,4 +559,35 @@ TEST_CASE("a deep prefetch starts no backward gather before the forward has fini
   }
   REQUIRE(forward_end > 0);
   CHECK(first_backward_gather >= forward_end * (1 - 1e-12));  // trace times are rounded sums
+}
+
+TEST_CASE("a prefetch call spanning the forward and the backward splits its bytes by run") {
+  // gpt-18b ZeRO-3 without checkpointing, every run gathering (stage3_max_reuse_distance 0), the
+  // default bucket (5e7): the queue is the whole micro-step's trace, and one forward hook's call
+  // (hook 121's, tests/step/test_lower.cpp) gathers the forward's last parameters and the
+  // backward's first released ones. Its bytes go to each phase in proportion to the elements it
+  // gathers for that phase's runs. The forward and the backward each gather every module's
+  // weights once, over the same world ring (FP16, bytes proportional to elements): the two phases
+  // carry exactly the same bytes, and together all the all-gathers' bytes.
+  const auto dir = temp_dir("ds_span");
+  Scenario s = paper_zero3_with(dir, R"("stage3_max_reuse_distance": 0)");
+  s.activation_checkpointing = false;
+  const auto r = simulate(s);
+  for (const char* tier : {"inter", "intra"}) {
+    CAPTURE(tier);
+    const double fwd = phase_bytes(r, "forward_all_gather", tier);
+    const double bwd = phase_bytes(r, "backward_all_gather", tier);
+    const auto& ag = r.comm.by_collective.at("all_gather");
+    const double all = std::string(tier) == "inter" ? ag.inter_node_bytes : ag.intra_node_bytes;
+    REQUIRE(fwd > 0);
+    CHECK(fwd == zerosim::testing::Approx(bwd).epsilon(1e-12));
+    CHECK(fwd + bwd == zerosim::testing::Approx(all).epsilon(1e-12));
+  }
+  // The call is counted once, in the phase of its first run: the forward's 124 calls (run 0's,
+  // QKV 0's bias, those of hooks 0-121), and the phases' counts add to the all-gathers'.
+  CHECK(r.comm.by_phase.at("forward_all_gather").count == 124);
+  CHECK(r.comm.by_phase.at("forward_all_gather").count +
+            r.comm.by_phase.at("backward_all_gather").count ==
+        r.comm.by_collective.at("all_gather").count);
+  std::filesystem::remove_all(dir);
 }

@@ -161,17 +161,54 @@ TEST_CASE("prefetch on Llama-2-7B's small modules runs ahead up to stage3_max_li
   std::ptrdiff_t ahead = 0;
   for (std::size_t k = 0; k < f.runs.size(); ++k) {
     most = std::max(most, f.held[k] + p.in_flight[k]);
-    largest = std::max(largest, f.mods[k].gather_elems);
-    if (p.by[k] >= 0) ahead = std::max(ahead, static_cast<std::ptrdiff_t>(k) - p.by[k]);
+    for (std::size_t u = p.first[k]; u < p.first[k + 1]; ++u) {
+      largest = std::max(largest, p.elems[u]);
+      if (p.by[u] >= 0) ahead = std::max(ahead, static_cast<std::ptrdiff_t>(k) - p.by[u]);
+    }
   }
+  // A hook exceeds the bound by at most the last tensor it starts.
   CHECK(most >= L);
   CHECK(most < L + largest);
   CHECK(ahead >= 10);  // far beyond a window of ceil(5e7 / mean module) = 1 module
 }
 
-TEST_CASE("prefetch on the paper's GPTs: one module ahead where each is at least the bucket") {
-  // Every gpt-18b module is at least 3.8e7 elements (attn, h^2): with a bucket no larger than the
-  // smallest module, each hook starts exactly the next run's gather, the window of one module.
+TEST_CASE("prefetch pops parameters: a hook can stop inside a module's parameter list") {
+  // Modules of several tensors, forward only, every run gathering: A [2, 3], B [4, 1], C [6],
+  // D [1, 1, 1], E [5, 2]; the queue A0 A1 B0 B1 C0 D0 D1 D2 E0 E1 (tensor indices 0-9).
+  std::vector<Module> m;
+  for (const auto& sizes :
+       std::vector<std::vector<std::int64_t>>{{2, 3}, {4, 1}, {6}, {1, 1, 1}, {5, 2}}) {
+    Module x;
+    for (const std::int64_t n : sizes) x.params.push_back({"w", n, false, n});
+    x.gather_elems = x.param_elems();
+    m.push_back(x);
+  }
+  auto runs = fetch_trace(m, false, 0);
+  runs.resize(m.size());
+  const auto held = held_elems(runs, m);
+  // Bucket 4: hook A starts B0 (4, the bucket) and stops inside B: B1 is gathered by B's own hook,
+  // which pops it first and then starts C0 (6); hook C starts D0-D2 and E0 (8) and stops inside
+  // E; hook D pops E1 and starts it.
+  const auto p4 = prefetch_plan(runs.data(), held.data(), runs.size(), m, 4, 1000);
+  CHECK(p4.first == std::vector<std::size_t>{0, 2, 4, 5, 8, 10});
+  CHECK(p4.elems == std::vector<std::int64_t>{2, 3, 4, 1, 6, 1, 1, 1, 5, 2});
+  CHECK(p4.by == std::vector<std::ptrdiff_t>{-1, -1, 0, -1, 1, 2, 2, 2, 2, 3});
+  CHECK(p4.in_flight == std::vector<std::int64_t>{4, 6, 8, 7, 0});
+  // Bucket 7: hook A starts B0 B1 C0 (11); hook B (B's 5 now held: 6 in flight) D0-D2 and E0
+  // (8) and stops inside E; hook C (C's 6 held) pops E1, the rest of E, and starts it: E's
+  // tensors come with two prefetch calls, of hooks B and C.
+  const auto p7 = prefetch_plan(runs.data(), held.data(), runs.size(), m, 7, 1000);
+  CHECK(p7.by == std::vector<std::ptrdiff_t>{-1, -1, 0, 0, 0, 1, 1, 1, 1, 2});
+  CHECK(p7.in_flight == std::vector<std::int64_t>{11, 14, 10, 7, 0});
+}
+
+TEST_CASE("prefetch on the paper's GPTs: each hook starts the next module up to the bucket") {
+  // Every gpt-18b module is at least 3.8e7 elements (attn, h^2 + h). With a bucket no larger than
+  // the smallest module each hook starts the next run's tensors in order (norm, weight, bias)
+  // until it has started the bucket: the whole module when the tensors before its last are below
+  // the bucket, else up to the first that reaches it, the rest (a projection's bias) gathered by
+  // the run's own hook. A bucket of 1e9 (above every module) on a model whose modules are one
+  // tensor each would start the whole rest of the pass at once (the toy above).
   for (const char* model : {"gpt-18b", "gpt-49b"}) {
     CAPTURE(model);
     const Forward f = forward_of(model);
@@ -179,7 +216,18 @@ TEST_CASE("prefetch on the paper's GPTs: one module ahead where each is at least
     for (const auto& mod : f.mods) smallest = std::min(smallest, mod.gather_elems);
     const auto p =
         prefetch_plan(f.runs.data(), f.held.data(), f.runs.size(), f.mods, smallest, 1'000'000'000);
-    for (std::size_t k = 1; k < f.runs.size(); ++k)
-      CHECK(p.by[k] == static_cast<std::ptrdiff_t>(k) - 1);
+    int split = 0;
+    for (std::size_t k = 1; k < f.runs.size(); ++k) {
+      std::int64_t started = 0;
+      for (std::size_t u = p.first[k]; u < p.first[k + 1]; ++u) {
+        CHECK(p.by[u] == (started < smallest ? static_cast<std::ptrdiff_t>(k) - 1 : -1));
+        split += started >= smallest;
+        started += p.elems[u];
+      }
+    }
+    // A layer's QKV, fc1 and fc2 leave their bias to their own hook (the tensors before it are
+    // above the bucket, h^2 + h), and the tied head its final norm's weight and bias (the word
+    // embedding, V h, before them); the attention output is whole.
+    CHECK(split == 3 * load_model(model).layers + 2);
   }
 }
