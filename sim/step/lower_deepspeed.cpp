@@ -502,18 +502,14 @@ class DeepSpeedLowering : ProgramBuilder {
         if (f.calls[C].leader != j) whole[C] = 0;
         elems[C] += static_cast<double>(plan.elems[u]);
         if (phase == f.calls[C].phase) phase_elems[C] += static_cast<double>(plan.elems[u]);
-        // This run's entry for the call: a new one unless its last entry is this call's.
-        if (f.waits.size() > f.first[j] && f.waits.back().call == C) {
-          ++f.waits.back().tensors;
-        } else {
-          bool found = false;
-          for (std::size_t w = f.first[j]; w < f.waits.size(); ++w)
-            if (f.waits[w].call == C) {
-              ++f.waits[w].tensors;
-              found = true;
-            }
-          if (!found) f.waits.push_back({C, 1});
-        }
+        // This run's entry for the call (a run waits on a few calls at most): a new one unless it
+        // has one.
+        std::size_t w = f.first[j];
+        while (w < f.waits.size() && f.waits[w].call != C) ++w;
+        if (w < f.waits.size())
+          ++f.waits[w].tensors;
+        else
+          f.waits.push_back({C, 1});
       }
       // A call of only part of this run's tensors is not its whole module.
       for (std::size_t w = f.first[j]; w < f.waits.size(); ++w)
@@ -534,7 +530,8 @@ class DeepSpeedLowering : ProgramBuilder {
     for (std::size_t j = 0; j < M; ++j) {
       const Module& m = (*out_.modules)[static_cast<std::size_t>(runs[j].module)];
       const std::size_t u0 = plan.first[j];
-      const std::size_t extra = regathers(m) ? 1 : 0;
+      // The plan's tensors of run j beyond the module's own: the borrowed word embedding, first.
+      const std::size_t extra = plan.first[j + 1] - u0 - m.params.size();
       for (std::size_t u = u0; u < plan.first[j + 1]; ++u) {
         if (unit_call[u] < 0) continue;
         FetchCall& c = f.calls[static_cast<std::size_t>(unit_call[u])];
@@ -579,11 +576,7 @@ class DeepSpeedLowering : ProgramBuilder {
     return false;
   }
   // Whether m gathers weights it does not own (a tied head's word embedding).
-  static bool regathers(const Module& m) {
-    std::int64_t own = 0;
-    for (const auto& p : m.params) own += p.elems;
-    return m.gather_elems > own;
-  }
+  static bool regathers(const Module& m) { return borrowed_elems(m) > 0; }
 
   // One micro-step: its forward runs and then its backward runs, as one pass. DeepSpeed's
   // coordinator records the trace of a whole forward and backward and replays it as one queue

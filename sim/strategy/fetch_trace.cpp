@@ -67,14 +67,15 @@ std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
   return held;
 }
 
-std::vector<std::int64_t> gathered_tensor_elems(const Module& m) {
-  std::vector<std::int64_t> out;
-  out.reserve(m.params.size() + 1);
+std::int64_t borrowed_elems(const Module& m) {
   std::int64_t own = 0;
   for (const ParamTensor& p : m.params) own += p.elems;
-  if (m.gather_elems > own) out.push_back(m.gather_elems - own);
+  return std::max<std::int64_t>(0, m.gather_elems - own);
+}
+
+void append_gathered_tensor_elems(const Module& m, std::vector<std::int64_t>& out) {
+  if (const std::int64_t borrowed = borrowed_elems(m); borrowed > 0) out.push_back(borrowed);
   for (const ParamTensor& p : m.params) out.push_back(p.elems);
-  return out;
 }
 
 PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::size_t count,
@@ -82,13 +83,10 @@ PrefetchPlan prefetch_plan(const FetchRun* runs, const std::int64_t* held, std::
                            std::int64_t max_live) {
   PrefetchPlan plan;
   // The queue: every run's tensors in trace order.
-  std::vector<std::vector<std::int64_t>> tensors(modules.size());
-  for (std::size_t i = 0; i < modules.size(); ++i) tensors[i] = gathered_tensor_elems(modules[i]);
   plan.first.reserve(count + 1);
   for (std::size_t j = 0; j < count; ++j) {
     plan.first.push_back(plan.elems.size());
-    const auto& t = tensors[static_cast<std::size_t>(runs[j].module)];
-    plan.elems.insert(plan.elems.end(), t.begin(), t.end());
+    append_gathered_tensor_elems(modules[static_cast<std::size_t>(runs[j].module)], plan.elems);
   }
   plan.first.push_back(plan.elems.size());
   const std::size_t U = plan.elems.size();

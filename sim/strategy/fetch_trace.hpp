@@ -38,19 +38,22 @@ std::vector<FetchRun> fetch_trace(const std::vector<Module>& modules, bool check
 // flight stay below stage3_max_live_parameters.
 std::vector<std::int64_t> held_elems(const std::vector<FetchRun>& runs,
                                      const std::vector<Module>& modules);
-// The tensors a run of module m gathers, as DeepSpeed's parameter trace lists them
-// (partitioned_param_coordinator.py record_parameters: a module's parameters sorted by ds_id,
+// Elements module m gathers beyond its own parameters: a tied head's word embedding (0 for any
+// other module).
+std::int64_t borrowed_elems(const Module& m);
+// Appends to `out` the tensors a run of module m gathers, as DeepSpeed's parameter trace lists
+// them (partitioned_param_coordinator.py record_parameters: a module's parameters sorted by ds_id,
 // i.e. in creation order): a tied head's word embedding first (created with the embedding), then
 // the module's own parameters. Their elements; a module with no tensors but gather_elems gathers
 // one tensor of that size.
-std::vector<std::int64_t> gathered_tensor_elems(const Module& m);
+void append_gathered_tensor_elems(const Module& m, std::vector<std::int64_t>& out);
 
 // DeepSpeed's prefetch over a sequence of runs (partitioned_param_coordinator.py fetch_sub_module,
 // the same in 0.10.0, 0.13.2 and 0.19.5), at parameter granularity; the lowering passes a whole
 // micro-step, forward then backward, as the coordinator's queue (__param_queue, rebuilt in
 // reset_step from __param_order) holds the recorded trace of both, one entry per parameter of
-// every run (gathered_tensor_elems). In run k's hook, after its own waits, the coordinator pops
-// run k's parameters not popped before, then pops the queue's next parameters and starts the
+// every run (append_gathered_tensor_elems). In run k's hook, after its own waits, the coordinator
+// pops run k's parameters not popped before, then pops the queue's next parameters and starts the
 // gathers of those that are released (NOT_AVAILABLE), counting each one's full ds_numel, while the
 // elements it started in this call are below min(stage3_prefetch_bucket_size,
 // stage3_max_live_parameters - __n_available_params), where __n_available_params counts the
