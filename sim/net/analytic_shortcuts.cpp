@@ -121,10 +121,6 @@ ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
   return c;
 }
 
-}  // namespace
-
-namespace {
-
 // The loads of unit's pattern: folded (unit_plan_by_flows) where fold allows it and the folded
 // sums add equal values only, else from every flow.
 std::vector<PhaseLoads> pattern_loads(const CollectiveOp& unit, const Topology& topo,
