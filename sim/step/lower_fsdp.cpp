@@ -21,19 +21,26 @@
 #include <deque>
 #include <vector>
 
-#include "sim/step/fsdp_units.hpp"
-#include "sim/step/program_builder.hpp"
+#include "sim/step/fsdp_lowering.hpp"
 
 namespace zerosim::lowering {
 namespace {
 
 enum FsdpStream { kNccl = 1, kNcclInter = 2 };
 
-class FsdpLowering : ProgramBuilder {
+// An FSDP unit's runtime state (FlatParamHandle / _FSDPState's per-handle dictionaries).
+struct Fsdp1Unit : FsdpUnit {
+  bool sharded = true;              // the unsharded flat parameter is freed
+  bool prefetched = false;          // _handles_prefetched
+  bool needs_pre_forward = false;   // _needs_pre_forward_unshard
+  bool needs_pre_backward = false;  // _needs_pre_backward_unshard
+};
+
+class Fsdp1Lowering : public FsdpLowering<Fsdp1Lowering, Fsdp1Unit> {
  public:
-  FsdpLowering(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
-               ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
-      : ProgramBuilder(setup, topo, profile, modules, groups, out) {
+  Fsdp1Lowering(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
+                ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
+      : FsdpLowering(setup, topo, profile, modules, groups, out) {
     add_stream("nccl");  // kNccl
     // HYBRID_SHARD: FULL_SHARD within each node's process group, the gradient shards
     // all-reduced across the replicas (_post_backward_hook: allreduce_hook on _inter_node_state).
@@ -41,35 +48,11 @@ class FsdpLowering : ProgramBuilder {
     if (!mesh_.replicas.empty()) add_stream("nccl.inter");  // kNcclInter
   }
 
-  void build() {
-    load_modules();
-    make_units();
-    const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
-                      U = units_.size();
-    // Per micro-step: a module's forward, recompute and backward ops, a unit's waits, records and
-    // collectives (<= 12 per stream).
-    reserve(G * (4 * M + 12 * U), G * (3 * M + 4 * U), M + U + 2 * G + 1, G * 3 * U);
-    name_modules();
-    for (Unit& u : units_) u.piece = piece({u.root ? "root" : "unit", u.root ? "" : u.name});
-    for (int mu = 0; mu < s_.grad_accum; ++mu) {
-      forward(mu);
-      backward(mu);
-    }
-    // Adam on the local shard of every flat parameter (FSDP's sharded FlatParameter).
-    gpu_optimizer(static_cast<double>(total_params()) / mesh_.size, prefix(piece({"optimizer"})));
-  }
-
  private:
-  // An FSDP unit: one FlatParameter and the modules whose parameters it holds.
-  struct Unit : FsdpUnit {
-    // Runtime state (FlatParamHandle / _FSDPState's per-handle dictionaries).
-    bool sharded = true;              // the unsharded flat parameter is freed
-    bool prefetched = false;          // _handles_prefetched
-    bool needs_pre_forward = false;   // _needs_pre_forward_unshard
-    bool needs_pre_backward = false;  // _needs_pre_backward_unshard
-  };
-
-  void make_units() { units_ = fsdp_units<Unit>(*out_.modules); }
+  friend FsdpLowering;
+  using Unit = Fsdp1Unit;
+  // A unit's waits, records and collectives per micro-step, at most (FsdpLowering::build).
+  static constexpr std::size_t kOpsPerUnit = 12, kPrefixesPerUnit = 4;
 
   // Bytes of a unit's all-gather buffer (MixedPrecision.param_dtype) and of its reduce-scatter
   // (reduce_dtype; None: param_dtype).
@@ -245,9 +228,7 @@ class FsdpLowering : ProgramBuilder {
   }
 
   static constexpr std::size_t kMaxInflightAllGathers = 2;  // _FreeEventQueue
-  std::vector<Unit> units_;      // the root, then the blocks in forward order
-  ShardGroups mesh_;             // the world, or HYBRID_SHARD's node groups and their replicas
-  std::deque<int> free_events_;  // the rate limiter's queue
+  std::deque<int> free_events_;                             // the rate limiter's queue
   int cpu_after_ = -1, waited_cpu_after_ = -1;  // the last event the CPU synchronized on
   int last_unshard_ = -1, waited_unshard_ = -1;
   int post_backward_tail_ = -1;  // the last all-reduce (HYBRID_SHARD)
@@ -257,7 +238,7 @@ class FsdpLowering : ProgramBuilder {
 
 void lower_fsdp(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                 ModuleCache* modules, GroupListCache* groups, LoweredStep& out) {
-  FsdpLowering(setup, topo, profile, modules, groups, out).build();
+  Fsdp1Lowering(setup, topo, profile, modules, groups, out).build();
 }
 
 }  // namespace zerosim::lowering

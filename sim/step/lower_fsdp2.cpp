@@ -35,19 +35,27 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/step/fsdp_units.hpp"
-#include "sim/step/program_builder.hpp"
+#include "sim/step/fsdp_lowering.hpp"
 
 namespace zerosim::lowering {
 namespace {
 
 enum Fsdp2Stream { kNccl = 1, kCopyIn = 2, kReduceScatter = 3, kAllReduce = 4 };
 
-class Fsdp2Lowering : ProgramBuilder {
+// One FSDPParamGroup's state: a block's parameters, or the root's (what no block holds).
+struct Fsdp2Unit : FsdpUnit {
+  bool unsharded = false;     // is_unsharded
+  bool post_forward = false;  // is_sharded_post_forward (an int reshard_after_forward)
+  bool gathering = false;     // _all_gather_result pending its wait
+  int gather_event = -1;      // the all-gather's end on the NCCL stream
+  int reshard_event = -1;     // _reshard_after_forward_event
+};
+
+class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
  public:
   Fsdp2Lowering(const StepSetup& setup, const Topology& topo, const CostProfile& profile,
                 ModuleCache* modules, GroupListCache* groups, LoweredStep& out)
-      : ProgramBuilder(setup, topo, profile, modules, groups, out) {
+      : FsdpLowering(setup, topo, profile, modules, groups, out) {
     add_stream("nccl");     // kNccl
     add_stream("copy_in");  // kCopyIn
     add_stream("rs");       // kReduceScatter
@@ -57,32 +65,11 @@ class Fsdp2Lowering : ProgramBuilder {
     if (r > 1) post_forward_ = block_groups(r);
   }
 
-  void build() {
-    load_modules();
-    make_units();
-    const std::size_t G = static_cast<std::size_t>(s_.grad_accum), M = out_.modules->size(),
-                      U = units_.size();
-    reserve(G * (4 * M + 16 * U), G * (3 * M + 6 * U), M + U + 2 * G + 1, G * 3 * U);
-    name_modules();
-    for (Unit& u : units_) u.piece = piece({u.root ? "root" : "unit", u.root ? "" : u.name});
-    for (int mu = 0; mu < s_.grad_accum; ++mu) {
-      forward(mu);
-      backward(mu);
-    }
-    gpu_optimizer(static_cast<double>(total_params()) / mesh_.size, prefix(piece({"optimizer"})));
-  }
-
  private:
-  // One FSDPParamGroup: a block's parameters, or the root's (what no block holds).
-  struct Unit : FsdpUnit {
-    bool unsharded = false;     // is_unsharded
-    bool post_forward = false;  // is_sharded_post_forward (an int reshard_after_forward)
-    bool gathering = false;     // _all_gather_result pending its wait
-    int gather_event = -1;      // the all-gather's end on the NCCL stream
-    int reshard_event = -1;     // _reshard_after_forward_event
-  };
-
-  void make_units() { units_ = fsdp_units<Unit>(*out_.modules); }
+  friend FsdpLowering;
+  using Unit = Fsdp2Unit;
+  // A unit's waits, records and collectives per micro-step, at most (FsdpLowering::build).
+  static constexpr std::size_t kOpsPerUnit = 16, kPrefixesPerUnit = 6;
 
   double param_bytes(const Unit& u) const { return st_.fsdp.param_bytes * u.elems; }
 
@@ -234,8 +221,6 @@ class Fsdp2Lowering : ProgramBuilder {
     join(kNccl);
   }
 
-  std::vector<Unit> units_;  // the root, then the blocks in forward order
-  ShardGroups mesh_;         // the world, or a 2-D mesh's shard groups and their replicas
   GroupList post_forward_;
   int last_copy_out_ = -1;    // the forward's AllGatherState event
   int last_reduce_ = -1;      // the last reduce-scatter's event (reduce_scatter_states)
