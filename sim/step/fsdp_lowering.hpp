@@ -1,8 +1,9 @@
 // The step both FSDP lowerings build (FSDP1 lower_fsdp.cpp, FSDP2 lower_fsdp2.cpp): the units
-// (fsdp_units), each micro-step's forward then backward as the lowering's policy runs them, then
-// Adam on each rank's shard of every parameter (both shard the optimizer states over the mesh's
-// shard groups). What differs between the two is the policy: the derived class's forward(mu),
-// backward(mu), its streams and the ops it reserves per module and unit. Private to the step
+// (fsdp_units); per micro-step the forward (the root's modules around the blocks', each unit
+// between its pre- and post-forward hooks) and the backward (the reverse, a checkpointed block
+// recomputed after its pre-backward hook, then the final callback); then Adam on each rank's
+// shard of every parameter. What differs between FSDP1 and FSDP2 is what the hooks do, the
+// streams and the ops they reserve per unit: the policy, the derived class. Private to the step
 // module.
 #pragma once
 #include <cstddef>
@@ -13,9 +14,10 @@
 
 namespace zerosim::lowering {
 
-// Policy (CRTP): forward(int mu) and backward(int mu), reachable from this class, and
-// kOpsPerUnit / kPrefixesPerUnit, the ops and labels one unit adds per micro-step at most. The
-// derived constructor opens its streams and sets mesh_.
+// Policy (CRTP), reachable from this class: the hooks pre_forward, post_forward, pre_backward and
+// post_backward(std::size_t unit, int phase_piece), final_callback(), and kOpsPerUnit /
+// kPrefixesPerUnit, the ops and labels one unit adds per micro-step at most. Its constructor
+// opens its streams and sets mesh_.
 template <class Policy, class Unit>
 class FsdpLowering : protected ProgramBuilder {
  public:
@@ -29,10 +31,9 @@ class FsdpLowering : protected ProgramBuilder {
             M + U + 2 * G + 1, G * 3 * U);
     name_modules();
     for (Unit& u : units_) u.piece = piece({u.root ? "root" : "unit", u.root ? "" : u.name});
-    auto& policy = static_cast<Policy&>(*this);
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
-      policy.forward(mu);
-      policy.backward(mu);
+      forward(mu);
+      backward(mu);
     }
     // Adam on the local shard of every parameter (FSDP's sharded FlatParameter, FSDP2's DTensor
     // shards).
@@ -42,6 +43,54 @@ class FsdpLowering : protected ProgramBuilder {
  protected:
   using ProgramBuilder::ProgramBuilder;
 
+ private:
+  Policy& policy() { return static_cast<Policy&>(*this); }
+
+  void forward(int mu) {
+    const int phase = piece({"mb", Digits(mu), ".fwd."});
+    const auto run = [&](int m) {
+      module_compute(Category::Compute, m, false, module_prefix(phase, m), "");
+    };
+    const Unit& root = units_[0];
+    policy().pre_forward(0, phase);
+    run(root.modules.front());  // the embedding
+    for (std::size_t i = 1; i < units_.size(); ++i) {
+      policy().pre_forward(i, phase);
+      for (const int m : units_[i].modules) run(m);
+      policy().post_forward(i, phase);
+    }
+    for (std::size_t k = 1; k < root.modules.size(); ++k) run(root.modules[k]);  // norm, head
+    policy().post_forward(0, phase);
+  }
+
+  void backward(int mu) {
+    const int phase = piece({"mb", Digits(mu), ".bwd."});
+    const int recompute_phase = piece({"mb", Digits(mu), ".rec."});
+    const auto run = [&](int m) {
+      module_compute(Category::Compute, m, true, module_prefix(phase, m), "");
+    };
+    const Unit& root = units_[0];
+    policy().pre_backward(0, phase);
+    for (std::size_t k = root.modules.size(); k-- > 1;) run(root.modules[k]);  // head, norm
+    for (std::size_t i = units_.size(); i-- > 1;) {
+      const Unit& u = units_[i];
+      policy().pre_backward(i, phase);
+      // Activation checkpointing inside the unit (FSDP1: FSDP(CheckpointWrapper(block)); FSDP2:
+      // fully_shard of the checkpointed block): the recompute runs the block's forward with the
+      // parameters the pre-backward hook unsharded.
+      if (s_.checkpointing)
+        for (const int m : u.modules)
+          if ((*out_.modules)[static_cast<std::size_t>(m)].recomputed)
+            module_compute(Category::Recompute, m, false, module_prefix(recompute_phase, m), "");
+      for (std::size_t k = u.modules.size(); k-- > 0;) run(u.modules[k]);
+      policy().post_backward(i, phase);
+    }
+    run(root.modules.front());  // the embedding
+    policy().post_backward(0, phase);
+    policy().final_callback();
+  }
+
+ protected:
   std::vector<Unit> units_;  // the root, then the blocks in forward order
   ShardGroups mesh_;         // the world, or the shard groups and their replicas
 };

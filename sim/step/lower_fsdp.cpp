@@ -136,27 +136,10 @@ class Fsdp1Lowering : public FsdpLowering<Fsdp1Lowering, Fsdp1Unit> {
   // parameters (RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES), SHARD_GRAD_OP keeps them for backward;
   // the root keeps its own. _register_pre_backward_hooks marks the unit as needing its
   // pre-backward unshard.
-  void post_forward(std::size_t i) {
+  void post_forward(std::size_t i, int /*phase_piece*/) {
     Unit& u = units_[i];
     reshard(u, !u.root && st_.fsdp.sharding != FsdpSharding::ShardGradOp);
     u.needs_pre_backward = true;
-  }
-
-  void forward(int mu) {
-    const int phase = piece({"mb", Digits(mu), ".fwd."});
-    const auto run = [&](int m) {
-      module_compute(Category::Compute, m, false, module_prefix(phase, m), "");
-    };
-    const Unit& root = units_[0];
-    pre_forward(0, phase);
-    run(root.modules.front());  // the embedding
-    for (std::size_t i = 1; i < units_.size(); ++i) {
-      pre_forward(i, phase);
-      for (const int m : units_[i].modules) run(m);
-      post_forward(i);
-    }
-    for (std::size_t k = 1; k < root.modules.size(); ++k) run(root.modules[k]);  // norm, head
-    post_forward(0);
   }
 
   // _pre_backward_hook: the unit's unshard unless prefetched, the compute stream's wait, then
@@ -194,31 +177,9 @@ class Fsdp1Lowering : public FsdpLowering<Fsdp1Lowering, Fsdp1Unit> {
     }
   }
 
-  void backward(int mu) {
-    const int phase = piece({"mb", Digits(mu), ".bwd."});
-    const int recompute_phase = piece({"mb", Digits(mu), ".rec."});
-    const auto run = [&](int m) {
-      module_compute(Category::Compute, m, true, module_prefix(phase, m), "");
-    };
-    const Unit& root = units_[0];
-    pre_backward(0, phase);
-    for (std::size_t k = root.modules.size(); k-- > 1;) run(root.modules[k]);  // head, norm
-    for (std::size_t i = units_.size(); i-- > 1;) {
-      const Unit& u = units_[i];
-      pre_backward(i, phase);
-      // Activation checkpointing inside the unit (FSDP(CheckpointWrapper(block))): the
-      // recompute runs the block's forward with the parameters the pre-backward hook unsharded.
-      if (s_.checkpointing)
-        for (const int m : u.modules)
-          if ((*out_.modules)[static_cast<std::size_t>(m)].recomputed)
-            module_compute(Category::Recompute, m, false, module_prefix(recompute_phase, m), "");
-      for (std::size_t k = u.modules.size(); k-- > 0;) run(u.modules[k]);
-      post_backward(i, phase);
-    }
-    run(root.modules.front());  // the embedding
-    post_backward(0, phase);
-    // _post_backward_final_callback: the compute stream waits for the post-backward stream; the
-    // prefetch and pre-backward states are cleared.
+  // _post_backward_final_callback: the compute stream waits for the post-backward stream; the
+  // prefetch and pre-backward states are cleared.
+  void final_callback() {
     if (post_backward_tail_ >= 0) {
       wait(kCompute, post_backward_tail_);
       post_backward_tail_ = -1;

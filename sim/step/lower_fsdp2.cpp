@@ -136,25 +136,18 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     }
   }
 
-  void forward(int mu) {
-    const int phase = piece({"mb", Digits(mu), ".fwd."});
-    const auto run = [&](int m) {
-      module_compute(Category::Compute, m, false, module_prefix(phase, m), "");
-    };
-    // The root's pre-forward: the all-gather streams wait for the compute stream.
-    after(kCompute, kCopyIn);
-    last_copy_out_ = -1;
-    Unit& root = units_[0];
-    unshard(root, CommPhase::ForwardGather, phase);
-    wait_for_unshard(root, true, phase);
-    run(root.modules.front());  // the embedding
-    for (std::size_t i = 1; i < units_.size(); ++i) {
-      unshard(units_[i], CommPhase::ForwardGather, phase);
-      wait_for_unshard(units_[i], true, phase);
-      for (const int m : units_[i].modules) run(m);
-      reshard_after_forward(units_[i], phase);
+  // The root's pre-forward first makes the all-gather streams wait for the compute stream; each
+  // unit's pre-forward unshards it and waits (the root's post-forward keeps its parameters).
+  void pre_forward(std::size_t i, int phase_piece) {
+    if (i == 0) {
+      after(kCompute, kCopyIn);
+      last_copy_out_ = -1;
     }
-    for (std::size_t k = 1; k < root.modules.size(); ++k) run(root.modules[k]);  // norm, head
+    unshard(units_[i], CommPhase::ForwardGather, phase_piece);
+    wait_for_unshard(units_[i], true, phase_piece);
+  }
+  void post_forward(std::size_t i, int phase_piece) {
+    reshard_after_forward(units_[i], phase_piece);
   }
 
   // pre_backward: unshard and wait, then prefetch the previous unit of the post-forward order
@@ -169,7 +162,8 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
   // reduce-scatter; foreach_reduce on the reduce-scatter stream: chunk_cat of the gradients
   // (param_dtype in, reduce_dtype out), then the reduce-scatter over the shard groups and, on a
   // 2-D mesh, the all-reduce of its output across the replicas.
-  void post_backward(Unit& u, int phase_piece) {
+  void post_backward(std::size_t i, int phase_piece) {
+    Unit& u = units_[i];
     u.unsharded = false;
     if (last_reduce_ >= 0) wait(kCompute, last_reduce_);
     const int pre = prefix(phase_piece, u.piece);
@@ -191,29 +185,9 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     record(kAllReduce, last_all_reduce_);
   }
 
-  void backward(int mu) {
-    const int phase = piece({"mb", Digits(mu), ".bwd."});
-    const int recompute_phase = piece({"mb", Digits(mu), ".rec."});
-    const auto run = [&](int m) {
-      module_compute(Category::Compute, m, true, module_prefix(phase, m), "");
-    };
-    Unit& root = units_[0];
-    pre_backward(0, phase);
-    for (std::size_t k = root.modules.size(); k-- > 1;) run(root.modules[k]);  // head, norm
-    for (std::size_t i = units_.size(); i-- > 1;) {
-      Unit& u = units_[i];
-      pre_backward(i, phase);
-      if (s_.checkpointing)
-        for (const int m : u.modules)
-          if ((*out_.modules)[static_cast<std::size_t>(m)].recomputed)
-            module_compute(Category::Recompute, m, false, module_prefix(recompute_phase, m), "");
-      for (std::size_t k = u.modules.size(); k-- > 0;) run(u.modules[k]);
-      post_backward(u, phase);
-    }
-    run(root.modules.front());  // the embedding
-    post_backward(root, phase);
-    // The root's final callback (_fsdp_state.py, _root_post_backward_final_callback): the compute
-    // stream waits for the last reduce-scatter.
+  // The root's final callback (_fsdp_state.py, _root_post_backward_final_callback): the compute
+  // stream waits for the last reduce-scatter.
+  void final_callback() {
     wait(kCompute, last_reduce_);
     last_reduce_ = -1;
     if (last_all_reduce_ >= 0) wait(kCompute, last_all_reduce_);
