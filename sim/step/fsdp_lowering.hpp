@@ -43,6 +43,23 @@ class FsdpLowering : protected ProgramBuilder {
  protected:
   using ProgramBuilder::ProgramBuilder;
 
+  // Bytes of a unit's all-gather (MixedPrecision.param_dtype) and of its reduce-scatter input
+  // (reduce_dtype; None: param_dtype).
+  double gather_bytes(const Unit& u) const { return st_.fsdp.param_bytes * u.elems; }
+  double reduce_bytes(const Unit& u) const { return st_.grad_comm_bytes * u.elems; }
+  // The unit's gradient reduce-scatter over the shard groups, on `stream`.
+  void reduce_scatter(int stream, const Unit& u, int pre) {
+    collective(stream, CollKind::ReduceScatter, mesh_.algo, mesh_.shard, reduce_bytes(u),
+               Category::ReduceScatter, CommPhase::GradientReduction, pre, ".rs");
+  }
+  // HYBRID_SHARD and a 2-D mesh: the all-reduce of the reduce-scatter's output (1/S of the
+  // unit's gradient) across the replicas, on `stream`.
+  void all_reduce_replicas(int stream, const Unit& u, int pre) {
+    collective(stream, CollKind::AllReduce, Algorithm::Ring, mesh_.replicas,
+               reduce_bytes(u) / mesh_.size, Category::AllReduce, CommPhase::GradientReduction, pre,
+               ".ar");
+  }
+
  private:
   Policy& policy() { return static_cast<Policy&>(*this); }
 

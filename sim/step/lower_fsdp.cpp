@@ -54,11 +54,6 @@ class Fsdp1Lowering : public FsdpLowering<Fsdp1Lowering, Fsdp1Unit> {
   // A unit's waits, records and collectives per micro-step, at most (FsdpLowering::build).
   static constexpr std::size_t kOpsPerUnit = 12, kPrefixesPerUnit = 4;
 
-  // Bytes of a unit's all-gather buffer (MixedPrecision.param_dtype) and of its reduce-scatter
-  // (reduce_dtype; None: param_dtype).
-  double gather_bytes(const Unit& u) const { return st_.fsdp.param_bytes * u.elems; }
-  double reduce_bytes(const Unit& u) const { return st_.grad_comm_bytes * u.elems; }
-
   // _unshard: with limit_all_gathers the CPU first synchronizes on the oldest free event once two
   // are queued (_FreeEventQueue.dequeue_if_needed); then, if the flat parameter is sharded,
   // all-gathers it on the unshard stream (FlatParamHandle.unshard is a no-op otherwise).
@@ -164,14 +159,11 @@ class Fsdp1Lowering : public FsdpLowering<Fsdp1Lowering, Fsdp1Unit> {
     // The post-backward stream runs its reductions in order: this unit's reduce-scatter after the
     // previous unit's all-reduce.
     if (post_backward_tail_ >= 0) wait(kNccl, post_backward_tail_);
-    collective(kNccl, CollKind::ReduceScatter, mesh_.algo, mesh_.shard, reduce_bytes(u),
-               Category::ReduceScatter, CommPhase::GradientReduction, pre, ".rs");
+    reduce_scatter(kNccl, u, pre);
     post_backward_tail_ = -1;
     if (!mesh_.replicas.empty()) {
       after(kNccl, kNcclInter);
-      collective(kNcclInter, CollKind::AllReduce, Algorithm::Ring, mesh_.replicas,
-                 reduce_bytes(u) / mesh_.size, Category::AllReduce, CommPhase::GradientReduction,
-                 pre, ".ar");
+      all_reduce_replicas(kNcclInter, u, pre);
       post_backward_tail_ = event();
       record(kNcclInter, post_backward_tail_);
     }

@@ -71,8 +71,6 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
   // A unit's waits, records and collectives per micro-step, at most (FsdpLowering::build).
   static constexpr std::size_t kOpsPerUnit = 16, kPrefixesPerUnit = 6;
 
-  double param_bytes(const Unit& u) const { return st_.fsdp.param_bytes * u.elems; }
-
   // The all-gather streams (copy-in, then the all-gather on the NCCL stream) wait for `ev`
   // (_wait_all_gather_streams_on_event).
   void all_gather_streams_wait(int ev) {
@@ -92,11 +90,11 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     const bool small_mesh = u.post_forward;
     const double ranks = small_mesh ? st_.fsdp.reshard_after_forward : mesh_.size;
     const int pre = prefix(phase_piece, u.piece);
-    kernel(kCopyIn, Category::Other, "copy", 2 * param_bytes(u) / ranks, pre, ".copy_in");
+    kernel(kCopyIn, Category::Other, "copy", 2 * gather_bytes(u) / ranks, pre, ".copy_in");
     after(kCopyIn, kNccl);
     collective(kNccl, CollKind::AllGather, small_mesh ? Algorithm::Ring : mesh_.algo,
-               small_mesh ? post_forward_ : mesh_.shard, param_bytes(u), Category::AllGather, phase,
-               pre, ".ag");
+               small_mesh ? post_forward_ : mesh_.shard, gather_bytes(u), Category::AllGather,
+               phase, pre, ".ag");
     u.gather_event = event();
     record(kNccl, u.gather_event);
     u.gathering = true;
@@ -108,7 +106,7 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     if (!u.gathering) return;
     wait(kCompute, u.gather_event);
     if (forward && last_copy_out_ >= 0) all_gather_streams_wait(last_copy_out_);
-    kernel(kCompute, Category::Other, "copy", 2 * param_bytes(u), prefix(phase_piece, u.piece),
+    kernel(kCompute, Category::Other, "copy", 2 * gather_bytes(u), prefix(phase_piece, u.piece),
            ".copy_out");
     const int copied = event();
     record(kCompute, copied);
@@ -128,7 +126,7 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     if (u.root || r == 0) return;
     u.unsharded = false;
     if (r > 1) {
-      kernel(kCompute, Category::Other, "copy", 2 * param_bytes(u) / r,
+      kernel(kCompute, Category::Other, "copy", 2 * gather_bytes(u) / r,
              prefix(phase_piece, u.piece), ".reshard");
       u.post_forward = true;
       u.reshard_event = event();
@@ -171,16 +169,12 @@ class Fsdp2Lowering : public FsdpLowering<Fsdp2Lowering, Fsdp2Unit> {
     kernel(kReduceScatter, Category::Other, "copy",
            (st_.fsdp.param_bytes + st_.grad_comm_bytes) * u.elems, pre, ".chunk_cat");
     after(kReduceScatter, kNccl);
-    collective(kNccl, CollKind::ReduceScatter, mesh_.algo, mesh_.shard,
-               st_.grad_comm_bytes * u.elems, Category::ReduceScatter, CommPhase::GradientReduction,
-               pre, ".rs");
+    reduce_scatter(kNccl, u, pre);
     last_reduce_ = event();
     record(kNccl, last_reduce_);
     if (mesh_.replicas.empty()) return;
     wait(kAllReduce, last_reduce_);  // all_reduce_stream.wait_stream(reduce_scatter_stream)
-    collective(kAllReduce, CollKind::AllReduce, Algorithm::Ring, mesh_.replicas,
-               st_.grad_comm_bytes * u.elems / mesh_.size, Category::AllReduce,
-               CommPhase::GradientReduction, pre, ".ar");
+    all_reduce_replicas(kAllReduce, u, pre);
     last_all_reduce_ = event();
     record(kAllReduce, last_all_reduce_);
   }
