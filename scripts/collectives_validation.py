@@ -1003,9 +1003,11 @@ def main():
 
     # ---- c. Azure
     body.h(2, "c. Azure one-node all_reduce: each log fitted on its own")
+    az = {}  # log name -> its records (section d checks the shipped profiles on them)
     for name, cluster, base, ver in (("nccl-tests-a100-allreduce-train.log", "azure-nd-a100-v4", "dgx-a100", "2.18"),
                                      ("nccl-tests-h200-allreduce-train.log", "azure-nd-h200-v5", "dgx-h200", "2.20")):
         path, recs = import_log(z, AZ + "/" + name, tmp)
+        az[name] = recs
         # The target here is the fit's own error at its sizes, what least squares minimizes.
         fc = fit(z, [path], tmp, name.split("-")[2], cluster, ver, base=base, loss="squared")
         print("c. Azure: fitted on", name)
@@ -1037,6 +1039,52 @@ def main():
         body.table(["size", "predicted busbw GB/s", "algo/proto", "neighbours' geo. mean", "difference"], rows)
         body.p("Fitted parameters (%s):" % name)
         params_table(body, fc)
+
+    # ---- d. the shipped derived profiles against the shared logs of their fabric
+    body.h(2, "d. The shipped derived profiles against the shared logs of their fabric")
+    body.p("Each shipped profile as a user gets it (no fit in this run), on the cluster of the logs "
+           "of its GPU and fabric in shared/data: busbw error at every size of each log (send_recv "
+           "left out, a known gap). The figure is the profile's `provenance.collectives.validation`, "
+           "which `collective` and `simulate` print (\"derived, checked against LOGS (FIGURE)\"); "
+           "the last column says whether the shipped profile states this run's figure. dgx2-v100 and "
+           "dgx-a100-40gb have no shared log of their fabric and stay \"derived, unvalidated\"; "
+           "polaris-a100 is section b3's.")
+    h100_recs = [r for t in train for r in t[1]] + g2
+    # (profile, the logs' cluster, the logs, their records, the NCCL release they ran: the log's
+    # name or shared/data/README.md)
+    checks = [("dgx-h100", "h100-ndr-rail-10n",
+               [os.path.basename(l) for l in train_logs] + ["nccl_N10_G2.log"], h100_recs, "2.29"),
+              ("dgx-a100", "azure-nd-a100-v4", ["nccl-tests-a100-allreduce-train.log"],
+               az["nccl-tests-a100-allreduce-train.log"], "2.18"),
+              ("dgx-h200", "azure-nd-h200-v5", ["nccl-tests-h200-allreduce-train.log"],
+               az["nccl-tests-h200-allreduce-train.log"], "2.20"),
+              ("dgx-h200-measured", "azure-nd-h200-v5", ["nccl-tests-h200-allreduce-train.log"],
+               az["nccl-tests-h200-allreduce-train.log"], "2.20")]
+    rows = []
+    for prof, cluster, logs, recs, log_nccl in checks:
+        path = os.path.join(ROOT, "calibrate/profiles/%s.json" % prof)
+        ev = evaluate(z, tmp, cluster, [r for r in recs if r["op"] != "send_recv"], path)
+        m, w = stats(ev)
+        ops = sorted({r["op"] for r in ev})
+        with open(path) as f:
+            shipped = json.load(f)
+        stated = shipped.get("provenance", {}).get("collectives", {})
+        figure = ("busbw at their %d sizes, %s %s-%s, NCCL %s logs priced as %s: mean error "
+                  "%.1f%%, worst %.1f%%; reports/collectives-validation.md d"
+                  % (len(ev), ", ".join(ops), size_str(min(r["bytes"] for r in ev)),
+                     size_str(max(r["bytes"] for r in ev)), log_nccl, shipped["nccl"]["version"],
+                     100 * m, 100 * w))
+        same = stated.get("checked_against") == logs and stated.get("validation") == figure
+        print("d.", prof, figure, "(stated)" if same else "(NOT the profile's stated figure)")
+        worst = max(ev, key=lambda r: abs(r["err"]))
+        rows.append([prof, cluster, ", ".join(logs), str(len(ev)), "%.1f%%" % (100 * m), "%.1f%%" % (100 * w),
+                     "%s %s, %d x %d" % (worst["op"], size_str(worst["bytes"]), worst["nodes"], worst["gpn"]),
+                     "yes" if same else "NO"])
+        summary.append(["d. shipped %s against %s (no fit)" % (prof, ", ".join(logs)),
+                        "the figure the profile states", "mean %.1f%%, worst %.1f%%" % (100 * m, 100 * w),
+                        "STATED" if same else "NOT STATED"])
+    body.table(["profile", "cluster", "logs", "sizes", "mean abs error", "worst", "worst row (nodes x GPUs)",
+                "stated"], rows)
 
     # ---- assemble
     rep.h(1, "Collective model validation against real nccl-tests logs")

@@ -361,6 +361,41 @@ TEST_CASE("every shipped profile's compute parameters lie in their documented ra
   }
 }
 
+TEST_CASE("a compute value a profile takes from the A100 fit is the A100 profile's value") {
+  // scripts/fsdp_validation.py fits dgx-a100's memory_bound_fraction (and the FlashAttention
+  // values) and --write-profile copies them to dgx-a100-40gb and the Polaris profiles; the Hopper
+  // profiles take memory_bound_fraction and flash_seq_half from it. A source note that says
+  // "A100's fitted value" or "dgx-a100's fitted value" must be true of the number beside it.
+  const CostProfile a100 = load_cost_profile(kShipped + "dgx-a100.json");
+  int checked = 0;
+  for (const auto& path : shipped_cost_profiles()) {
+    CAPTURE(path);
+    const CostProfile p = load_cost_profile(path);
+    const json& src = p.provenance["sources"];
+    auto says_a100 = [&](const char* key) {
+      if (!src.contains(key) || !src[key].is_string()) return false;
+      const std::string note = src[key].get<std::string>();
+      return note.find("A100's fitted value") != std::string::npos ||
+             note.find("dgx-a100's fitted value") != std::string::npos;
+    };
+    if (says_a100("compute/memory_bound_fraction")) {
+      CHECK(p.compute.memory_bound_fraction == a100.compute.memory_bound_fraction);
+      ++checked;
+    }
+    if (says_a100("compute/flash_forward_efficiency")) {
+      CHECK(p.compute.flash_forward_efficiency == a100.compute.flash_forward_efficiency);
+      ++checked;
+    }
+    // flash_seq_half is held at flash-attn 2's 128-row tile wherever a profile explains it so.
+    if (src.contains("compute/flash_seq_half") &&
+        src["compute/flash_seq_half"].get<std::string>().rfind("128:", 0) == 0) {
+      CHECK(p.compute.flash_seq_half == 128);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 8);
+}
+
 TEST_CASE("every shipped profile parses and documents each parameter's source") {
   auto paths = shipped_cost_profiles();
   REQUIRE(paths.size() >= 4);
