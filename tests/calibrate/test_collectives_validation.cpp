@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -161,4 +162,51 @@ TEST_CASE("the 256-node Polaris ring all_gather runs at the slow step the 8-node
     ++checked;
   }
   CHECK(checked == 10);
+}
+
+TEST_CASE("each shipped profile states the figure its fabric's shared logs give it, unfitted") {
+  // Section d of the report: a shipped profile's provenance.collectives names the shared logs of
+  // its GPU and fabric ("checked_against") and the busbw error the profile, as shipped, makes on
+  // them ("validation"), which `collective` and `simulate` print. Recomputed here, every size but
+  // send_recv, so a model or profile change that moves the figure fails until the profile says so.
+  struct Check {
+    const char* profile;
+    const char* cluster;  // the logs' cluster
+    const char* dir;      // under tests/calibrate/data/real/
+  };
+  const Check checks[] = {{"dgx-h100", "h100-ndr-rail-10n", "h100-10nodes"},
+                          {"dgx-a100", "azure-nd-a100-v4", "azure-1node"},
+                          {"dgx-h200", "azure-nd-h200-v5", "azure-1node"},
+                          {"dgx-h200-measured", "azure-nd-h200-v5", "azure-1node"}};
+  const std::string root = std::string(ZEROSIM_SOURCE_DIR);
+  for (const Check& c : checks) {
+    CAPTURE(c.profile);
+    const CostProfile p = load_cost_profile(root + "/calibrate/profiles/" + c.profile + ".json");
+    REQUIRE(p.provenance.contains("collectives"));
+    const json& stated = p.provenance["collectives"];
+    REQUIRE(stated.contains("checked_against"));
+    int sizes = 0;
+    double sum = 0, worst = 0;
+    for (const json& name : stated["checked_against"]) {
+      const NcclTestsLog log = load_nccl_tests(
+          root + "/tests/calibrate/data/real/" + c.dir + "/" + name.get<std::string>(),
+          NcclTestsOptions{});
+      for (const CollectiveRecord& r : log.records) {
+        if (r.op == "send_recv") continue;
+        const double e = std::fabs(r.time_s / predict_record(r, c.cluster, p) - 1);
+        sum += e;
+        worst = std::max(worst, e);
+        ++sizes;
+      }
+    }
+    REQUIRE(sizes > 0);
+    char figure[96];
+    std::snprintf(figure, sizeof figure, "mean error %.1f%%, worst %.1f%%", 100 * sum / sizes,
+                  100 * worst);
+    const std::string validation = stated["validation"].get<std::string>();
+    INFO("computed: their " << sizes << " sizes, " << figure << "; stated: " << validation);
+    CHECK(validation.find("their " + std::to_string(sizes) + " sizes") != std::string::npos);
+    CHECK(validation.find(figure) != std::string::npos);
+    CHECK(collectives_trust(p).rfind("derived, checked against ", 0) == 0);
+  }
 }
