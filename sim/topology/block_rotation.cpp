@@ -1,6 +1,8 @@
 // Block rotation (Topology::rotation_block_gpus): checks that the builders' layout really is a
 // symmetry of the links and of D-mod-k's spine choice, and tabulates each link's block-0 image and
-// the rotation's orbits on the fabric (for the router's distance fields).
+// the rotation's orbits on the fabric (for the router's distance fields). Where the servers break
+// it (a partial leaf block), the fabric's rotation alone can still hold: add_fabric_rotation
+// checks it and records only the orbits, for the distance fields.
 #include <algorithm>
 
 #include "sim/topology/topology_graph.hpp"
@@ -75,6 +77,7 @@ class HomeLinks {
 // with its image in every block, by the layout's rep_of. Left empty unless every orbit has exactly
 // one member per block.
 void add_fabric_orbits(TopologyGraph& tg, const RotationLayout& lay, int blocks) {
+  if (blocks < 2) return;
   const std::size_t n = tg.fabric_vertex.size();
   std::vector<int> block(n, -1), at(n, -1), orbit;
   for (std::size_t fi = 0; fi < n; ++fi) {
@@ -104,7 +107,43 @@ void add_fabric_orbits(TopologyGraph& tg, const RotationLayout& lay, int blocks)
   tg.fabric_orbit = std::move(orbit);
 }
 
+// Whether the rotation by one block (rotate_fabric(., 1)) maps every fabric edge onto an edge of
+// the same cost, the multisets of each vertex's out-edges matching its image's. The rotation is a
+// bijection of the fabric vertices (add_fabric_orbits), so this makes it an automorphism of the
+// fabric with the costs the router's Dijkstra reads, and of every power of it.
+bool fabric_automorphism(const TopologyGraph& tg) {
+  using Arc = std::pair<std::size_t, std::int64_t>;
+  std::vector<Arc> moved, image;
+  for (std::size_t u = 0; u < boost::num_vertices(tg.fabric); ++u) {
+    const std::size_t ru = static_cast<std::size_t>(tg.rotate_fabric(static_cast<int>(u), 1));
+    if (boost::out_degree(u, tg.fabric) != boost::out_degree(ru, tg.fabric)) return false;
+    moved.clear();
+    image.clear();
+    for (auto [it, end] = boost::out_edges(u, tg.fabric); it != end; ++it)
+      moved.emplace_back(tg.rotate_fabric(static_cast<int>(boost::target(*it, tg.fabric)), 1),
+                         tg.fabric[*it].cost);
+    for (auto [it, end] = boost::out_edges(ru, tg.fabric); it != end; ++it)
+      image.emplace_back(boost::target(*it, tg.fabric), tg.fabric[*it].cost);
+    std::sort(moved.begin(), moved.end());
+    std::sort(image.begin(), image.end());
+    if (moved != image) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+void add_fabric_rotation(Topology& t, const RotationLayout& lay, int blocks) {
+  TopologyGraph& tg = TopologyBuilder::graph_to_edit(t);
+  if (tg.rotation_blocks > 0) return;
+  add_fabric_orbits(tg, lay, blocks);
+  if (tg.rotation_blocks > 0 && !fabric_automorphism(tg)) {
+    tg.rotation_blocks = 0;
+    tg.fabric_block.clear();
+    tg.fabric_orbit_at.clear();
+    tg.fabric_orbit.clear();
+  }
+}
 
 void add_block_rotation(Topology& t, const RotationLayout& lay) {
   const int gpus = t.gpu_count();

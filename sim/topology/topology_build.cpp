@@ -195,23 +195,26 @@ std::vector<int> add_spines(TopologyBuilder& b, const Leaves& leaves, double nic
 }
 
 // Block rotation candidate: the servers under one leaf (per rail) and that leaf move one block
-// on; with every leaf full, add_block_rotation confirms it (the spine choice, every link).
+// on; with every leaf full, add_block_rotation confirms it (the spine choice, every link). Without
+// it (a partial last leaf), the leaves alone still move one block on, modulo the leaves per rail:
+// add_fabric_rotation checks that this rotates the fabric with its link costs, for the router.
 void add_rotation_candidate(Topology& t, const std::vector<int>& leaves, std::size_t spines, int N,
                             int G, int nics, bool rail) {
   const int L = static_cast<int>(leaves.size());
   const int per_leaf = rail ? kLeafDownPorts : std::max(1, kLeafDownPorts / nics);
   const int per_rail = rail ? (N + kLeafDownPorts - 1) / kLeafDownPorts : L;
-  if (spines == 0 || N % per_leaf != 0 || N / per_leaf < 2) return;
+  if (spines == 0) return;
   RotationLayout lay;
   lay.block_gpus = per_leaf * G;
   lay.spines = static_cast<std::uint32_t>(spines);
   lay.block_of.assign(static_cast<std::size_t>(t.vertex_count()), -1);
   lay.rep_of.resize(static_cast<std::size_t>(t.vertex_count()));
+  const bool whole = N % per_leaf == 0 && N / per_leaf >= 2;
   const int per_node = G + 1 + nics;  // vertices per server, added server by server above
   for (int v = 0; v < t.vertex_count(); ++v) {
     lay.rep_of[v] = v;
     const int node = t.vertex(v).node;
-    if (node < 0) continue;
+    if (node < 0 || !whole) continue;
     lay.block_of[v] = node / per_leaf;
     lay.rep_of[v] = v - lay.block_of[v] * per_leaf * per_node;
   }
@@ -219,7 +222,8 @@ void add_rotation_candidate(Topology& t, const std::vector<int>& leaves, std::si
     lay.block_of[leaves[li]] = li % per_rail;
     lay.rep_of[leaves[li]] = leaves[li - li % per_rail];
   }
-  add_block_rotation(t, lay);
+  if (whole) add_block_rotation(t, lay);
+  add_fabric_rotation(t, lay, per_rail);
 }
 
 }  // namespace

@@ -65,7 +65,8 @@ class TopologyGraph {
   std::vector<int> node_begin;          // node n's vertices: node_vertices[node_begin[n] .. n+1)
   std::vector<int> node_vertices;
 
-  // The block rotation (Topology::rotation_block_gpus) on the fabric, when the topology has one:
+  // The block rotation (Topology::rotation_block_gpus) on the fabric, when the topology has one,
+  // or the fabric's own rotation where the servers break the block rotation (add_fabric_rotation):
   // `rotation_blocks` blocks (0: none); per fabric index its block (-1: a vertex the rotation
   // fixes, a spine) and where its orbit starts in `fabric_orbit`, which lists the orbit's members
   // by block. The rotation is an automorphism of the fabric with its link costs, so the distance
@@ -214,6 +215,12 @@ struct RotationLayout {
   std::vector<int> block_of, rep_of;  // per vertex
 };
 void add_block_rotation(Topology& t, const RotationLayout& lay);
+// The rotation of the fabric alone, by `blocks` blocks of the layout's fabric vertices (block_of
+// and rep_of read at fabric vertices only): recorded as TopologyGraph::rotation_blocks and the
+// orbits when t has none yet and it is an automorphism of the fabric subgraph with its link costs
+// (a partial leaf's thinner uplinks cost the same: costs are latencies). It serves the router's
+// distance fields only; Topology::rotation_blocks() stays 1, so nothing is folded.
+void add_fabric_rotation(Topology& t, const RotationLayout& lay, int blocks);
 
 // Plain shortest path by reverse Dijkstra over the whole graph (no cache, no decomposition). The
 // reference that Topology::route must equal; used by tests and by the router's fallback.

@@ -294,7 +294,9 @@ TEST_CASE(
   // transfers into blocks 0 and 1 only, those into block 1 standing for their images), the others
   // reduce by equitable partitions only; dgx-h100 6 and 12 fat-tree nodes (uneven leaves; 3 blocks,
   // whose rotation D-mod-k's spine choice does not follow) have no rotation, fall back to the full
-  // model and say so. Every count of the
+  // model and say so; so do the partial leaf blocks of dgx-h100 40 and 77 rail nodes (32 + 8, and
+  // 2 x 32 + 13) and 18 fat-tree nodes (4 x 4 + 2), whose router reads the fabric's rotation alone
+  // (add_fabric_rotation): the full model's routes are the same. Every count of the
   // result (the flow count included: a folded flow counts its images) and every byte total must be
   // the full model's exactly, times to rounding (check_same_result).
   const test::StepCase cases[] = {
@@ -311,6 +313,9 @@ TEST_CASE(
       {"dgx-h100", 16, "fat-tree", "gpt-18b", "zero3+qgz", 8},
       {"dgx-h100", 64, "rail", "gpt-18b", "zeropp", 8},
       {"dgx-h100", 64, "rail", "gpt-18b", "zero3", 2},
+      {"dgx-h100", 40, "rail", "gpt-18b", "zeropp", 8},
+      {"dgx-h100", 77, "rail", "gpt-18b", "zero3", 2},
+      {"dgx-h100", 18, "fat-tree", "gpt-18b", "zeropp", 8},
   };
   ReferenceModes full_model;
   full_model.network.flow_symmetry = false;
@@ -327,7 +332,8 @@ TEST_CASE(
     for (const std::string& w : fast.warnings)
       says_full_model = says_full_model || w.find("no folding") != std::string::npos;
     if (c.cluster == std::string("dgx-h100"))
-      CHECK(says_full_model == (c.nodes == 6 || c.nodes == 12));
+      CHECK(says_full_model ==
+            (c.nodes == 6 || c.nodes == 12 || c.nodes == 18 || c.nodes == 40 || c.nodes == 77));
     // Byte for byte, but where the quotient's class sums round differently from the per-link
     // ones (docs/performance.md, "exact symmetry reduction"): the 4-node, 1-NIC DGX-2 ZeRO++ step.
     const bool rounds = c.cluster == std::string("dgx2-v100") && c.nodes == 4 && c.nics == 1;

@@ -1,9 +1,12 @@
 // Block rotation (Topology::rotation_block_gpus): found exactly where the builders' clusters have
 // full leaves and a spine choice that the rotation keeps; routes between rotated GPUs are the
-// rotated routes (same links after folding to block 0, same latency).
+// rotated routes (same links after folding to block 0, same latency). Where the servers break it,
+// the fabric's own rotation (add_fabric_rotation) is recorded for the router only where it keeps
+// the fabric's link costs.
 #include <doctest/doctest.h>
 
 #include "sim/topology/topology.hpp"
+#include "sim/topology/topology_graph.hpp"
 #include "tests/topology/cluster_spec.hpp"
 
 using namespace zerosim;
@@ -18,7 +21,7 @@ void check_equivariant(const Topology& t) {
   for (int a = 0; a < block; a += 3)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
-      const Route r = t.route(a, b);
+      const Route& r = t.route(a, b);  // unordered_map: stays valid as s is added
       const Route& s = t.route((a + block) % n, (b + block) % n);
       CAPTURE(a);
       CAPTURE(b);
@@ -64,4 +67,59 @@ TEST_CASE("no rotation where it would change routes or where leaves differ") {
   CHECK(build_cluster(spec("dgx-h100", 10, 8, "fat-tree")).rotation_block_gpus() == 0);
   CHECK(build_cluster(spec("dgx-h100", 1, 8, "fat-tree")).rotation_block_gpus() == 0);
   CHECK(build_cluster(spec("dgx-h100", 1, 8, "fat-tree")).rotation_blocks() == 1);
+}
+
+namespace {
+
+// Three one-GPU servers, each on its own leaf, the leaves on one spine; leaf 2's uplink has latency
+// `leaf2_up_s` (the others 1 us). The layout moves leaf j to leaf j + 1 mod 3 (the spine stays).
+int fabric_rotation_blocks(double leaf2_up_s) {
+  TopologyBuilder b("three-leaves", "custom", "H100-SXM5-80GB", 1);
+  std::vector<int> leaves;
+  for (int n = 0; n < 3; ++n) {
+    const std::string p = "n" + std::to_string(n);
+    const int gpu = b.add_vertex(NodeKind::Gpu, p + ".gpu0", n, 0);
+    const int nic = b.add_vertex(NodeKind::Nic, p + ".nic0", n, 0);
+    b.add_link(gpu, nic, 50e9, 1e-6, LinkClass::Pcie, true);
+    leaves.push_back(b.add_vertex(NodeKind::LeafSwitch, "leaf" + std::to_string(n), -1, -1));
+    b.add_link(nic, leaves.back(), 50e9, 1e-6, LinkClass::Network, true);
+  }
+  const int spine = b.add_vertex(NodeKind::SpineSwitch, "spine", -1, -1);
+  for (int n = 0; n < 3; ++n)
+    b.add_link(leaves[n], spine, 50e9, n == 2 ? leaf2_up_s : 1e-6, LinkClass::Network, true);
+  Topology t = b.finish();
+  RotationLayout lay;
+  lay.block_gpus = 1;
+  lay.spines = 1;
+  lay.block_of.assign(static_cast<std::size_t>(t.vertex_count()), -1);
+  lay.rep_of.resize(static_cast<std::size_t>(t.vertex_count()));
+  for (int v = 0; v < t.vertex_count(); ++v) lay.rep_of[v] = v;
+  for (int n = 0; n < 3; ++n) {
+    lay.block_of[leaves[n]] = n;
+    lay.rep_of[leaves[n]] = leaves[0];
+  }
+  add_fabric_rotation(t, lay, 3);
+  CHECK(t.rotation_blocks() == 1);  // the fabric's rotation folds nothing
+  // Either way the router's routes are the plain Dijkstra's.
+  for (int a = 0; a < 3; ++a)
+    for (int c = 0; c < 3; ++c)
+      if (a != c) CHECK(t.route(a, c).links == route_reference(t, a, c).links);
+  return TopologyBuilder::graph(t).rotation_blocks;
+}
+
+}  // namespace
+
+TEST_CASE("the fabric's rotation alone is recorded only where it keeps the fabric's link costs") {
+  CHECK(fabric_rotation_blocks(1e-6) == 3);
+  CHECK(fabric_rotation_blocks(2e-6) == 0);  // leaf 2's uplink costs more: not an automorphism
+  // Partial leaf blocks (rail and fat-tree) and a rotation D-mod-k does not follow (96 rail nodes,
+  // 24 spines): the servers do not rotate, the fabric does.
+  for (const ClusterSpec& s :
+       {spec("dgx-h100", 40), spec("dgx-h100", 96), spec("dgx-h100", 10, 8, "fat-tree")}) {
+    CAPTURE(s.nodes);
+    const Topology t = build_cluster(s);
+    CHECK(t.rotation_blocks() == 1);
+    CHECK(TopologyBuilder::graph(t).rotation_blocks ==
+          (s.fabric == "rail" ? (s.nodes + 31) / 32 : (s.nodes + 3) / 4));
+  }
 }

@@ -69,6 +69,30 @@ TEST_CASE("rotated distance fields: the router equals plain Dijkstra on clusters
       if (a != b) check_same(rail, a, b);
 }
 
+TEST_CASE("partial leaf blocks: the fabric's rotation alone serves the distance fields") {
+  // A partial last leaf breaks the block rotation (nothing folds: Topology::rotation_blocks() is
+  // 1), but its uplinks differ from the others' in bandwidth only, and the router's costs are
+  // latencies: rotating the leaves one block on (per rail) is still an automorphism of the fabric
+  // with its costs (add_fabric_rotation), and the router computes fields for block-0 targets only.
+  // Every pair of a 2:1 fat-tree of 4 full leaves and a partial one (18 nodes, 4 a leaf); every
+  // destination from a spread of sources on 2-NIC rail clusters of 2 and 3 leaves per rail.
+  Topology ft = build_cluster(spec("dgx-h100", 18, 8, "fat-tree", 2));
+  CHECK(ft.rotation_blocks() == 1);
+  REQUIRE(TopologyBuilder::graph(ft).rotation_blocks == 5);
+  for (int a = 0; a < ft.gpu_count(); ++a)
+    for (int b = 0; b < ft.gpu_count(); ++b)
+      if (a != b) check_same(ft, a, b);
+  for (int nodes : {40, 77}) {
+    CAPTURE(nodes);
+    Topology rail = build_cluster(spec("dgx-h100", nodes, 2));
+    CHECK(rail.rotation_blocks() == 1);
+    REQUIRE(TopologyBuilder::graph(rail).rotation_blocks == (nodes + 31) / 32);
+    for (int a = 0; a < rail.gpu_count(); a += 29)
+      for (int b = 0; b < rail.gpu_count(); ++b)
+        if (a != b) check_same(rail, a, b);
+  }
+}
+
 TEST_CASE("servers of different in-server shapes keep their own distance fields") {
   // Servers 0 and 2: GPUs on an NVSwitch and on a PCIe switch, each GPU wired to the NIC; server 1:
   // the same vertices, but its gpu1 is not on the NVSwitch, so its GPUs reach each other through
