@@ -262,7 +262,10 @@ class Runner {
             sharing_[s] = 1;
             left_[s] = op.duration_s;
             since_[s] = e_.now();
-            schedule_share(s);
+            // The stream's previous end ran: a fresh event, none when no SM is left (it starts
+            // when a collective ends).
+            const double r = rate();
+            if (r > 0) share_event_[s] = e_.schedule_at(e_.now() + left_[s] / r, end_share(s));
           } else {
             e_.schedule_after(op.duration_s, [this, s] { complete(s); });
           }
@@ -292,34 +295,34 @@ class Runner {
   double rate() const {
     return std::max(0.0, static_cast<double>(share_.gpu_sms) - taken_) / share_.gpu_sms;
   }
-  // Schedules stream s's SM-bound op's end at the current rate. An earlier schedule is cancelled
-  // (counted as the event it would have been): moved in place when a rate is left.
-  void schedule_share(std::size_t s) {
-    const double r = rate();
-    if (!(r > 0)) {  // no SM left: resumes when a collective ends
-      e_.cancel(share_event_[s]);
-      return;
-    }
-    const double t = e_.now() + left_[s] / r;
-    if (e_.reschedule(share_event_[s], t)) return;
-    // The callback captures (this, s) only, which std::function holds without allocating.
-    share_event_[s] = e_.schedule_at(t, [this, s] {
+  // The end of stream s's SM-bound op. The callback captures (this, s) only, which
+  // std::function holds without allocating.
+  Engine::Callback end_share(std::size_t s) {
+    return [this, s] {
       sharing_[s] = 0;
       complete(s);
-    });
+    };
   }
   // The SMs live collectives hold change: every running SM-bound op is charged its progress at
-  // the old rate and rescheduled at the new one.
+  // the old rate and its end moved to the new one (reschedule: the engine counts the end it
+  // replaces), dropped when no SM is left (cancel counts it), or scheduled afresh if it had none.
+  // Each stream's end moves in stream order, so the sequence numbers are those of one move per
+  // stream.
   void set_taken(double taken) {
     const double r = rate(), now = e_.now();
+    taken_ = taken;
+    const double r_new = rate();
     for (std::size_t s = 0; s < sharing_.size(); ++s) {
       if (!sharing_[s]) continue;
       left_[s] = std::max(0.0, left_[s] - (now - since_[s]) * r);
       since_[s] = now;
+      if (!(r_new > 0)) {
+        e_.cancel(share_event_[s]);
+        continue;
+      }
+      const double t = now + left_[s] / r_new;
+      if (!e_.reschedule(share_event_[s], t)) share_event_[s] = e_.schedule_at(t, end_share(s));
     }
-    taken_ = taken;
-    for (std::size_t s = 0; s < sharing_.size(); ++s)
-      if (sharing_[s]) schedule_share(s);
   }
 
   void complete(std::size_t s) {

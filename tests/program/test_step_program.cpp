@@ -257,6 +257,50 @@ TEST_CASE("SM sharing: host and copy-engine work is not stretched") {
   CHECK(r.lanes[0][0].end == 1.0);
 }
 
+TEST_CASE("SM sharing: two SM-bound ops across collectives: closed-form ends, one event a move") {
+  // S = 100, collectives of 1 s holding k = 20 SMs (rate 0.8) back to back from 0; a 2 s compute
+  // op and a 1 s kernel from 0. Work done: 0.8 per second a collective runs, 1 else.
+  // Kernel: 0.8 by t = 1, 0.2 left at 0.8: ends 1.25. Compute: 1.6 by t = 2, 0.4 left: ends 2.4.
+  // Each collective start and end moves the end of every SM-bound op running then, and each move
+  // counts as the cancelled event it replaces: 2 (start 0) + 2 (end 1) + 2 (start 1) + 1 (end 2)
+  // = 7 moves, on top of one event per op (2 SM-bound ops, 2 collectives): 11.
+  StepProgram p;
+  p.collectives = {bytes_op(1e9), bytes_op(1e9)};
+  p.streams = {{"compute", {compute(2)}}, {"side", {kernel(1)}}, {"comm", {coll(0), coll(1)}}};
+  const RunResult r = run_shared(p, 20, 100);
+  CHECK(r.lanes[0][0].end == zerosim::testing::Approx(2.4));
+  CHECK(r.lanes[1][0].end == zerosim::testing::Approx(1.25));
+  CHECK(r.lanes[2][1].end == zerosim::testing::Approx(2.0));
+  CHECK(r.events == 4 + 7);
+}
+
+TEST_CASE("SM sharing: a collective holding every SM stalls the op; its restart is not a move") {
+  // S = 100; a collective of 0.5 s holding all 100 SMs from 0 stops a 1 s compute op, which
+  // resumes at 0.5 and ends at d + c = 1.5. Its end, queued at 0, is dropped at the collective's
+  // start (one move) and queued afresh at its end (none): 2 ops + 1 move = 3 events.
+  StepProgram p;
+  p.collectives = {bytes_op(0.5e9)};
+  p.streams = {{"compute", {compute(1)}}, {"comm", {coll(0)}}};
+  const RunResult r = run_shared(p, 100, 100);
+  CHECK(r.lanes[0][0].end == 1.5);
+  CHECK(r.events == 2 + 1);
+}
+
+TEST_CASE("SM sharing: an end equal to a collective's runs in the order its key was taken") {
+  // S = 100, k = 20 (rate 0.8); ops of 0.4 and 0.8 s and a 1 s collective from 0, in stream order.
+  // The collective's start keys their ends (0.5 and 1.0) before its own end (1.0) is queued, so
+  // the 0.8 s op ends first at 1.0 and the collective's end moves nothing: 3 ops + 2 moves (its
+  // start) = 5 events. Run the other way round, its end would move the op once more: 6.
+  StepProgram p;
+  p.collectives = {bytes_op(1e9)};
+  p.streams = {{"a", {compute(0.4)}}, {"b", {compute(0.8)}}, {"comm", {coll(0)}}};
+  const RunResult r = run_shared(p, 20, 100);
+  CHECK(r.lanes[0][0].end == 0.5);
+  CHECK(r.lanes[1][0].end == 1.0);
+  CHECK(r.lanes[2][0].end == 1.0);
+  CHECK(r.events == 3 + 2);
+}
+
 TEST_CASE("SM sharing: a share list of another length than the collectives' is rejected") {
   StepProgram p;
   p.collectives = {bytes_op(1e9)};
