@@ -140,10 +140,13 @@ void append_indented_json(std::string_view compact, std::size_t depth, std::stri
   // ": ". Strings (keys too) are copied as they are, escapes included.
   out.reserve(out.size() + compact.size() * 2);
   out.append(depth, ' ');
-  const auto newline = [&](std::size_t d) {
-    out += '\n';
-    out.append(d, ' ');
+  // ",\n" and the deepest indent seen so far: a line break with its indent is one append.
+  std::string breaks = ",\n" + std::string(depth + 16, ' ');
+  const auto line_break = [&](std::size_t d, bool comma) {
+    if (breaks.size() < d + 2) breaks.resize(d + 18, ' ');
+    out.append(breaks.data() + (comma ? 0 : 1), d + (comma ? 2 : 1));
   };
+  const auto newline = [&](std::size_t d) { line_break(d, false); };
   std::size_t d = depth;
   const std::size_t n = compact.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -172,11 +175,10 @@ void append_indented_json(std::string_view compact, std::size_t depth, std::stri
         out += c;
         break;
       case ',':
-        out += ',';
-        newline(d);
+        line_break(d, true);
         break;
       case ':':
-        out += ": ";
+        out.append(": ", 2);
         break;
       default: {  // a number or literal: copied up to the next character of the cases above
         std::size_t j = i + 1;
@@ -186,21 +188,6 @@ void append_indented_json(std::string_view compact, std::size_t depth, std::stri
       }
     }
   }
-}
-
-std::size_t json_value_length(std::string_view text) {
-  std::size_t depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"';) i += text[i] == '\\' ? 2 : 1;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return 0;
 }
 
 json parse_json_text(std::string_view text, const std::string& file) {
