@@ -834,6 +834,7 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(out.low->program.collectives);
+  net->expect_classes(out.low->program.collective_class, out.low->program.collective_classes);
   const CollectiveClasses classes(out.low->program);
   out.run =
       run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, classes, prof));
