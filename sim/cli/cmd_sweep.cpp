@@ -155,31 +155,76 @@ sweep::RunOptions run_options(const SweepArgs& a, const sweep::World& world,
   return opt;
 }
 
+// A sweep's CSV rows as its results arrive (in any order), appended to a scratch file and read
+// back by index: the CSV is written in scenario order without parsing each result again.
+class CsvRows {
+ public:
+  explicit CsvRows(std::size_t total)
+      : at_(total, {0, 0}), out_(scratch_.path(), std::ios::binary) {
+    if (!out_)
+      throw OutputError(scratch_.path(), "cannot open the sweep's scratch file for CSV rows");
+  }
+  void add(std::size_t index, const StepResult& r) {
+    const std::string row = report::csv_row(report::view_of(r));
+    at_[index] = {written_, row.size()};
+    out_.write(row.data(), static_cast<std::streamsize>(row.size()));
+    written_ += row.size();
+  }
+  bool has(std::size_t index) const { return at_[index].second > 0; }
+  // The row of `index` (has(index)); the text stays valid until the next call.
+  std::string_view row(std::size_t index) {
+    if (!in_.is_open()) {
+      out_.flush();
+      if (!out_) throw OutputError(scratch_.path(), "writing the sweep's CSV rows failed");
+      in_.open(scratch_.path(), std::ios::binary);
+    }
+    const auto [offset, length] = at_[index];
+    buf_.resize(length);
+    in_.seekg(static_cast<std::streamoff>(offset));
+    if (!in_.read(buf_.data(), static_cast<std::streamsize>(length)))
+      throw std::runtime_error("the sweep's CSV rows file lost a row it had written");
+    return buf_;
+  }
+
+ private:
+  ScratchFile scratch_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> at_;  // per index: offset, length (0: none)
+  std::ofstream out_;
+  std::ifstream in_;
+  std::uint64_t written_ = 0;
+  std::string buf_;
+};
+
 // What this process ran: its outcome (under MPI with the results themselves, which travel to rank
-// 0) and, in a single process, where each result's line starts in the partial file (0: none).
+// 0) and, in a single process, where each result's line starts in the partial file (0: none) and,
+// with --csv, each result's CSV row.
 struct RankRun {
   sweep::RankOutcome outcome;
   std::vector<std::uint64_t> line_offset;
+  std::unique_ptr<CsvRows> csv_rows;  // with --csv, in a single process
 };
 
 // Runs this rank's share of the scenarios. Under MPI a failure is kept in the outcome, for rank 0
 // to report after the gather; alone it throws.
 RankRun run_rank_share(std::size_t total, const sweep::ScenarioAt& scenario_at,
                        const std::vector<std::size_t>& running, const sweep::World& world,
-                       sweep::RunOptions opt) {
+                       sweep::RunOptions opt, bool csv) {
   RankRun run;
   sweep::RankOutcome& mine = run.outcome;
   opt.invalid = &mine.invalid;  // a bad combination is listed; the valid scenarios still run
   run.line_offset.assign(world.size > 1 ? 0 : total, 0);
   if (world.size > 1) mine.results.resize(total);
+  if (csv && world.size == 1) run.csv_rows = std::make_unique<CsvRows>(total);
   try {
     sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(running, world),
                          sweep::simulate_runner(), opt,
                          [&](std::size_t i, StepResult&& r, std::uint64_t offset) {
-                           if (world.size > 1)
+                           if (world.size > 1) {
                              mine.results[i] = std::move(r);
-                           else
-                             run.line_offset[i] = offset;
+                             return;
+                           }
+                           run.line_offset[i] = offset;
+                           if (run.csv_rows) run.csv_rows->add(i, r);
                          });
   } catch (const InputError& e) {
     if (!world.mpi) throw;
@@ -216,7 +261,7 @@ struct SweepScenarios {
 // from the gathered results.
 void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOutcome& all,
                      const std::vector<std::uint64_t>& line_offset, const std::string& partial_path,
-                     bool gathered) {
+                     bool gathered, CsvRows* csv_rows) {
   json axes_json = json::object();
   for (const auto& ax : sc.space.axes()) axes_json[ax.flag.substr(2)] = ax.values;
   std::ifstream partial;
@@ -262,12 +307,15 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
       ++next_invalid;
       continue;
     }
-    if (!gathered && !csv_file && !table && line_offset[i] != 0) {
-      // The result's text as the partial file holds it, re-indented: no parse. A text with a
-      // null (a non-finite number) takes the checked way below.
+    if (!gathered && !table && line_offset[i] != 0 &&
+        (!csv_file || (csv_rows && csv_rows->has(i)))) {
+      // The result's text as the partial file holds it, re-indented, and its CSV row as it was
+      // made from the result: no parse. A text with a null (a non-finite number) takes the
+      // checked way below.
       const std::string_view text = sweep::partial_result_text(partial, line_offset[i], line);
       if (text.find("null") == std::string_view::npos) {
         doc.add_text(text);
+        if (csv_file) csv_file->write(csv_rows->row(i));
         continue;
       }
     }
@@ -312,7 +360,7 @@ void run_sweep_command(SweepArgs& a) {
   if (world.rank == 0) report_ignored(ignored);
   std::optional<ScratchFile> scratch;
   const sweep::RunOptions opt = run_options(a, world, scratch);
-  RankRun run = run_rank_share(total, scenario_at, running, world, opt);
+  RankRun run = run_rank_share(total, scenario_at, running, world, opt, !a.csv.empty());
   sweep::RankOutcome all =
       world.size > 1 ? sweep::gather_outcomes(run.outcome, total, world) : std::move(run.outcome);
   if (world.rank != 0) return;  // rank 0 reports and writes
@@ -325,7 +373,7 @@ void run_sweep_command(SweepArgs& a) {
                  sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
   if (written == 0) throw invalid_error(a, all.invalid, running.size());  // nothing to write
   write_documents(a, {space, scenario_at, running, ignored}, all, run.line_offset, opt.partial_path,
-                  world.size > 1);
+                  world.size > 1, run.csv_rows.get());
   if (!a.out.empty()) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);

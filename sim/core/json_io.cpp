@@ -132,75 +132,99 @@ constexpr std::array<bool, 256> kStructural = [] {
   return t;
 }();
 
+// Text appended to a string through a cursor into its buffer, grown on demand: a copy or a line
+// break is one bounds check and a memcpy, not a string append each.
+class Appender {
+ public:
+  Appender(std::string& out, std::size_t expect) : out_(out), used_(out.size()) {
+    out_.resize(used_ + expect);
+  }
+  ~Appender() { out_.resize(used_); }
+  Appender(const Appender&) = delete;
+  Appender& operator=(const Appender&) = delete;
+  void put(const char* s, std::size_t k) {
+    room(k);
+    std::memcpy(out_.data() + used_, s, k);
+    used_ += k;
+  }
+  void put(char c) {
+    room(1);
+    out_[used_++] = c;
+  }
+  void spaces(std::size_t k) {
+    room(k);
+    std::memset(out_.data() + used_, ' ', k);
+    used_ += k;
+  }
+
+ private:
+  void room(std::size_t k) {
+    if (out_.size() - used_ < k) out_.resize(std::max(out_.size() * 2, used_ + k));
+  }
+  std::string& out_;
+  std::size_t used_;
+};
+
 }  // namespace
 
 void append_indented_json(std::string_view compact, std::size_t depth, std::string& out) {
   // dump(1): an object or array opens a line per member at one more space, closes on a line of
   // its own at its depth, and is written "{}" / "[]" when empty; a member's key is followed by
   // ": ". Strings (keys too) are copied as they are, escapes included.
-  out.reserve(out.size() + compact.size() * 2);
-  out.append(depth, ' ');
+  Appender text(out, compact.size() * 2 + depth);
+  text.spaces(depth);
   const auto newline = [&](std::size_t d) {
-    out += '\n';
-    out.append(d, ' ');
+    text.put('\n');
+    text.spaces(d);
   };
   std::size_t d = depth;
   const std::size_t n = compact.size();
+  const char* const s = compact.data();
   for (std::size_t i = 0; i < n; ++i) {
-    const char c = compact[i];
+    const char c = s[i];
     switch (c) {
-      case '"': {
+      case '"': {  // to the closing quote: the next quote without a backslash before it
         std::size_t j = i + 1;
-        while (j < n && compact[j] != '"') j += compact[j] == '\\' ? 2 : 1;
-        out.append(compact.substr(i, j + 1 - i));
+        const void* q = std::memchr(s + j, '"', n - j);
+        const std::size_t at = q ? static_cast<std::size_t>(static_cast<const char*>(q) - s) : n;
+        if (!std::memchr(s + j, '\\', at - j))
+          j = at;
+        else  // escapes: one character at a time
+          while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+        text.put(s + i, std::min(j + 1, n) - i);
         i = j;
         break;
       }
       case '{':
       case '[':
-        if (i + 1 < n && compact[i + 1] == (c == '{' ? '}' : ']')) {
-          out += c;
-          out += compact[++i];
+        if (i + 1 < n && s[i + 1] == (c == '{' ? '}' : ']')) {
+          text.put(s + i, 2);
+          ++i;
         } else {
-          out += c;
+          text.put(c);
           newline(++d);
         }
         break;
       case '}':
       case ']':
         newline(--d);
-        out += c;
+        text.put(c);
         break;
       case ',':
-        out += ',';
+        text.put(',');
         newline(d);
         break;
       case ':':
-        out += ": ";
+        text.put(": ", 2);
         break;
       default: {  // a number or literal: copied up to the next character of the cases above
         std::size_t j = i + 1;
-        while (j < n && !kStructural[static_cast<unsigned char>(compact[j])]) ++j;
-        out.append(compact.substr(i, j - i));
+        while (j < n && !kStructural[static_cast<unsigned char>(s[j])]) ++j;
+        text.put(s + i, j - i);
         i = j - 1;
       }
     }
   }
-}
-
-std::size_t json_value_length(std::string_view text) {
-  std::size_t depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"';) i += text[i] == '\\' ? 2 : 1;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return 0;
 }
 
 json parse_json_text(std::string_view text, const std::string& file) {

@@ -27,9 +27,6 @@ json parse_json_text(std::string_view text, const std::string& file);
 // indented by `depth` more spaces, appended to `out`: the text is re-indented without parsing it.
 // `compact` must be nlohmann's compact output of one value.
 void append_indented_json(std::string_view compact, std::size_t depth, std::string& out);
-// The length of the JSON value at the start of `text` (an object or an array, scanned by its
-// brackets outside strings), or 0 when it does not close.
-std::size_t json_value_length(std::string_view text);
 
 // A cursor into a JSON document that knows its file and path, for error messages.
 class JsonReader {

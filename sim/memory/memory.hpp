@@ -49,6 +49,9 @@ struct MemoryInputs {
   // Optional, the step's lowered fetch trace (same modules, checkpointing and reuse distance).
   // Null: estimate_memory derives it.
   const std::vector<FetchRun>* trace = nullptr;
+  // Optional, max_held_elems of that trace (the lowering's, LoweredStep::max_held_elems); < 0:
+  // estimate_memory computes it.
+  std::int64_t max_held_elems = -1;
   // Optional, the context's modules and parameter counts. Null: built afresh (the same values).
   ModuleCache* modules = nullptr;
 };

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -100,7 +102,37 @@ const UnitPlan& AnalyticNetwork::shape_plan(const CollectiveOp& op) {
   return shapes_.back().plan;
 }
 
+void AnalyticNetwork::expect_ops(std::span<const CollectiveOp> ops) {
+  expected_ops_ = ops;
+  op_class_ = {};
+  class_slots_.clear();
+}
+
+void AnalyticNetwork::expect_classes(std::span<const int> op_class, int classes) {
+  if (op_class.size() != expected_ops_.size()) return;  // not expect_ops' ops: no slots
+  op_class_ = op_class;
+  class_slots_.assign(static_cast<std::size_t>(std::max(0, classes)), ClassSlot{});
+}
+
 const AnalyticNetwork::Demand& AnalyticNetwork::op_demand(const CollectiveOp& op) {
+  const std::less<const CollectiveOp*> before;
+  if (op_class_.empty() || before(&op, expected_ops_.data()) ||
+      !before(&op, expected_ops_.data() + expected_ops_.size()))
+    return cached_demand(op);
+  const int c = op_class_[static_cast<std::size_t>(std::distance(expected_ops_.data(), &op))];
+  if (c < 0 || static_cast<std::size_t>(c) >= class_slots_.size()) return cached_demand(op);
+  ClassSlot& slot = class_slots_[static_cast<std::size_t>(c)];
+  const void* groups = &op.groups.get();
+  if (slot.demand && slot.kind == op.kind && slot.algorithm == op.algorithm &&
+      slot.nccl_algo == op.nccl_algo && slot.nccl_proto == op.nccl_proto &&
+      slot.bytes == op.bytes && slot.groups == groups)
+    return *slot.demand;
+  slot = ClassSlot{&cached_demand(op), op.kind,  op.algorithm, op.nccl_algo,
+                   op.nccl_proto,      op.bytes, groups};
+  return *slot.demand;
+}
+
+const AnalyticNetwork::Demand& AnalyticNetwork::cached_demand(const CollectiveOp& op) {
   if (const Demand* c = cache_.find(op)) return *c;
   Demand d;
   if (full_ && is_nccl_collective(op)) {  // NCCL's choice over the patterns, lowered and routed

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,11 @@ class AnalyticNetwork : public NetworkModel {
   const NetStats& stats() const override { return stats_; }
   double next_event_time() const override;
   void advance_to(double t) override;
+  void expect_ops(std::span<const CollectiveOp> ops) override;
+  // A start() of one of expect_ops' ops (the same object) finds its demand in its class's slot
+  // when the slot was filled for an op with the same kind, algorithms, bytes and group list
+  // object (what the demand is a function of), without the per-op cache's search.
+  void expect_classes(std::span<const int> op_class, int classes) override;
 
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);
@@ -70,6 +76,9 @@ class AnalyticNetwork : public NetworkModel {
   const Demand& op_demand(const CollectiveOp& op);
 
  private:
+  const Demand& cached_demand(const CollectiveOp& op);  // op_demand by the per-op cache
+
+ private:
   const UnitPlan& shape_plan(const CollectiveOp& op);
   // The segments of a per-byte plan at bytes; alone_s: the op's time alone (NCCL's choice).
   static void plan_segments(const UnitPlan& plan, const CollectiveOp& op,
@@ -90,7 +99,21 @@ class AnalyticNetwork : public NetworkModel {
   std::vector<std::int32_t> touched_;
   std::vector<Segment>* segments_out_ = nullptr;  // plan_time's phases, when asked for
   OpCache<Demand> cache_;                         // per op
-  std::shared_ptr<FabricPlans> shared_;           // not full mode
+  // expect_ops' ops, their classes, and per class the demand last found with what it was found
+  // for.
+  struct ClassSlot {
+    const Demand* demand = nullptr;
+    CollKind kind{};
+    Algorithm algorithm{};
+    NcclAlgo nccl_algo{};
+    NcclProto nccl_proto{};
+    double bytes = 0;
+    const void* groups = nullptr;
+  };
+  std::span<const CollectiveOp> expected_ops_;
+  std::span<const int> op_class_;
+  std::vector<ClassSlot> class_slots_;
+  std::shared_ptr<FabricPlans> shared_;  // not full mode
   // This network's own copies of the plans it used, one per shape (kind, algorithm, groups): no
   // lock per start.
   struct Shape {

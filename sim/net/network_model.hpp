@@ -52,6 +52,12 @@ class NetworkModel : public Model {
   // The ops a run will start, told before the first (the flow tier folds only when all of them
   // are invariant under the cluster's block rotation, folding.hpp). Optional.
   virtual void expect_ops(std::span<const CollectiveOp> ops) { (void)ops; }
+  // After expect_ops: a class per op of those ops (StepProgram::collective_class), equal ops
+  // sharing one, so that a model keeping per-op results finds an op's by its class. Optional.
+  virtual void expect_classes(std::span<const int> op_class, int classes) {
+    (void)op_class;
+    (void)classes;
+  }
 };
 
 // How a tier computes, apart from what it models: each fast path can be switched off to run the

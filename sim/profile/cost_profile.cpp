@@ -520,7 +520,6 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
   // and a suffix: "polaris-a100-measured") wins over one that is not (the DGX A100 40GB and
   // Polaris share a GPU but not a network); then a measured one over a derived one; among
   // equals, the first listed.
-  std::string shipped;  // the profiles seen, for the error
   std::shared_ptr<const CostProfile> first_match;
   int best = -1;
   const auto listed = shipped_list(files);
@@ -535,9 +534,13 @@ std::shared_ptr<const CostProfile> shared_select_cost_profile(const std::string&
         first_match = p;
       }
     }
-    (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
   }
   if (first_match) return first_match;
+  std::string shipped;  // the profiles seen, for the error
+  for (const auto& path : *listed) {
+    std::shared_ptr<const CostProfile> p = shared_cost_profile(path, files);
+    (shipped += shipped.empty() ? "" : ", ") += p->name + " (" + p->gpu_model + ")";
+  }
   throw InputError(
       "<command line>", "--profile",
       fmt::format("no shipped cost profile matches GPU model '{}' (shipped: {}); pass --profile "

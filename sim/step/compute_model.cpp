@@ -99,6 +99,14 @@ ComputeTerms backward_terms(const Module& m, const CostProfile& p, AttentionImpl
   return pass_terms(m, p, attention, true);
 }
 
+bool same_compute_shape(const Module& a, const Module& b) {
+  return a.attention_flops == b.attention_flops && a.attention_seq == b.attention_seq &&
+         a.memory == b.memory && a.gemms.size() == b.gemms.size() &&
+         std::equal(
+             a.gemms.begin(), a.gemms.end(), b.gemms.begin(),
+             [](const Gemm& x, const Gemm& y) { return x.m == y.m && x.n == y.n && x.k == y.k; });
+}
+
 double optimizer_time(double shard_params, const CostProfile& p) {
   return (kAdamBytesPerParam + kClipBytesPerParam) * shard_params / p.optimizer_Bps;
 }

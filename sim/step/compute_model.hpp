@@ -39,6 +39,10 @@ double attention_executed_flops(const Module& m, AttentionImpl attention);
 
 ComputeTerms forward_terms(const Module& m, const CostProfile& p, AttentionImpl attention);
 ComputeTerms backward_terms(const Module& m, const CostProfile& p, AttentionImpl attention);
+// Whether two modules have the same forward_terms and backward_terms on every profile: the same
+// GEMM shapes in order, attention core and memory-bound kernels (all these terms read). A model's
+// layers repeat a few shapes, so their terms and times are computed once per shape.
+bool same_compute_shape(const Module& a, const Module& b);
 
 // The optimizer step over `shard_params` parameters: Adam's bytes plus gradient-norm clipping's
 // (a read of every FP32 gradient for the norm, then a read and write to scale it: 12 bytes per

@@ -134,6 +134,8 @@ struct LoweredStep {
   // The most gathered elements live at once: a run's held weights (its own and those kept for a
   // later run) plus those in flight after its hook, at the same run.
   std::int64_t live_elems = 0;
+  // The most of held_elems(trace, modules) over the runs (max_held_elems; 0 without a trace).
+  std::int64_t max_held_elems = 0;
   // Stage 3's largest all_gather_coalesced call: its elements and, under qwZ, the FP32 scales its
   // INT8 gather brings over the whole shard group (the memory model's receive buffers).
   std::int64_t largest_call_elems = 0;

@@ -66,6 +66,7 @@ class DeepSpeedLowering : ProgramBuilder {
                                      qgz_divisibility_fallback(st_.deepspeed_version));
     out_.trace = fetch_trace(*out_.modules, s_.checkpointing, st_.max_reuse_distance);
     held_ = held_elems(out_.trace, *out_.modules);
+    out_.max_held_elems = held_.empty() ? 0 : *std::max_element(held_.begin(), held_.end());
     // Generous capacities: a module emits <= 6 ops per stream in each of its forward, recompute
     // and backward runs, a bucket's tensor <= 7 per chunk.
     std::size_t B = 0;  // the buckets' tensors

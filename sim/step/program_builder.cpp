@@ -1,5 +1,7 @@
 #include "sim/step/program_builder.hpp"
 
+#include "sim/step/compute_model.hpp"
+
 namespace zerosim::lowering {
 
 void ModuleTimes::reset(const std::vector<Module>& modules, const CostProfile& prof,
@@ -14,12 +16,7 @@ void ModuleTimes::reset(const std::vector<Module>& modules, const CostProfile& p
 std::pair<double, double> ModuleTimes::compute(int i) {
   const Module& m = (*modules_)[static_cast<std::size_t>(i)];
   for (const auto& [proto, pt] : shapes_)
-    if (proto->attention_flops == m.attention_flops && proto->attention_seq == m.attention_seq &&
-        proto->memory == m.memory && proto->gemms.size() == m.gemms.size() &&
-        std::equal(
-            m.gemms.begin(), m.gemms.end(), proto->gemms.begin(),
-            [](const Gemm& a, const Gemm& b) { return a.m == b.m && a.n == b.n && a.k == b.k; }))
-      return pt;
+    if (same_compute_shape(*proto, m)) return pt;
   shapes_.emplace_back(
       &m, std::pair{forward_time(m, *prof_, attention_), backward_time(m, *prof_, attention_)});
   return shapes_.back().second;

@@ -602,6 +602,7 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;
   mi.trace = &low.trace;
+  mi.max_held_elems = low.max_held_elems;
   mi.modules = &modules;
   return estimate_memory(mi);
 }
@@ -759,7 +760,8 @@ OffloadResult offload_result(const Resolved& r, const LoweredStep& low) {
 }
 
 // The step's compute and recompute by kernel class: every module pass the program runs, priced
-// by the compute model as the lowering priced its op.
+// by the compute model as the lowering priced its op. Each distinct module shape's terms are
+// computed once (same_compute_shape), and added per module in module order.
 ComputeTerms compute_kernel_terms(const LoweredStep& low, const CostProfile& prof,
                                   AttentionImpl attention) {
   const std::vector<Module>& mods = *low.modules;
@@ -768,11 +770,26 @@ ComputeTerms compute_kernel_terms(const LoweredStep& low, const CostProfile& pro
     auto& r = runs[static_cast<std::size_t>(op.module)];
     ++(op.backward ? r.second : r.first);
   }
+  struct ShapeTerms {
+    const Module* proto;
+    std::optional<ComputeTerms> forward, backward;
+  };
+  std::vector<ShapeTerms> shapes;
   ComputeTerms total;
   for (std::size_t i = 0; i < mods.size(); ++i) {
-    if (runs[i].first > 0) total += forward_terms(mods[i], prof, attention).scaled(runs[i].first);
-    if (runs[i].second > 0)
-      total += backward_terms(mods[i], prof, attention).scaled(runs[i].second);
+    if (runs[i].first == 0 && runs[i].second == 0) continue;
+    auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const ShapeTerms& s) {
+      return same_compute_shape(*s.proto, mods[i]);
+    });
+    if (shape == shapes.end()) shape = shapes.insert(shapes.end(), ShapeTerms{&mods[i], {}, {}});
+    if (runs[i].first > 0) {
+      if (!shape->forward) shape->forward = forward_terms(mods[i], prof, attention);
+      total += shape->forward->scaled(runs[i].first);
+    }
+    if (runs[i].second > 0) {
+      if (!shape->backward) shape->backward = backward_terms(mods[i], prof, attention);
+      total += shape->backward->scaled(runs[i].second);
+    }
   }
   return total;
 }
@@ -817,6 +834,7 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   std::shared_ptr<FabricPlans> plans = context.plans().get(topo, prof);
   auto net = make_network_model(sc.tier, engine, topo, prof, plans, context.modes().network);
   net->expect_ops(out.low->program.collectives);
+  net->expect_classes(out.low->program.collective_class, out.low->program.collective_classes);
   const CollectiveClasses classes(out.low->program);
   out.run =
       run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, classes, prof));

@@ -89,15 +89,17 @@ std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_
   partial.seekg(static_cast<std::streamoff>(line_offset));
   if (!std::getline(partial, line))
     throw std::runtime_error("the sweep's partial file lost a result it had written");
-  // partial_line's text: {"index":I,"result":{...},"scenario":{...}}
-  constexpr std::string_view kKey = ",\"result\":";
-  const std::size_t at = line.find(kKey);
-  const std::string_view rest = at == std::string::npos
-                                    ? std::string_view()
-                                    : std::string_view(line).substr(at + kKey.size());
-  const std::size_t length = json_value_length(rest);
-  if (length == 0) throw std::runtime_error("the sweep's partial file holds a malformed result");
-  return rest.substr(0, length);
+  // partial_line's text: {"index":I,"result":{...},"scenario":{...}}. The scenario is a flat
+  // object whose keys are the schema's (none is "scenario"), and a string's quotes are escaped, so
+  // the last `,"scenario":{` is the line's own and the result ends just before it: no scan of the
+  // result's text.
+  constexpr std::string_view kResult = ",\"result\":", kScenario = ",\"scenario\":{";
+  const std::size_t at = line.find(kResult);
+  const std::size_t end = line.rfind(kScenario);
+  if (at == std::string::npos || end == std::string::npos || end < at + kResult.size() + 2 ||
+      line[at + kResult.size()] != '{' || line[end - 1] != '}')
+    throw std::runtime_error("the sweep's partial file holds a malformed result");
+  return std::string_view(line).substr(at + kResult.size(), end - at - kResult.size());
 }
 
 std::vector<std::string> partial_files_for(const std::string& out) {

@@ -58,6 +58,9 @@ std::string indented_dump(const nlohmann::json& j, std::size_t depth) {
 }  // namespace
 
 TEST_CASE("compact JSON re-indented equals dump(1) byte for byte, strings untouched") {
+  // Nested deeper than the indents the re-indenter keeps at first.
+  nlohmann::json deep = {{"leaf", 1}, {"list", {1, 2}}};
+  for (int level = 0; level < 30; ++level) deep = {{"a", deep}, {"b", level}};
   const nlohmann::json values[] = {
       nlohmann::json::parse(R"({"a": {}, "b": [], "c": [1, 2.5, -3e-7, true, false, null],
         "d": {"e": [{"f": "x"}, []], "g": {"h": {}}}, "s": "{[,:]} \"quoted\" \\ back\\slash",
@@ -66,19 +69,12 @@ TEST_CASE("compact JSON re-indented equals dump(1) byte for byte, strings untouc
       nlohmann::json::object(),
       nlohmann::json(1.0 / 3),
       nlohmann::json("a string"),
-      nlohmann::json::parse(R"([[[]], [{}], {"x": [1]}])")};
+      nlohmann::json::parse(R"([[[]], [{}], {"x": [1]}])"),
+      deep};
   for (const auto& j : values)
-    for (std::size_t depth : {0, 2, 5}) {
+    for (std::size_t depth : {0, 2, 5, 40}) {
       std::string out = "prefix";
       zerosim::append_indented_json(j.dump(), depth, out);
       CHECK(out == "prefix" + indented_dump(j, depth));
     }
-}
-
-TEST_CASE("json_value_length: an object or array ends at its closing bracket outside strings") {
-  using zerosim::json_value_length;
-  CHECK(json_value_length(R"({"a":"}]\"}"},"b":1})") == 13);
-  CHECK(json_value_length(R"([1,[2,{"x":[]}]]tail)") == 16);
-  CHECK(json_value_length(R"({"open":[)") == 0);
-  CHECK(json_value_length("") == 0);
 }

@@ -129,3 +129,43 @@ TEST_CASE("concurrent ring collectives, staggered: the analytic tier within 1% o
       }
     }
 }
+
+TEST_CASE("ops found by their class's slot cost what the per-op cache gives, wrong classes too") {
+  // expect_classes only says where to look: an op whose class slot holds another op's demand
+  // (another size, kind or group list) is found by the per-op cache instead.
+  const Topology topo = cluster("dgx2-v100", 4, 1);
+  const CostProfile prof = profile("dgx2-v100");
+  const GroupList world = world_group(topo);
+  const GroupList nodes = intra_node_groups(topo, topo.gpus_per_node());
+  const CollectiveOp ag = op(CollKind::AllGather, world, 64.0 * (1 << 20));
+  const std::vector<CollectiveOp> ops = {ag,
+                                         ag,
+                                         op(CollKind::ReduceScatter, world, 32.0 * (1 << 20)),
+                                         ag,
+                                         op(CollKind::AllGather, world, 128.0 * (1 << 20)),
+                                         op(CollKind::AllGather, nodes, 1 << 20)};
+  const std::vector<double> at = {0, 1e-4, 2e-4, 5e-3, 5e-3, 6e-3};
+  const auto run_with = [&](const std::vector<int>* classes, int count) {
+    Engine e;
+    AnalyticNetwork net(e, topo, prof);
+    e.add_model(&net);
+    net.expect_ops(ops);
+    if (classes) net.expect_classes(*classes, count);
+    std::vector<double> done(ops.size(), -1);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      e.schedule_at(at[i], [&, i] { net.start(ops[i], [&, i] { done[i] = e.now(); }); });
+    e.run();
+    return std::pair{done, net.stats()};
+  };
+  const auto plain = run_with(nullptr, 0);
+  const std::vector<int> right = {0, 0, 1, 0, 2, 3}, wrong = {0, 0, 0, 0, 0, 0},
+                         outside = {0, 7, -1, 0, 1, 1};
+  for (const auto* classes : {&right, &wrong, &outside}) {
+    const auto got = run_with(classes, 4);
+    CHECK(got.first == plain.first);  // bit for bit
+    CHECK(got.second.inter_node_bytes == plain.second.inter_node_bytes);
+    CHECK(got.second.intra_node_bytes == plain.second.intra_node_bytes);
+    CHECK(got.second.flows == plain.second.flows);
+  }
+  for (const double t : plain.first) CHECK(t > 0);
+}

@@ -12,6 +12,8 @@
 #include "../support/input_error.hpp"
 #include "sim/report/result_view.hpp"
 #include "sim/report/tables.hpp"
+#include "sim/step/simulate.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 using namespace zerosim;
 using namespace zerosim::report;
@@ -122,4 +124,29 @@ TEST_CASE("runs of one strategy with other bits, hpZ groups or checkpointing are
   CHECK(render_csv({other_attention}) != render_csv({v}));
   const std::vector<const ResultView*> both = {&v, &plain, &v};
   CHECK(distinct_strategies(both).size() == 2u);
+}
+
+TEST_CASE("a result's CSV row made from it equals the row of its JSON read back") {
+  // `zerosim sweep --csv` makes each row from the result as it is simulated; the row must be
+  // the one the result's JSON text (the sweep's document) reads back to.
+  std::vector<Scenario> scenarios =
+      sweep::expand(Scenario{}, {{"--cluster", {"dgx2-v100"}},
+                                 {"--nodes", {"2"}},
+                                 {"--model", {"gpt-18b"}},
+                                 {"--strategy", {"zero3", "zeropp", "zero3+qgz"}},
+                                 {"--tokens-per-gpu", {"1024"}},
+                                 {"--grad-accum", {"1", "3"}},
+                                 {"--tier", {"analytic"}}});
+  Scenario offload = scenarios.front();
+  offload.deepspeed = std::string(ZEROSIM_SOURCE_DIR) +
+                      "/workloads/deepspeed/published/accelerate-zero_stage3_offload_config.json";
+  scenarios.push_back(offload);
+  for (const Scenario& s : scenarios) {
+    CAPTURE(s.strategy);
+    CAPTURE(s.deepspeed);
+    const StepResult r = simulate(s);
+    const json text = parse_json_text(to_json(r).dump(), "r.json");
+    const StepResult back = step_result_from_json(JsonReader(text, "r.json"));
+    CHECK(csv_row(view_of(r)) == csv_row(view_of(back)));
+  }
 }

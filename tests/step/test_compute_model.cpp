@@ -193,6 +193,41 @@ TEST_CASE("MPT's unpad / pad copies around FlashAttention: bytes and kernels, fl
   }
 }
 
+TEST_CASE("modules of one compute shape have the same terms; a changed GEMM is another shape") {
+  // same_compute_shape lets the step's kernel terms and the lowering's times be computed once per
+  // shape: it must imply equal terms, bit for bit.
+  for (const char* model : {"gpt-18b", "llama-3-8b", "mpt-7b"})
+    for (const char* prof_name : {"dgx2-v100", "dgx-h100"})
+      for (const AttentionImpl attention : {AttentionImpl::Eager, AttentionImpl::Flash}) {
+        CAPTURE(model);
+        CAPTURE(prof_name);
+        const ModelShape shape = load_model(model);
+        const std::vector<Module> mods = build_modules(shape, 2048, 1024);
+        const CostProfile p = profile(prof_name);
+        std::size_t shared = 0, distinct = 0;
+        for (std::size_t i = 0; i < mods.size(); ++i)
+          for (std::size_t j = 0; j < i; ++j) {
+            if (!same_compute_shape(mods[i], mods[j])) {
+              ++distinct;
+              continue;
+            }
+            ++shared;
+            CHECK(forward_terms(mods[i], p, attention) == forward_terms(mods[j], p, attention));
+            CHECK(backward_terms(mods[i], p, attention) == backward_terms(mods[j], p, attention));
+          }
+        CHECK(shared > 0u);  // the layers repeat
+        CHECK(distinct > 0u);
+      }
+  const std::vector<Module> mods = build_modules(load_model("gpt-18b"), 2048, 1024);
+  for (const Module& m : mods) {
+    CHECK(same_compute_shape(m, m));
+    if (m.gemms.empty()) continue;
+    Module other = m;
+    other.gemms.back().k += 1;
+    CHECK_FALSE(same_compute_shape(m, other));
+  }
+}
+
 TEST_CASE("optimizer: Adam's 28 and clipping's 12 bytes per shard parameter") {
   const CostProfile p = profile("dgx-a100");
   CHECK(optimizer_time(1e9, p) == Approx(40e9 / p.optimizer_Bps));

@@ -10,6 +10,7 @@
 
 #include "sim/profile/cost_profile.hpp"
 #include "sim/step/lowering_cache.hpp"
+#include "sim/strategy/fetch_trace.hpp"
 #include "sim/topology/cluster_cache.hpp"
 #include "sim/workload/transformer.hpp"
 #include "tests/step/gpt18b_setup.hpp"
@@ -58,6 +59,9 @@ void check_same(const LoweredStep& got, const LoweredStep& want) {
   CHECK(got.qgz_active == want.qgz_active);
   CHECK(got.optimizer_bytes == want.optimizer_bytes);
   CHECK(got.tokens == want.tokens);
+  // The memory model's held weights, kept by the lowering: those of its trace and modules.
+  CHECK(got.max_held_elems == want.max_held_elems);
+  CHECK(got.max_held_elems == max_held_elems(got.trace, *got.modules));
 }
 
 struct Case {
@@ -122,7 +126,8 @@ TEST_CASE("a step still held is not re-timed; other setups are lowered afresh") 
   StepSetup setup = gpt18b_setup("zeropp", 2048, 2048, 1);
   setup.strategy.hpz_size = 8;
   const auto held = cache.get(setup, *topo, prof);
-  const LoweredStep before = *held;
+  // A snapshot of the held step, compared after the cache's next call: a copy, not a reference.
+  const LoweredStep before = *held;  // NOLINT(performance-unnecessary-copy-initialization)
   setup.tokens = 4096;
   const auto other = cache.get(setup, *topo, prof);
   CHECK(other.get() != held.get());

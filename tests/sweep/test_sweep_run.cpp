@@ -248,6 +248,38 @@ TEST_CASE("results read back from the partial file by offset give the same sweep
   fs::remove_all(dir);
 }
 
+TEST_CASE("partial_result_text is the result's compact text, even with keys in its strings") {
+  // Strings of the result and of the scenario that hold the line's own keys: quotes escaped,
+  // they cannot end the result early.
+  std::vector<Scenario> s = grid();
+  s.resize(6);
+  s[1].cluster = R"(x","scenario":{"y)";
+  s[2].model = R"(},"scenario":{)";
+  const ScenarioRunner runner = [](const Scenario& sc, SimContext& context) {
+    StepResult r = testing::fake_runner(sc, context);
+    r.warnings.push_back(R"(a "quoted" ,"scenario":{"b":1} and ,"result":{)");
+    return r;
+  };
+  fs::path dir = temp_dir();
+  RunOptions opt;
+  opt.threads = 2;
+  opt.partial_path = (dir / "text.json.partial").string();
+  std::vector<std::uint64_t> offset(s.size(), 0);
+  run_scenarios(
+      s.size(), [&](std::size_t i) { return s[i]; }, all_indices(s.size()), runner, opt,
+      [&](std::size_t i, StepResult&&, std::uint64_t at) { offset[i] = at; });
+  std::ifstream in(opt.partial_path, std::ios::binary);
+  std::string line;
+  SimContext context;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(offset[i] > 0u);
+    CHECK(partial_result_text(in, offset[i], line) == to_json(runner(s[i], context)).dump());
+    CHECK(partial_result_at(in, offset[i]) == to_json(runner(s[i], context)));
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("resolve_threads") {
   CHECK(resolve_threads(5, 4) == 5);
   CHECK(resolve_threads(0, 1) >= 1);
