@@ -186,10 +186,10 @@ MemoryEstimate estimate_memory(const MemoryInputs& in) {
   double held = 0;
   if (s.stage == 3)
     held = static_cast<double>(
-        in.trace && in.max_held_elems >= 0 ? in.max_held_elems
-        : in.trace                         ? max_held_elems(*in.trace, modules)
-                   : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
-                                    modules));
+        in.max_held_elems >= 0
+            ? in.max_held_elems
+            : max_held_elems(fetch_trace(modules, in.checkpointing, s.max_reuse_distance),
+                             modules));
   // qwZ's INT8 receive buffers and their FP32 scales: the gathers in flight and the one being
   // dequantized (the largest all_gather_coalesced call, the lowering's; else the largest
   // module), each freed once dequantized; the scales at that gather's share (qwz_scale_bytes

@@ -13,7 +13,6 @@
 
 #include "sim/core/json_io.hpp"
 #include "sim/strategy/buckets.hpp"
-#include "sim/strategy/fetch_trace.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/module_cache.hpp"
@@ -46,11 +45,9 @@ struct MemoryInputs {
   // Optional, the step's lowered buckets (same modules and bucket rule): saves building them again.
   // Null: estimate_memory derives them.
   const std::vector<GradBucket>* buckets = nullptr;
-  // Optional, the step's lowered fetch trace (same modules, checkpointing and reuse distance).
-  // Null: estimate_memory derives it.
-  const std::vector<FetchRun>* trace = nullptr;
-  // Optional, max_held_elems of that trace (the lowering's, LoweredStep::max_held_elems); < 0:
-  // estimate_memory computes it.
+  // Optional, the most gathered weights a stage-3 run holds (max_held_elems of the step's fetch
+  // trace: the lowering's LoweredStep::max_held_elems). < 0: estimate_memory derives the trace
+  // (same modules, checkpointing and reuse distance) and computes it.
   std::int64_t max_held_elems = -1;
   // Optional, the context's modules and parameter counts. Null: built afresh (the same values).
   ModuleCache* modules = nullptr;

@@ -77,8 +77,6 @@ class AnalyticNetwork : public NetworkModel {
 
  private:
   const Demand& cached_demand(const CollectiveOp& op);  // op_demand by the per-op cache
-
- private:
   const UnitPlan& shape_plan(const CollectiveOp& op);
   // The segments of a per-byte plan at bytes; alone_s: the op's time alone (NCCL's choice).
   static void plan_segments(const UnitPlan& plan, const CollectiveOp& op,

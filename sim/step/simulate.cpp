@@ -483,7 +483,6 @@ void resolve_batch(const Scenario& sc, Resolved& r) {
 double schedule_free_bytes(const Resolved& r, ModuleCache& modules, int world) {
   const StepSetup& setup = r.setup;
   const std::vector<GradBucket> no_buckets;
-  const std::vector<FetchRun> no_trace;
   MemoryInputs mi;
   mi.model = &setup.model;
   mi.strategy = &setup.strategy;
@@ -499,7 +498,7 @@ double schedule_free_bytes(const Resolved& r, ModuleCache& modules, int world) {
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &no_buckets;
-  mi.trace = &no_trace;
+  mi.max_held_elems = 0;  // the gathered weights follow the schedule: not counted here
   mi.modules = &modules;
   const MemoryEstimate e = estimate_memory(mi);
   constexpr const char* kScheduled[] = {"gathered_params", "grad_buckets", "quant_buffers",
@@ -601,7 +600,6 @@ MemoryEstimate memory_of(const Resolved& r, const LoweredStep& low, ModuleCache&
   mi.capacity_bytes = static_cast<double>(r.prof->memory_bytes);
   mi.reserved_bytes = r.prof->memory_reserved_bytes;
   mi.buckets = &low.buckets;
-  mi.trace = &low.trace;
   mi.max_held_elems = low.max_held_elems;
   mi.modules = &modules;
   return estimate_memory(mi);
