@@ -48,6 +48,13 @@ namespace zerosim {
     sift_down(i, last);
 }
 
+void Engine::start_at(double t) {
+  if (seq_ != 0 || events_ != 0 || !(t >= now_))
+    throw std::logic_error("Engine::start_at: the engine has run, or time " + std::to_string(t) +
+                           " is before now " + std::to_string(now_));
+  now_ = t;
+}
+
 Engine::EventId Engine::schedule_at(double t, Callback cb) {
   if (!(t >= now_)) {  // also rejects NaN
     throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +

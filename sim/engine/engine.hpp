@@ -33,6 +33,9 @@ class Engine {
   };
 
   double now() const { return now_; }
+  // Sets the clock of an engine that has not scheduled anything yet (a run resumed from a
+  // snapshot starts where the snapshot's run was). Throws logic_error otherwise or for t < now().
+  void start_at(double t);
   // Schedules cb at time t >= now(). Events at equal times run in insertion order.
   EventId schedule_at(double t, Callback cb);
   EventId schedule_after(double dt, Callback cb) { return schedule_at(now_ + dt, std::move(cb)); }

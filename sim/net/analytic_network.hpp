@@ -53,6 +53,10 @@ class AnalyticNetwork : public NetworkModel {
   // when the slot was filled for an op with the same kind, algorithms, bytes and group list
   // object (what the demand is a function of), without the per-op cache's search.
   void expect_classes(std::span<const int> op_class, int classes) override;
+  // Idle: every job ended. What an ended job leaves (a free slot, the time of the last settle) does
+  // not change what later jobs do.
+  bool idle() const override { return free_jobs_.size() == jobs_.size(); }
+  void resume_stats(const NetStats& s) override { stats_ = s; }
 
   // Time of one lowered plan; accumulates stats.
   double plan_time(const CollectivePlan& plan);

@@ -21,6 +21,10 @@ namespace {
 
 std::pair<double, NetStats> NetworkModel::cost(const CollectiveOp&) { not_contention_free(*this); }
 void NetworkModel::account(const NetStats&) { not_contention_free(*this); }
+void NetworkModel::resume_stats(const NetStats&) {
+  throw std::logic_error(std::string("network model '") + name() +
+                         "' cannot say it is idle: a run cannot resume on it");
+}
 
 std::unique_ptr<NetworkModel> make_network_model(NetworkTier tier, Engine& engine,
                                                  const Topology& topo, const CostProfile& profile,

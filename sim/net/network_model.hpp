@@ -52,6 +52,13 @@ class NetworkModel : public Model {
   // The ops a run will start, told before the first (the flow tier folds only when all of them
   // are invariant under the cluster's block rotation, folding.hpp). Optional.
   virtual void expect_ops(std::span<const CollectiveOp> ops) { (void)ops; }
+  // A run resumed from a snapshot (step_program.hpp RunSnapshot) replaces the model it left by a
+  // fresh one. idle(): no collective is live and nothing but stats() and caches remains of the
+  // collectives run, so a fresh model whose stats go on from these (resume_stats, before its
+  // first start) runs on exactly as this one would. Models that cannot say so answer false.
+  virtual bool idle() const { return false; }
+  virtual void resume_stats(const NetStats& s);
+
   // After expect_ops: a class per op of those ops (StepProgram::collective_class), equal ops
   // sharing one, so that a model keeping per-op results finds an op's by its class. Optional.
   virtual void expect_classes(std::span<const int> op_class, int classes) {

@@ -166,7 +166,8 @@ namespace {
 
 class Runner {
  public:
-  Runner(const StepProgram& p, Engine& e, NetworkModel& net, const SmShare& share)
+  Runner(const StepProgram& p, Engine& e, NetworkModel& net, const SmShare& share,
+         int capture_event = -1, RunSnapshot* snapshot = nullptr)
       : p_(p),
         e_(e),
         net_(net),
@@ -180,18 +181,66 @@ class Runner {
         recorded_(static_cast<std::size_t>(std::max(0, p.event_count)), 0),
         wait_head_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
         wait_tail_(static_cast<std::size_t>(std::max(0, p.event_count)), -1),
-        wait_next_(p.streams.size(), -1) {}
+        wait_next_(p.streams.size(), -1),
+        parked_(p.streams.size(), 0),
+        capture_event_(capture_event),
+        snapshot_(snapshot) {}
 
+  // A run from the program's start.
   RunResult run() {
-    const double t0 = e_.now();
-    const std::uint64_t ev0 = e_.events_processed();
-    const NetStats net0 = net_.stats();
-    double end = t0;
+    t0_ = e_.now();
+    ev0_ = e_.events_processed();
+    net0_ = net_.stats();
     result_.lanes.resize(p_.streams.size());
+    for (std::size_t s = 0; s < p_.streams.size(); ++s) ready_.push_back(s);
+    return finish();
+  }
+
+  // The run that goes on from `from` (resume_program has checked that it may). The streams the
+  // snapshot's program ran to their end stand here at a Wait: parking, for an event not recorded
+  // yet; waking, for the snapshot's event (its Record woke them).
+  RunResult resume(const RunSnapshot& from, const std::vector<std::size_t>& parking,
+                   const std::vector<std::size_t>& waking) {
+    t0_ = from.t0;
+    ev0_ = e_.events_processed();
+    net0_ = from.net0;
+    carried_events_ = from.events;
+    net_.resume_stats(from.net);
+    result_.lanes = from.lanes;
+    pc_ = from.pc;
+    std::copy(from.recorded.begin(), from.recorded.end(), recorded_.begin());
+    std::copy(from.wait_head.begin(), from.wait_head.end(), wait_head_.begin());
+    std::copy(from.wait_tail.begin(), from.wait_tail.end(), wait_tail_.begin());
+    wait_next_ = from.wait_next;
+    parked_ = from.parked;
+    park_clock_ = *std::max_element(parked_.begin(), parked_.end());
+    // Each joins its event's waiters where its arrival (when it ran out of ops there) puts it.
+    for (const std::size_t s : parking) {
+      const auto ev = static_cast<std::size_t>(p_.streams[s].ops[pc_[s]].event);
+      int* link = &wait_head_[ev];
+      while (*link >= 0 && parked_[static_cast<std::size_t>(*link)] < parked_[s])
+        link = &wait_next_[static_cast<std::size_t>(*link)];
+      wait_next_[s] = *link;
+      *link = static_cast<int>(s);
+      if (wait_next_[s] < 0) wait_tail_[ev] = static_cast<int>(s);
+    }
+    // The Record woke its waiters in arrival order, after the streams ready before it.
+    ready_ = from.ready;
+    for (const std::size_t s : waking) {
+      auto at = ready_.end();
+      while (at - ready_.begin() > static_cast<std::ptrdiff_t>(ready_.size() - from.woken) &&
+             parked_[*(at - 1)] > parked_[s])
+        --at;
+      ready_.insert(at, s);
+    }
+    return finish();
+  }
+
+ private:
+  RunResult finish() {
     // Room for every op of a stream up front: a lane never grows while the engine runs.
     for (std::size_t s = 0; s < p_.streams.size(); ++s)
       result_.lanes[s].reserve(p_.streams[s].ops.size());
-    for (std::size_t s = 0; s < p_.streams.size(); ++s) ready_.push_back(s);
     drain();
     e_.run();
     for (std::size_t s = 0; s < p_.streams.size(); ++s) {
@@ -199,24 +248,81 @@ class Runner {
       validate_program(p_);  // a malformed op the run did not reach is reported first
       throw std::logic_error(deadlock_message(p_, s, pc_[s]));
     }
+    double end = t0_;
     for (const auto& lane : result_.lanes)  // a lane's ops end in order
       if (!lane.empty()) end = std::max(end, lane.back().end);
-    result_.makespan_s = end - t0;
-    result_.events = e_.events_processed() - ev0;
+    result_.makespan_s = end - t0_;
+    result_.events = carried_events_ + (e_.events_processed() - ev0_);
     const NetStats& n = net_.stats();
-    result_.net.inter_node_bytes = n.inter_node_bytes - net0.inter_node_bytes;
-    result_.net.intra_node_bytes = n.intra_node_bytes - net0.intra_node_bytes;
-    result_.net.flows = n.flows - net0.flows;
+    result_.net.inter_node_bytes = n.inter_node_bytes - net0_.inter_node_bytes;
+    result_.net.intra_node_bytes = n.intra_node_bytes - net0_.intra_node_bytes;
+    result_.net.flows = n.flows - net0_.flows;
     return std::move(result_);
   }
 
- private:
+  // At the capture event's Record: the state, if the run is quiescent (nothing pending on the
+  // engine, the network idle, no op running on the SMs) and no snapshot was taken yet.
+  void capture(std::size_t s, std::size_t woken) {
+    RunSnapshot& snap = *snapshot_;
+    if (snap.event >= 0 || e_.pending() != 0 || !net_.idle() ||
+        std::find(sharing_.begin(), sharing_.end(), 1) != sharing_.end())
+      return;
+    snap.event = capture_event_;
+    snap.woken = woken;
+    snap.t0 = t0_;
+    snap.now = e_.now();
+    snap.events = e_.events_processed() - ev0_;
+    snap.net0 = net0_;
+    snap.net = net_.stats();
+    snap.lanes = result_.lanes;
+    snap.pc = pc_;
+    snap.recorded = recorded_;
+    snap.wait_head = wait_head_;
+    snap.wait_tail = wait_tail_;
+    snap.wait_next = wait_next_;
+    snap.parked = parked_;
+    snap.ready.assign(1, s);
+    snap.ready.insert(snap.ready.end(), ready_.begin() + static_cast<std::ptrdiff_t>(drain_at_ + 1),
+                      ready_.end());
+    // The ops reached, and the collectives they start renumbered in order of first use.
+    const std::size_t S = p_.streams.size();
+    // Streams that stand at their op: parked at a Wait, or woken at it (the ready streams after
+    // this one, which goes on to its next op).
+    std::vector<char> standing(S, 0);
+    for (std::size_t i = 1; i < snap.ready.size(); ++i) standing[snap.ready[i]] = 1;
+    for (const int head : wait_head_)
+      for (int w = head; w >= 0; w = wait_next_[static_cast<std::size_t>(w)])
+        standing[static_cast<std::size_t>(w)] = 1;
+    std::vector<int> renumbered(p_.collectives.size(), -1);
+    snap.stream_names.resize(S);
+    snap.finished.assign(S, 0);
+    snap.reached.assign(S, {});
+    snap.collectives.clear();
+    for (std::size_t k = 0; k < S; ++k) {
+      const auto& ops = p_.streams[k].ops;
+      snap.stream_names[k] = p_.streams[k].name;
+      snap.finished[k] = pc_[k] >= ops.size();
+      const std::size_t upto = pc_[k] + (standing[k] && pc_[k] < ops.size() ? 1 : 0);
+      snap.reached[k].assign(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(upto));
+      for (StepOp& op : snap.reached[k]) {
+        if (op.kind != OpKind::Collective) continue;
+        int& n = renumbered[static_cast<std::size_t>(op.collective)];
+        if (n < 0) {
+          n = static_cast<int>(snap.collectives.size());
+          snap.collectives.push_back(p_.collectives[static_cast<std::size_t>(op.collective)]);
+        }
+        op.collective = n;
+      }
+    }
+    snap.event_count = p_.event_count;
+  }
+
   // FIFO over the ready list; re-entrant calls (a model that completes inside start()) only
   // enqueue.
   void drain() {
     if (draining_) return;
     draining_ = true;
-    for (std::size_t i = 0; i < ready_.size(); ++i) pump(ready_[i]);
+    for (drain_at_ = 0; drain_at_ < ready_.size(); ++drain_at_) pump(ready_[drain_at_]);
     ready_.clear();
     draining_ = false;
   }
@@ -239,10 +345,13 @@ class Runner {
       switch (op.kind) {
         case OpKind::Record: {
           recorded_[op.event] = 1;
+          const std::size_t ready_before = ready_.size();
           for (int w = wait_head_[op.event]; w >= 0; w = wait_next_[static_cast<std::size_t>(w)])
             ready_.push_back(static_cast<std::size_t>(w));
           wait_head_[op.event] = wait_tail_[op.event] = -1;
           ++pc_[s];
+          if (op.event == capture_event_ && snapshot_ != nullptr)
+            capture(s, ready_.size() - ready_before);
           break;
         }
         case OpKind::Wait:
@@ -251,6 +360,7 @@ class Runner {
             (tail >= 0 ? wait_next_[static_cast<std::size_t>(tail)] : wait_head_[op.event]) =
                 static_cast<int>(s);
             wait_next_[s] = -1;
+            parked_[s] = ++park_clock_;
             return;
           }
           ++pc_[s];
@@ -287,6 +397,7 @@ class Runner {
           return;
       }
     }
+    parked_[s] = ++park_clock_;  // ran out of ops
   }
 
   static bool on_sms(Category c) {
@@ -350,22 +461,94 @@ class Runner {
   // stream waits for one event at a time): no allocation per waiting stream.
   std::vector<int> wait_head_, wait_tail_, wait_next_;
   std::vector<std::size_t> ready_;
+  std::size_t drain_at_ = 0;  // the ready entry being pumped
   bool draining_ = false;
+  // Per stream, when it last parked at a Wait or ran out of ops, by park_clock_ (snapshots).
+  std::vector<std::uint64_t> parked_;
+  std::uint64_t park_clock_ = 0;
+  int capture_event_;
+  RunSnapshot* snapshot_;
+  double t0_ = 0;
+  std::uint64_t ev0_ = 0, carried_events_ = 0;
+  NetStats net0_;
   RunResult result_;
 };
 
-}  // namespace
+// An op of `program` equal to one a snapshot reached: what a run reads of it (labels aside).
+bool same_op(const StepProgram& program, const StepOp& x, const RunSnapshot& from,
+             const StepOp& y) {
+  if (x.kind != y.kind || x.category != y.category || !(x.duration_s == y.duration_s) ||
+      x.event != y.event)
+    return false;
+  if (x.kind != OpKind::Collective) return true;
+  if (x.collective < 0 || static_cast<std::size_t>(x.collective) >= program.collectives.size())
+    return false;
+  const CollectiveOp &c = program.collectives[static_cast<std::size_t>(x.collective)],
+                     &d = from.collectives[static_cast<std::size_t>(y.collective)];
+  return c.kind == d.kind && c.algorithm == d.algorithm && c.bytes == d.bytes &&
+         c.nccl_algo == d.nccl_algo && c.nccl_proto == d.nccl_proto && c.groups == d.groups;
+}
 
-RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
-                                const SmShare& share) {
-  // The ops are checked as the run reaches them (Runner::pump), the classes here.
+// resume_program's check that `program` begins as the snapshot's program did. The streams that
+// program ran to their end wait in `program` at their next op: parking, for an event not
+// recorded yet; waking, for the snapshot's own event.
+bool begins_as(const StepProgram& program, const RunSnapshot& from,
+               std::vector<std::size_t>& parking, std::vector<std::size_t>& waking) {
+  const std::size_t S = from.reached.size();
+  if (from.event < 0 || program.streams.size() != S || program.event_count < from.event_count)
+    return false;
+  for (std::size_t s = 0; s < S; ++s) {
+    const auto& ops = program.streams[s].ops;
+    const auto& reached = from.reached[s];
+    if (program.streams[s].name != from.stream_names[s] || reached.size() > ops.size())
+      return false;
+    for (std::size_t i = 0; i < reached.size(); ++i)
+      if (!same_op(program, ops[i], from, reached[i])) return false;
+    const std::size_t pc = from.pc[s];
+    if (!from.finished[s] || pc == ops.size()) continue;
+    // The snapshot's program had run s to its end; `program` has more: s has waited at its next
+    // op since, which must be a Wait for an event recorded by the snapshot's Record or not yet.
+    const StepOp& next = ops[pc];
+    if (next.kind != OpKind::Wait || next.event < 0 || next.event >= program.event_count)
+      return false;
+    const auto ev = static_cast<std::size_t>(next.event);
+    if (next.event == from.event)
+      waking.push_back(s);
+    else if (ev < from.recorded.size() && from.recorded[ev])
+      return false;  // it would not have waited
+    else
+      parking.push_back(s);
+  }
+  return true;
+}
+
+// The ops are checked as the run reaches them (Runner::pump), the classes and the share here.
+void validate_run(const StepProgram& program, const SmShare& share) {
   validate_classes(program);
   if (share.enabled() && share.collective_sms.size() != program.collectives.size())
     throw std::logic_error("run_program: SM share names " +
                            std::to_string(share.collective_sms.size()) + " collectives of " +
                            std::to_string(program.collectives.size()));
-  Runner runner(program, engine, network, share);
+}
+
+}  // namespace
+
+RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
+                                const SmShare& share, int capture_event, RunSnapshot* snapshot) {
+  validate_run(program, share);
+  Runner runner(program, engine, network, share, capture_event, snapshot);
   return runner.run();
+}
+
+std::optional<RunResult> resume_program(const StepProgram& program, const RunSnapshot& from,
+                                        Engine& engine, NetworkModel& network,
+                                        const SmShare& share) {
+  std::vector<std::size_t> parking, waking;
+  if (!begins_as(program, from, parking, waking)) return std::nullopt;
+  validate_run(program, share);
+  engine.start_at(from.now);
+  Runner runner(program, engine, network, share);
+  return runner.resume(from, parking, waking);
 }
 
 std::vector<OpTiming> completion_order(const RunResult& run) {
@@ -375,9 +558,13 @@ std::vector<OpTiming> completion_order(const RunResult& run) {
   });
 }
 
+bool runs_in_one_pass(const Engine& engine, const NetworkModel& network, const SmShare& share) {
+  return !share.enabled() && network.contention_free() && engine.pending() == 0;
+}
+
 RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network,
                       const SmShare& share) {
-  if (!share.enabled() && network.contention_free() && engine.pending() == 0)
+  if (runs_in_one_pass(engine, network, share))
     return run_program_direct(program, engine.now(), network);
   return run_program_on_engine(program, engine, network, share);
 }

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +111,38 @@ struct RunResult {
 // Every timed op of the run in completion order; ties by start, then stream.
 std::vector<OpTiming> completion_order(const RunResult& run);
 
+// A run's state where it is quiescent: no engine event pending, the network idle (no collective
+// live) and no op running, taken as a stream records the run's capture event. A program that
+// begins with the same ops goes on from there (resume_program) instead of running them again:
+// the second run of a step with one more micro-step (accumulation.hpp) repeats the first's
+// micro-step 0 up to the point where every stream is drained.
+struct RunSnapshot {
+  int event = -1;            // the Record it was taken at; -1: not taken
+  double t0 = 0, now = 0;    // the run's start; the clock when taken
+  std::uint64_t events = 0;  // engine events of the run up to here
+  NetStats net0, net;        // the network's stats when the run started and when taken
+  std::vector<std::vector<OpTiming>> lanes;
+  std::vector<std::size_t> pc;  // per stream: its next op
+  std::vector<char> recorded;
+  // Per event, the streams parked at a Wait for it in arrival order (a list through wait_next).
+  std::vector<int> wait_head, wait_tail, wait_next;
+  // Per stream: the order in which it last parked at a Wait or ran out of ops (0: never).
+  std::vector<std::uint64_t> parked;
+  // The streams to pump next, in order: the one that took the snapshot, then those ready before
+  // it recorded the event, then the `woken` ones its Record woke.
+  std::vector<std::size_t> ready;
+  std::size_t woken = 0;
+  // What resume_program compares a program with: per stream its name, whether the run had done
+  // all its ops, and the ops it had reached (those before its position and, for a stream parked
+  // or about to be pumped, the one it stands at); their collectives, by index into
+  // `collectives`; the program's event count.
+  std::vector<std::string> stream_names;
+  std::vector<char> finished;
+  std::vector<std::vector<StepOp>> reached;
+  std::vector<CollectiveOp> collectives;
+  int event_count = 0;
+};
+
 // SM sharing: an NCCL collective kernel holds one thread block, a whole SM, per channel
 // (enqueue.cc: the launch grid is the plan's channel count), so while collectives are live on the
 // rank its Compute and Kernel ops (GPU kernels; not host or copy-engine work) run on the SMs left
@@ -130,9 +163,28 @@ struct SmShare {
 RunResult run_program(const StepProgram& program, Engine& engine, NetworkModel& network,
                       const SmShare& share = {});
 
-// The event-driven execution: every timed op is an engine event.
+// Whether run_program takes the one-pass schedule (run_program_direct) rather than the engine.
+bool runs_in_one_pass(const Engine& engine, const NetworkModel& network, const SmShare& share);
+
+// The event-driven execution: every timed op is an engine event. With a snapshot to fill, the
+// run copies its state into it when a stream records capture_event at a quiescent point (a
+// network that is not idle() there, or a pending event, leaves it untaken: event -1).
 RunResult run_program_on_engine(const StepProgram& program, Engine& engine, NetworkModel& network,
-                                const SmShare& share = {});
+                                const SmShare& share = {}, int capture_event = -1,
+                                RunSnapshot* snapshot = nullptr);
+
+// The run of `program` that goes on from `from`, a snapshot of another program's run on an equal
+// network (same topology, profile, tier and SM sharing): the result is that of
+// run_program_on_engine on `program`, bit for bit. nullopt (nothing run) unless `program` begins
+// as the snapshot's program did: the same streams, the ops each had reached equal (kind,
+// category, duration, event, collective), and every stream that program had run to its end
+// standing in `program` at a Wait for an event not yet recorded or recorded by the snapshot's
+// Record (where it has waited since; the Record woke it).
+// `engine` must not have run: its clock is set to the snapshot's; `network` is fresh and takes
+// the snapshot's stats.
+std::optional<RunResult> resume_program(const StepProgram& program, const RunSnapshot& from,
+                                        Engine& engine, NetworkModel& network,
+                                        const SmShare& share = {});
 
 // One pass without events, for contention-free networks: a stream's op starts when its previous op
 // ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.cost

@@ -156,6 +156,11 @@ struct LoweredStep {
     bool backward = false;  // the backward time; else the forward time
   };
   std::vector<ModuleOp> module_ops;
+  // The event the compute stream records when micro-step 0 has ended and every stream it waits
+  // for is drained (-1: the lowering marks none). A run of the same step with more micro-steps
+  // begins with the same ops up to there, so it can go on from a snapshot of this step's run
+  // taken at that Record (step_program.hpp resume_program).
+  int first_micro_step_end = -1;
   std::vector<std::uint8_t> module_time_signs;  // per module: bit 0 forward > 0, bit 1 backward > 0
   std::int64_t tokens = 0;                      // what the durations are for
 };

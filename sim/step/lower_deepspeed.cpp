@@ -80,6 +80,7 @@ class DeepSpeedLowering : ProgramBuilder {
     int boundary = -1;
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
       boundary = micro_step(mu, boundary);
+      if (mu == 0) out_.first_micro_step_end = boundary;
     }
     const std::int64_t params = total_params();
     const auto psi = static_cast<double>(params);
@@ -641,15 +642,16 @@ class DeepSpeedLowering : ProgramBuilder {
     // DeepSpeed synchronises the reduction stream(s) at the end of each backward; under stage 3
     // the host blocks on it (stage3.py independent_gradient_partition_epilogue:
     // reduce_and_partition_stream.synchronize(), 0.10.0 and 0.19.5), so its dispatch of the next
-    // micro-step starts after it.
+    // micro-step starts after it: when the compute stream, which waits for the same streams,
+    // records the micro-step's end.
     for (const int stream : drained_) {
       const int ev = event();
       record(stream, ev);
       wait(kCompute, ev);
-      if (st_.stage >= 3) wait(host_stream(), ev);
     }
     const int done = event();
     record(kCompute, done);
+    if (st_.stage >= 3) wait(host_stream(), done);
     return done;
   }
 

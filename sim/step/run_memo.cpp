@@ -20,17 +20,28 @@ bool same_key(const RunMemo::Key& a, const RunMemo::Key& b) {
 
 }  // namespace
 
-std::optional<StepTiming> RunMemo::find(const Key& key) {
+std::list<RunMemo::Entry>::iterator RunMemo::lookup(const Key& key) {
   for (auto it = lru_.begin(); it != lru_.end(); ++it)
     if (same_key(it->key, key)) {
       lru_.splice(lru_.begin(), lru_, it);
-      return lru_.front().timing;
+      return lru_.begin();
     }
-  return std::nullopt;
+  return lru_.end();
 }
 
-void RunMemo::keep(Key key, const StepTiming& timing) {
-  lru_.push_front(Entry{std::move(key), timing});
+std::optional<StepTiming> RunMemo::find(const Key& key) {
+  const auto it = lookup(key);
+  if (it == lru_.end()) return std::nullopt;
+  return it->timing;
+}
+
+std::shared_ptr<const RunSnapshot> RunMemo::snapshot(const Key& key) {
+  const auto it = lookup(key);
+  return it == lru_.end() ? nullptr : it->snapshot;
+}
+
+void RunMemo::keep(Key key, const StepTiming& timing, std::shared_ptr<const RunSnapshot> snapshot) {
+  lru_.push_front(Entry{std::move(key), timing, std::move(snapshot)});
   if (lru_.size() > kEntries) lru_.pop_back();
 }
 

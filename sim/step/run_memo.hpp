@@ -7,8 +7,10 @@
 // StepSetup (the lowering's input, tokens and accumulation included), the cluster's builder key
 // (the whole graph of a builder cluster; explicit graphs have none and are not kept), the cost
 // profile by value, the tier, the network options and SM sharing. A hit returns what the run would
-// give bit for bit (the engine run is deterministic). The reference mode `lowering_reuse` off runs
-// every step (the plain computation).
+// give bit for bit (the engine run is deterministic). A run of one micro-step also keeps its
+// snapshot at micro-step 0's end, where the run of two micro-steps of the same pair goes on from
+// (resume_program: it repeats micro-step 0 up to there bit for bit). The reference mode
+// `lowering_reuse` off runs every step (the plain computation).
 #pragma once
 #include <cstdint>
 #include <list>
@@ -44,8 +46,14 @@ class RunMemo {
   };
   // The kept timing of `key`, or nullopt.
   std::optional<StepTiming> find(const Key& key);
-  // Keeps `timing` for `key` (the oldest pair out beyond kEntries).
-  void keep(Key key, const StepTiming& timing);
+  // Keeps `timing` for `key` (the oldest pair out beyond kEntries), with the snapshot its run took
+  // at micro-step 0's end if any (a step of one micro-step: the run of two goes on from it).
+  void keep(Key key, const StepTiming& timing, std::shared_ptr<const RunSnapshot> snapshot = {});
+  // The snapshot kept with key's timing; null: none.
+  std::shared_ptr<const RunSnapshot> snapshot(const Key& key);
+  // Runs that went on from a kept snapshot (resume_program), for tests and measurements.
+  void count_resumed() { ++resumed_; }
+  std::size_t resumed() const { return resumed_; }
 
  private:
   // A batch size's accumulation steps x strategies x networks of a sweep: 2 x 6 x 6 = 72 pairs.
@@ -53,8 +61,11 @@ class RunMemo {
   struct Entry {
     Key key;
     StepTiming timing;
+    std::shared_ptr<const RunSnapshot> snapshot;
   };
-  std::list<Entry> lru_;  // front = newest
+  std::list<Entry>::iterator lookup(const Key& key);  // moved to the front; end(): none
+  std::list<Entry> lru_;                              // front = newest
+  std::size_t resumed_ = 0;
 };
 
 }  // namespace zerosim

@@ -797,6 +797,7 @@ ComputeTerms compute_kernel_terms(const LoweredStep& low, const CostProfile& pro
 struct StepRun {
   std::shared_ptr<const LoweredStep> low;
   RunResult run;
+  bool resumed = false;  // the run went on from a snapshot
   StepTimeBreakdown breakdown;
   CommResult comm;
 };
@@ -821,8 +822,11 @@ SmShare sm_share(const Scenario& sc, const StepProgram& program, const Collectiv
   return share;
 }
 
-StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
-                 SimContext& context) {
+// from: a snapshot to go on from (resume_program; run from the start when the program does not
+// begin as its run's did). capture: filled at the lowering's first_micro_step_end when the run
+// is on the engine and quiescent there.
+StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r, SimContext& context,
+                 const RunSnapshot* from = nullptr, RunSnapshot* capture = nullptr) {
   const Topology& topo = *r.topo;
   const CostProfile& prof = *r.prof;
   StepRun out;
@@ -834,8 +838,18 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r,
   net->expect_ops(out.low->program.collectives);
   net->expect_classes(out.low->program.collective_class, out.low->program.collective_classes);
   const CollectiveClasses classes(out.low->program);
-  out.run =
-      run_program(out.low->program, engine, *net, sm_share(sc, out.low->program, classes, prof));
+  const SmShare share = sm_share(sc, out.low->program, classes, prof);
+  std::optional<RunResult> resumed;
+  if (from != nullptr) resumed = resume_program(out.low->program, *from, engine, *net, share);
+  out.resumed = resumed.has_value();
+  if (resumed)
+    out.run = std::move(*resumed);
+  else if (capture != nullptr && out.low->first_micro_step_end >= 0 &&
+           !runs_in_one_pass(engine, *net, share))
+    out.run = run_program_on_engine(out.low->program, engine, *net, share,
+                                    out.low->first_micro_step_end, capture);
+  else
+    out.run = run_program(out.low->program, engine, *net, share);
   out.breakdown = time_breakdown(compute_breakdown(out.low->program, out.run));
   // The kernels' own times; with SM sharing the compute ops ran longer (on the SMs the collectives
   // left), and each class takes its share of that stretch, so the classes add up to compute +
@@ -862,8 +876,20 @@ StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolve
   RunMemo::Key key{setup,   r.topo->builder_key(),   r.prof,
                    sc.tier, context.modes().network, sc.sm_share};
   if (std::optional<StepTiming> kept = context.runs().find(key)) return std::move(*kept);
-  StepTiming t = timing_of(run_step(sc, setup, r, context));
-  context.runs().keep(std::move(key), t);
+  // A step of one micro-step leaves a snapshot at micro-step 0's end; the step of two goes on
+  // from it instead of running micro-step 0 again.
+  std::shared_ptr<const RunSnapshot> from;
+  if (setup.grad_accum == 2) {
+    RunMemo::Key one = key;
+    one.setup.grad_accum = 1;
+    from = context.runs().snapshot(one);
+  }
+  auto snapshot = setup.grad_accum == 1 ? std::make_shared<RunSnapshot>() : nullptr;
+  const StepRun run = run_step(sc, setup, r, context, from.get(), snapshot.get());
+  if (run.resumed) context.runs().count_resumed();
+  StepTiming t = timing_of(run);
+  if (snapshot && snapshot->event < 0) snapshot.reset();
+  context.runs().keep(std::move(key), t, std::move(snapshot));
   return t;
 }
 

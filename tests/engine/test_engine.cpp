@@ -181,3 +181,17 @@ TEST_CASE("reschedule is cancel then schedule_at of the same callback: same orde
   CHECK(counts[0] == counts[1]);
   CHECK(counts[1] == 50 + 12);  // 50 events, 12 of them moved: each move counts one cancelled
 }
+
+TEST_CASE("start_at sets the clock of an engine that has not run, and only of such an engine") {
+  Engine e;
+  e.start_at(2.5);
+  CHECK(e.now() == 2.5);
+  double at = 0;
+  e.schedule_after(1.0, [&] { at = e.now(); });
+  CHECK_THROWS_AS(e.start_at(3.0), std::logic_error);  // something is scheduled
+  e.run();
+  CHECK(at == 3.5);
+  Engine fresh;
+  fresh.start_at(1.0);
+  CHECK_THROWS_AS(fresh.start_at(0.5), std::logic_error);  // before now
+}

@@ -24,6 +24,9 @@ class StubNetwork : public NetworkModel {
     e_.schedule_after(time_s, std::move(on_done));
   }
   const NetStats& stats() const override { return stats_; }
+  // Nothing but the stats remains of a collective once its completion (an engine event) ran.
+  bool idle() const override { return true; }
+  void resume_stats(const NetStats& s) override { stats_ = s; }
   double next_event_time() const override { return kNever; }
   void advance_to(double) override {}
 

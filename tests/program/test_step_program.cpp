@@ -7,23 +7,12 @@
 #include <vector>
 
 #include "sim/program/step_program.hpp"
+#include "tests/program/program_ops.hpp"
 #include "tests/program/stub_network.hpp"
 #include "tests/support/approx.hpp"
 
 using namespace zerosim;
-
-namespace {
-StepOp compute(double d) { return StepOp{OpKind::Compute, Category::Compute, d, -1, -1, -1}; }
-StepOp kernel(double d) { return StepOp{OpKind::Kernel, Category::QuantKernel, d, -1, -1, -1}; }
-StepOp coll(int i) { return StepOp{OpKind::Collective, Category::AllGather, 0, i, -1, -1}; }
-StepOp record(int e) { return StepOp{OpKind::Record, Category::Other, 0, -1, e, -1}; }
-StepOp wait(int e) { return StepOp{OpKind::Wait, Category::Other, 0, -1, e, -1}; }
-CollectiveOp bytes_op(double b) {
-  CollectiveOp op;
-  op.bytes = b;
-  return op;
-}
-}  // namespace
+using namespace zerosim::testing;
 
 TEST_CASE("two independent streams overlap: makespan is the longer stream") {
   // Stream A: 1 + 2 s compute; stream B: 0.5 + 0.5 + 0.5 s kernels. Makespan = max(3, 1.5) = 3.

@@ -10,6 +10,7 @@
 #include "sim/core/json_io.hpp"
 #include "sim/step/accumulation.hpp"
 #include "sim/step/simulate.hpp"
+#include "tests/step/gpt18b_setup.hpp"
 #include "tests/support/files.hpp"
 
 using namespace zerosim;
@@ -17,15 +18,7 @@ using namespace zerosim;
 namespace {
 
 Scenario scenario(const std::string& strategy, NetworkTier tier, int grad_accum) {
-  Scenario s;
-  s.cluster = "dgx-h100";
-  s.nodes = 2;
-  s.model = "gpt-18b";
-  s.strategy = strategy;
-  s.tier = tier;
-  s.tokens_per_gpu = 2048;
-  s.grad_accum = grad_accum;
-  return s;
+  return gpt18b_h100_scenario(strategy, tier, grad_accum);
 }
 
 StepResult lowered_in_full(const Scenario& sc) {
