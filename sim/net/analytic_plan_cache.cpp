@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -14,16 +15,17 @@ namespace zerosim {
 namespace {
 
 // Everything a plan depends on, as numbers (all integers involved are exact in a double), passed
-// to f one by one: hashing and comparing need no copy of a large fabric.
+// to f one by one: hashing and comparing need no copy of a large fabric. rates: with the link
+// bandwidths and the class efficiencies (the plans' key); without, the loads' key (FabricLoads).
 // The profile's part of the key.
 template <class F>
-void visit_profile_key(const CostProfile& p, F&& f) {
+void visit_profile_key(const CostProfile& p, bool rates, F&& f) {
   for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
     const auto it = p.link_classes.find(c);
     const bool has = it != p.link_classes.end();
     f(has);
     f(has ? it->second.hop_latency_s : 0);
-    f(has ? it->second.efficiency : 0);
+    if (rates) f(has ? it->second.efficiency : 0);
   }
   // What the compositions' stage latencies and the NVLS patterns read (nccl_model.hpp); the rest
   // of NCCL's choice is made per op from the profile, outside the plans.
@@ -34,14 +36,16 @@ void visit_profile_key(const CostProfile& p, F&& f) {
   f(p.nccl.nvls);
   f(p.nccl.p2p_efficiency);
 }
-constexpr std::size_t kProfileKeyValues = 15;  // the values visit_profile_key passes
+constexpr std::size_t kProfileKeyValues = 15;  // the values visit_profile_key passes with rates
 
 template <class F>
-void visit_key(const Topology& t, const CostProfile& p, F&& f) {
+void visit_key(const Topology& t, const CostProfile& p, bool rates, F&& f) {
   f(t.gpus_per_node());
   f(t.vertex_count());
   f(t.link_count());
   f(t.gpu_count());
+  f(static_cast<double>(t.nic_path()));  // the plans' NCCL shape (comm_shape's type_inter)
+  f(t.pxn());
   for (int v = 0; v < t.vertex_count(); ++v) {
     const VertexInfo& x = t.vertex(v);
     f(static_cast<double>(x.kind));
@@ -51,21 +55,21 @@ void visit_key(const Topology& t, const CostProfile& p, F&& f) {
   for (const LinkInfo& l : t.links()) {
     f(l.from);
     f(l.to);
-    f(l.bandwidth_Bps);
+    if (rates) f(l.bandwidth_Bps);
     f(l.latency_s);
     f(static_cast<double>(l.cls));
   }
   for (int g = 0; g < t.gpu_count(); ++g) f(t.gpu_vertex(g));
-  visit_profile_key(p, f);
+  visit_profile_key(p, rates, f);
 }
 
-std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
+std::uint64_t key_hash(const Topology& t, const CostProfile& p, bool rates) {
   // FNV-1a over the values' bit patterns, in four interleaved streams: one chain of multiplies
   // was the latency of a whole fabric's values (a scenario on a new cluster hashes its fabric).
   constexpr std::uint64_t kBasis = 1469598103934665603ULL, kPrime = 1099511628211ULL;
   std::array<std::uint64_t, 4> h{kBasis, kBasis + 1, kBasis + 2, kBasis + 3};
   std::size_t i = 0;
-  visit_key(t, p, [&](double x) {
+  visit_key(t, p, rates, [&](double x) {
     std::uint64_t& s = h[i++ & 3];
     s = (s ^ std::bit_cast<std::uint64_t>(x)) * kPrime;
   });
@@ -75,28 +79,39 @@ std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
 }
 
 // The number of values visit_key passes.
-std::size_t key_size(const Topology& t) {
-  return 4 + 3 * static_cast<std::size_t>(t.vertex_count()) + 5 * t.links().size() +
-         static_cast<std::size_t>(t.gpu_count()) + kProfileKeyValues;
+std::size_t key_size(const Topology& t, bool rates) {
+  const std::size_t per_link = rates ? 5 : 4, classes = 3;
+  return 6 + 3 * static_cast<std::size_t>(t.vertex_count()) + per_link * t.links().size() +
+         static_cast<std::size_t>(t.gpu_count()) + kProfileKeyValues - (rates ? 0 : classes);
 }
 
 // Equal bit patterns, value by value (stricter than ==, which is what a cache key needs), without
 // a branch per value: a new cluster compares its whole fabric with each candidate.
-bool key_equals(const std::vector<double>& k, const Topology& t, const CostProfile& p) {
-  if (k.size() != key_size(t)) return false;
+bool key_equals(const std::vector<double>& k, const Topology& t, const CostProfile& p, bool rates) {
+  if (k.size() != key_size(t, rates)) return false;
   std::size_t i = 0;
   std::uint64_t diff = 0;
-  visit_key(t, p, [&](double x) {
+  visit_key(t, p, rates, [&](double x) {
     diff |= std::bit_cast<std::uint64_t>(k[i++]) ^ std::bit_cast<std::uint64_t>(x);
   });
   return diff == 0;
 }
 
-std::vector<double> key_of(const Topology& t, const CostProfile& p) {
+std::vector<double> key_of(const Topology& t, const CostProfile& p, bool rates) {
   std::vector<double> k;
-  k.reserve(key_size(t));
-  visit_key(t, p, [&](double x) { k.push_back(x); });
+  k.reserve(key_size(t, rates));
+  visit_key(t, p, rates, [&](double x) { k.push_back(x); });
   return k;
+}
+
+// The entry of `map` whose key is (t, p) (with or without rates), or null.
+template <class T>
+std::shared_ptr<T> find_by_key(
+    const std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<T>>>& map,
+    std::uint64_t h, const Topology& t, const CostProfile& p, bool rates) {
+  for (auto [it, end] = map.equal_range(h); it != end; ++it)
+    if (key_equals(it->second.first, t, p, rates)) return it->second.second;
+  return nullptr;
 }
 
 // Bounds on what a cache keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
@@ -104,6 +119,22 @@ constexpr std::size_t kMaxFabrics = 64;
 constexpr std::size_t kMaxKeyValues = std::size_t{16} << 20;  // 128 MiB of keys
 
 }  // namespace
+
+const LinkLoads& FabricLoads::get(const CollectiveOp& op, const Topology& topo,
+                                  const CostProfile& profile) {
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [groups, loads] : shapes_[{op.kind, op.algorithm}])
+      if (groups == op.groups) return *loads;
+  }
+  // Outside the lock: may take a while.
+  auto loads = std::make_unique<const LinkLoads>(link_loads(op, topo, profile));
+  std::lock_guard lock(mu_);
+  return *shapes_[{op.kind, op.algorithm}].emplace_back(op.groups, std::move(loads)).second;
+}
+
+FabricPlans::FabricPlans(std::shared_ptr<FabricLoads> loads)
+    : loads_(loads ? std::move(loads) : std::make_shared<FabricLoads>()) {}
 
 UnitPlan FabricPlans::get(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                           const std::vector<double>* capacity) {
@@ -113,11 +144,22 @@ UnitPlan FabricPlans::get(const CollectiveOp& op, const Topology& topo, const Co
       if (groups == op.groups) return plan;
   }
   // Outside the lock: may take a while.
-  UnitPlan plan = capacity ? unit_plan(op, topo, profile, *capacity)
-                           : unit_plan(op, topo, profile, link_capacities(topo, profile));
+  UnitPlan plan =
+      unit_plan(loads_->get(op, topo, profile), capacity ? *capacity : capacities(topo, profile));
   std::lock_guard lock(mu_);
   shapes_[{op.kind, op.algorithm}].emplace_back(op.groups, plan);
   return plan;
+}
+
+std::shared_ptr<DemandCache> FabricPlans::demands(const CostProfile& profile) {
+  std::lock_guard lock(mu_);
+  for (auto& [kept, cache] : demands_)
+    if (kept == profile) {
+      if (cache->size() >= kMaxDemands) cache = std::make_shared<DemandCache>();
+      return cache;
+    }
+  if (demands_.size() >= kMaxProfiles) demands_.erase(demands_.begin());
+  return demands_.emplace_back(profile, std::make_shared<DemandCache>()).second;
 }
 
 NetStats FabricPlans::stats(const CollectiveOp& op, const Topology& topo,
@@ -137,7 +179,7 @@ std::shared_ptr<FabricPlans> FabricPlanCache::get(const Topology& topo,
   static_assert(kProfileKeyValues == zerosim::kProfileKeyValues);
   ProfileKey profile_key;
   std::size_t n = 0;
-  visit_profile_key(profile, [&](double x) { profile_key[n++] = x; });
+  visit_profile_key(profile, true, [&](double x) { profile_key[n++] = x; });
   const std::string& builder = topo.builder_key();
   const bool by_builder = !builder.empty();
   if (by_builder && last_ && last_key_.second == profile_key && last_key_.first == builder)
@@ -147,18 +189,28 @@ std::shared_ptr<FabricPlans> FabricPlanCache::get(const Topology& topo,
   if (by_builder)
     if (const auto it = built_.find(built); it != built_.end()) plans = it->second;
   if (!plans) {
-    const std::uint64_t h = key_hash(topo, profile);
-    for (auto [it, end] = map_.equal_range(h); it != end && !plans; ++it)
-      if (key_equals(it->second.first, topo, profile)) plans = it->second.second;
+    const std::uint64_t h = key_hash(topo, profile, true);
+    plans = find_by_key(map_, h, topo, profile, true);
     if (!plans) {
-      std::vector<double> key = key_of(topo, profile);
-      if (map_.size() >= kMaxFabrics || key_values_ + key.size() > kMaxKeyValues) {
+      std::vector<double> key = key_of(topo, profile, true);
+      const std::uint64_t loads_h = key_hash(topo, profile, false);
+      // Room for key and a loads key (shorter than key).
+      if (map_.size() >= kMaxFabrics || loads_.size() >= kMaxFabrics ||
+          key_values_ + 2 * key.size() > kMaxKeyValues) {
         map_.clear();
+        loads_.clear();
         built_.clear();
         key_values_ = 0;
       }
+      std::shared_ptr<FabricLoads> loads = find_by_key(loads_, loads_h, topo, profile, false);
+      if (!loads) {
+        std::vector<double> loads_key = key_of(topo, profile, false);
+        key_values_ += loads_key.size();
+        loads = std::make_shared<FabricLoads>();
+        loads_.emplace(loads_h, std::pair{std::move(loads_key), loads});
+      }
       key_values_ += key.size();
-      plans = std::make_shared<FabricPlans>();
+      plans = std::make_shared<FabricPlans>(std::move(loads));
       map_.emplace(h, std::pair{std::move(key), plans});
     }
     if (by_builder) {

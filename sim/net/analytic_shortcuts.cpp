@@ -37,8 +37,7 @@ std::vector<double> link_capacities(const Topology& topo, const CostProfile& pro
 
 namespace {
 
-// Per phase of `plan` (lowered at 1 byte): the busiest link's seconds per byte, over every link
-// and over network links only; adds the plan's flows to stats when given.
+// Per phase: the busiest link's seconds per byte, over every link and per link class.
 struct PhaseLoads {
   double all = 0, latency_s = 0;
   ClassLoads cls{};  // per link class; cls[Network] is the network links' busiest
@@ -50,6 +49,25 @@ void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
   double& m = p.cls[static_cast<std::size_t>(c)];
   m = std::max(m, t);
 }
+
+// The rate application of one pattern's phases.
+std::vector<PhaseLoads> reduce_phases(const std::vector<LinkLoads::Phase>& phases,
+                                      const std::vector<double>& capacity) {
+  std::vector<PhaseLoads> out;
+  out.reserve(phases.size());
+  for (const LinkLoads::Phase& ph : phases) {
+    PhaseLoads p;
+    p.latency_s = ph.latency_s;
+    for (const LinkLoads::Load& l : ph.loads)
+      reduce_loads(l.bytes / capacity[static_cast<std::size_t>(l.link)] * ph.wire / ph.over, l.cls,
+                   p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Per phase of `plan` (lowered at 1 byte): each link's bytes; adds the plan's flows to stats when
+// given.
 // images: each flow stands for this many flows (folding: its images in every block), times its
 // own Flow::images, in the byte totals and flow count. A folded flow's links are the block-0
 // images of its own (Topology::fold_link), whose loads are every real link's of their orbits: the
@@ -57,12 +75,13 @@ void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
 // once (so the loads count Flow::images, not the blocks). Folded (images > 1), nullopt as soon as a
 // link or a byte total of a phase would add unequal values: only sums of equal values are the same
 // in any order, so only then are the folded sums the unfolded ones.
-std::optional<std::vector<PhaseLoads>> phase_loads(const CollectivePlan& plan, const Topology& topo,
-                                                   const std::vector<double>& capacity,
-                                                   NetStats* stats, int images = 1) {
-  std::vector<PhaseLoads> out;
-  std::vector<double> load(capacity.size(), 0.0), addend;
-  if (images > 1) addend.assign(capacity.size(), 0.0);
+std::optional<std::vector<LinkLoads::Phase>> phase_loads(const CollectivePlan& plan,
+                                                         const Topology& topo, NetStats* stats,
+                                                         int images = 1) {
+  std::vector<LinkLoads::Phase> out;
+  const auto n_links = static_cast<std::size_t>(topo.link_count());
+  std::vector<double> load(n_links, 0.0), addend;
+  if (images > 1) addend.assign(n_links, 0.0);
   std::vector<LinkId> touched, links;
   for (const Phase& phase : plan.phases) {
     std::array<double, 2> total_addend{};  // intra, inter: the phase's value added to each total
@@ -94,15 +113,17 @@ std::optional<std::vector<PhaseLoads>> phase_loads(const CollectivePlan& plan, c
           load[l] += fl.bytes;
         }
     }
-    PhaseLoads p;
+    LinkLoads::Phase p;
     p.latency_s = phase.latency_s;
+    p.wire = phase.wire;
+    p.loads.reserve(touched.size());
     for (LinkId l : touched) {
-      reduce_loads(load[l] / capacity[l] * phase.wire, topo.link(l).cls, p);
+      p.loads.push_back({l, topo.link(l).cls, load[l]});
       load[l] = 0;
       if (images > 1) addend[l] = 0;
     }
     touched.clear();
-    out.push_back(p);
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -121,40 +142,55 @@ ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
   return c;
 }
 
-// The loads of unit's pattern: folded (unit_plan_by_flows) where fold allows it and the folded
-// sums add equal values only, else from every flow.
-std::vector<PhaseLoads> pattern_loads(const CollectiveOp& unit, const Topology& topo,
-                                      const CostProfile& profile,
-                                      const std::vector<double>& capacity, TrafficPattern pattern,
-                                      NetStats* stats, bool fold) {
+// The loads of unit's pattern: folded where fold allows it and the folded sums add equal values
+// only, else from every flow.
+std::vector<LinkLoads::Phase> pattern_loads(const CollectiveOp& unit, const Topology& topo,
+                                            const CostProfile& profile, TrafficPattern pattern,
+                                            NetStats* stats, bool fold) {
   if (fold && topo.rotation_blocks() > 1 && rotation_invariant(unit.groups, topo)) {
     const NetStats before = stats ? *stats : NetStats{};
     auto folded =
         phase_loads(lower_pattern(unit, topo, profile, pattern, topo.rotation_block_gpus()), topo,
-                    capacity, stats, topo.rotation_blocks());
+                    stats, topo.rotation_blocks());
     if (folded) return std::move(*folded);
     if (stats) *stats = before;
   }
-  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, capacity, stats);
+  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, stats);
 }
 
 }  // namespace
 
-UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
-                            const CostProfile& profile, const std::vector<double>& capacity,
-                            bool fold) {
-  CollectiveOp unit = op;
-  unit.bytes = 1;
+UnitPlan unit_plan(const LinkLoads& loads, const std::vector<double>& capacity) {
   UnitPlan out;
-  const std::vector<PhaseLoads> ring =
-      pattern_loads(unit, topo, profile, capacity, TrafficPattern::Ring, &out.stats_per_byte, fold);
+  out.stats_per_byte = loads.stats_per_byte;
+  const std::vector<PhaseLoads> ring = reduce_phases(loads.ring, capacity);
   for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all, p.cls});
   out.ring_class = class_sum(ring);
+  if (!loads.nccl) return out;
+  out.nccl = true;
+  out.shape = loads.shape;
+  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
+      single_phase(ring, false);
+  if (loads.has_nvls) {
+    const std::vector<PhaseLoads> nvls_loads = reduce_phases(loads.nvls, capacity);
+    const double nvls = single_phase(nvls_loads, false);
+    out.nvls_class = class_sum(nvls_loads);
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
+        std::max(nvls, single_phase(ring, true));
+  }
+  return out;
+}
+
+LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
+                              const CostProfile& profile, bool fold) {
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  LinkLoads out;
+  out.ring = pattern_loads(unit, topo, profile, TrafficPattern::Ring, &out.stats_per_byte, fold);
   if (!is_nccl_collective(op)) return out;
   out.nccl = true;
   out.shape = comm_shape(op, topo);
-  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
-      single_phase(ring, false);
   if (op.kind == CollKind::AllReduce && out.shape.ppn > 1 && profile.nccl.nvls) {
     // NVLS inside every node: the groups' members node by node.
     CollectiveOp nodes = unit;
@@ -163,15 +199,16 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
       for (auto& m : members_by_node(g, topo)) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
-    const std::vector<PhaseLoads> nvls_loads =
-        pattern_loads(nodes, topo, profile, capacity, TrafficPattern::Nvls, nullptr, fold);
-    const double nvls = single_phase(nvls_loads, false);
-    out.nvls_class = class_sum(nvls_loads);
-    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
-    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
-        std::max(nvls, single_phase(ring, true));
+    out.has_nvls = true;
+    out.nvls = pattern_loads(nodes, topo, profile, TrafficPattern::Nvls, nullptr, fold);
   }
   return out;
+}
+
+UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile, const std::vector<double>& capacity,
+                            bool fold) {
+  return unit_plan(link_loads_by_flows(op, topo, profile, fold), capacity);
 }
 
 double UnitPlan::nccl_time_s(const CollectiveOp& op, const CostProfile& profile) const {
@@ -408,9 +445,8 @@ bool rail_groups_only(const CollectiveOp& op, const Topology& topo) {
 
 }  // namespace
 
-std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
-                                             const CostProfile& profile,
-                                             const std::vector<double>& capacity) {
+std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Topology& topo,
+                                               const CostProfile& profile) {
   if (op.kind != CollKind::AllToAll) return std::nullopt;
   if (select_algorithm(op, topo) != Algorithm::Direct) return std::nullopt;  // validates op
   if (!rail_groups_only(op, topo)) return std::nullopt;
@@ -421,13 +457,14 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
 
   // Flow counts per link, per group size (each pair of a group of n carries 1/n per byte).
   std::map<std::size_t, std::vector<std::uint32_t>> counts;
-  UnitPlan plan;
+  LinkLoads plan;
   double latency = 0;
+  const auto n_links = static_cast<std::size_t>(topo.link_count());
   for (const auto& g : op.groups) {
     const std::size_t n = g.size();
     if (n < 2) continue;
     auto& c = counts[n];
-    if (c.empty()) c.assign(capacity.size(), 0);
+    if (c.empty()) c.assign(n_links, 0);
     const auto others = static_cast<std::uint32_t>(n - 1);
     for (int s : g) {  // every flow leaves s's GPU and NIC and enters d's NIC and GPU
       c[f.gpu_up[s]] += others;
@@ -461,24 +498,37 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));
   }
   if (counts.empty()) return plan;  // no pairs: lower_collective makes no phase either
-  std::vector<double> load(capacity.size(), 0.0);
+  std::vector<double> load(n_links, 0.0);
   for (const auto& [n, c] : counts)
     for (std::size_t l = 0; l < c.size(); ++l)
       if (c[l]) load[l] += c[l] / static_cast<double>(n);
-  PhaseLoads p;
+  // One phase, each link's seconds per byte its load / capacity / p2p efficiency.
+  LinkLoads::Phase& p = plan.ring.emplace_back();
+  p.latency_s = latency;
+  p.over = profile.nccl.p2p_efficiency;
   for (std::size_t l = 0; l < load.size(); ++l)
-    if (load[l] > 0)
-      reduce_loads(load[l] / capacity[l] / profile.nccl.p2p_efficiency,
-                   topo.link(static_cast<LinkId>(l)).cls, p);
-  plan.phases.push_back({latency, p.all, p.cls});
-  plan.ring_class = p.cls;
+    if (load[l] > 0) {
+      const auto id = static_cast<LinkId>(l);
+      p.loads.push_back({id, topo.link(id).cls, load[l]});
+    }
   return plan;
+}
+
+std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
+                                             const CostProfile& profile,
+                                             const std::vector<double>& capacity) {
+  if (auto loads = rail_all_to_all_loads(op, topo, profile)) return unit_plan(*loads, capacity);
+  return std::nullopt;
+}
+
+LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile) {
+  if (auto p = rail_all_to_all_loads(op, topo, profile)) return std::move(*p);
+  return link_loads_by_flows(op, topo, profile, true);
 }
 
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity) {
-  if (auto p = rail_all_to_all_plan(op, topo, profile, capacity)) return std::move(*p);
-  return unit_plan_by_flows(op, topo, profile, capacity, true);
+  return unit_plan(link_loads(op, topo, profile), capacity);
 }
 
 }  // namespace zerosim

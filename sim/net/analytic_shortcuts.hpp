@@ -57,8 +57,46 @@ struct UnitPlan {
   }
 };
 
+// The half of a UnitPlan that does not depend on link rates: what lowering and routing give at
+// op.bytes = 1, before any capacity divides it. Per phase, each link's bytes per byte of op.bytes;
+// that link's seconds per byte is then bytes / capacity x wire / over (wire: the phase's wire
+// factor; over: the p2p efficiency the rail shortcut divides by; each is 1 where it does not
+// apply, an exact identity), so the plan of a fabric that differs only in link bandwidths or class
+// efficiencies (a sweep's NIC rates) is unit_plan(loads, topo, its capacities), with no lowering
+// or routing again. The busiest link of a group of equal capacities is the one with the most bytes
+// (a division by the same capacity keeps the order), so each value equals the plain computation's.
+struct LinkLoads {
+  struct Load {
+    LinkId link = 0;
+    LinkClass cls = LinkClass::Network;
+    double bytes = 0;  // per byte of op.bytes, > 0
+  };
+  struct Phase {
+    double latency_s = 0;
+    double wire = 1, over = 1;
+    std::vector<Load> loads;  // the links the phase's flows cross, each once
+  };
+  std::vector<Phase> ring;  // the ring pattern, as the flow tier lowers every op
+  std::vector<Phase> nvls;  // NVLS inside every node (NCCL's all-reduce, when has_nvls)
+  bool has_nvls = false;
+  NetStats stats_per_byte;  // as UnitPlan's
+  bool nccl = false;
+  CommShape shape;
+};
+
 // Per-link effective capacity (bytes/s): bandwidth x the profile's class efficiency.
 std::vector<double> link_capacities(const Topology& topo, const CostProfile& profile);
+
+// The rate application: loads' plan on a fabric of loads' graph with these capacities.
+UnitPlan unit_plan(const LinkLoads& loads, const std::vector<double>& capacity);
+
+// The loads of unit_plan_by_flows and rail_all_to_all_plan (below), and of unit_plan (the
+// shortcut if it applies, else the plain computation folded where it can be).
+LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
+                              const CostProfile& profile, bool fold = false);
+std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Topology& topo,
+                                               const CostProfile& profile);
+LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
 // The plain computation: lowers op's ring pattern (and NVLS patterns where they apply) with
 // op.bytes = 1 and sums per-link loads per phase.
