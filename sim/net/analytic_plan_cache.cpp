@@ -15,17 +15,17 @@ namespace zerosim {
 namespace {
 
 // Everything a plan depends on, as numbers (all integers involved are exact in a double), passed
-// to f one by one: hashing and comparing need no copy of a large fabric. rates: with the link
-// bandwidths and the class efficiencies (the plans' key); without, the loads' key (FabricLoads).
-// The profile's part of the key.
+// to f one by one: hashing and comparing need no copy of a large fabric. The graph's key (what the
+// loads depend on, FabricLoads) has each link's capacity group (capacity_groups) in its
+// bandwidth's place; the rate key adds the bandwidths and the class efficiencies.
+// The profile's part of the graph's key.
 template <class F>
-void visit_profile_key(const CostProfile& p, bool rates, F&& f) {
+void visit_profile_key(const CostProfile& p, F&& f) {
   for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
     const auto it = p.link_classes.find(c);
     const bool has = it != p.link_classes.end();
     f(has);
     f(has ? it->second.hop_latency_s : 0);
-    if (rates) f(has ? it->second.efficiency : 0);
   }
   // What the compositions' stage latencies and the NVLS patterns read (nccl_model.hpp); the rest
   // of NCCL's choice is made per op from the profile, outside the plans.
@@ -36,10 +36,19 @@ void visit_profile_key(const CostProfile& p, bool rates, F&& f) {
   f(p.nccl.nvls);
   f(p.nccl.p2p_efficiency);
 }
-constexpr std::size_t kProfileKeyValues = 15;  // the values visit_profile_key passes with rates
+// The profile's part of the rate key.
+template <class F>
+void visit_profile_rates(const CostProfile& p, F&& f) {
+  for (LinkClass c : {LinkClass::NvLink, LinkClass::Pcie, LinkClass::Network}) {
+    const auto it = p.link_classes.find(c);
+    f(it != p.link_classes.end() ? it->second.efficiency : 0);
+  }
+}
+constexpr std::size_t kGraphProfileValues = 12, kRateProfileValues = 3;  // the values they pass
 
 template <class F>
-void visit_key(const Topology& t, const CostProfile& p, bool rates, F&& f) {
+void visit_key(const Topology& t, const CostProfile& p, F&& f) {
+  const std::vector<int> groups = capacity_groups(t);
   f(t.gpus_per_node());
   f(t.vertex_count());
   f(t.link_count());
@@ -52,24 +61,31 @@ void visit_key(const Topology& t, const CostProfile& p, bool rates, F&& f) {
     f(x.node);
     f(x.local);
   }
-  for (const LinkInfo& l : t.links()) {
+  for (std::size_t i = 0; i < t.links().size(); ++i) {
+    const LinkInfo& l = t.links()[i];
     f(l.from);
     f(l.to);
-    if (rates) f(l.bandwidth_Bps);
+    f(groups[i]);
     f(l.latency_s);
     f(static_cast<double>(l.cls));
   }
   for (int g = 0; g < t.gpu_count(); ++g) f(t.gpu_vertex(g));
-  visit_profile_key(p, rates, f);
+  visit_profile_key(p, f);
 }
 
-std::uint64_t key_hash(const Topology& t, const CostProfile& p, bool rates) {
+template <class F>
+void visit_rates(const Topology& t, const CostProfile& p, F&& f) {
+  for (const LinkInfo& l : t.links()) f(l.bandwidth_Bps);
+  visit_profile_rates(p, f);
+}
+
+std::uint64_t key_hash(const Topology& t, const CostProfile& p) {
   // FNV-1a over the values' bit patterns, in four interleaved streams: one chain of multiplies
   // was the latency of a whole fabric's values (a scenario on a new cluster hashes its fabric).
   constexpr std::uint64_t kBasis = 1469598103934665603ULL, kPrime = 1099511628211ULL;
   std::array<std::uint64_t, 4> h{kBasis, kBasis + 1, kBasis + 2, kBasis + 3};
   std::size_t i = 0;
-  visit_key(t, p, rates, [&](double x) {
+  visit_key(t, p, [&](double x) {
     std::uint64_t& s = h[i++ & 3];
     s = (s ^ std::bit_cast<std::uint64_t>(x)) * kPrime;
   });
@@ -78,43 +94,41 @@ std::uint64_t key_hash(const Topology& t, const CostProfile& p, bool rates) {
   return out;
 }
 
-// The number of values visit_key passes.
-std::size_t key_size(const Topology& t, bool rates) {
-  const std::size_t per_link = rates ? 5 : 4, classes = 3;
-  return 6 + 3 * static_cast<std::size_t>(t.vertex_count()) + per_link * t.links().size() +
-         static_cast<std::size_t>(t.gpu_count()) + kProfileKeyValues - (rates ? 0 : classes);
+// The number of values visit_key and visit_rates pass.
+std::size_t key_size(const Topology& t) {
+  return 6 + 3 * static_cast<std::size_t>(t.vertex_count()) + 5 * t.links().size() +
+         static_cast<std::size_t>(t.gpu_count()) + kGraphProfileValues;
 }
+std::size_t rates_size(const Topology& t) { return t.links().size() + kRateProfileValues; }
 
 // Equal bit patterns, value by value (stricter than ==, which is what a cache key needs), without
 // a branch per value: a new cluster compares its whole fabric with each candidate.
-bool key_equals(const std::vector<double>& k, const Topology& t, const CostProfile& p, bool rates) {
-  if (k.size() != key_size(t, rates)) return false;
+template <class Visit>
+bool equals(const std::vector<double>& k, std::size_t size, Visit&& visit) {
+  if (k.size() != size) return false;
   std::size_t i = 0;
   std::uint64_t diff = 0;
-  visit_key(t, p, rates, [&](double x) {
+  visit([&](double x) {
     diff |= std::bit_cast<std::uint64_t>(k[i++]) ^ std::bit_cast<std::uint64_t>(x);
   });
   return diff == 0;
 }
+bool key_equals(const std::vector<double>& k, const Topology& t, const CostProfile& p) {
+  return equals(k, key_size(t), [&](auto&& f) { visit_key(t, p, f); });
+}
+bool rates_equal(const std::vector<double>& k, const Topology& t, const CostProfile& p) {
+  return equals(k, rates_size(t), [&](auto&& f) { visit_rates(t, p, f); });
+}
 
-std::vector<double> key_of(const Topology& t, const CostProfile& p, bool rates) {
+template <class Visit>
+std::vector<double> values_of(std::size_t size, Visit&& visit) {
   std::vector<double> k;
-  k.reserve(key_size(t, rates));
-  visit_key(t, p, rates, [&](double x) { k.push_back(x); });
+  k.reserve(size);
+  visit([&](double x) { k.push_back(x); });
   return k;
 }
 
-// The entry of `map` whose key is (t, p) (with or without rates), or null.
-template <class T>
-std::shared_ptr<T> find_by_key(
-    const std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<T>>>& map,
-    std::uint64_t h, const Topology& t, const CostProfile& p, bool rates) {
-  for (auto [it, end] = map.equal_range(h); it != end; ++it)
-    if (key_equals(it->second.first, t, p, rates)) return it->second.second;
-  return nullptr;
-}
-
-// Bounds on what a cache keeps: fabrics, and key values (a 32768-GPU fabric's key is ~2M).
+// Bounds on what a cache keeps: fabrics (plans), and key values (a 32768-GPU fabric's key is ~2M).
 constexpr std::size_t kMaxFabrics = 64;
 constexpr std::size_t kMaxKeyValues = std::size_t{16} << 20;  // 128 MiB of keys
 
@@ -128,7 +142,8 @@ const LinkLoads& FabricLoads::get(const CollectiveOp& op, const Topology& topo,
       if (groups == op.groups) return *loads;
   }
   // Outside the lock: may take a while.
-  auto loads = std::make_unique<const LinkLoads>(link_loads(op, topo, profile));
+  std::call_once(groups_once_, [&] { groups_ = capacity_groups(topo); });
+  auto loads = std::make_unique<const LinkLoads>(link_loads(op, topo, profile, &groups_));
   std::lock_guard lock(mu_);
   return *shapes_[{op.kind, op.algorithm}].emplace_back(op.groups, std::move(loads)).second;
 }
@@ -176,10 +191,12 @@ const std::vector<double>& FabricPlans::capacities(const Topology& topo,
 
 std::shared_ptr<FabricPlans> FabricPlanCache::get(const Topology& topo,
                                                   const CostProfile& profile) {
-  static_assert(kProfileKeyValues == zerosim::kProfileKeyValues);
+  static_assert(kGraphProfileValues + kRateProfileValues == kProfileKeyValues);
   ProfileKey profile_key;
   std::size_t n = 0;
-  visit_profile_key(profile, true, [&](double x) { profile_key[n++] = x; });
+  const auto put = [&](double x) { profile_key[n++] = x; };
+  visit_profile_key(profile, put);
+  visit_profile_rates(profile, put);
   const std::string& builder = topo.builder_key();
   const bool by_builder = !builder.empty();
   if (by_builder && last_ && last_key_.second == profile_key && last_key_.first == builder)
@@ -189,29 +206,38 @@ std::shared_ptr<FabricPlans> FabricPlanCache::get(const Topology& topo,
   if (by_builder)
     if (const auto it = built_.find(built); it != built_.end()) plans = it->second;
   if (!plans) {
-    const std::uint64_t h = key_hash(topo, profile, true);
-    plans = find_by_key(map_, h, topo, profile, true);
+    const std::uint64_t h = key_hash(topo, profile);
+    Graph* graph = nullptr;
+    for (auto [it, end] = graphs_.equal_range(h); it != end && !graph; ++it)
+      if (key_equals(it->second.key, topo, profile)) graph = &it->second;
+    if (graph)
+      for (const auto& [rates, kept] : graph->plans)
+        if (rates_equal(rates, topo, profile)) {
+          plans = kept;
+          break;
+        }
     if (!plans) {
-      std::vector<double> key = key_of(topo, profile, true);
-      const std::uint64_t loads_h = key_hash(topo, profile, false);
-      // Room for key and a loads key (shorter than key).
-      if (map_.size() >= kMaxFabrics || loads_.size() >= kMaxFabrics ||
-          key_values_ + 2 * key.size() > kMaxKeyValues) {
-        map_.clear();
-        loads_.clear();
+      std::vector<double> rates =
+          values_of(rates_size(topo), [&](auto&& f) { visit_rates(topo, profile, f); });
+      const std::size_t need = rates.size() + (graph ? 0 : key_size(topo));
+      if (plans_ >= kMaxFabrics || key_values_ + need > kMaxKeyValues) {
+        graphs_.clear();
         built_.clear();
         key_values_ = 0;
+        plans_ = 0;
+        graph = nullptr;
       }
-      std::shared_ptr<FabricLoads> loads = find_by_key(loads_, loads_h, topo, profile, false);
-      if (!loads) {
-        std::vector<double> loads_key = key_of(topo, profile, false);
-        key_values_ += loads_key.size();
-        loads = std::make_shared<FabricLoads>();
-        loads_.emplace(loads_h, std::pair{std::move(loads_key), loads});
+      if (!graph) {
+        std::vector<double> key =
+            values_of(key_size(topo), [&](auto&& f) { visit_key(topo, profile, f); });
+        key_values_ += key.size();
+        graph =
+            &graphs_.emplace(h, Graph{std::move(key), std::make_shared<FabricLoads>(), {}})->second;
       }
-      key_values_ += key.size();
-      plans = std::make_shared<FabricPlans>(std::move(loads));
-      map_.emplace(h, std::pair{std::move(key), plans});
+      key_values_ += rates.size();
+      ++plans_;
+      plans = std::make_shared<FabricPlans>(graph->loads);
+      graph->plans.emplace_back(std::move(rates), plans);
     }
     if (by_builder) {
       if (built_.size() >= kMaxFabrics) built_.clear();

@@ -8,9 +8,10 @@
 //
 // Two levels below and above the plans:
 // - FabricLoads: the lowering and routing of each shape (LinkLoads), which do not depend on link
-//   rates, shared by the FabricPlans of every fabric that differs only in link bandwidths and
-//   class efficiencies (a sweep's NIC rates): a plan on a new rate is a pass over the shape's
-//   loaded links (unit_plan(LinkLoads, capacities)), not a lowering and routing again.
+//   rates, shared by the FabricPlans of every fabric that differs only in link bandwidths with the
+//   same capacity groups (links of equal bandwidth and class) and in class efficiencies (a sweep's
+//   NIC rates): a plan on a new rate is a pass over a handful of loads per phase
+//   (unit_plan(LinkLoads, capacities)), not a lowering and routing again.
 // - DemandCache (analytic_demand.hpp): each op's demand on the fabric, per cost profile.
 #pragma once
 #include <array>
@@ -36,6 +37,8 @@ class FabricLoads {
   const LinkLoads& get(const CollectiveOp& op, const Topology& topo, const CostProfile& profile);
 
  private:
+  std::once_flag groups_once_;
+  std::vector<int> groups_;  // capacity_groups of the graph (a function of the key)
   std::mutex mu_;
   std::map<std::pair<CollKind, Algorithm>,
            std::vector<std::pair<GroupList, std::unique_ptr<const LinkLoads>>>>
@@ -83,13 +86,16 @@ class FabricPlanCache {
  private:
   static constexpr std::size_t kProfileKeyValues = 15;
   using ProfileKey = std::array<double, kProfileKeyValues>;
-  template <class T>
-  using ByHash = std::multimap<std::uint64_t, std::pair<std::vector<double>, std::shared_ptr<T>>>;
-  // By a hash of the whole key, each with its key values.
-  ByHash<FabricPlans> map_;
-  // The loads by a hash of the key without link bandwidths and class efficiencies.
-  ByHash<FabricLoads> loads_;
-  std::size_t key_values_ = 0;  // in map_ and loads_
+  // By a hash of the key without link bandwidths and class efficiencies (the loads' key): each
+  // graph's key values, its loads, and its plans per rate key (the bandwidths and efficiencies).
+  struct Graph {
+    std::vector<double> key;
+    std::shared_ptr<FabricLoads> loads;
+    std::vector<std::pair<std::vector<double>, std::shared_ptr<FabricPlans>>> plans;
+  };
+  std::multimap<std::uint64_t, Graph> graphs_;
+  std::size_t key_values_ = 0;  // in graphs_
+  std::size_t plans_ = 0;       // in graphs_
   // The same plans by (Topology::builder_key, the profile's key values): a cluster rebuilt from
   // the same builder parameters is found without hashing and comparing its whole graph.
   std::map<std::pair<std::string, ProfileKey>, std::shared_ptr<FabricPlans>> built_;

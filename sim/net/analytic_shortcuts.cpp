@@ -35,7 +35,52 @@ std::vector<double> link_capacities(const Topology& topo, const CostProfile& pro
   return c;
 }
 
+std::vector<int> capacity_groups(const Topology& topo) {
+  std::vector<int> out;
+  out.reserve(topo.links().size());
+  std::map<std::pair<double, LinkClass>, int> index;
+  int last = -1;
+  std::pair<double, LinkClass> last_key{};
+  for (const LinkInfo& l : topo.links()) {
+    const std::pair key{l.bandwidth_Bps, l.cls};
+    if (last < 0 || key != last_key) {  // a duplex link's two directions: one look-up
+      last = index.emplace(key, static_cast<int>(index.size())).first->second;
+      last_key = key;
+    }
+    out.push_back(last);
+  }
+  return out;
+}
+
 namespace {
+
+// A phase's loads per capacity group: the most bytes on one of the group's links, the groups in
+// the order their first link is added.
+class GroupMax {
+ public:
+  explicit GroupMax(const std::vector<int>& groups) : groups_(groups) {
+    slot_.assign(groups.empty() ? 0 : *std::max_element(groups.begin(), groups.end()) + 1, -1);
+  }
+  void add(LinkId l, LinkClass cls, double bytes, std::vector<LinkLoads::Load>& out) {
+    int& s = slot_[static_cast<std::size_t>(groups_[static_cast<std::size_t>(l)])];
+    if (s < 0) {
+      s = static_cast<int>(out.size());
+      out.push_back({l, cls, bytes});
+    } else {
+      double& b = out[static_cast<std::size_t>(s)].bytes;
+      b = std::max(b, bytes);
+    }
+  }
+  // Ready for the next phase (out: the phase's loads).
+  void reset(const std::vector<LinkLoads::Load>& out) {
+    for (const LinkLoads::Load& x : out)
+      slot_[static_cast<std::size_t>(groups_[static_cast<std::size_t>(x.link)])] = -1;
+  }
+
+ private:
+  const std::vector<int>& groups_;
+  std::vector<int> slot_;  // per group: its index in the phase's loads, -1 if none yet
+};
 
 // Per phase: the busiest link's seconds per byte, over every link and per link class.
 struct PhaseLoads {
@@ -66,8 +111,8 @@ std::vector<PhaseLoads> reduce_phases(const std::vector<LinkLoads::Phase>& phase
   return out;
 }
 
-// Per phase of `plan` (lowered at 1 byte): each link's bytes; adds the plan's flows to stats when
-// given.
+// Per phase of `plan` (lowered at 1 byte): each capacity group's most bytes on a link; adds the
+// plan's flows to stats when given.
 // images: each flow stands for this many flows (folding: its images in every block), times its
 // own Flow::images, in the byte totals and flow count. A folded flow's links are the block-0
 // images of its own (Topology::fold_link), whose loads are every real link's of their orbits: the
@@ -76,9 +121,11 @@ std::vector<PhaseLoads> reduce_phases(const std::vector<LinkLoads::Phase>& phase
 // link or a byte total of a phase would add unequal values: only sums of equal values are the same
 // in any order, so only then are the folded sums the unfolded ones.
 std::optional<std::vector<LinkLoads::Phase>> phase_loads(const CollectivePlan& plan,
-                                                         const Topology& topo, NetStats* stats,
-                                                         int images = 1) {
+                                                         const Topology& topo,
+                                                         const std::vector<int>& groups,
+                                                         NetStats* stats, int images = 1) {
   std::vector<LinkLoads::Phase> out;
+  GroupMax by_group(groups);
   const auto n_links = static_cast<std::size_t>(topo.link_count());
   std::vector<double> load(n_links, 0.0), addend;
   if (images > 1) addend.assign(n_links, 0.0);
@@ -116,12 +163,12 @@ std::optional<std::vector<LinkLoads::Phase>> phase_loads(const CollectivePlan& p
     LinkLoads::Phase p;
     p.latency_s = phase.latency_s;
     p.wire = phase.wire;
-    p.loads.reserve(touched.size());
     for (LinkId l : touched) {
-      p.loads.push_back({l, topo.link(l).cls, load[l]});
+      by_group.add(l, topo.link(l).cls, load[l], p.loads);
       load[l] = 0;
       if (images > 1) addend[l] = 0;
     }
+    by_group.reset(p.loads);
     touched.clear();
     out.push_back(std::move(p));
   }
@@ -145,17 +192,18 @@ ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
 // The loads of unit's pattern: folded where fold allows it and the folded sums add equal values
 // only, else from every flow.
 std::vector<LinkLoads::Phase> pattern_loads(const CollectiveOp& unit, const Topology& topo,
-                                            const CostProfile& profile, TrafficPattern pattern,
+                                            const CostProfile& profile,
+                                            const std::vector<int>& groups, TrafficPattern pattern,
                                             NetStats* stats, bool fold) {
   if (fold && topo.rotation_blocks() > 1 && rotation_invariant(unit.groups, topo)) {
     const NetStats before = stats ? *stats : NetStats{};
     auto folded =
         phase_loads(lower_pattern(unit, topo, profile, pattern, topo.rotation_block_gpus()), topo,
-                    stats, topo.rotation_blocks());
+                    groups, stats, topo.rotation_blocks());
     if (folded) return std::move(*folded);
     if (stats) *stats = before;
   }
-  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, stats);
+  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, groups, stats);
 }
 
 }  // namespace
@@ -183,11 +231,14 @@ UnitPlan unit_plan(const LinkLoads& loads, const std::vector<double>& capacity) 
 }
 
 LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
-                              const CostProfile& profile, bool fold) {
+                              const CostProfile& profile, bool fold,
+                              const std::vector<int>* groups) {
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  const std::vector<int>& g = groups ? *groups : own;
   CollectiveOp unit = op;
   unit.bytes = 1;
   LinkLoads out;
-  out.ring = pattern_loads(unit, topo, profile, TrafficPattern::Ring, &out.stats_per_byte, fold);
+  out.ring = pattern_loads(unit, topo, profile, g, TrafficPattern::Ring, &out.stats_per_byte, fold);
   if (!is_nccl_collective(op)) return out;
   out.nccl = true;
   out.shape = comm_shape(op, topo);
@@ -200,7 +251,7 @@ LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
     out.has_nvls = true;
-    out.nvls = pattern_loads(nodes, topo, profile, TrafficPattern::Nvls, nullptr, fold);
+    out.nvls = pattern_loads(nodes, topo, profile, g, TrafficPattern::Nvls, nullptr, fold);
   }
   return out;
 }
@@ -446,7 +497,8 @@ bool rail_groups_only(const CollectiveOp& op, const Topology& topo) {
 }  // namespace
 
 std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Topology& topo,
-                                               const CostProfile& profile) {
+                                               const CostProfile& profile,
+                                               const std::vector<int>* groups) {
   if (op.kind != CollKind::AllToAll) return std::nullopt;
   if (select_algorithm(op, topo) != Algorithm::Direct) return std::nullopt;  // validates op
   if (!rail_groups_only(op, topo)) return std::nullopt;
@@ -506,10 +558,12 @@ std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Top
   LinkLoads::Phase& p = plan.ring.emplace_back();
   p.latency_s = latency;
   p.over = profile.nccl.p2p_efficiency;
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  GroupMax by_group(groups ? *groups : own);
   for (std::size_t l = 0; l < load.size(); ++l)
     if (load[l] > 0) {
       const auto id = static_cast<LinkId>(l);
-      p.loads.push_back({id, topo.link(id).cls, load[l]});
+      by_group.add(id, topo.link(id).cls, load[l], p.loads);
     }
   return plan;
 }
@@ -521,9 +575,12 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
   return std::nullopt;
 }
 
-LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile) {
-  if (auto p = rail_all_to_all_loads(op, topo, profile)) return std::move(*p);
-  return link_loads_by_flows(op, topo, profile, true);
+LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+                     const std::vector<int>* groups) {
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  const std::vector<int>* g = groups ? groups : &own;
+  if (auto p = rail_all_to_all_loads(op, topo, profile, g)) return std::move(*p);
+  return link_loads_by_flows(op, topo, profile, true, g);
 }
 
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,

@@ -1,5 +1,6 @@
 // A context's analytic plans across scenarios (analytic_plan_cache.hpp, analytic_demand.hpp): the
-// rate-independent loads are shared by fabrics that differ only in link rates and by nothing else;
+// rate-independent loads are shared by fabrics that differ only in link rates (with the same
+// capacity groups) and by nothing else;
 // a plan applied to another rate's capacities equals the plain computation on that fabric bit for
 // bit; demands are kept per fabric and profile, equal keys giving the same object and different
 // NIC rates or profiles different ones.
@@ -72,6 +73,30 @@ TEST_CASE("NIC rates share their loads; each rate's plan is the plain computatio
     // The rate is in the plan: a shape across nodes is faster on the faster NICs.
     if (op.algorithm != Algorithm::IntraNode) CHECK(b.time_s(1 << 30) < a.time_s(1 << 30));
   }
+}
+
+TEST_CASE("loads are shared only by fabrics with the same capacity groups") {
+  // 8 DGX H100 nodes on a fat-tree: two leaves of 32 NICs, two spines, so an uplink carries
+  // 32 x 50 GB/s / 2 / oversubscription: at 16:1 the NICs' 50 GB/s (one capacity group with the
+  // NIC links), at 2:1 400 GB/s (a group of their own); otherwise the graphs are alike. Each
+  // fabric's plans are its own computation.
+  const Topology one = test::dgx("dgx-h100", 8, -1, 400, "fat-tree", 16),
+                 two = test::dgx("dgx-h100", 8, -1, 400, "fat-tree", 2),
+                 two_fast = test::dgx("dgx-h100", 8, -1, 800, "fat-tree", 2);
+  CHECK(capacity_groups(one) != capacity_groups(two));
+  CHECK(capacity_groups(two) == capacity_groups(two_fast));
+  const CostProfile prof = select_cost_profile("", one);
+  FabricPlanCache cache;
+  CHECK(cache.get(one, prof)->loads() != cache.get(two, prof)->loads());
+  CHECK(cache.get(two, prof)->loads() == cache.get(two_fast, prof)->loads());
+  for (const CollectiveOp& op : shapes(one))
+    for (const Topology* t : {&one, &two, &two_fast}) {
+      const std::string kind = to_string(op.kind), algorithm = to_string(op.algorithm);
+      CAPTURE(kind);
+      CAPTURE(algorithm);
+      check_same_plan(cache.get(*t, prof)->get(op, *t, prof),
+                      unit_plan(op, *t, prof, link_capacities(*t, prof)));
+    }
 }
 
 TEST_CASE("demands are kept per fabric and profile: equal keys share them, other rates do not") {
