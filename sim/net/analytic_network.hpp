@@ -15,7 +15,8 @@
 //
 // Loads are proportional to op.bytes, so one per-byte plan per op shape (kind, algorithm, groups)
 // serves every size (analytic_shortcuts.hpp; the rail all-to-all is computed without flows), and
-// networks on identical fabrics share those plans (analytic_plan_cache.hpp).
+// networks on identical fabrics share those plans and the ops' demands (analytic_plan_cache.hpp,
+// analytic_demand.hpp).
 // With full = true (NetworkOptions::analytic_shortcuts = false) every distinct op is lowered with
 // its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
 #pragma once
