@@ -64,7 +64,7 @@ class FabricPlans {
   std::shared_ptr<DemandCache> demands(const CostProfile& profile);
   const std::shared_ptr<FabricLoads>& loads() const { return loads_; }
 
-  static constexpr std::size_t kMaxDemands = 4096;
+  static constexpr std::size_t kMaxDemands = 1024;
 
  private:
   static constexpr std::size_t kMaxProfiles = 4;
