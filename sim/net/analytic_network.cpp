@@ -22,6 +22,7 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const Topology& topo, const Cos
   // The fabric's shared capacities when there are plans to share (no copy per scenario).
   if (!shared_) own_capacity_ = link_capacities(topo, profile);
   capacity_ = shared_ ? &shared_->capacities(topo, profile) : &own_capacity_;
+  demands_ = shared_ ? shared_->demands(profile) : std::make_shared<DemandCache>();
 }
 
 namespace {
@@ -133,7 +134,7 @@ const AnalyticNetwork::Demand& AnalyticNetwork::op_demand(const CollectiveOp& op
 }
 
 const AnalyticNetwork::Demand& AnalyticNetwork::cached_demand(const CollectiveOp& op) {
-  if (const Demand* c = cache_.find(op)) return *c;
+  if (const Demand* c = demands_->find(op)) return *c;
   Demand d;
   if (full_ && is_nccl_collective(op)) {  // NCCL's choice over the patterns, lowered and routed
     select_algorithm(op, topo_);          // validates
@@ -154,7 +155,7 @@ const AnalyticNetwork::Demand& AnalyticNetwork::cached_demand(const CollectiveOp
     plan_segments(plan, op, profile_, p2p_small_message_s(op, topo_, profile_), d);
     d.stats = plan.stats(op.bytes);
   }
-  return cache_.insert(op, std::move(d));
+  return demands_->insert(op, std::move(d));
 }
 
 std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {

@@ -15,7 +15,8 @@
 //
 // Loads are proportional to op.bytes, so one per-byte plan per op shape (kind, algorithm, groups)
 // serves every size (analytic_shortcuts.hpp; the rail all-to-all is computed without flows), and
-// networks on identical fabrics share those plans (analytic_plan_cache.hpp).
+// networks on identical fabrics share those plans and the ops' demands (analytic_plan_cache.hpp,
+// analytic_demand.hpp).
 // With full = true (NetworkOptions::analytic_shortcuts = false) every distinct op is lowered with
 // its own bytes and every flow routed (cached per op): the reference the shortcuts must match.
 #pragma once
@@ -27,10 +28,10 @@
 #include <utility>
 #include <vector>
 
+#include "sim/net/analytic_demand.hpp"
 #include "sim/net/analytic_plan_cache.hpp"
 #include "sim/net/analytic_shortcuts.hpp"
 #include "sim/net/network_model.hpp"
-#include "sim/net/op_cache.hpp"
 
 namespace zerosim {
 
@@ -65,18 +66,11 @@ class AnalyticNetwork : public NetworkModel {
   // reference (cached per op).
   std::pair<double, NetStats> op_cost(const CollectiveOp& op);
 
-  // A phase as the sharing sees it: its latency, then per link class the seconds of work at the
-  // class's full rate.
-  struct Segment {
-    double latency_s = 0;
-    ClassLoads work_s{};
-  };
-  struct Demand {
-    double time_s = 0;  // alone: the sum of the segments' latency + largest work
-    NetStats stats;
-    std::vector<Segment> segments;
-  };
-  // Cached per op (kind, algorithms, bytes, groups) for the network's life.
+  using Segment = AnalyticSegment;
+  using Demand = AnalyticDemand;
+  // Cached per op (kind, algorithms, bytes, groups): with the shared plans in the fabric's cache
+  // for the network's profile (FabricPlans::demands), which outlives the network; in full mode for
+  // the network's life.
   const Demand& op_demand(const CollectiveOp& op);
 
  private:
@@ -100,7 +94,7 @@ class AnalyticNetwork : public NetworkModel {
                               // first use)
   std::vector<std::int32_t> touched_;
   std::vector<Segment>* segments_out_ = nullptr;  // plan_time's phases, when asked for
-  OpCache<Demand> cache_;                         // per op
+  std::shared_ptr<DemandCache> demands_;          // per op
   // expect_ops' ops, their classes, and per class the demand last found with what it was found
   // for.
   struct ClassSlot {

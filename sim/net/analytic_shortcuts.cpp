@@ -35,10 +35,54 @@ std::vector<double> link_capacities(const Topology& topo, const CostProfile& pro
   return c;
 }
 
+std::vector<int> capacity_groups(const Topology& topo) {
+  std::vector<int> out;
+  out.reserve(topo.links().size());
+  std::map<std::pair<double, LinkClass>, int> index;
+  int last = -1;
+  std::pair<double, LinkClass> last_key{};
+  for (const LinkInfo& l : topo.links()) {
+    const std::pair key{l.bandwidth_Bps, l.cls};
+    if (last < 0 || key != last_key) {  // a duplex link's two directions: one look-up
+      last = index.emplace(key, static_cast<int>(index.size())).first->second;
+      last_key = key;
+    }
+    out.push_back(last);
+  }
+  return out;
+}
+
 namespace {
 
-// Per phase of `plan` (lowered at 1 byte): the busiest link's seconds per byte, over every link
-// and over network links only; adds the plan's flows to stats when given.
+// A phase's loads per capacity group: the most bytes on one of the group's links, the groups in
+// the order their first link is added.
+class GroupMax {
+ public:
+  explicit GroupMax(const std::vector<int>& groups) : groups_(groups) {
+    slot_.assign(groups.empty() ? 0 : *std::max_element(groups.begin(), groups.end()) + 1, -1);
+  }
+  void add(LinkId l, LinkClass cls, double bytes, std::vector<LinkLoads::Load>& out) {
+    int& s = slot_[static_cast<std::size_t>(groups_[static_cast<std::size_t>(l)])];
+    if (s < 0) {
+      s = static_cast<int>(out.size());
+      out.push_back({l, cls, bytes});
+    } else {
+      double& b = out[static_cast<std::size_t>(s)].bytes;
+      b = std::max(b, bytes);
+    }
+  }
+  // Ready for the next phase (out: the phase's loads).
+  void reset(const std::vector<LinkLoads::Load>& out) {
+    for (const LinkLoads::Load& x : out)
+      slot_[static_cast<std::size_t>(groups_[static_cast<std::size_t>(x.link)])] = -1;
+  }
+
+ private:
+  const std::vector<int>& groups_;
+  std::vector<int> slot_;  // per group: its index in the phase's loads, -1 if none yet
+};
+
+// Per phase: the busiest link's seconds per byte, over every link and per link class.
 struct PhaseLoads {
   double all = 0, latency_s = 0;
   ClassLoads cls{};  // per link class; cls[Network] is the network links' busiest
@@ -50,6 +94,25 @@ void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
   double& m = p.cls[static_cast<std::size_t>(c)];
   m = std::max(m, t);
 }
+
+// The rate application of one pattern's phases.
+std::vector<PhaseLoads> reduce_phases(const std::vector<LinkLoads::Phase>& phases,
+                                      const std::vector<double>& capacity) {
+  std::vector<PhaseLoads> out;
+  out.reserve(phases.size());
+  for (const LinkLoads::Phase& ph : phases) {
+    PhaseLoads p;
+    p.latency_s = ph.latency_s;
+    for (const LinkLoads::Load& l : ph.loads)
+      reduce_loads(l.bytes / capacity[static_cast<std::size_t>(l.link)] * ph.wire / ph.over, l.cls,
+                   p);
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Per phase of `plan` (lowered at 1 byte): each capacity group's most bytes on a link; adds the
+// plan's flows to stats when given.
 // images: each flow stands for this many flows (folding: its images in every block), times its
 // own Flow::images, in the byte totals and flow count. A folded flow's links are the block-0
 // images of its own (Topology::fold_link), whose loads are every real link's of their orbits: the
@@ -57,12 +120,15 @@ void reduce_loads(double t, LinkClass c, PhaseLoads& p) {
 // once (so the loads count Flow::images, not the blocks). Folded (images > 1), nullopt as soon as a
 // link or a byte total of a phase would add unequal values: only sums of equal values are the same
 // in any order, so only then are the folded sums the unfolded ones.
-std::optional<std::vector<PhaseLoads>> phase_loads(const CollectivePlan& plan, const Topology& topo,
-                                                   const std::vector<double>& capacity,
-                                                   NetStats* stats, int images = 1) {
-  std::vector<PhaseLoads> out;
-  std::vector<double> load(capacity.size(), 0.0), addend;
-  if (images > 1) addend.assign(capacity.size(), 0.0);
+std::optional<std::vector<LinkLoads::Phase>> phase_loads(const CollectivePlan& plan,
+                                                         const Topology& topo,
+                                                         const std::vector<int>& groups,
+                                                         NetStats* stats, int images = 1) {
+  std::vector<LinkLoads::Phase> out;
+  GroupMax by_group(groups);
+  const auto n_links = static_cast<std::size_t>(topo.link_count());
+  std::vector<double> load(n_links, 0.0), addend;
+  if (images > 1) addend.assign(n_links, 0.0);
   std::vector<LinkId> touched, links;
   for (const Phase& phase : plan.phases) {
     std::array<double, 2> total_addend{};  // intra, inter: the phase's value added to each total
@@ -94,15 +160,17 @@ std::optional<std::vector<PhaseLoads>> phase_loads(const CollectivePlan& plan, c
           load[l] += fl.bytes;
         }
     }
-    PhaseLoads p;
+    LinkLoads::Phase p;
     p.latency_s = phase.latency_s;
+    p.wire = phase.wire;
     for (LinkId l : touched) {
-      reduce_loads(load[l] / capacity[l] * phase.wire, topo.link(l).cls, p);
+      by_group.add(l, topo.link(l).cls, load[l], p.loads);
       load[l] = 0;
       if (images > 1) addend[l] = 0;
     }
+    by_group.reset(p.loads);
     touched.clear();
-    out.push_back(p);
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -121,40 +189,59 @@ ClassLoads class_sum(const std::vector<PhaseLoads>& loads) {
   return c;
 }
 
-// The loads of unit's pattern: folded (unit_plan_by_flows) where fold allows it and the folded
-// sums add equal values only, else from every flow.
-std::vector<PhaseLoads> pattern_loads(const CollectiveOp& unit, const Topology& topo,
-                                      const CostProfile& profile,
-                                      const std::vector<double>& capacity, TrafficPattern pattern,
-                                      NetStats* stats, bool fold) {
+// The loads of unit's pattern: folded where fold allows it and the folded sums add equal values
+// only, else from every flow.
+std::vector<LinkLoads::Phase> pattern_loads(const CollectiveOp& unit, const Topology& topo,
+                                            const CostProfile& profile,
+                                            const std::vector<int>& groups, TrafficPattern pattern,
+                                            NetStats* stats, bool fold) {
   if (fold && topo.rotation_blocks() > 1 && rotation_invariant(unit.groups, topo)) {
     const NetStats before = stats ? *stats : NetStats{};
     auto folded =
         phase_loads(lower_pattern(unit, topo, profile, pattern, topo.rotation_block_gpus()), topo,
-                    capacity, stats, topo.rotation_blocks());
+                    groups, stats, topo.rotation_blocks());
     if (folded) return std::move(*folded);
     if (stats) *stats = before;
   }
-  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, capacity, stats);
+  return *phase_loads(lower_pattern(unit, topo, profile, pattern), topo, groups, stats);
 }
 
 }  // namespace
 
-UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
-                            const CostProfile& profile, const std::vector<double>& capacity,
-                            bool fold) {
-  CollectiveOp unit = op;
-  unit.bytes = 1;
+UnitPlan unit_plan(const LinkLoads& loads, const std::vector<double>& capacity) {
   UnitPlan out;
-  const std::vector<PhaseLoads> ring =
-      pattern_loads(unit, topo, profile, capacity, TrafficPattern::Ring, &out.stats_per_byte, fold);
+  out.stats_per_byte = loads.stats_per_byte;
+  const std::vector<PhaseLoads> ring = reduce_phases(loads.ring, capacity);
   for (const PhaseLoads& p : ring) out.phases.push_back({p.latency_s, p.all, p.cls});
   out.ring_class = class_sum(ring);
+  if (!loads.nccl) return out;
+  out.nccl = true;
+  out.shape = loads.shape;
+  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
+      single_phase(ring, false);
+  if (loads.has_nvls) {
+    const std::vector<PhaseLoads> nvls_loads = reduce_phases(loads.nvls, capacity);
+    const double nvls = single_phase(nvls_loads, false);
+    out.nvls_class = class_sum(nvls_loads);
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
+    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
+        std::max(nvls, single_phase(ring, true));
+  }
+  return out;
+}
+
+LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
+                              const CostProfile& profile, bool fold,
+                              const std::vector<int>* groups) {
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  const std::vector<int>& g = groups ? *groups : own;
+  CollectiveOp unit = op;
+  unit.bytes = 1;
+  LinkLoads out;
+  out.ring = pattern_loads(unit, topo, profile, g, TrafficPattern::Ring, &out.stats_per_byte, fold);
   if (!is_nccl_collective(op)) return out;
   out.nccl = true;
   out.shape = comm_shape(op, topo);
-  out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Ring)] =
-      single_phase(ring, false);
   if (op.kind == CollKind::AllReduce && out.shape.ppn > 1 && profile.nccl.nvls) {
     // NVLS inside every node: the groups' members node by node.
     CollectiveOp nodes = unit;
@@ -163,15 +250,16 @@ UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
       for (auto& m : members_by_node(g, topo)) per_node.push_back(std::move(m));
     nodes.groups = GroupList(std::move(per_node));
     nodes.algorithm = Algorithm::IntraNode;
-    const std::vector<PhaseLoads> nvls_loads =
-        pattern_loads(nodes, topo, profile, capacity, TrafficPattern::Nvls, nullptr, fold);
-    const double nvls = single_phase(nvls_loads, false);
-    out.nvls_class = class_sum(nvls_loads);
-    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::Nvls)] = nvls;
-    out.pattern_s_per_byte[static_cast<std::size_t>(TrafficPattern::NvlsTree)] =
-        std::max(nvls, single_phase(ring, true));
+    out.has_nvls = true;
+    out.nvls = pattern_loads(nodes, topo, profile, g, TrafficPattern::Nvls, nullptr, fold);
   }
   return out;
+}
+
+UnitPlan unit_plan_by_flows(const CollectiveOp& op, const Topology& topo,
+                            const CostProfile& profile, const std::vector<double>& capacity,
+                            bool fold) {
+  return unit_plan(link_loads_by_flows(op, topo, profile, fold), capacity);
 }
 
 double UnitPlan::nccl_time_s(const CollectiveOp& op, const CostProfile& profile) const {
@@ -408,9 +496,9 @@ bool rail_groups_only(const CollectiveOp& op, const Topology& topo) {
 
 }  // namespace
 
-std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
-                                             const CostProfile& profile,
-                                             const std::vector<double>& capacity) {
+std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Topology& topo,
+                                               const CostProfile& profile,
+                                               const std::vector<int>* groups) {
   if (op.kind != CollKind::AllToAll) return std::nullopt;
   if (select_algorithm(op, topo) != Algorithm::Direct) return std::nullopt;  // validates op
   if (!rail_groups_only(op, topo)) return std::nullopt;
@@ -421,13 +509,14 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
 
   // Flow counts per link, per group size (each pair of a group of n carries 1/n per byte).
   std::map<std::size_t, std::vector<std::uint32_t>> counts;
-  UnitPlan plan;
+  LinkLoads plan;
   double latency = 0;
+  const auto n_links = static_cast<std::size_t>(topo.link_count());
   for (const auto& g : op.groups) {
     const std::size_t n = g.size();
     if (n < 2) continue;
     auto& c = counts[n];
-    if (c.empty()) c.assign(capacity.size(), 0);
+    if (c.empty()) c.assign(n_links, 0);
     const auto others = static_cast<std::uint32_t>(n - 1);
     for (int s : g) {  // every flow leaves s's GPU and NIC and enters d's NIC and GPU
       c[f.gpu_up[s]] += others;
@@ -461,24 +550,42 @@ std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topol
     latency = std::max(latency, nccl_p2p_latency(profile, hop, 0, static_cast<int>(n) - 1));
   }
   if (counts.empty()) return plan;  // no pairs: lower_collective makes no phase either
-  std::vector<double> load(capacity.size(), 0.0);
+  std::vector<double> load(n_links, 0.0);
   for (const auto& [n, c] : counts)
     for (std::size_t l = 0; l < c.size(); ++l)
       if (c[l]) load[l] += c[l] / static_cast<double>(n);
-  PhaseLoads p;
+  // One phase, each link's seconds per byte its load / capacity / p2p efficiency.
+  LinkLoads::Phase& p = plan.ring.emplace_back();
+  p.latency_s = latency;
+  p.over = profile.nccl.p2p_efficiency;
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  GroupMax by_group(groups ? *groups : own);
   for (std::size_t l = 0; l < load.size(); ++l)
-    if (load[l] > 0)
-      reduce_loads(load[l] / capacity[l] / profile.nccl.p2p_efficiency,
-                   topo.link(static_cast<LinkId>(l)).cls, p);
-  plan.phases.push_back({latency, p.all, p.cls});
-  plan.ring_class = p.cls;
+    if (load[l] > 0) {
+      const auto id = static_cast<LinkId>(l);
+      by_group.add(id, topo.link(id).cls, load[l], p.loads);
+    }
   return plan;
+}
+
+std::optional<UnitPlan> rail_all_to_all_plan(const CollectiveOp& op, const Topology& topo,
+                                             const CostProfile& profile,
+                                             const std::vector<double>& capacity) {
+  if (auto loads = rail_all_to_all_loads(op, topo, profile)) return unit_plan(*loads, capacity);
+  return std::nullopt;
+}
+
+LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+                     const std::vector<int>* groups) {
+  const std::vector<int> own = groups ? std::vector<int>{} : capacity_groups(topo);
+  const std::vector<int>* g = groups ? groups : &own;
+  if (auto p = rail_all_to_all_loads(op, topo, profile, g)) return std::move(*p);
+  return link_loads_by_flows(op, topo, profile, true, g);
 }
 
 UnitPlan unit_plan(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
                    const std::vector<double>& capacity) {
-  if (auto p = rail_all_to_all_plan(op, topo, profile, capacity)) return std::move(*p);
-  return unit_plan_by_flows(op, topo, profile, capacity, true);
+  return unit_plan(link_loads(op, topo, profile), capacity);
 }
 
 }  // namespace zerosim

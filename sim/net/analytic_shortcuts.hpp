@@ -57,8 +57,56 @@ struct UnitPlan {
   }
 };
 
+// Links of equal bandwidth and class, so of equal capacity under every profile: per link its
+// group, numbered by first appearance in link order.
+std::vector<int> capacity_groups(const Topology& topo);
+
+// The half of a UnitPlan that does not depend on link rates: what lowering and routing give at
+// op.bytes = 1, before any capacity divides it. A link's seconds per byte is its bytes per byte of
+// op.bytes / capacity x wire / over (wire: the phase's wire factor; over: the p2p efficiency the
+// rail shortcut divides by; each is 1 where it does not apply, an exact identity). Every step of
+// that is a correctly rounded operation by a positive number, so it keeps the order of the bytes:
+// among links of equal capacity the busiest is the one with the most bytes, and a phase keeps per
+// capacity group (capacity_groups) only that link's bytes. The plan of a fabric whose capacity
+// groups are the same (a sweep's NIC rates, other class efficiencies) is unit_plan(loads, its
+// capacities), equal to the plain computation's, with no lowering or routing again.
+struct LinkLoads {
+  struct Load {
+    LinkId link = 0;  // a link of the group (all have its capacity)
+    LinkClass cls = LinkClass::Network;
+    double bytes = 0;  // the most bytes per byte of op.bytes on a link of the group, > 0
+  };
+  struct Phase {
+    double latency_s = 0;
+    double wire = 1, over = 1;
+    std::vector<Load> loads;  // one per capacity group the phase's flows cross
+  };
+  std::vector<Phase> ring;  // the ring pattern, as the flow tier lowers every op
+  std::vector<Phase> nvls;  // NVLS inside every node (NCCL's all-reduce, when has_nvls)
+  bool has_nvls = false;
+  NetStats stats_per_byte;  // as UnitPlan's
+  bool nccl = false;
+  CommShape shape;
+};
+
 // Per-link effective capacity (bytes/s): bandwidth x the profile's class efficiency.
 std::vector<double> link_capacities(const Topology& topo, const CostProfile& profile);
+
+// The rate application: loads' plan with these capacities, those of a fabric with loads' graph
+// and capacity groups (equal capacities within each group).
+UnitPlan unit_plan(const LinkLoads& loads, const std::vector<double>& capacity);
+
+// The loads of unit_plan_by_flows and rail_all_to_all_plan (below), and of unit_plan (the
+// shortcut if it applies, else the plain computation folded where it can be). groups:
+// capacity_groups(topo), computed here when null.
+LinkLoads link_loads_by_flows(const CollectiveOp& op, const Topology& topo,
+                              const CostProfile& profile, bool fold = false,
+                              const std::vector<int>* groups = nullptr);
+std::optional<LinkLoads> rail_all_to_all_loads(const CollectiveOp& op, const Topology& topo,
+                                               const CostProfile& profile,
+                                               const std::vector<int>* groups = nullptr);
+LinkLoads link_loads(const CollectiveOp& op, const Topology& topo, const CostProfile& profile,
+                     const std::vector<int>* groups = nullptr);
 
 // The plain computation: lowers op's ring pattern (and NVLS patterns where they apply) with
 // op.bytes = 1 and sums per-link loads per phase.

@@ -19,6 +19,7 @@
 #include "sim/net/analytic_network.hpp"
 #include "sim/step/simulate.hpp"
 #include "sim/topology/topology_graph.hpp"
+#include "tests/net/unit_plan_checks.hpp"
 #include "tests/support/approx.hpp"
 
 using namespace zerosim;
@@ -291,18 +292,7 @@ void check_fold_exact(const Topology& topo, const CollectiveOp& op) {
   CAPTURE(to_string(op.kind));
   CAPTURE(to_string(op.algorithm));
   CAPTURE(op.groups.size());
-  REQUIRE(full.phases.size() == folded.phases.size());
-  for (std::size_t i = 0; i < full.phases.size(); ++i) {
-    CHECK(full.phases[i].latency_s == folded.phases[i].latency_s);
-    CHECK(full.phases[i].busiest_s_per_byte == folded.phases[i].busiest_s_per_byte);
-    CHECK(full.phases[i].class_s_per_byte == folded.phases[i].class_s_per_byte);
-  }
-  CHECK(full.stats_per_byte.inter_node_bytes == folded.stats_per_byte.inter_node_bytes);
-  CHECK(full.stats_per_byte.intra_node_bytes == folded.stats_per_byte.intra_node_bytes);
-  CHECK(full.stats_per_byte.flows == folded.stats_per_byte.flows);
-  CHECK(full.pattern_s_per_byte == folded.pattern_s_per_byte);
-  CHECK(full.ring_class == folded.ring_class);
-  CHECK(full.nvls_class == folded.nvls_class);
+  test::check_same_plan(full, folded);
 }
 
 }  // namespace
