@@ -281,40 +281,12 @@ class Runner {
     snap.wait_tail = wait_tail_;
     snap.wait_next = wait_next_;
     snap.parked = parked_;
+    snap.ops.clear();
+    for (const Stream& stream : p_.streams) snap.ops.push_back(stream.ops.size());
+    snap.event_count = p_.event_count;
     snap.ready.assign(1, s);
     snap.ready.insert(snap.ready.end(), ready_.begin() + static_cast<std::ptrdiff_t>(drain_at_ + 1),
                       ready_.end());
-    // The ops reached, and the collectives they start renumbered in order of first use.
-    const std::size_t S = p_.streams.size();
-    // Streams that stand at their op: parked at a Wait, or woken at it (the ready streams after
-    // this one, which goes on to its next op).
-    std::vector<char> standing(S, 0);
-    for (std::size_t i = 1; i < snap.ready.size(); ++i) standing[snap.ready[i]] = 1;
-    for (const int head : wait_head_)
-      for (int w = head; w >= 0; w = wait_next_[static_cast<std::size_t>(w)])
-        standing[static_cast<std::size_t>(w)] = 1;
-    std::vector<int> renumbered(p_.collectives.size(), -1);
-    snap.stream_names.resize(S);
-    snap.finished.assign(S, 0);
-    snap.reached.assign(S, {});
-    snap.collectives.clear();
-    for (std::size_t k = 0; k < S; ++k) {
-      const auto& ops = p_.streams[k].ops;
-      snap.stream_names[k] = p_.streams[k].name;
-      snap.finished[k] = pc_[k] >= ops.size();
-      const std::size_t upto = pc_[k] + (standing[k] && pc_[k] < ops.size() ? 1 : 0);
-      snap.reached[k].assign(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(upto));
-      for (StepOp& op : snap.reached[k]) {
-        if (op.kind != OpKind::Collective) continue;
-        int& n = renumbered[static_cast<std::size_t>(op.collective)];
-        if (n < 0) {
-          n = static_cast<int>(snap.collectives.size());
-          snap.collectives.push_back(p_.collectives[static_cast<std::size_t>(op.collective)]);
-        }
-        op.collective = n;
-      }
-    }
-    snap.event_count = p_.event_count;
   }
 
   // FIFO over the ready list; re-entrant calls (a model that completes inside start()) only
@@ -474,40 +446,51 @@ class Runner {
   RunResult result_;
 };
 
-// An op of `program` equal to one a snapshot reached: what a run reads of it (labels aside).
-bool same_op(const StepProgram& program, const StepOp& x, const RunSnapshot& from,
-             const StepOp& y) {
+// Equal ops of two programs: what a run reads of them (labels aside).
+bool same_op(const StepProgram& a, const StepOp& x, const StepProgram& b, const StepOp& y) {
   if (x.kind != y.kind || x.category != y.category || !(x.duration_s == y.duration_s) ||
       x.event != y.event)
     return false;
   if (x.kind != OpKind::Collective) return true;
-  if (x.collective < 0 || static_cast<std::size_t>(x.collective) >= program.collectives.size())
-    return false;
-  const CollectiveOp &c = program.collectives[static_cast<std::size_t>(x.collective)],
-                     &d = from.collectives[static_cast<std::size_t>(y.collective)];
+  const auto in = [](const StepProgram& p, int k) {
+    return k >= 0 && static_cast<std::size_t>(k) < p.collectives.size();
+  };
+  if (!in(a, x.collective) || !in(b, y.collective)) return false;
+  const CollectiveOp &c = a.collectives[static_cast<std::size_t>(x.collective)],
+                     &d = b.collectives[static_cast<std::size_t>(y.collective)];
   return c.kind == d.kind && c.algorithm == d.algorithm && c.bytes == d.bytes &&
          c.nccl_algo == d.nccl_algo && c.nccl_proto == d.nccl_proto && c.groups == d.groups;
 }
 
-// resume_program's check that `program` begins as the snapshot's program did. The streams that
-// program ran to their end wait in `program` at their next op: parking, for an event not
-// recorded yet; waking, for the snapshot's own event.
-bool begins_as(const StepProgram& program, const RunSnapshot& from,
+// resume_program's check that `program` begins as `source`. The streams `source` ran to their
+// end wait in `program` at their next op: parking, for an event not recorded yet; waking, for the
+// snapshot's own event.
+bool begins_as(const StepProgram& program, const StepProgram& source, const RunSnapshot& from,
                std::vector<std::size_t>& parking, std::vector<std::size_t>& waking) {
-  const std::size_t S = from.reached.size();
-  if (from.event < 0 || program.streams.size() != S || program.event_count < from.event_count)
+  const std::size_t S = source.streams.size();
+  if (from.event < 0 || program.streams.size() != S || from.pc.size() != S ||
+      from.event_count != source.event_count || program.event_count < source.event_count)
     return false;
+  for (std::size_t s = 0; s < S; ++s)
+    if (from.ops[s] != source.streams[s].ops.size()) return false;
+  // Streams standing at their op: parked at a Wait, or woken at it (the ready streams after the
+  // one that took the snapshot, which goes on to its next op).
+  std::vector<char> standing(S, 0);
+  for (std::size_t i = 1; i < from.ready.size(); ++i) standing[from.ready[i]] = 1;
+  for (const int head : from.wait_head)
+    for (int w = head; w >= 0; w = from.wait_next[static_cast<std::size_t>(w)])
+      standing[static_cast<std::size_t>(w)] = 1;
   for (std::size_t s = 0; s < S; ++s) {
-    const auto& ops = program.streams[s].ops;
-    const auto& reached = from.reached[s];
-    if (program.streams[s].name != from.stream_names[s] || reached.size() > ops.size())
-      return false;
-    for (std::size_t i = 0; i < reached.size(); ++i)
-      if (!same_op(program, ops[i], from, reached[i])) return false;
+    const auto &ops = program.streams[s].ops, &was = source.streams[s].ops;
+    if (program.streams[s].name != source.streams[s].name) return false;
     const std::size_t pc = from.pc[s];
-    if (!from.finished[s] || pc == ops.size()) continue;
-    // The snapshot's program had run s to its end; `program` has more: s has waited at its next
-    // op since, which must be a Wait for an event recorded by the snapshot's Record or not yet.
+    const std::size_t upto = pc + (standing[s] && pc < was.size() ? 1 : 0);
+    if (upto > ops.size() || upto > was.size()) return false;
+    for (std::size_t i = 0; i < upto; ++i)
+      if (!same_op(program, ops[i], source, was[i])) return false;
+    if (pc < was.size() || pc == ops.size()) continue;
+    // `source` ran s to its end; `program` has more: s has waited at its next op since, which
+    // must be a Wait for an event recorded by the snapshot's Record or not yet.
     const StepOp& next = ops[pc];
     if (next.kind != OpKind::Wait || next.event < 0 || next.event >= program.event_count)
       return false;
@@ -540,11 +523,11 @@ RunResult run_program_on_engine(const StepProgram& program, Engine& engine, Netw
   return runner.run();
 }
 
-std::optional<RunResult> resume_program(const StepProgram& program, const RunSnapshot& from,
-                                        Engine& engine, NetworkModel& network,
-                                        const SmShare& share) {
+std::optional<RunResult> resume_program(const StepProgram& program, const StepProgram& source,
+                                        const RunSnapshot& from, Engine& engine,
+                                        NetworkModel& network, const SmShare& share) {
   std::vector<std::size_t> parking, waking;
-  if (!begins_as(program, from, parking, waking)) return std::nullopt;
+  if (!begins_as(program, source, from, parking, waking)) return std::nullopt;
   validate_run(program, share);
   engine.start_at(from.now);
   Runner runner(program, engine, network, share);

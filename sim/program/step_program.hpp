@@ -132,14 +132,9 @@ struct RunSnapshot {
   // it recorded the event, then the `woken` ones its Record woke.
   std::vector<std::size_t> ready;
   std::size_t woken = 0;
-  // What resume_program compares a program with: per stream its name, whether the run had done
-  // all its ops, and the ops it had reached (those before its position and, for a stream parked
-  // or about to be pumped, the one it stands at); their collectives, by index into
-  // `collectives`; the program's event count.
-  std::vector<std::string> stream_names;
-  std::vector<char> finished;
-  std::vector<std::vector<StepOp>> reached;
-  std::vector<CollectiveOp> collectives;
+  // The snapshot's program: its ops per stream and its event count (a check that a resume is
+  // handed the program the snapshot was taken of).
+  std::vector<std::size_t> ops;
   int event_count = 0;
 };
 
@@ -173,18 +168,18 @@ RunResult run_program_on_engine(const StepProgram& program, Engine& engine, Netw
                                 const SmShare& share = {}, int capture_event = -1,
                                 RunSnapshot* snapshot = nullptr);
 
-// The run of `program` that goes on from `from`, a snapshot of another program's run on an equal
+// The run of `program` that goes on from `from`, a snapshot of a run of `source` on an equal
 // network (same topology, profile, tier and SM sharing): the result is that of
 // run_program_on_engine on `program`, bit for bit. nullopt (nothing run) unless `program` begins
-// as the snapshot's program did: the same streams, the ops each had reached equal (kind,
-// category, duration, event, collective), and every stream that program had run to its end
-// standing in `program` at a Wait for an event not yet recorded or recorded by the snapshot's
-// Record (where it has waited since; the Record woke it).
-// `engine` must not have run: its clock is set to the snapshot's; `network` is fresh and takes
-// the snapshot's stats.
-std::optional<RunResult> resume_program(const StepProgram& program, const RunSnapshot& from,
-                                        Engine& engine, NetworkModel& network,
-                                        const SmShare& share = {});
+// as `source`: the same streams, the ops each had reached equal (those before its position and,
+// for a stream parked or woken, the one it stands at: kind, category, duration, event,
+// collective), and every stream `source` had run to its end standing in `program` at a Wait for
+// an event not yet recorded or recorded by the snapshot's Record (where it has waited since; the
+// Record woke it). `engine` must not have run: its clock is set to the snapshot's; `network` is
+// fresh and takes the snapshot's stats.
+std::optional<RunResult> resume_program(const StepProgram& program, const StepProgram& source,
+                                        const RunSnapshot& from, Engine& engine,
+                                        NetworkModel& network, const SmShare& share = {});
 
 // One pass without events, for contention-free networks: a stream's op starts when its previous op
 // ends, or, after a Wait, at max(that, the Record's time); ends after its duration (network.cost

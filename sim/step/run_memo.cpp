@@ -35,9 +35,9 @@ std::optional<StepTiming> RunMemo::find(const Key& key) {
   return it->timing;
 }
 
-std::shared_ptr<const RunSnapshot> RunMemo::snapshot(const Key& key) {
+std::shared_ptr<const RunSnapshot> RunMemo::take_snapshot(const Key& key) {
   const auto it = lookup(key);
-  return it == lru_.end() ? nullptr : it->snapshot;
+  return it == lru_.end() ? nullptr : std::move(it->snapshot);
 }
 
 void RunMemo::keep(Key key, const StepTiming& timing, std::shared_ptr<const RunSnapshot> snapshot) {

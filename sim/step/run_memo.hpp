@@ -49,8 +49,9 @@ class RunMemo {
   // Keeps `timing` for `key` (the oldest pair out beyond kEntries), with the snapshot its run took
   // at micro-step 0's end if any (a step of one micro-step: the run of two goes on from it).
   void keep(Key key, const StepTiming& timing, std::shared_ptr<const RunSnapshot> snapshot = {});
-  // The snapshot kept with key's timing; null: none.
-  std::shared_ptr<const RunSnapshot> snapshot(const Key& key);
+  // The snapshot kept with key's timing, handed over (the entry keeps its timing only: the run of
+  // two micro-steps goes on from it once, and its result is kept); null: none.
+  std::shared_ptr<const RunSnapshot> take_snapshot(const Key& key);
   // Runs that went on from a kept snapshot (resume_program), for tests and measurements.
   void count_resumed() { ++resumed_; }
   std::size_t resumed() const { return resumed_; }

@@ -822,14 +822,22 @@ SmShare sm_share(const Scenario& sc, const StepProgram& program, const Collectiv
   return share;
 }
 
-// from: a snapshot to go on from (resume_program; run from the start when the program does not
-// begin as its run's did). capture: filled at the lowering's first_micro_step_end when the run
-// is on the engine and quiescent there.
+// from: a snapshot of the run of this setup with one micro-step, to go on from (resume_program;
+// run from the start when the program does not begin as that one). capture: filled at the
+// lowering's first_micro_step_end when the run is on the engine and quiescent there.
 StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r, SimContext& context,
                  const RunSnapshot* from = nullptr, RunSnapshot* capture = nullptr) {
   const Topology& topo = *r.topo;
   const CostProfile& prof = *r.prof;
   StepRun out;
+  // The program the snapshot was taken of, held while this step's is looked up (the cache leaves
+  // a held lowering as it is).
+  std::shared_ptr<const LoweredStep> source;
+  if (from != nullptr) {
+    StepSetup one = setup;
+    one.grad_accum = 1;
+    source = context.lowering().get(one, topo, r.prof);
+  }
   out.low = context.lowering().get(setup, topo, r.prof);
   Engine engine;
   // One lookup of the fabric's shared plans (O(links)) for the network and the byte counts.
@@ -840,7 +848,8 @@ StepRun run_step(const Scenario& sc, const StepSetup& setup, const Resolved& r, 
   const CollectiveClasses classes(out.low->program);
   const SmShare share = sm_share(sc, out.low->program, classes, prof);
   std::optional<RunResult> resumed;
-  if (from != nullptr) resumed = resume_program(out.low->program, *from, engine, *net, share);
+  if (from != nullptr)
+    resumed = resume_program(out.low->program, source->program, *from, engine, *net, share);
   out.resumed = resumed.has_value();
   if (resumed)
     out.run = std::move(*resumed);
@@ -882,7 +891,7 @@ StepTiming step_timing(const Scenario& sc, const StepSetup& setup, const Resolve
   if (setup.grad_accum == 2) {
     RunMemo::Key one = key;
     one.setup.grad_accum = 1;
-    from = context.runs().snapshot(one);
+    from = context.runs().take_snapshot(one);
   }
   auto snapshot = setup.grad_accum == 1 ? std::make_shared<RunSnapshot>() : nullptr;
   const StepRun run = run_step(sc, setup, r, context, from.get(), snapshot.get());

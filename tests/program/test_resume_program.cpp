@@ -88,7 +88,8 @@ TEST_CASE("a program that begins as another goes on from its snapshot, bit for b
 
     Engine e;
     StubNetwork net(e);
-    const std::optional<RunResult> resumed = resume_program(two, snap, e, net, shares(two, sm));
+    const std::optional<RunResult> resumed =
+        resume_program(two, one, snap, e, net, shares(two, sm));
     REQUIRE(resumed.has_value());
     check_same(*resumed, full);
     // Closed form without sharing: micro-step 1's gather ends at 2 + 0.75, the compute stream's
@@ -104,12 +105,13 @@ TEST_CASE("a program that begins as another goes on from its snapshot, bit for b
 }
 
 TEST_CASE("a program that does not begin as the snapshot's is refused, nothing run") {
-  const RunSnapshot snap = snapshot_of(one_step(), {});
+  const StepProgram one = one_step();
+  const RunSnapshot snap = snapshot_of(one, {});
   REQUIRE(snap.event == kBoundary);
   const auto refused = [&](const StepProgram& p) {
     Engine e;
     StubNetwork net(e);
-    const bool none = !resume_program(p, snap, e, net).has_value();
+    const bool none = !resume_program(p, one, snap, e, net).has_value();
     CHECK(e.now() == 0.0);
     CHECK(e.events_processed() == 0);
     return none;
@@ -134,6 +136,10 @@ TEST_CASE("a program that does not begin as the snapshot's is refused, nothing r
   StepProgram renamed = two_steps();
   renamed.streams[2].name = "other";
   CHECK(refused(renamed));
+  // The snapshot handed with another source than the program it was taken of.
+  Engine e;
+  StubNetwork net(e);
+  CHECK(!resume_program(two_steps(), two_steps(), snap, e, net).has_value());
 }
 
 TEST_CASE("no snapshot where the run is not quiescent at the capture event") {
