@@ -87,8 +87,9 @@ std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]},
 // and, when some scenarios were bad input, invalid: [{index, scenario, error}] (index into the
-// expanded scenarios). SweepDocumentStream writes the same, plus ignored_axes: [{strategy, flags,
-// scenarios_not_run}] (ignored_axes_json) when strategies ignored some axes.
+// expanded scenarios): SweepDocumentStream's text, read back. The stream also writes
+// ignored_axes: [{strategy, flags, scenarios_not_run}] (ignored_axes_json) when strategies ignored
+// some axes.
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios = {},
                     const std::vector<InvalidScenario>& invalid = {});
@@ -96,9 +97,9 @@ json sweep_document(const json& axes, const std::vector<StepResult>& results,
 // ScenarioSpace::ignored() as the document's ignored_axes list.
 json ignored_axes_json(const std::vector<IgnoredAxes>& ignored);
 
-// sweep_document(...).dump(1) + "\n", written in pieces through `write` with one result in memory
-// at a time: the head (axes, invalid, kind) on construction, each result by add() in order, the
-// tail by finish().
+// The sweep document as json::dump(1) writes it, and a newline, written in pieces through `write`
+// with one result in memory at a time: the head (axes, invalid, kind) on construction, each
+// result by add() in order, the tail by finish().
 class SweepDocumentStream {
  public:
   SweepDocumentStream(const json& axes, const std::vector<InvalidScenario>& invalid,
