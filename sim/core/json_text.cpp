@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/core/finite_json.hpp"
+
 namespace zerosim {
 
 namespace {
@@ -41,9 +43,43 @@ JsonTextWriter::~JsonTextWriter() = default;
 
 void JsonTextWriter::clear() {
   out_.clear();
+  indented_.clear();
   depth_ = 0;
-  after_key_ = false;
+  after_key_ = indent_ = false;
   all_finite_ = true;
+}
+
+void JsonTextWriter::begin_indented(std::size_t depth) {
+  if (indent_) throw std::logic_error("JsonTextWriter: begin_indented inside an indented value");
+  indent_ = true;
+  indented_.assign(depth, ' ');
+  indent_base_ = depth;
+  indent_from_ = depth_;
+}
+
+void JsonTextWriter::end_indented() {
+  if (!indent_ || depth_ != indent_from_ || after_key_)
+    throw std::logic_error("JsonTextWriter: end_indented before its value is whole");
+  indent_ = false;
+}
+
+void JsonTextWriter::line_break() {
+  indented_ += '\n';
+  indented_.append(indent_base_ + depth_ - indent_from_, ' ');
+}
+
+void JsonTextWriter::indent_scalar(std::size_t from) {
+  if (indent_) indented_.append(out_, from);
+}
+
+void JsonTextWriter::indent_structure(std::size_t from) {
+  if (!indent_) return;
+  // Re-indented at the depth of the line it starts on, without that line's leading spaces (the
+  // value follows its key there).
+  const std::size_t depth = indent_base_ + depth_ - indent_from_;
+  const std::size_t at = indented_.size();
+  append_indented_json(std::string_view(out_).substr(from), depth, indented_);
+  indented_.erase(at, depth);
 }
 
 void JsonTextWriter::before_value() {
@@ -55,33 +91,47 @@ void JsonTextWriter::before_value() {
   Level& l = levels_[depth_ - 1];
   if (l.object) throw std::logic_error("JsonTextWriter: an object member without its key");
   if (!l.empty) out_ += ',';
+  if (indent_ && depth_ > indent_from_) {
+    if (!l.empty) indented_ += ',';
+    line_break();
+  }
   l.empty = false;
 }
 
 void JsonTextWriter::value(double v) {
   before_value();
   if (!std::isfinite(v)) all_finite_ = false;
+  const std::size_t at = out_.size();
   serializer_->dump(json(v));
+  indent_scalar(at);
 }
 
 void JsonTextWriter::value(bool v) {
   before_value();
+  const std::size_t at = out_.size();
   out_ += v ? "true" : "false";
+  indent_scalar(at);
 }
 
 void JsonTextWriter::signed_value(std::int64_t v) {
   before_value();
+  const std::size_t at = out_.size();
   serializer_->dump(json(v));
+  indent_scalar(at);
 }
 
 void JsonTextWriter::unsigned_value(std::uint64_t v) {
   before_value();
+  const std::size_t at = out_.size();
   serializer_->dump(json(v));
+  indent_scalar(at);
 }
 
 void JsonTextWriter::value(std::string_view s) {
   before_value();
+  const std::size_t at = out_.size();
   string(s);
+  indent_scalar(at);
 }
 
 void JsonTextWriter::string(std::string_view s) {
@@ -97,13 +147,22 @@ void JsonTextWriter::string(std::string_view s) {
 void JsonTextWriter::value(const json& v) {
   if (v.is_string()) return value(std::string_view(v.get_ref<const std::string&>()));
   before_value();
-  if (v.is_number_float() && !std::isfinite(v.get<double>())) all_finite_ = false;
+  if (v.is_number_float() ? !std::isfinite(v.get<double>())
+                          : v.is_structured() && !first_non_finite(v).empty())
+    all_finite_ = false;
+  const std::size_t at = out_.size();
   serializer_->dump(v);
+  if (v.is_structured())
+    indent_structure(at);
+  else
+    indent_scalar(at);
 }
 
 void JsonTextWriter::value(JsonText v) {
   before_value();
+  const std::size_t at = out_.size();
   out_ += v.compact;
+  indent_structure(at);
 }
 
 void JsonTextWriter::value(const std::vector<std::string>& list) {
@@ -115,6 +174,7 @@ void JsonTextWriter::value(const std::vector<std::string>& list) {
 void JsonTextWriter::open(char bracket, bool object) {
   before_value();
   out_ += bracket;
+  if (indent_) indented_ += bracket;
   if (depth_ == levels_.size()) levels_.emplace_back();
   Level& l = levels_[depth_++];
   l.object = object;
@@ -124,8 +184,11 @@ void JsonTextWriter::open(char bracket, bool object) {
 void JsonTextWriter::close(char bracket, bool object) {
   if (depth_ == 0 || levels_[depth_ - 1].object != object || after_key_)
     throw std::logic_error(fmt::format("JsonTextWriter: '{}' without its opening", bracket));
-  --depth_;
+  const bool empty = levels_[--depth_].empty;
   out_ += bracket;
+  if (!indent_) return;
+  if (!empty) line_break();
+  indented_ += bracket;
 }
 
 void JsonTextWriter::begin_object() { open('{', true); }
@@ -144,10 +207,19 @@ void JsonTextWriter::key(std::string_view k) {
           k, l.last_key));
     out_ += ',';
   }
+  if (indent_) {
+    if (!l.empty) indented_ += ',';
+    line_break();
+  }
   l.empty = false;
   l.last_key.assign(k);
+  const std::size_t at = out_.size();
   string(k);
   out_ += ':';
+  if (indent_) {
+    indented_.append(out_, at, out_.size() - at - 1);
+    indented_ += ": ";
+  }
   after_key_ = true;
 }
 

@@ -39,6 +39,13 @@ class JsonTextWriter {
   // False once a number that is not finite has been written (nlohmann writes it null).
   bool all_finite() const { return all_finite_; }
 
+  // The next value is also written as append_indented_json(its text, depth) writes it (dump(1),
+  // every line `depth` more spaces) into indented(), from the calls that write it to
+  // end_indented(): the one value in both forms, its numbers formatted once.
+  void begin_indented(std::size_t depth);
+  void end_indented();
+  const std::string& indented() const { return indented_; }
+
   void value(double v);
   void value(bool v);
   template <std::integral T>
@@ -82,18 +89,24 @@ class JsonTextWriter {
   void unsigned_value(std::uint64_t v);
   void open(char bracket, bool object);
   void close(char bracket, bool object);
-  void before_value();              // the comma before an array's element
+  void before_value();  // the comma before an array's element
+  // The indented form: a line break at the depth of the open container's members, and the text
+  // out_ holds from `from` on, a scalar's as it is, a structure's re-indented.
+  void line_break();
+  void indent_scalar(std::size_t from);
+  void indent_structure(std::size_t from);
   void string(std::string_view s);  // quoted and escaped as nlohmann writes it
   struct Level {
     bool object = false, empty = true;
     std::string last_key;
   };
   struct Serializer;  // nlohmann's serializer, writing into out_
-  std::string out_;
+  std::string out_, indented_;
   std::unique_ptr<Serializer> serializer_;
   std::vector<Level> levels_;
   std::size_t depth_ = 0;  // levels_[0, depth_) are open (the rest kept for their key buffers)
-  bool after_key_ = false, all_finite_ = true;
+  bool after_key_ = false, all_finite_ = true, indent_ = false;
+  std::size_t indent_base_ = 0, indent_from_ = 0;  // begin_indented's depth, and depth_ then
 };
 
 // JsonTextWriter's put and put_object into an nlohmann::json object (keys in any order).

@@ -398,13 +398,15 @@ StepTimeBreakdown read_breakdown(const JsonReader& r) {
 
 template <class Object>
 void write_totals(Object& j, const std::map<std::string, CommTotals>& totals) {
-  for (const auto& [name, t] : totals)
-    j.put_object(name, [&](auto& e) {
+  for (const auto& entry : totals) {
+    const CommTotals& t = entry.second;  // a structured binding: not capturable under clang 14
+    j.put_object(entry.first, [&](auto& e) {
       e.put("busy_s", t.busy_s);
       e.put("count", t.count);
       e.put("inter_node_bytes", t.inter_node_bytes);
       e.put("intra_node_bytes", t.intra_node_bytes);
     });
+  }
 }
 
 std::map<std::string, CommTotals> read_totals(const JsonReader& r) {

@@ -85,25 +85,6 @@ json partial_result_at(std::ifstream& partial, std::uint64_t line_offset) {
   return json::parse(line).at("result");
 }
 
-std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
-                                     std::string& line) {
-  partial.clear();
-  partial.seekg(static_cast<std::streamoff>(line_offset));
-  if (!std::getline(partial, line))
-    throw std::runtime_error("the sweep's partial file lost a result it had written");
-  // A PartialLines line: {"index":I,"result":{...},"scenario":{...}}. The scenario is a flat
-  // object whose keys are the schema's (none is "scenario"), and a string's quotes are escaped, so
-  // the last `,"scenario":{` is the line's own and the result ends just before it: no scan of the
-  // result's text.
-  constexpr std::string_view kResult = ",\"result\":", kScenario = ",\"scenario\":{";
-  const std::size_t at = line.find(kResult);
-  const std::size_t end = line.rfind(kScenario);
-  if (at == std::string::npos || end == std::string::npos || end < at + kResult.size() + 2 ||
-      line[at + kResult.size()] != '{' || line[end - 1] != '}')
-    throw std::runtime_error("the sweep's partial file holds a malformed result");
-  return std::string_view(line).substr(at + kResult.size(), end - at - kResult.size());
-}
-
 std::vector<std::string> partial_files_for(const std::string& out) {
   std::vector<std::string> files;
   fs::path target(out);
@@ -162,6 +143,8 @@ void write_scenario_text(JsonTextWriter& out, const Scenario& scenario) {
 // thread.
 class PartialLines {
  public:
+  // `document`: each line's result is also written as the sweep document's list holds it.
+  explicit PartialLines(bool document) : document_(document) {}
   // The line of scenario `index`'s result; `finite` is false when it holds a number that is not
   // finite (written null).
   const std::string& line(std::size_t index, const StepResult& r, const Scenario& scenario,
@@ -170,7 +153,9 @@ class PartialLines {
     text_.begin_object();
     text_.put("index", index);
     text_.key("result");
+    if (document_) text_.begin_indented(kDocumentDepth);
     finite = results_.write(text_, r);
+    if (document_) text_.end_indented();
     text_.key("scenario");
     write_scenario_text(text_, scenario);
     text_.end_object();
@@ -178,9 +163,11 @@ class PartialLines {
     text_.end_line();
     return text_.text();
   }
+  // The last line's result as the sweep document's results list holds it (RunOptions::document).
+  const std::string& document_text() const { return text_.indented(); }
 
  private:
- private:
+  bool document_;
   JsonTextWriter text_;
   StepResultText results_;
 };
@@ -251,14 +238,13 @@ SweepDocumentStream::SweepDocumentStream(const json& axes,
 void SweepDocumentStream::add(const json& result) {
   // A list member sits at depth 2 of the document (indent 1 per level).
   write_(any_ ? ",\n" : "\n");
-  write_(indented(result.dump(1), 2));
+  write_(indented(result.dump(1), kDocumentDepth));
   any_ = true;
 }
 
-void SweepDocumentStream::add_text(std::string_view compact) {
-  scratch_.assign(any_ ? ",\n" : "\n");
-  append_indented_json(compact, 2, scratch_);
-  write_(scratch_);
+void SweepDocumentStream::add_indented(std::string_view text) {
+  write_(any_ ? ",\n" : "\n");
+  write_(text);
   any_ = true;
 }
 
@@ -329,14 +315,17 @@ std::vector<std::size_t> resume_results(std::size_t total, const ScenarioAt& sce
              .dump() +
          '\n');
   }
-  PartialLines lines;
+  PartialLines lines(static_cast<bool>(options.document));
   for (const auto& file : options.resume_from)
     for_each_partial_result(file, total, scenario_at, [&](std::size_t i, StepResult&& r) {
       if (!pending[i]) return;
       pending[i] = 0;
       const std::uint64_t offset = partial.written;
       bool finite = true;
-      if (fresh) emit(lines.line(i, r, scenario_at(i), finite));
+      if (fresh) {
+        emit(lines.line(i, r, scenario_at(i), finite));
+        if (options.document && finite) options.document(i, lines.document_text());
+      }
       sink(i, std::move(r), fresh ? offset : 0);
     });
   std::vector<std::size_t> todo;
@@ -400,7 +389,7 @@ class ScenarioPool {
   // other failure does.
   void work() {
     SimContext context(options_.modes);  // this thread's caches
-    PartialLines lines;
+    PartialLines lines(static_cast<bool>(options_.document));
     while (!stop_.load()) {
       std::size_t k = next_.fetch_add(1);
       if (k >= todo_.size()) return;
@@ -443,7 +432,10 @@ class ScenarioPool {
     }
     std::lock_guard lock(mu_);
     const std::uint64_t offset = partial_.written;
-    if (line) partial_.append(*line);
+    if (line) {
+      partial_.append(*line);
+      if (options_.document) options_.document(i, lines.document_text());
+    }
     sink_(i, std::move(r), offset);
     count_done();
   }

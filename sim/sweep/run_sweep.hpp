@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/json_io.hpp"
@@ -37,7 +38,14 @@ struct RunOptions {
   // Non-null: a scenario failing with an InputError is listed here (by index) and the others run
   // on; other failures still stop the run.
   std::vector<InvalidScenario>* invalid = nullptr;
+  // Non-null (with a partial file): receives each result written to it, under the runner's lock,
+  // as the sweep document's results list holds it (SweepDocumentStream::add_indented), made with
+  // its line.
+  std::function<void(std::size_t index, std::string_view text)> document;
 };
+
+// A result's depth in the sweep document (a member of the results list).
+inline constexpr std::size_t kDocumentDepth = 2;
 
 // Scenario `index` of a sweep (a ScenarioSpace decoding it, or an element of a list).
 using ScenarioAt = std::function<Scenario(std::size_t index)>;
@@ -78,9 +86,6 @@ std::vector<std::pair<std::size_t, StepResult>> read_partial(
 
 // The "result" object of the partial-file line at `line_offset` (as a ResultSink received it).
 json partial_result_at(std::ifstream& partial, std::uint64_t line_offset);
-// The same result's compact text, without parsing it: a view into `line`, which receives the line.
-std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
-                                     std::string& line);
 
 // Partial files that belong to output `out`: out.partial and, under MPI, out.partial.r<rank>.
 std::vector<std::string> partial_files_for(const std::string& out);
@@ -106,15 +111,15 @@ class SweepDocumentStream {
                       const ScenarioAt& scenario_at, std::function<void(std::string_view)> write,
                       const json& ignored_axes = json::array());
   void add(const json& result);
-  // The same for a result's compact text (json::dump()), re-indented without parsing it.
-  void add_text(std::string_view compact);
+  // The same for a result's text as RunOptions::document received it (indented at
+  // kDocumentDepth), written as it is.
+  void add_indented(std::string_view text);
   void finish();
 
  private:
   std::function<void(std::string_view)> write_;
   std::string tail_;  // after the results' opening bracket
   bool any_ = false;
-  std::string scratch_;  // add_text's indented text, kept for its capacity
 };
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at

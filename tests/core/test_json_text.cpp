@@ -1,6 +1,4 @@
 // JsonTextWriter against nlohmann's dump() of the same value, and JsonTreeObject against the tree.
-#include "sim/core/json_text.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -8,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "sim/core/json_text.hpp"
 
 using namespace zerosim;
 
@@ -56,9 +56,48 @@ TEST_CASE("the text writer writes what nlohmann's dump writes for the same value
   CHECK(w.text() == R"([1,{"x":1},{},"s"])");
 }
 
+TEST_CASE("the indented form is append_indented_json of the compact text, written with it") {
+  for (const std::size_t depth : {0, 2, 5}) {
+    CAPTURE(depth);
+    JsonTextWriter w;
+    w.begin_object();
+    w.put("before", 1);
+    w.key("value");
+    w.begin_indented(depth);
+    w.begin_object();
+    members(w);
+    w.put("z_array", std::vector<std::string>{"a"});
+    w.key("z_arrays");
+    w.begin_array();
+    w.begin_array();
+    w.end_array();
+    w.begin_object();
+    w.put("k", JsonText{R"({"a":[1,{}],"b":{"c":[]}})"});
+    w.end_object();
+    w.value(2.5);
+    w.end_array();
+    w.put("z_empty", json::object());
+    w.put("z_splice", JsonText{R"([{"x":1},[]])"});
+    w.end_object();
+    w.end_indented();
+    w.put("z", 2);
+    w.end_object();
+    const json all = json::parse(w.text());
+    std::string expected;
+    append_indented_json(all.at("value").dump(), depth, expected);
+    CHECK(w.indented() == expected);
+    // A scalar alone.
+    w.clear();
+    w.begin_indented(depth);
+    w.value(0.5);
+    w.end_indented();
+    CHECK(w.indented() == std::string(depth, ' ') + "0.5");
+  }
+}
+
 TEST_CASE("a number that is not finite is written null and reported") {
-  for (const double v : {std::numeric_limits<double>::infinity(),
-                         std::numeric_limits<double>::quiet_NaN()}) {
+  for (const double v :
+       {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
     JsonTextWriter w;
     w.begin_object();
     w.put("x", v);
@@ -91,6 +130,9 @@ TEST_CASE("keys out of the map's order, and misplaced calls, are refused") {
   CHECK_THROWS_AS(w.key("k"), std::logic_error);  // outside an object
   CHECK_THROWS_AS(w.end_object(), std::logic_error);
   CHECK_THROWS_AS(w.end_array(), std::logic_error);
+  w.begin_indented(0);
+  w.begin_object();
+  CHECK_THROWS_AS(w.end_indented(), std::logic_error);  // before its value is whole
 }
 
 TEST_CASE("invalid UTF-8 is refused as nlohmann's dump refuses it") {
