@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "sim/core/finite_json.hpp"
@@ -63,9 +64,17 @@ void JsonTextWriter::end_indented() {
   indent_ = false;
 }
 
-void JsonTextWriter::line_break() {
-  indented_ += '\n';
-  indented_.append(indent_base_ + depth_ - indent_from_, ' ');
+void JsonTextWriter::line_break(bool comma) {
+  // A comma, a line break and up to 64 spaces, copied in one piece.
+  static const std::string kBreak = ",\n" + std::string(64, ' ');
+  const std::size_t spaces = indent_base_ + depth_ - indent_from_;
+  const std::size_t skip = comma ? 0 : 1;
+  if (spaces <= kBreak.size() - 2) {
+    indented_.append(kBreak, skip, spaces + 2 - skip);
+    return;
+  }
+  indented_.append(kBreak, skip, 2 - skip);
+  indented_.append(spaces, ' ');
 }
 
 void JsonTextWriter::indent_scalar(std::size_t from) {
@@ -91,10 +100,7 @@ void JsonTextWriter::before_value() {
   Level& l = levels_[depth_ - 1];
   if (l.object) throw std::logic_error("JsonTextWriter: an object member without its key");
   if (!l.empty) out_ += ',';
-  if (indent_ && depth_ > indent_from_) {
-    if (!l.empty) indented_ += ',';
-    line_break();
-  }
+  if (indent_ && depth_ > indent_from_) line_break(!l.empty);
   l.empty = false;
 }
 
@@ -160,9 +166,23 @@ void JsonTextWriter::value(const json& v) {
 
 void JsonTextWriter::value(JsonText v) {
   before_value();
-  const std::size_t at = out_.size();
   out_ += v.compact;
-  indent_structure(at);
+  if (!indent_) return;
+  // A spliced text repeats (a sweep's model and strategy): its indented form is kept for the
+  // last few texts and depths.
+  const std::size_t depth = indent_base_ + depth_ - indent_from_;
+  for (const Splice& s : splices_)
+    if (s.depth == depth && s.compact == v.compact) {
+      indented_ += s.indented;
+      return;
+    }
+  const std::size_t at = indented_.size();
+  indent_structure(out_.size() - v.compact.size());
+  Splice fresh{std::string(v.compact), depth, indented_.substr(at)};
+  if (splices_.size() < kSplices)
+    splices_.push_back(std::move(fresh));
+  else
+    splices_[next_splice_++ % kSplices] = std::move(fresh);
 }
 
 void JsonTextWriter::value(const std::vector<std::string>& list) {
@@ -187,7 +207,7 @@ void JsonTextWriter::close(char bracket, bool object) {
   const bool empty = levels_[--depth_].empty;
   out_ += bracket;
   if (!indent_) return;
-  if (!empty) line_break();
+  if (!empty) line_break(false);
   indented_ += bracket;
 }
 
@@ -200,19 +220,34 @@ void JsonTextWriter::key(std::string_view k) {
   if (depth_ == 0 || !levels_[depth_ - 1].object || after_key_)
     throw std::logic_error("JsonTextWriter: a key outside an object");
   Level& l = levels_[depth_ - 1];
-  if (!l.empty) {
-    if (!(l.last_key < k))
-      throw std::logic_error(fmt::format(
-          "JsonTextWriter: key \"{}\" after \"{}\" (keys must increase, as json's map orders them)",
-          k, l.last_key));
-    out_ += ',';
-  }
-  if (indent_) {
-    if (!l.empty) indented_ += ',';
-    line_break();
-  }
+  const bool first = l.empty;
+  if (!first && !(l.last_key < k))
+    throw std::logic_error(fmt::format(
+        "JsonTextWriter: key \"{}\" after \"{}\" (keys must increase, as json's map orders them)",
+        k, l.last_key));
   l.empty = false;
   l.last_key.assign(k);
+  after_key_ = true;
+  if (indent_) line_break(!first);
+  // A plain key's `,"key":` in one piece, its indented form `"key": ` from the same bytes.
+  constexpr std::size_t kShort = 120;
+  if (k.size() <= kShort && plain_ascii(k)) {
+    std::array<char, kShort + 4> piece;
+    std::size_t n = 0;
+    if (!first) piece[n++] = ',';
+    piece[n++] = '"';
+    std::memcpy(piece.data() + n, k.data(), k.size());
+    n += k.size();
+    piece[n++] = '"';
+    piece[n++] = ':';
+    out_.append(piece.data(), n);
+    if (indent_) {
+      indented_.append(piece.data() + (first ? 0 : 1), n - (first ? 0 : 1));
+      indented_ += ' ';
+    }
+    return;
+  }
+  if (!first) out_ += ',';
   const std::size_t at = out_.size();
   string(k);
   out_ += ':';
@@ -220,7 +255,6 @@ void JsonTextWriter::key(std::string_view k) {
     indented_.append(out_, at, out_.size() - at - 1);
     indented_ += ": ";
   }
-  after_key_ = true;
 }
 
 }  // namespace zerosim

@@ -92,7 +92,7 @@ class JsonTextWriter {
   void before_value();  // the comma before an array's element
   // The indented form: a line break at the depth of the open container's members, and the text
   // out_ holds from `from` on, a scalar's as it is, a structure's re-indented.
-  void line_break();
+  void line_break(bool comma);  // after a comma, or not
   void indent_scalar(std::size_t from);
   void indent_structure(std::size_t from);
   void string(std::string_view s);  // quoted and escaped as nlohmann writes it
@@ -102,6 +102,14 @@ class JsonTextWriter {
   };
   struct Serializer;  // nlohmann's serializer, writing into out_
   std::string out_, indented_;
+  struct Splice {  // a spliced text's indented form at `depth`
+    std::string compact;
+    std::size_t depth;
+    std::string indented;
+  };
+  static constexpr std::size_t kSplices = 16;
+  std::vector<Splice> splices_;
+  std::size_t next_splice_ = 0;
   std::unique_ptr<Serializer> serializer_;
   std::vector<Level> levels_;
   std::size_t depth_ = 0;  // levels_[0, depth_) are open (the rest kept for their key buffers)

@@ -78,6 +78,8 @@ TEST_CASE("the indented form is append_indented_json of the compact text, writte
     w.end_array();
     w.put("z_empty", json::object());
     w.put("z_splice", JsonText{R"([{"x":1},[]])"});
+    w.put("z_splice_again", JsonText{R"([{"x":1},[]])"});  // its kept indented form
+    w.put_object("z_splice_deeper", [](auto& o) { o.put("s", JsonText{R"([{"x":1},[]])"}); });
     w.end_object();
     w.end_indented();
     w.put("z", 2);
