@@ -157,7 +157,8 @@ class Appender {
     room(k + 9);
     char* p = out_.data() + used_;
     *p++ = '\n';
-    for (std::size_t i = 0; i < k; i += 8) std::memcpy(p + i, "        ", 8);
+    static constexpr std::array<char, 8> kEight = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+    for (std::size_t i = 0; i < k; i += 8) std::memcpy(p + i, kEight.data(), kEight.size());
     used_ += k + 1;
   }
   void spaces(std::size_t k) {
