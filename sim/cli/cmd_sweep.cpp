@@ -1,8 +1,9 @@
 // `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on
 // a thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV
 // atomically; without --out or --json (the document on standard output) it prints a table of the
-// results. Scenarios are decoded from their index as they start and results are written from
-// the partial file in scenario order, so memory does not grow with the number of scenarios.
+// results. Scenarios are decoded from their index as they start, and each result's texts (its
+// document text, its CSV row) are kept in scratch files by index as it finishes and written in
+// scenario order, so memory does not grow with the number of scenarios.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -139,7 +140,7 @@ void report_ignored(const std::vector<sweep::IgnoredAxes>& ignored) {
 }
 
 // Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
-// --out. The documents are written from it in scenario order, one result in memory at a time.
+// --out (the table and a non-finite result are written from it).
 sweep::RunOptions run_options(const SweepArgs& a, const sweep::World& world,
                               std::optional<ScratchFile>& scratch) {
   sweep::RunOptions opt;
@@ -262,8 +263,8 @@ struct SweepScenarios {
   const std::vector<sweep::IgnoredAxes>& ignored;
 };
 
-// The documents, written result by result in scenario order: from the partial file, or under MPI
-// from the gathered results.
+// The documents, written result by result in scenario order: from the texts made as the results
+// arrived, else from the partial file, or under MPI from the gathered results.
 void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOutcome& all,
                      const std::vector<std::uint64_t>& line_offset, const std::string& partial_path,
                      bool gathered, ScratchRows* doc_rows, ScratchRows* csv_rows) {

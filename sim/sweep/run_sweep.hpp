@@ -2,8 +2,8 @@
 // when a worker starts one), and results are identified by index, so the output does not depend on
 // the number of threads or on which thread finished first. Each finished result is appended to a
 // partial file (JSON lines) so an interrupted sweep keeps its work and --resume reuses it; the
-// partial file also serves as the store the sweep document is written from, in scenario order, one
-// result at a time (SweepDocumentStream).
+// result's text in the sweep document is made with its line (RunOptions::document), for the
+// document to be written in scenario order, one result at a time (SweepDocumentStream).
 #pragma once
 #include <cstddef>
 #include <cstdint>

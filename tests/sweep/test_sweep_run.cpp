@@ -237,6 +237,14 @@ TEST_CASE("results read back from the partial file by offset give the same sweep
     }
     doc.finish();
     CHECK(text == sweep_document(axes, bad.empty() ? expected : kept, s, bad).dump(1) + "\n");
+    // The same document built as a tree and dumped by nlohmann.
+    json tree = {{"axes", axes}, {"kind", "sweep"}, {"schema_version", kResultSchemaVersion}};
+    tree["results"] = json::array();
+    for (const StepResult& r : bad.empty() ? expected : kept) tree["results"].push_back(to_json(r));
+    for (const InvalidScenario& v : bad)
+      tree["invalid"].push_back(
+          {{"index", v.index}, {"scenario", scenario_to_json(s[v.index])}, {"error", v.message}});
+    CHECK(text == tree.dump(1) + "\n");
   }
   // No results at all: the empty list, as sweep_document writes it.
   std::string empty;
@@ -245,6 +253,11 @@ TEST_CASE("results read back from the partial file by offset give the same sweep
       [&](std::string_view piece) { empty += piece; });
   none.finish();
   CHECK(empty == sweep_document(axes, {}).dump(1) + "\n");
+  const json bare = {{"axes", axes},
+                     {"kind", "sweep"},
+                     {"results", json::array()},
+                     {"schema_version", kResultSchemaVersion}};
+  CHECK(empty == bare.dump(1) + "\n");
   fs::remove_all(dir);
 }
 
