@@ -1,8 +1,9 @@
 // `zerosim sweep`: every simulate flag takes a comma-separated list; runs the cartesian product on
 // a thread pool (and across MPI ranks under mpirun), writes one JSON document and/or a CSV
 // atomically; without --out or --json (the document on standard output) it prints a table of the
-// results. Scenarios are decoded from their index as they start and results are written from
-// the partial file in scenario order, so memory does not grow with the number of scenarios.
+// results. Scenarios are decoded from their index as they start, and each result's texts (its
+// document text, its CSV row) are kept in scratch files by index as it finishes and written in
+// scenario order, so memory does not grow with the number of scenarios.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -139,7 +140,7 @@ void report_ignored(const std::vector<sweep::IgnoredAxes>& ignored) {
 }
 
 // Every result goes to a partial file as it finishes: OUT.partial, or a scratch file without
-// --out. The documents are written from it in scenario order, one result in memory at a time.
+// --out (the table and a non-finite result are written from it).
 sweep::RunOptions run_options(const SweepArgs& a, const sweep::World& world,
                               std::optional<ScratchFile>& scratch) {
   sweep::RunOptions opt;
@@ -155,17 +156,16 @@ sweep::RunOptions run_options(const SweepArgs& a, const sweep::World& world,
   return opt;
 }
 
-// A sweep's CSV rows as its results arrive (in any order), appended to a scratch file and read
-// back by index: the CSV is written in scenario order without parsing each result again.
-class CsvRows {
+// Texts made as a sweep's results arrive (in any order: a result's CSV row, its text in the
+// document), appended to a scratch file and read back by index: the outputs are written in
+// scenario order without parsing each result again.
+class ScratchRows {
  public:
-  explicit CsvRows(std::size_t total)
+  explicit ScratchRows(std::size_t total)
       : at_(total, {0, 0}), out_(scratch_.path(), std::ios::binary) {
-    if (!out_)
-      throw OutputError(scratch_.path(), "cannot open the sweep's scratch file for CSV rows");
+    if (!out_) throw OutputError(scratch_.path(), "cannot open the sweep's scratch file");
   }
-  void add(std::size_t index, const StepResult& r) {
-    const std::string row = report::csv_row(report::view_of(r));
+  void add(std::size_t index, std::string_view row) {
     at_[index] = {written_, row.size()};
     out_.write(row.data(), static_cast<std::streamsize>(row.size()));
     written_ += row.size();
@@ -175,14 +175,14 @@ class CsvRows {
   std::string_view row(std::size_t index) {
     if (!in_.is_open()) {
       out_.flush();
-      if (!out_) throw OutputError(scratch_.path(), "writing the sweep's CSV rows failed");
+      if (!out_) throw OutputError(scratch_.path(), "writing the sweep's scratch file failed");
       in_.open(scratch_.path(), std::ios::binary);
     }
     const auto [offset, length] = at_[index];
     buf_.resize(length);
     in_.seekg(static_cast<std::streamoff>(offset));
     if (!in_.read(buf_.data(), static_cast<std::streamsize>(length)))
-      throw std::runtime_error("the sweep's CSV rows file lost a row it had written");
+      throw std::runtime_error("the sweep's scratch file lost a text it had written");
     return buf_;
   }
 
@@ -196,25 +196,30 @@ class CsvRows {
 };
 
 // What this process ran: its outcome (under MPI with the results themselves, which travel to rank
-// 0) and, in a single process, where each result's line starts in the partial file (0: none) and,
-// with --csv, each result's CSV row.
+// 0) and, in a single process, where each result's line starts in the partial file (0: none),
+// each result's text in the document (unless the results go to a table) and, with --csv, each
+// result's CSV row.
 struct RankRun {
   sweep::RankOutcome outcome;
   std::vector<std::uint64_t> line_offset;
-  std::unique_ptr<CsvRows> csv_rows;  // with --csv, in a single process
+  std::unique_ptr<ScratchRows> doc_rows, csv_rows;
 };
 
 // Runs this rank's share of the scenarios. Under MPI a failure is kept in the outcome, for rank 0
 // to report after the gather; alone it throws.
 RankRun run_rank_share(std::size_t total, const sweep::ScenarioAt& scenario_at,
                        const std::vector<std::size_t>& running, const sweep::World& world,
-                       sweep::RunOptions opt, bool csv) {
+                       sweep::RunOptions opt, bool csv, bool table) {
   RankRun run;
   sweep::RankOutcome& mine = run.outcome;
   opt.invalid = &mine.invalid;  // a bad combination is listed; the valid scenarios still run
   run.line_offset.assign(world.size > 1 ? 0 : total, 0);
   if (world.size > 1) mine.results.resize(total);
-  if (csv && world.size == 1) run.csv_rows = std::make_unique<CsvRows>(total);
+  if (csv && world.size == 1) run.csv_rows = std::make_unique<ScratchRows>(total);
+  if (!table && world.size == 1) {
+    run.doc_rows = std::make_unique<ScratchRows>(total);
+    opt.document = [&run](std::size_t i, std::string_view text) { run.doc_rows->add(i, text); };
+  }
   try {
     sweep::run_scenarios(total, scenario_at, sweep::indices_for_rank(running, world),
                          sweep::simulate_runner(), opt,
@@ -224,7 +229,8 @@ RankRun run_rank_share(std::size_t total, const sweep::ScenarioAt& scenario_at,
                              return;
                            }
                            run.line_offset[i] = offset;
-                           if (run.csv_rows) run.csv_rows->add(i, r);
+                           if (run.csv_rows)
+                             run.csv_rows->add(i, report::csv_row(report::view_of(r)));
                          });
   } catch (const InputError& e) {
     if (!world.mpi) throw;
@@ -257,11 +263,11 @@ struct SweepScenarios {
   const std::vector<sweep::IgnoredAxes>& ignored;
 };
 
-// The documents, written result by result in scenario order: from the partial file, or under MPI
-// from the gathered results.
+// The documents, written result by result in scenario order: from the texts made as the results
+// arrived, else from the partial file, or under MPI from the gathered results.
 void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOutcome& all,
                      const std::vector<std::uint64_t>& line_offset, const std::string& partial_path,
-                     bool gathered, CsvRows* csv_rows) {
+                     bool gathered, ScratchRows* doc_rows, ScratchRows* csv_rows) {
   json axes_json = json::object();
   for (const auto& ax : sc.space.axes()) axes_json[ax.flag.substr(2)] = ax.values;
   std::ifstream partial;
@@ -301,23 +307,17 @@ void write_documents(const SweepArgs& a, const SweepScenarios& sc, sweep::RankOu
                                  sweep::ignored_axes_json(sc.ignored));
   if (csv_file) csv_file->write(report::csv_header());
   std::size_t next_invalid = 0;
-  std::string line;  // a partial file's line, kept for its capacity
   for (const std::size_t i : sc.running) {
     if (next_invalid < all.invalid.size() && all.invalid[next_invalid].index == i) {
       ++next_invalid;
       continue;
     }
-    if (!gathered && !table && line_offset[i] != 0 &&
-        (!csv_file || (csv_rows && csv_rows->has(i)))) {
-      // The result's text as the partial file holds it, re-indented, and its CSV row as it was
-      // made from the result: no parse. A text with a null (a non-finite number) takes the
-      // checked way below.
-      const std::string_view text = sweep::partial_result_text(partial, line_offset[i], line);
-      if (text.find("null") == std::string_view::npos) {
-        doc.add_text(text);
-        if (csv_file) csv_file->write(csv_rows->row(i));
-        continue;
-      }
+    if (doc_rows && doc_rows->has(i) && (!csv_file || (csv_rows && csv_rows->has(i)))) {
+      // The result's text and CSV row as they were made with its line: no parse. Only a result
+      // whose numbers are all finite has its text there; any other takes the checked way below.
+      doc.add_indented(doc_rows->row(i));
+      if (csv_file) csv_file->write(csv_rows->row(i));
+      continue;
     }
     const json result = result_json(i);
     require_finite_result(result, "the sweep's results");
@@ -360,7 +360,8 @@ void run_sweep_command(SweepArgs& a) {
   if (world.rank == 0) report_ignored(ignored);
   std::optional<ScratchFile> scratch;
   const sweep::RunOptions opt = run_options(a, world, scratch);
-  RankRun run = run_rank_share(total, scenario_at, running, world, opt, !a.csv.empty());
+  RankRun run = run_rank_share(total, scenario_at, running, world, opt, !a.csv.empty(),
+                               !a.json && a.out.empty());
   sweep::RankOutcome all =
       world.size > 1 ? sweep::gather_outcomes(run.outcome, total, world) : std::move(run.outcome);
   if (world.rank != 0) return;  // rank 0 reports and writes
@@ -373,7 +374,7 @@ void run_sweep_command(SweepArgs& a) {
                  sweep::scenario_label(space.at(v.index)).c_str(), v.message.c_str());
   if (written == 0) throw invalid_error(a, all.invalid, running.size());  // nothing to write
   write_documents(a, {space, scenario_at, running, ignored}, all, run.line_offset, opt.partial_path,
-                  world.size > 1, run.csv_rows.get());
+                  world.size > 1, run.doc_rows.get(), run.csv_rows.get());
   if (!a.out.empty()) {
     std::error_code ec;
     for (const auto& f : sweep::partial_files_for(a.out)) fs::remove(f, ec);

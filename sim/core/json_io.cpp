@@ -151,6 +151,16 @@ class Appender {
     room(1);
     out_[used_++] = c;
   }
+  // A line break and k spaces, eight at a time (an indent is a few spaces: a fixed-size copy is
+  // cheaper than a call to memset).
+  void line(std::size_t k) {
+    room(k + 9);
+    char* p = out_.data() + used_;
+    *p++ = '\n';
+    static constexpr std::array<char, 8> kEight = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+    for (std::size_t i = 0; i < k; i += 8) std::memcpy(p + i, kEight.data(), kEight.size());
+    used_ += k + 1;
+  }
   void spaces(std::size_t k) {
     room(k);
     std::memset(out_.data() + used_, ' ', k);
@@ -173,10 +183,7 @@ void append_indented_json(std::string_view compact, std::size_t depth, std::stri
   // ": ". Strings (keys too) are copied as they are, escapes included.
   Appender text(out, compact.size() * 2 + depth);
   text.spaces(depth);
-  const auto newline = [&](std::size_t d) {
-    text.put('\n');
-    text.spaces(d);
-  };
+  const auto newline = [&](std::size_t d) { text.line(d); };
   std::size_t d = depth;
   const std::size_t n = compact.size();
   const char* const s = compact.data();

@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <functional>
 #include <iterator>
 #include <utility>
+
+#include "sim/core/finite_json.hpp"
 
 namespace zerosim {
 
@@ -37,12 +41,9 @@ ComputeTerms ComputeTerms::scaled(double f) const {
 
 namespace {
 
-// Adds a key to a JSON object in one map node (an initializer list would build a pair array
-// first). The map sorts keys, so the text does not depend on the order of the calls.
-template <class V>
-void put(json& object, const char* key, V&& value) {
-  object.emplace(key, std::forward<V>(value));
-}
+// The writers below describe each object to a JsonTextWriter or a JsonTreeObject (json_text.hpp):
+// members in increasing key order, the order the text has. `parts` gives the descriptions other
+// modules write (model, strategy, memory estimate): their tree, or their text.
 
 std::uint64_t get_count(const JsonReader& r) {
   return static_cast<std::uint64_t>(r.get_int_at_least(0));
@@ -205,37 +206,36 @@ Strategy read_strategy(const JsonReader& r) {
   return s;
 }
 
-json scenario_json(const ScenarioEcho& s) {
-  json profile = json::object();
-  put(profile, "name", s.profile_name);
-  put(profile, "status", s.profile_status);
-  json j = json::object();
-  put(j, "cluster", s.cluster);
-  put(j, "node_type", s.node_type);
-  put(j, "gpu_model", s.gpu_model);
-  put(j, "nodes", s.nodes);
-  put(j, "gpus_per_node", s.gpus_per_node);
-  put(j, "world_size", s.world_size);
-  put(j, "nics_per_node", s.nics_per_node);
-  put(j, "nic_gbps", s.nic_gbps);
-  put(j, "fabric", s.fabric);
-  put(j, "oversubscription", s.oversubscription);
-  put(j, "model", to_json(s.model));
-  put(j, "params", s.params);
-  put(j, "active_params", s.active_params);
-  put(j, "strategy", to_json(s.strategy));
-  put(j, "tokens_per_gpu", s.tokens_per_gpu);
-  put(j, "seq_len", s.seq_len);
-  put(j, "seq_len_source", s.seq_len_source);
-  put(j, "micro_batch_sequences", s.micro_batch_sequences);
-  put(j, "grad_accum", s.grad_accum);
-  put(j, "activation_checkpointing", s.activation_checkpointing);
-  put(j, "attention", s.attention);
-  put(j, "sm_share", s.sm_share);
-  put(j, "prefetch_depth", s.prefetch_depth);
-  put(j, "profile", std::move(profile));
-  put(j, "tier", s.tier);
-  return j;
+template <class Object, class Parts>
+void write_scenario(Object& j, const ScenarioEcho& s, Parts& parts) {
+  j.put("activation_checkpointing", s.activation_checkpointing);
+  j.put("active_params", s.active_params);
+  j.put("attention", s.attention);
+  j.put("cluster", s.cluster);
+  j.put("fabric", s.fabric);
+  j.put("gpu_model", s.gpu_model);
+  j.put("gpus_per_node", s.gpus_per_node);
+  j.put("grad_accum", s.grad_accum);
+  j.put("micro_batch_sequences", s.micro_batch_sequences);
+  j.put("model", parts.of(s.model));
+  j.put("nic_gbps", s.nic_gbps);
+  j.put("nics_per_node", s.nics_per_node);
+  j.put("node_type", s.node_type);
+  j.put("nodes", s.nodes);
+  j.put("oversubscription", s.oversubscription);
+  j.put("params", s.params);
+  j.put("prefetch_depth", s.prefetch_depth);
+  j.put_object("profile", [&](auto& profile) {
+    profile.put("name", s.profile_name);
+    profile.put("status", s.profile_status);
+  });
+  j.put("seq_len", s.seq_len);
+  j.put("seq_len_source", s.seq_len_source);
+  j.put("sm_share", s.sm_share);
+  j.put("strategy", parts.of(s.strategy));
+  j.put("tier", s.tier);
+  j.put("tokens_per_gpu", s.tokens_per_gpu);
+  j.put("world_size", s.world_size);
 }
 
 ScenarioEcho read_scenario(const JsonReader& r) {
@@ -300,15 +300,28 @@ ScenarioEcho read_scenario(const JsonReader& r) {
   return s;
 }
 
-// The compute_kernels_s object's keys: gemm, attention, each MemoryKernel's name, launch.
-json compute_kernels_json(const ComputeTerms& t) {
-  json j = json::object();
-  put(j, "gemm", t.gemm_s);
-  put(j, "attention", t.attention_s);
-  for (int k = 0; k < kMemoryKernelCount; ++k)
-    put(j, to_string(static_cast<MemoryKernel>(k)), t.memory_s[static_cast<std::size_t>(k)]);
-  put(j, "launch", t.launch_s);
-  return j;
+// The compute_kernels_s object's keys (gemm, attention, each MemoryKernel's name, launch) in key
+// order, each with its term: kGemm, kAttention, kLaunch or a MemoryKernel.
+constexpr int kGemm = -1, kAttention = -2, kLaunch = -3;
+const std::vector<std::pair<std::string, int>>& compute_kernel_keys() {
+  static const std::vector<std::pair<std::string, int>> keys = [] {
+    std::vector<std::pair<std::string, int>> k = {
+        {"gemm", kGemm}, {"attention", kAttention}, {"launch", kLaunch}};
+    for (int m = 0; m < kMemoryKernelCount; ++m)
+      k.emplace_back(to_string(static_cast<MemoryKernel>(m)), m);
+    std::sort(k.begin(), k.end());
+    return k;
+  }();
+  return keys;
+}
+
+template <class Object>
+void write_compute_kernels(Object& j, const ComputeTerms& t) {
+  for (const auto& [key, term] : compute_kernel_keys())
+    j.put(key, term == kGemm        ? t.gemm_s
+               : term == kAttention ? t.attention_s
+               : term == kLaunch    ? t.launch_s
+                                    : t.memory_s[static_cast<std::size_t>(term)]);
 }
 
 ComputeTerms read_compute_kernels(const JsonReader& r) {
@@ -324,31 +337,34 @@ ComputeTerms read_compute_kernels(const JsonReader& r) {
   return t;
 }
 
-json breakdown_json(const StepTimeBreakdown& b) {
-  json exposed = json::object();
-  put(exposed, "all_gather", b.exposed_comm.all_gather_s);
-  put(exposed, "reduce_scatter", b.exposed_comm.reduce_scatter_s);
-  put(exposed, "all_to_all", b.exposed_comm.all_to_all_s);
-  put(exposed, "all_reduce", b.exposed_comm.all_reduce_s);
-  put(exposed, "total", b.exposed_comm.total_s);
-  json j = json::object();
-  put(j, "compute_s", b.compute_s);
-  put(j, "recompute_s", b.recompute_s);
-  put(j, "optimizer_s", b.optimizer_s);
-  put(j, "param_fetch_s", b.param_fetch_s);
-  put(j, "quant_kernels_s", b.quant_kernels_s);
-  put(j, "other_kernels_s", b.other_kernels_s);
-  put(j, "exposed_comm_s", std::move(exposed));
-  put(j, "exposed_kernels_s", b.exposed_kernels_s);
-  put(j, "idle_s", b.idle_s);
-  put(j, "compute_kernels_s", compute_kernels_json(b.compute_kernels));
-  if (b.offloads()) {
-    put(j, "offload_copy_s", b.offload_copy_s);
-    put(j, "nvme_io_s", b.nvme_io_s);
-    put(j, "host_optimizer_s", b.host_optimizer_s);
-    put(j, "exposed_offload_s", b.exposed_offload_s);
+template <class Object>
+void write_breakdown(Object& j, const StepTimeBreakdown& b) {
+  const bool offloads = b.offloads();
+  j.put_object("compute_kernels_s",
+               [&](auto& kernels) { write_compute_kernels(kernels, b.compute_kernels); });
+  j.put("compute_s", b.compute_s);
+  j.put_object("exposed_comm_s", [&](auto& exposed) {
+    exposed.put("all_gather", b.exposed_comm.all_gather_s);
+    exposed.put("all_reduce", b.exposed_comm.all_reduce_s);
+    exposed.put("all_to_all", b.exposed_comm.all_to_all_s);
+    exposed.put("reduce_scatter", b.exposed_comm.reduce_scatter_s);
+    exposed.put("total", b.exposed_comm.total_s);
+  });
+  j.put("exposed_kernels_s", b.exposed_kernels_s);
+  if (offloads) {
+    j.put("exposed_offload_s", b.exposed_offload_s);
+    j.put("host_optimizer_s", b.host_optimizer_s);
   }
-  return j;
+  j.put("idle_s", b.idle_s);
+  if (offloads) {
+    j.put("nvme_io_s", b.nvme_io_s);
+    j.put("offload_copy_s", b.offload_copy_s);
+  }
+  j.put("optimizer_s", b.optimizer_s);
+  j.put("other_kernels_s", b.other_kernels_s);
+  j.put("param_fetch_s", b.param_fetch_s);
+  j.put("quant_kernels_s", b.quant_kernels_s);
+  j.put("recompute_s", b.recompute_s);
 }
 
 StepTimeBreakdown read_breakdown(const JsonReader& r) {
@@ -380,17 +396,17 @@ StepTimeBreakdown read_breakdown(const JsonReader& r) {
   return b;
 }
 
-json totals_json(const std::map<std::string, CommTotals>& totals) {
-  json j = json::object();
-  for (const auto& [name, t] : totals) {
-    json e = json::object();
-    put(e, "inter_node_bytes", t.inter_node_bytes);
-    put(e, "intra_node_bytes", t.intra_node_bytes);
-    put(e, "count", t.count);
-    put(e, "busy_s", t.busy_s);
-    j.emplace(name, std::move(e));
+template <class Object>
+void write_totals(Object& j, const std::map<std::string, CommTotals>& totals) {
+  for (const auto& entry : totals) {
+    const CommTotals& t = entry.second;  // a structured binding: not capturable under clang 14
+    j.put_object(entry.first, [&](auto& e) {
+      e.put("busy_s", t.busy_s);
+      e.put("count", t.count);
+      e.put("inter_node_bytes", t.inter_node_bytes);
+      e.put("intra_node_bytes", t.intra_node_bytes);
+    });
   }
-  return j;
 }
 
 std::map<std::string, CommTotals> read_totals(const JsonReader& r) {
@@ -408,15 +424,14 @@ std::map<std::string, CommTotals> read_totals(const JsonReader& r) {
   return totals;
 }
 
-json comm_json(const CommResult& c) {
-  json j = json::object();
-  put(j, "inter_node_bytes", c.inter_node_bytes);
-  put(j, "intra_node_bytes", c.intra_node_bytes);
-  put(j, "by_collective", totals_json(c.by_collective));
-  put(j, "by_phase", totals_json(c.by_phase));
-  put(j, "collectives", c.collectives);
-  put(j, "flows", c.flows);
-  return j;
+template <class Object>
+void write_comm(Object& j, const CommResult& c) {
+  j.put_object("by_collective", [&](auto& o) { write_totals(o, c.by_collective); });
+  j.put_object("by_phase", [&](auto& o) { write_totals(o, c.by_phase); });
+  j.put("collectives", c.collectives);
+  j.put("flows", c.flows);
+  j.put("inter_node_bytes", c.inter_node_bytes);
+  j.put("intra_node_bytes", c.intra_node_bytes);
 }
 
 CommResult read_comm(const JsonReader& r) {
@@ -469,11 +484,101 @@ std::array<double*, 10> offload_fields(OffloadResult& o) {
           &o.nvme_bytes_per_node};
 }
 
-json offload_json(OffloadResult o) {
-  json j = json::object();
+template <class Object>
+void write_offload(Object& j, OffloadResult o) {
+  // kOffloadKeys' indices in key order.
+  static const std::vector<std::size_t> order = [] {
+    std::vector<std::size_t> k(std::size(kOffloadKeys));
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = i;
+    std::sort(k.begin(), k.end(), [](std::size_t a, std::size_t b) {
+      return std::string_view(kOffloadKeys[a]) < std::string_view(kOffloadKeys[b]);
+    });
+    return k;
+  }();
   const auto f = offload_fields(o);
-  for (std::size_t i = 0; i < f.size(); ++i) put(j, kOffloadKeys[i], *f[i]);
-  return j;
+  for (const std::size_t i : order) j.put(kOffloadKeys[i], *f[i]);
+}
+
+template <class Object, class Parts>
+void write_result(Object& j, const StepResult& r, Parts& parts) {
+  j.put_object("breakdown", [&](auto& o) { write_breakdown(o, r.breakdown); });
+  j.put_object("comm", [&](auto& o) { write_comm(o, r.comm); });
+  j.put("counted_flops_per_step", r.counted_flops_per_step);
+  j.put("counted_tflops_per_gpu", r.counted_tflops_per_gpu);
+  j.put_object("engine", [&](auto& o) { o.put("events", r.engine_events); });
+  j.put("hfu", r.hfu);
+  j.put("memory", parts.of(r.memory));
+  j.put("mfu", r.mfu);
+  j.put("mfu_flops_per_step", r.mfu_flops_per_step);
+  j.put("model_flops_per_step", r.model_flops_per_step);
+  if (r.has_offload) j.put_object("offload", [&](auto& o) { write_offload(o, r.offload); });
+  j.put("peak_tflops_per_gpu", r.peak_tflops_per_gpu);
+  j.put_object("scenario", [&](auto& o) { write_scenario(o, r.scenario, parts); });
+  j.put("schema_version", r.schema_version);
+  j.put("step_time_s", r.step_time_s);
+  j.put("tflops_per_gpu", r.tflops_per_gpu);
+  j.put("tokens_per_s", r.tokens_per_s);
+  j.put("warnings", r.warnings);
+}
+
+// The tree's parts: the other modules' to_json.
+struct TreeParts {
+  template <class T>
+  json of(const T& v) const {
+    return to_json(v);
+  }
+};
+
+// The last few distinct values of T and their text, dumped once each: a sweep's results repeat a
+// handful of models, strategies and memory estimates.
+template <class T>
+class DumpMemo {
+ public:
+  template <class Same>
+  JsonText text(const T& v, Same same, bool& finite) {
+    for (const Entry& e : entries_)
+      if (same(e.value, v)) {
+        finite = finite && e.finite;
+        return {e.text};
+      }
+    const json j = to_json(v);
+    Entry fresh{v, j.dump(), first_non_finite(j).empty()};
+    Entry* e = nullptr;
+    if (entries_.size() < kSize) {
+      e = &entries_.emplace_back(std::move(fresh));
+    } else {
+      e = &entries_[next_];
+      *e = std::move(fresh);
+      next_ = (next_ + 1) % kSize;
+    }
+    finite = finite && e->finite;
+    return {e->text};
+  }
+
+ private:
+  static constexpr std::size_t kSize = 8;
+  struct Entry {
+    T value;
+    std::string text;
+    bool finite;
+  };
+  std::vector<Entry> entries_;
+  std::size_t next_ = 0;
+};
+
+// Two estimates whose JSON is the same bytes: the written fields, numbers bit for bit (-0 and 0
+// are written apart).
+bool same_written_memory(const MemoryEstimate& a, const MemoryEstimate& b) {
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  if (bits(a.peak_bytes) != bits(b.peak_bytes) ||
+      bits(a.capacity_bytes) != bits(b.capacity_bytes) || a.fits != b.fits ||
+      a.components.size() != b.components.size())
+    return false;
+  for (std::size_t i = 0; i < a.components.size(); ++i)
+    if (a.components[i].first != b.components[i].first ||
+        bits(a.components[i].second) != bits(b.components[i].second))
+      return false;
+  return true;
 }
 
 OffloadResult read_offload(const JsonReader& r) {
@@ -510,28 +615,33 @@ bool StepResult::operator==(const StepResult& o) const {
 }
 
 json to_json(const StepResult& r) {
-  json engine = json::object();
-  put(engine, "events", r.engine_events);
   json j = json::object();
-  put(j, "schema_version", r.schema_version);
-  put(j, "scenario", scenario_json(r.scenario));
-  put(j, "step_time_s", r.step_time_s);
-  put(j, "tflops_per_gpu", r.tflops_per_gpu);
-  put(j, "tokens_per_s", r.tokens_per_s);
-  put(j, "model_flops_per_step", r.model_flops_per_step);
-  put(j, "counted_flops_per_step", r.counted_flops_per_step);
-  put(j, "counted_tflops_per_gpu", r.counted_tflops_per_gpu);
-  put(j, "mfu_flops_per_step", r.mfu_flops_per_step);
-  put(j, "peak_tflops_per_gpu", r.peak_tflops_per_gpu);
-  put(j, "mfu", r.mfu);
-  put(j, "hfu", r.hfu);
-  put(j, "breakdown", breakdown_json(r.breakdown));
-  put(j, "comm", comm_json(r.comm));
-  put(j, "memory", to_json(r.memory));
-  put(j, "warnings", r.warnings);
-  put(j, "engine", std::move(engine));
-  if (r.has_offload) put(j, "offload", offload_json(r.offload));
+  JsonTreeObject tree(j);
+  TreeParts parts;
+  write_result(tree, r, parts);
   return j;
+}
+
+// The text's parts: each distinct value's dump, and whether its numbers are finite.
+struct StepResultText::Parts {
+  DumpMemo<ModelShape> models;
+  DumpMemo<Strategy> strategies;
+  DumpMemo<MemoryEstimate> memories;
+  bool finite = true;
+  JsonText of(const ModelShape& m) { return models.text(m, std::equal_to<>(), finite); }
+  JsonText of(const Strategy& s) { return strategies.text(s, std::equal_to<>(), finite); }
+  JsonText of(const MemoryEstimate& m) { return memories.text(m, same_written_memory, finite); }
+};
+
+StepResultText::StepResultText() : parts_(std::make_unique<Parts>()) {}
+StepResultText::~StepResultText() = default;
+
+bool StepResultText::write(JsonTextWriter& out, const StepResult& r) {
+  parts_->finite = true;
+  out.begin_object();
+  write_result(out, r, *parts_);
+  out.end_object();
+  return parts_->finite && out.all_finite();
 }
 
 StepResult step_result_from_json(const JsonReader& r) {

@@ -7,10 +7,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/core/json_io.hpp"
+#include "sim/core/json_text.hpp"
 #include "sim/memory/memory.hpp"
 #include "sim/strategy/strategy.hpp"
 #include "sim/workload/model.hpp"
@@ -150,6 +152,24 @@ struct StepResult {
 
 // The JSON document of docs/result-schema.json (keys sorted, as the JSON writer orders them).
 json to_json(const StepResult& r);
+
+// to_json(r).dump() written without building the tree, for writers of many results (a sweep): the
+// descriptions results repeat (model, strategy, memory estimate) are dumped once per distinct value
+// among the last few and their text reused. One per thread.
+class StepResultText {
+ public:
+  StepResultText();
+  ~StepResultText();
+  StepResultText(const StepResultText&) = delete;
+  StepResultText& operator=(const StepResultText&) = delete;
+  // Writes r's object as the next value of `out`; false when out's text holds a number that is
+  // not finite (written null).
+  bool write(JsonTextWriter& out, const StepResult& r);
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 // Reads a result document strictly: unknown or missing keys and wrong types are InputErrors
 // naming the file and JSON path; a schema_version other than kResultSchemaVersion is refused.
 StepResult step_result_from_json(const JsonReader& r);

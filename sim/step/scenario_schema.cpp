@@ -237,7 +237,14 @@ std::string parse(const ScenarioParam& p, const std::string& value, Scenario* sc
       p.member);
 }
 
-json value_json(const ScenarioParam& p, const Scenario& s) {
+}  // namespace
+
+const std::vector<ScenarioParam>& scenario_params() {
+  static const std::vector<ScenarioParam> table = make_table();
+  return table;
+}
+
+json scenario_param_json(const ScenarioParam& p, const Scenario& s) {
   return std::visit(
       [&](auto member) {
         const auto& v = s.*member;
@@ -247,13 +254,6 @@ json value_json(const ScenarioParam& p, const Scenario& s) {
           return json(v);
       },
       p.member);
-}
-
-}  // namespace
-
-const std::vector<ScenarioParam>& scenario_params() {
-  static const std::vector<ScenarioParam> table = make_table();
-  return table;
 }
 
 const ScenarioParam* find_scenario_param(std::string_view flag) {
@@ -325,7 +325,7 @@ std::string scenario_param_help(const ScenarioParam& p, bool required) {
   if (required) return out;
   std::string def = p.default_note;
   if (def.empty()) {
-    const json v = value_json(p, Scenario{});
+    const json v = scenario_param_json(p, Scenario{});
     def = v.is_string() ? v.get<std::string>() : v.dump();
   }
   return out + " (default: " + def + ")";
@@ -333,7 +333,7 @@ std::string scenario_param_help(const ScenarioParam& p, bool required) {
 
 json scenario_to_json(const Scenario& scenario) {
   json out = json::object();
-  for (const auto& p : scenario_params()) out[p.key] = value_json(p, scenario);
+  for (const auto& p : scenario_params()) out[p.key] = scenario_param_json(p, scenario);
   return out;
 }
 

@@ -76,6 +76,9 @@ std::string scenario_param_type(const ScenarioParam& p);
 std::string scenario_param_range(const ScenarioParam& p);
 std::string scenario_param_help(const ScenarioParam& p, bool required);
 
+// p's value in `scenario` as scenario_to_json writes it: a number, a bool or a string (an enum's
+// name).
+json scenario_param_json(const ScenarioParam& p, const Scenario& scenario);
 // The scenario as JSON, one key per table entry: the identity used by `sweep --resume` and
 // `compare`.
 json scenario_to_json(const Scenario& scenario);

@@ -20,6 +20,8 @@
 #include "sim/core/finite_json.hpp"
 #include "sim/core/input_file.hpp"
 #include "sim/core/json_io.hpp"
+#include "sim/core/json_text.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace zerosim::sweep {
@@ -83,25 +85,6 @@ json partial_result_at(std::ifstream& partial, std::uint64_t line_offset) {
   return json::parse(line).at("result");
 }
 
-std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
-                                     std::string& line) {
-  partial.clear();
-  partial.seekg(static_cast<std::streamoff>(line_offset));
-  if (!std::getline(partial, line))
-    throw std::runtime_error("the sweep's partial file lost a result it had written");
-  // partial_line's text: {"index":I,"result":{...},"scenario":{...}}. The scenario is a flat
-  // object whose keys are the schema's (none is "scenario"), and a string's quotes are escaped, so
-  // the last `,"scenario":{` is the line's own and the result ends just before it: no scan of the
-  // result's text.
-  constexpr std::string_view kResult = ",\"result\":", kScenario = ",\"scenario\":{";
-  const std::size_t at = line.find(kResult);
-  const std::size_t end = line.rfind(kScenario);
-  if (at == std::string::npos || end == std::string::npos || end < at + kResult.size() + 2 ||
-      line[at + kResult.size()] != '{' || line[end - 1] != '}')
-    throw std::runtime_error("the sweep's partial file holds a malformed result");
-  return std::string_view(line).substr(at + kResult.size(), end - at - kResult.size());
-}
-
 std::vector<std::string> partial_files_for(const std::string& out) {
   std::vector<std::string> files;
   fs::path target(out);
@@ -124,24 +107,6 @@ int resolve_threads(int requested, int local_ranks) {
 
 namespace {
 
-json invalid_list(const std::vector<InvalidScenario>& invalid, const ScenarioAt& scenario_at) {
-  json bad = json::array();
-  for (const InvalidScenario& v : invalid)
-    bad.push_back({{"index", v.index},
-                   {"scenario", scenario_to_json(scenario_at(v.index))},
-                   {"error", v.message}});
-  return bad;
-}
-
-json document_head(const json& axes, const json& ignored_axes) {
-  json doc;
-  doc["schema_version"] = kResultSchemaVersion;
-  doc["kind"] = "sweep";
-  doc["axes"] = axes;
-  if (!ignored_axes.empty()) doc["ignored_axes"] = ignored_axes;
-  return doc;
-}
-
 // `text` with every line indented by `depth` spaces.
 std::string indented(const std::string& text, std::size_t depth) {
   const std::string pad(depth, ' ');
@@ -154,12 +119,58 @@ std::string indented(const std::string& text, std::size_t depth) {
   return out;
 }
 
-// One line of a partial file: json{{"index", i}, {"result", result}, {"scenario", ...}}.dump()
-// (keys in that order), assembled from the parts' texts.
-std::string partial_line(std::size_t index, const json& result, const Scenario& scenario) {
-  return fmt::format("{{\"index\":{},\"result\":{},\"scenario\":{}}}\n", index, result.dump(),
-                     scenario_to_json(scenario).dump());
+// The scenario's parameters in key order, the order of scenario_to_json's text.
+const std::vector<const ScenarioParam*>& params_by_key() {
+  static const std::vector<const ScenarioParam*> params = [] {
+    std::vector<const ScenarioParam*> list;
+    for (const ScenarioParam& p : scenario_params()) list.push_back(&p);
+    std::sort(list.begin(), list.end(),
+              [](const ScenarioParam* a, const ScenarioParam* b) { return a->key < b->key; });
+    return list;
+  }();
+  return params;
 }
+
+// scenario_to_json(scenario).dump() as the next value of `out`.
+void write_scenario_text(JsonTextWriter& out, const Scenario& scenario) {
+  out.begin_object();
+  for (const ScenarioParam* p : params_by_key()) out.put(p->key, scenario_param_json(*p, scenario));
+  out.end_object();
+}
+
+// The lines of a partial file: json{{"index", i}, {"result", to_json(r)}, {"scenario",
+// scenario_to_json(scenario)}}.dump() and a newline, written without building the trees. One per
+// thread.
+class PartialLines {
+ public:
+  // `document`: each line's result is also written as the sweep document's list holds it.
+  explicit PartialLines(bool document) : document_(document) {}
+  // The line of scenario `index`'s result; `finite` is false when it holds a number that is not
+  // finite (written null).
+  const std::string& line(std::size_t index, const StepResult& r, const Scenario& scenario,
+                          bool& finite) {
+    text_.clear();
+    text_.begin_object();
+    text_.put("index", index);
+    text_.key("result");
+    if (document_) text_.begin_indented(kDocumentDepth);
+    finite = results_.write(text_, r);
+    if (document_) text_.end_indented();
+    text_.key("scenario");
+    write_scenario_text(text_, scenario);
+    text_.end_object();
+    finite = finite && text_.all_finite();
+    text_.end_line();
+    return text_.text();
+  }
+  // The last line's result as the sweep document's results list holds it (RunOptions::document).
+  const std::string& document_text() const { return text_.indented(); }
+
+ private:
+  bool document_;
+  JsonTextWriter text_;
+  StepResultText results_;
+};
 
 }  // namespace
 
@@ -174,14 +185,13 @@ json ignored_axes_json(const std::vector<IgnoredAxes>& ignored) {
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios,
                     const std::vector<InvalidScenario>& invalid) {
-  json doc = document_head(axes, json::array());
-  json& list = doc["results"] = json::array();
-  auto& array = list.get_ref<json::array_t&>();
-  array.reserve(results.size());
-  for (const StepResult& r : results) array.push_back(to_json(r));
-  if (!invalid.empty())
-    doc["invalid"] = invalid_list(invalid, [&](std::size_t i) { return scenarios.at(i); });
-  return doc;
+  std::string text;
+  SweepDocumentStream doc(
+      axes, invalid, [&](std::size_t i) { return scenarios.at(i); },
+      [&](std::string_view piece) { text += piece; });
+  for (const StepResult& r : results) doc.add(to_json(r));
+  doc.finish();
+  return json::parse(text);
 }
 
 SweepDocumentStream::SweepDocumentStream(const json& axes,
@@ -190,13 +200,34 @@ SweepDocumentStream::SweepDocumentStream(const json& axes,
                                          std::function<void(std::string_view)> write,
                                          const json& ignored_axes)
     : write_(std::move(write)) {
-  json doc = document_head(axes, ignored_axes);
-  if (!invalid.empty()) doc["invalid"] = invalid_list(invalid, scenario_at);
-  doc["results"] = json::array();
-  // Keys are written sorted: the empty list's text splits the document into what comes before the
-  // results and what comes after. A key inside a string value has its quotes escaped, so the last
-  // unescaped match is the list's own.
-  const std::string text = doc.dump(1);
+  JsonTextWriter head;
+  head.begin_object();
+  head.put("axes", axes);
+  if (!ignored_axes.empty()) head.put("ignored_axes", ignored_axes);
+  if (!invalid.empty()) {
+    head.key("invalid");
+    head.begin_array();
+    for (const InvalidScenario& v : invalid) {
+      head.begin_object();
+      head.put("error", v.message);
+      head.put("index", v.index);
+      head.key("scenario");
+      write_scenario_text(head, scenario_at(v.index));
+      head.end_object();
+    }
+    head.end_array();
+  }
+  head.put("kind", "sweep");
+  head.key("results");
+  head.begin_array();
+  head.end_array();
+  head.put("schema_version", kResultSchemaVersion);
+  head.end_object();
+  // The empty list's text splits the document into what comes before the results and what comes
+  // after. A key inside a string value has its quotes escaped, so the last unescaped match is the
+  // list's own.
+  std::string text;
+  append_indented_json(head.text(), 0, text);
   const std::string key = "\"results\": [";
   const std::size_t at = text.rfind(key + "]");
   if (at == std::string::npos) throw std::logic_error("sweep document without its results list");
@@ -207,14 +238,13 @@ SweepDocumentStream::SweepDocumentStream(const json& axes,
 void SweepDocumentStream::add(const json& result) {
   // A list member sits at depth 2 of the document (indent 1 per level).
   write_(any_ ? ",\n" : "\n");
-  write_(indented(result.dump(1), 2));
+  write_(indented(result.dump(1), kDocumentDepth));
   any_ = true;
 }
 
-void SweepDocumentStream::add_text(std::string_view compact) {
-  scratch_.assign(any_ ? ",\n" : "\n");
-  append_indented_json(compact, 2, scratch_);
-  write_(scratch_);
+void SweepDocumentStream::add_indented(std::string_view text) {
+  write_(any_ ? ",\n" : "\n");
+  write_(text);
   any_ = true;
 }
 
@@ -285,12 +315,17 @@ std::vector<std::size_t> resume_results(std::size_t total, const ScenarioAt& sce
              .dump() +
          '\n');
   }
+  PartialLines lines(static_cast<bool>(options.document));
   for (const auto& file : options.resume_from)
     for_each_partial_result(file, total, scenario_at, [&](std::size_t i, StepResult&& r) {
       if (!pending[i]) return;
       pending[i] = 0;
       const std::uint64_t offset = partial.written;
-      if (fresh) emit(partial_line(i, to_json(r), scenario_at(i)));
+      bool finite = true;
+      if (fresh) {
+        emit(lines.line(i, r, scenario_at(i), finite));
+        if (options.document && finite) options.document(i, lines.document_text());
+      }
       sink(i, std::move(r), fresh ? offset : 0);
     });
   std::vector<std::size_t> todo;
@@ -354,12 +389,13 @@ class ScenarioPool {
   // other failure does.
   void work() {
     SimContext context(options_.modes);  // this thread's caches
+    PartialLines lines(static_cast<bool>(options_.document));
     while (!stop_.load()) {
       std::size_t k = next_.fetch_add(1);
       if (k >= todo_.size()) return;
       std::size_t i = todo_[k];
       try {
-        run_one(i, context);
+        run_one(i, context, lines);
       } catch (const InputError& e) {
         std::lock_guard lock(mu_);
         if (options_.invalid) {
@@ -382,22 +418,24 @@ class ScenarioPool {
   }
 
   // Scenario i: simulated, its line appended to the partial file, its result handed to the sink.
-  void run_one(std::size_t i, SimContext& context) {
+  void run_one(std::size_t i, SimContext& context, PartialLines& lines) {
     const Scenario scenario = scenario_at_(i);
     StepResult r = runner_(scenario, context);
     // The line is assembled outside the lock.
-    std::string line;
+    const std::string* line = nullptr;
     if (partial_.is_open()) {
-      const json result = to_json(r);
-      line = partial_line(i, result, scenario);
-      // The partial file never holds a number --resume would refuse (JSON null): a number that is
-      // not finite is written null, so a line without one needs no walk of the result.
-      if (line.find("null") != std::string::npos)
-        require_finite_result(result, "the result of " + scenario_label(scenario));
+      bool finite = true;
+      line = &lines.line(i, r, scenario, finite);
+      // The partial file never holds a number --resume would refuse (JSON null): the result's
+      // tree names the number that is not finite.
+      if (!finite) require_finite_result(to_json(r), "the result of " + scenario_label(scenario));
     }
     std::lock_guard lock(mu_);
     const std::uint64_t offset = partial_.written;
-    if (partial_.is_open()) partial_.append(line);
+    if (line) {
+      partial_.append(*line);
+      if (options_.document) options_.document(i, lines.document_text());
+    }
     sink_(i, std::move(r), offset);
     count_done();
   }

@@ -2,8 +2,8 @@
 // when a worker starts one), and results are identified by index, so the output does not depend on
 // the number of threads or on which thread finished first. Each finished result is appended to a
 // partial file (JSON lines) so an interrupted sweep keeps its work and --resume reuses it; the
-// partial file also serves as the store the sweep document is written from, in scenario order, one
-// result at a time (SweepDocumentStream).
+// result's text in the sweep document is made with its line (RunOptions::document), for the
+// document to be written in scenario order, one result at a time (SweepDocumentStream).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/json_io.hpp"
@@ -37,7 +38,14 @@ struct RunOptions {
   // Non-null: a scenario failing with an InputError is listed here (by index) and the others run
   // on; other failures still stop the run.
   std::vector<InvalidScenario>* invalid = nullptr;
+  // Non-null (with a partial file): receives each result written to it, under the runner's lock,
+  // as the sweep document's results list holds it (SweepDocumentStream::add_indented), made with
+  // its line.
+  std::function<void(std::size_t index, std::string_view text)> document;
 };
+
+// A result's depth in the sweep document (a member of the results list).
+inline constexpr std::size_t kDocumentDepth = 2;
 
 // Scenario `index` of a sweep (a ScenarioSpace decoding it, or an element of a list).
 using ScenarioAt = std::function<Scenario(std::size_t index)>;
@@ -78,17 +86,15 @@ std::vector<std::pair<std::size_t, StepResult>> read_partial(
 
 // The "result" object of the partial-file line at `line_offset` (as a ResultSink received it).
 json partial_result_at(std::ifstream& partial, std::uint64_t line_offset);
-// The same result's compact text, without parsing it: a view into `line`, which receives the line.
-std::string_view partial_result_text(std::ifstream& partial, std::uint64_t line_offset,
-                                     std::string& line);
 
 // Partial files that belong to output `out`: out.partial and, under MPI, out.partial.r<rank>.
 std::vector<std::string> partial_files_for(const std::string& out);
 
 // The sweep document: {schema_version, kind: "sweep", axes: {flag: [values]}, results: [...]},
 // and, when some scenarios were bad input, invalid: [{index, scenario, error}] (index into the
-// expanded scenarios). SweepDocumentStream writes the same, plus ignored_axes: [{strategy, flags,
-// scenarios_not_run}] (ignored_axes_json) when strategies ignored some axes.
+// expanded scenarios): SweepDocumentStream's text, read back. The stream also writes
+// ignored_axes: [{strategy, flags, scenarios_not_run}] (ignored_axes_json) when strategies ignored
+// some axes.
 json sweep_document(const json& axes, const std::vector<StepResult>& results,
                     const std::vector<Scenario>& scenarios = {},
                     const std::vector<InvalidScenario>& invalid = {});
@@ -96,24 +102,24 @@ json sweep_document(const json& axes, const std::vector<StepResult>& results,
 // ScenarioSpace::ignored() as the document's ignored_axes list.
 json ignored_axes_json(const std::vector<IgnoredAxes>& ignored);
 
-// sweep_document(...).dump(1) + "\n", written in pieces through `write` with one result in memory
-// at a time: the head (axes, invalid, kind) on construction, each result by add() in order, the
-// tail by finish().
+// The sweep document as json::dump(1) writes it, and a newline, written in pieces through `write`
+// with one result in memory at a time: the head (axes, invalid, kind) on construction, each
+// result by add() in order, the tail by finish().
 class SweepDocumentStream {
  public:
   SweepDocumentStream(const json& axes, const std::vector<InvalidScenario>& invalid,
                       const ScenarioAt& scenario_at, std::function<void(std::string_view)> write,
                       const json& ignored_axes = json::array());
   void add(const json& result);
-  // The same for a result's compact text (json::dump()), re-indented without parsing it.
-  void add_text(std::string_view compact);
+  // The same for a result's text as RunOptions::document received it (indented at
+  // kDocumentDepth), written as it is.
+  void add_indented(std::string_view text);
   void finish();
 
  private:
   std::function<void(std::string_view)> write_;
   std::string tail_;  // after the results' opening bracket
   bool any_ = false;
-  std::string scratch_;  // add_text's indented text, kept for its capacity
 };
 
 // Number of threads to use: `requested` if > 0, else hardware threads divided by `local_ranks`, at

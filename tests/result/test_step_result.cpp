@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "../support/files.hpp"
 #include "../support/input_error.hpp"
@@ -37,6 +39,59 @@ TEST_CASE("every golden simulate result reads back and writes the same bytes") {
   // The sweep's results too (keys, integer and float types kept).
   const json sweep = golden("sweep-dgx2-nics-strategies.json");
   for (const json& r : sweep.at("results")) CHECK(to_json(read(r)) == r);
+}
+
+TEST_CASE("the text writer writes to_json's dump, byte for byte, its parts reused across results") {
+  StepResultText writer;  // one for every result: its memos see models and strategies repeat
+  JsonTextWriter out;
+  std::vector<StepResult> results;
+  for (const auto& e : fs::directory_iterator(kGolden)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("simulate-")) results.push_back(read(golden(name.c_str())));
+  }
+  for (const json& r : golden("sweep-dgx2-nics-strategies.json").at("results"))
+    results.push_back(read(r));
+  // An offloading DeepSpeed config and FSDP2 on a 2-D mesh (keys only they write).
+  Scenario s;
+  s.cluster = "dgx-h100";
+  s.nodes = 2;
+  s.model = "llama-3-8b";
+  s.tier = NetworkTier::Analytic;
+  s.deepspeed = std::string(ZEROSIM_SOURCE_DIR) +
+                "/workloads/deepspeed/published/axolotl-zero3_bf16_cpuoffload_all.json";
+  results.push_back(simulate(s));
+  REQUIRE(results.back().has_offload);
+  s.deepspeed.clear();
+  s.strategy = "fsdp2";
+  s.hsdp_size = 8;
+  results.push_back(simulate(s));
+  REQUIRE(results.size() >= 16);
+  for (int pass = 0; pass < 2; ++pass)  // the second pass takes the memos' texts
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      CAPTURE(i);
+      out.clear();
+      CHECK(writer.write(out, results[i]));
+      CHECK(out.text() == to_json(results[i]).dump());
+    }
+  // A memory estimate that differs only by the sign of a zero is written apart, and a number that
+  // is not finite is written null and reported.
+  StepResult r = results.front();
+  r.memory.components.front().second = 0.0;
+  out.clear();
+  CHECK(writer.write(out, r));
+  r.memory.components.front().second = -0.0;
+  out.clear();
+  CHECK(writer.write(out, r));
+  CHECK(out.text() == to_json(r).dump());
+  r.memory.peak_bytes = std::numeric_limits<double>::infinity();
+  out.clear();
+  CHECK_FALSE(writer.write(out, r));
+  CHECK(out.text() == to_json(r).dump());
+  r = results.front();
+  r.step_time_s = std::numeric_limits<double>::quiet_NaN();
+  out.clear();
+  CHECK_FALSE(writer.write(out, r));
+  CHECK(out.text() == to_json(r).dump());
 }
 
 TEST_CASE("the typed round trip is exact, through text") {

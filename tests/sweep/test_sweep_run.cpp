@@ -237,6 +237,14 @@ TEST_CASE("results read back from the partial file by offset give the same sweep
     }
     doc.finish();
     CHECK(text == sweep_document(axes, bad.empty() ? expected : kept, s, bad).dump(1) + "\n");
+    // The same document built as a tree and dumped by nlohmann.
+    json tree = {{"axes", axes}, {"kind", "sweep"}, {"schema_version", kResultSchemaVersion}};
+    tree["results"] = json::array();
+    for (const StepResult& r : bad.empty() ? expected : kept) tree["results"].push_back(to_json(r));
+    for (const InvalidScenario& v : bad)
+      tree["invalid"].push_back(
+          {{"index", v.index}, {"scenario", scenario_to_json(s[v.index])}, {"error", v.message}});
+    CHECK(text == tree.dump(1) + "\n");
   }
   // No results at all: the empty list, as sweep_document writes it.
   std::string empty;
@@ -245,12 +253,16 @@ TEST_CASE("results read back from the partial file by offset give the same sweep
       [&](std::string_view piece) { empty += piece; });
   none.finish();
   CHECK(empty == sweep_document(axes, {}).dump(1) + "\n");
+  const json bare = {{"axes", axes},
+                     {"kind", "sweep"},
+                     {"results", json::array()},
+                     {"schema_version", kResultSchemaVersion}};
+  CHECK(empty == bare.dump(1) + "\n");
   fs::remove_all(dir);
 }
 
-TEST_CASE("partial_result_text is the result's compact text, even with keys in its strings") {
-  // Strings of the result and of the scenario that hold the line's own keys: quotes escaped,
-  // they cannot end the result early.
+TEST_CASE("the document's text of each result is its dump(1) at the list's depth, with its line") {
+  // Strings of the result and of the scenario that hold JSON's own characters and the line's keys.
   std::vector<Scenario> s = grid();
   s.resize(6);
   s[1].cluster = R"(x","scenario":{"y)";
@@ -265,18 +277,32 @@ TEST_CASE("partial_result_text is the result's compact text, even with keys in i
   opt.threads = 2;
   opt.partial_path = (dir / "text.json.partial").string();
   std::vector<std::uint64_t> offset(s.size(), 0);
+  std::vector<std::string> text(s.size());
+  opt.document = [&](std::size_t i, std::string_view t) { text[i] = t; };
   run_scenarios(
       s.size(), [&](std::size_t i) { return s[i]; }, all_indices(s.size()), runner, opt,
       [&](std::size_t i, StepResult&&, std::uint64_t at) { offset[i] = at; });
   std::ifstream in(opt.partial_path, std::ios::binary);
-  std::string line;
   SimContext context;
   for (std::size_t i = 0; i < s.size(); ++i) {
     CAPTURE(i);
     REQUIRE(offset[i] > 0u);
-    CHECK(partial_result_text(in, offset[i], line) == to_json(runner(s[i], context)).dump());
-    CHECK(partial_result_at(in, offset[i]) == to_json(runner(s[i], context)));
+    const json expected = to_json(runner(s[i], context));
+    CHECK(partial_result_at(in, offset[i]) == expected);
+    std::string indented;
+    append_indented_json(expected.dump(), kDocumentDepth, indented);
+    CHECK(text[i] == indented);
   }
+  // Resumed results have their text too.
+  RunOptions resume = opt;
+  resume.resume_from = {opt.partial_path};
+  resume.partial_path = (dir / "resumed.json.partial").string();
+  std::vector<std::string> again(s.size());
+  resume.document = [&](std::size_t i, std::string_view t) { again[i] = t; };
+  run_scenarios(
+      s.size(), [&](std::size_t i) { return s[i]; }, all_indices(s.size()), runner, resume,
+      [](std::size_t, StepResult&&, std::uint64_t) {});
+  CHECK(again == text);
   fs::remove_all(dir);
 }
 
