@@ -34,6 +34,10 @@ class FsdpLowering : protected ProgramBuilder {
     for (int mu = 0; mu < s_.grad_accum; ++mu) {
       forward(mu);
       backward(mu);
+      if (mu == 0) {  // the compute stream has waited for the others (final_callback)
+        out_.first_micro_step_end = event();
+        record(kCompute, out_.first_micro_step_end);
+      }
     }
     // Adam on the local shard of every parameter (FSDP's sharded FlatParameter, FSDP2's DTensor
     // shards).

@@ -1,9 +1,9 @@
 // RunMemo (sim/step/run_memo.hpp): the run of two micro-steps goes on from the snapshot the kept
 // run of one took at micro-step 0's end, and every result is the one of a context that runs each
 // step from its start (ReferenceModes::lowering_reuse off), byte for byte, for G = 2 and for the
-// steps extended from it (G = 4). DeepSpeed's stage 3 on the analytic tier resumes; stage 1
-// (whose micro-step 0 reduces only when it is the last) and FSDP (no marked end) run from the
-// start, as does the flow tier (its network does not say it is idle).
+// steps extended from it (G = 4). DeepSpeed's stage 3 and FSDP on the analytic tier resume;
+// stage 1 (whose micro-step 0 reduces only when it is the last) runs from the start, as does the
+// flow tier (its network does not say it is idle).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -23,7 +23,8 @@ TEST_CASE("a step of two micro-steps resumed from the kept run of one is the ste
   for (const Case c :
        {Case{"zero3", NetworkTier::Analytic, true}, Case{"zeropp", NetworkTier::Analytic, true},
         Case{"zero3+hpz", NetworkTier::Analytic, true}, Case{"zero1", NetworkTier::Analytic, false},
-        Case{"fsdp", NetworkTier::Analytic, false}, Case{"zero3", NetworkTier::Flow, false}}) {
+        Case{"fsdp", NetworkTier::Analytic, true}, Case{"fsdp2", NetworkTier::Analytic, true},
+        Case{"zero3", NetworkTier::Flow, false}}) {
     CAPTURE(c.strategy);
     CAPTURE(c.tier);
     SimContext warm;
