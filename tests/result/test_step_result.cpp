@@ -49,8 +49,8 @@ TEST_CASE("the text writer writes to_json's dump, byte for byte, its parts reuse
     const std::string name = e.path().filename().string();
     if (name.starts_with("simulate-")) results.push_back(read(golden(name.c_str())));
   }
-  for (const json& r : golden("sweep-dgx2-nics-strategies.json").at("results"))
-    results.push_back(read(r));
+  const json sweep = golden("sweep-dgx2-nics-strategies.json");  // held: the loop reads into it
+  for (const json& r : sweep.at("results")) results.push_back(read(r));
   // An offloading DeepSpeed config and FSDP2 on a 2-D mesh (keys only they write).
   Scenario s;
   s.cluster = "dgx-h100";
