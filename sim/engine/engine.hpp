@@ -4,6 +4,7 @@
 // depends on nothing: the network models (sim/net) and the step program's interpreter
 // (sim/program) build on it.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -26,6 +27,20 @@ class Model {
 class Engine {
  public:
   using Callback = std::function<void()>;
+  // A callback held without std::function: a plain function of an object and an index, what the
+  // hot paths schedule (a stream's op end, a collective's next phase). Trivially copyable, so the
+  // queue neither manages nor destroys it.
+  struct Action {
+    void (*fn)(void*, std::size_t) = nullptr;
+    void* self = nullptr;
+    std::size_t arg = 0;
+    void operator()() const { fn(self, arg); }
+  };
+  // The Action that calls self->*Method(arg).
+  template <auto Method, class T>
+  static Action bind(T* self, std::size_t arg) {
+    return Action{[](void* p, std::size_t a) { (static_cast<T*>(p)->*Method)(a); }, self, arg};
+  }
   // A scheduled event, for cancel (valid until the event runs or is cancelled).
   struct EventId {
     std::uint32_t slot = 0;
@@ -38,7 +53,9 @@ class Engine {
   void start_at(double t);
   // Schedules cb at time t >= now(). Events at equal times run in insertion order.
   EventId schedule_at(double t, Callback cb);
+  EventId schedule_at(double t, Action a);
   EventId schedule_after(double dt, Callback cb) { return schedule_at(now_ + dt, std::move(cb)); }
+  EventId schedule_after(double dt, Action a) { return schedule_at(now_ + dt, a); }
   // Takes a pending event out of the queue (false: it ran or was cancelled already). It counts as
   // an event that ran and did nothing: events_processed includes it, and run() ends no earlier
   // than its time. So a model that replaces its scheduled events (SM sharing reschedules every
@@ -61,7 +78,7 @@ class Engine {
  private:
   // The heap holds small trivially-copyable entries; callbacks live in a slot pool that is reused,
   // so the steady state neither allocates nor moves std::function objects while the heap is
-  // reshuffled.
+  // reshuffled. A slot holds an Action, or (Action empty) a std::function in functions_.
   struct Event {
     double time;
     std::uint64_t seq;
@@ -82,9 +99,12 @@ class Engine {
   void sift_up(std::size_t i, Event ev);
   void sift_down(std::size_t i, Event ev);
   void remove_at(std::size_t i);
+  std::uint32_t take_slot();
+  EventId push(double t, std::uint32_t slot);
   std::vector<Event> heap_;
   std::vector<std::uint32_t> pos_;
-  std::vector<Callback> slots_;
+  std::vector<Action> slots_;
+  std::vector<Callback> functions_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<Model*> models_;
   double now_ = 0;

@@ -163,7 +163,7 @@ std::pair<double, NetStats> AnalyticNetwork::op_cost(const CollectiveOp& op) {
   return {d.time_s, d.stats};
 }
 
-void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+void AnalyticNetwork::start(const CollectiveOp& op, Engine::Action on_done) {
   const Demand& d = op_demand(op);
   stats_ += d.stats;
   int j;
@@ -178,8 +178,10 @@ void AnalyticNetwork::start(const CollectiveOp& op, std::function<void()> on_don
   job.segments = &d.segments;
   job.seg = 0;
   job.transferring = false;
-  job.on_done = std::move(on_done);
-  engine_.schedule_after((*job.segments)[0].latency_s, [this, j] { begin_transfer(j); });
+  job.on_done = on_done;
+  engine_.schedule_after(
+      (*job.segments)[0].latency_s,
+      Engine::bind<&AnalyticNetwork::begin_transfer>(this, static_cast<std::size_t>(j)));
 }
 
 void AnalyticNetwork::settle(double t) {
@@ -194,9 +196,9 @@ void AnalyticNetwork::settle(double t) {
   }
 }
 
-void AnalyticNetwork::begin_transfer(int j) {
+void AnalyticNetwork::begin_transfer(std::size_t j) {
   settle(engine_.now());
-  Job& job = jobs_[static_cast<std::size_t>(j)];
+  Job& job = jobs_[j];
   job.left = (*job.segments)[job.seg].work_s;
   bool any = false;
   for (std::size_t k = 0; k < kLinkClasses; ++k) {
@@ -207,11 +209,11 @@ void AnalyticNetwork::begin_transfer(int j) {
     }
   }
   if (!any) {
-    end_segment(j);
+    end_segment(static_cast<int>(j));
     return;
   }
   job.transferring = true;
-  transferring_.push_back(j);
+  transferring_.push_back(static_cast<int>(j));
   next_known_ = false;
 }
 
@@ -219,13 +221,14 @@ void AnalyticNetwork::end_segment(int j) {
   Job& job = jobs_[static_cast<std::size_t>(j)];
   job.transferring = false;
   if (++job.seg < job.segments->size()) {
-    engine_.schedule_after((*job.segments)[job.seg].latency_s, [this, j] { begin_transfer(j); });
+    engine_.schedule_after(
+        (*job.segments)[job.seg].latency_s,
+        Engine::bind<&AnalyticNetwork::begin_transfer>(this, static_cast<std::size_t>(j)));
     return;
   }
-  auto cb = std::move(job.on_done);
   job.segments = nullptr;
   free_jobs_.push_back(j);
-  engine_.schedule_at(engine_.now(), std::move(cb));
+  engine_.schedule_at(engine_.now(), job.on_done);
 }
 
 double AnalyticNetwork::next_event_time() const {

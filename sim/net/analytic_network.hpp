@@ -45,7 +45,8 @@ class AnalyticNetwork : public NetworkModel {
                   std::shared_ptr<FabricPlans> plans = nullptr);
 
   const char* name() const override { return "analytic"; }
-  void start(const CollectiveOp& op, std::function<void()> on_done) override;
+  using NetworkModel::start;
+  void start(const CollectiveOp& op, Engine::Action on_done) override;
   const NetStats& stats() const override { return stats_; }
   double next_event_time() const override;
   void advance_to(double t) override;
@@ -79,7 +80,7 @@ class AnalyticNetwork : public NetworkModel {
   // The segments of a per-byte plan at bytes; alone_s: the op's time alone (NCCL's choice).
   static void plan_segments(const UnitPlan& plan, const CollectiveOp& op,
                             const CostProfile& profile, double extra_latency_s, Demand& d);
-  void begin_transfer(int job);
+  void begin_transfer(std::size_t job);
   void settle(double t);  // work done since last_ at the current shares
   void end_segment(int job);
 
@@ -127,7 +128,7 @@ class AnalyticNetwork : public NetworkModel {
     bool transferring = false;
     ClassLoads left{};                    // work left per class in the current segment
     std::array<bool, kLinkClasses> on{};  // classes with work left (sharing the class's rate)
-    std::function<void()> on_done;
+    Engine::Action on_done;
   };
   std::vector<Job> jobs_;
   std::vector<int> free_jobs_;

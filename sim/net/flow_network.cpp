@@ -130,7 +130,7 @@ std::pair<double, double> FlowNetwork::busiest_per_byte(const ResolvedPlan& plan
   return {all, network};
 }
 
-void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_done) {
+void FlowNetwork::start_nccl(const CollectiveOp& op, Engine::Action on_done) {
   CollectiveOp unit = op;
   unit.bytes = 1;
   unit.nccl_algo = NcclAlgo::Auto;  // plans do not depend on the forced choice
@@ -169,21 +169,20 @@ void FlowNetwork::start_nccl(const CollectiveOp& op, std::function<void()> on_do
   const double wire = choice.effective_wire(u_choice, busbw_factor(op.kind, up->shape.ranks)) *
                       (u_lowered > 0 ? u_choice / u_lowered : 1.0);
   if (!shortcuts_) {
-    start_resolved(resolve_plan(lower_pattern(op, topo_, profile_, lowered)), std::move(on_done), 1,
-                   wire, choice.latency_s);
+    start_resolved(resolve_plan(lower_pattern(op, topo_, profile_, lowered)), on_done, 1, wire,
+                   choice.latency_s);
     return;
   }
-  start_resolved(pattern_plan(unit, lowered, fold), std::move(on_done), op.bytes, wire,
-                 choice.latency_s);
+  start_resolved(pattern_plan(unit, lowered, fold), on_done, op.bytes, wire, choice.latency_s);
 }
 
-void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
+void FlowNetwork::start(const CollectiveOp& op, Engine::Action on_done) {
   if (is_nccl_collective(op) && op.bytes > 0 && std::isfinite(op.bytes)) {
-    start_nccl(op, std::move(on_done));
+    start_nccl(op, on_done);
     return;
   }
   if (!shortcuts_ || !(op.bytes > 0) || !std::isfinite(op.bytes)) {  // lowering says why
-    start_resolved(resolve_plan(lower(op)), std::move(on_done), 1, 1,
+    start_resolved(resolve_plan(lower(op)), on_done, 1, 1,
                    p2p_small_message_s(op, topo_, profile_));
     return;
   }
@@ -198,13 +197,13 @@ void FlowNetwork::start(const CollectiveOp& op, std::function<void()> on_done) {
   CollectiveOp unit = op;
   unit.bytes = 1;
   const auto* hit = cache_.find(unit);
-  start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit, fold), fold)),
-                 std::move(on_done), op.bytes, 1, p2p_small_message_s(op, topo_, profile_));
+  start_resolved(hit ? *hit : cache_.insert(unit, resolve_plan(lower(unit, fold), fold)), on_done,
+                 op.bytes, 1, p2p_small_message_s(op, topo_, profile_));
 }
 
-void FlowNetwork::start_plan(const CollectivePlan& plan, std::function<void()> on_done) {
+void FlowNetwork::start_plan(const CollectivePlan& plan, Engine::Action on_done) {
   init_links();
-  start_resolved(resolve_plan(plan), std::move(on_done));
+  start_resolved(resolve_plan(plan), on_done);
 }
 
 namespace {
@@ -285,9 +284,8 @@ std::shared_ptr<const FlowNetwork::ResolvedPlan> FlowNetwork::resolve_plan(
   return out;
 }
 
-void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
-                                 std::function<void()> on_done, double scale, double wire,
-                                 double latency_s) {
+void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan, Engine::Action on_done,
+                                 double scale, double wire, double latency_s) {
   init_links();
   int c;
   if (!free_colls_.empty()) {
@@ -303,12 +301,12 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan,
   coll.wire = wire;
   coll.phase = 0;
   coll.outstanding = 0;
-  coll.on_done = std::move(on_done);
+  coll.on_done = on_done;
   if (coll.plan->phases.empty()) {
-    auto cb = std::move(coll.on_done);
+    const Engine::Action cb = coll.on_done;
     coll.plan.reset();
     free_colls_.push_back(c);
-    engine_.schedule_after(latency_s, std::move(cb));
+    engine_.schedule_after(latency_s, cb);
     return;
   }
   engine_.schedule_after(latency_s + coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
@@ -506,11 +504,11 @@ void FlowNetwork::finish_phase(int c) {
     engine_.schedule_after(coll.plan->phases[coll.phase].latency_s, [this, c] { begin_phase(c); });
     return;
   }
-  auto cb = std::move(coll.on_done);
+  const Engine::Action cb = coll.on_done;
   coll.plan.reset();
   free_colls_.push_back(c);
   // Through the engine, so a callback that starts another collective never re-enters advance_to.
-  engine_.schedule_at(engine_.now(), std::move(cb));
+  engine_.schedule_at(engine_.now(), cb);
 }
 
 void FlowNetwork::resolve() const {

@@ -40,13 +40,17 @@ class FlowNetwork : public NetworkModel {
   FlowNetwork(Engine& engine, const Topology& topo, const CostProfile& profile);
 
   const char* name() const override { return "flow"; }
-  void start(const CollectiveOp& op, std::function<void()> on_done) override;
+  using NetworkModel::start;
+  void start(const CollectiveOp& op, Engine::Action on_done) override;
   const NetStats& stats() const override { return stats_; }
   double next_event_time() const override;
   void advance_to(double t) override;
 
   // Starts one already-lowered plan (used by start() and by tests that build plans by hand).
-  void start_plan(const CollectivePlan& plan, std::function<void()> on_done);
+  void start_plan(const CollectivePlan& plan, Engine::Action on_done);
+  void start_plan(const CollectivePlan& plan, std::function<void()> on_done) {
+    start_plan(plan, hold(std::move(on_done)));
+  }
   // Flows currently in the solver (after aggregation).
   std::size_t active_flows() const { return solver_.active_flows(); }
   // Rate of the solver flows of the last started phase (tests); valid after next_event_time().
@@ -113,10 +117,10 @@ class FlowNetwork : public NetworkModel {
   // scale: bytes of the op per byte of the plan (plans cached per shape are per byte).
   // scale: the op's bytes per byte of plan; wire: time factor of NCCL's choice on the flows'
   // bytes (stats count payload); latency_s: NCCL's latency of the choice, before phase 0.
-  void start_resolved(std::shared_ptr<const ResolvedPlan> plan, std::function<void()> on_done,
+  void start_resolved(std::shared_ptr<const ResolvedPlan> plan, Engine::Action on_done,
                       double scale = 1, double wire = 1, double latency_s = 0);
   // NCCL's own collectives: the choice (nccl_model.hpp) over the patterns' idle-network times.
-  void start_nccl(const CollectiveOp& op, std::function<void()> on_done);
+  void start_nccl(const CollectiveOp& op, Engine::Action on_done);
   // The resolved plan of unit's traffic pattern, cached per shape.
   std::shared_ptr<const ResolvedPlan> pattern_plan(const CollectiveOp& unit, TrafficPattern pattern,
                                                    bool fold);
@@ -132,7 +136,7 @@ class FlowNetwork : public NetworkModel {
     std::int64_t outstanding = 0;          // solver flows of the current phase still running
     bool in_solver = false;                // the current phase's flows are in the solver
     std::vector<FairShare::FlowId> flows;  // solver flows of the current phase (symmetry mode)
-    std::function<void()> on_done;
+    Engine::Action on_done;
   };
   struct Done {
     double time;

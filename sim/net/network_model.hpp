@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/nccl_model.hpp"
@@ -37,7 +38,12 @@ struct NetStats {
 class NetworkModel : public Model {
  public:
   virtual const char* name() const = 0;
-  virtual void start(const CollectiveOp& op, std::function<void()> on_done) = 0;
+  // Starts op at the engine's time; on_done runs, as an engine event, when it completes.
+  virtual void start(const CollectiveOp& op, Engine::Action on_done) = 0;
+  // The same with any callable (tests, one-off timings): the model holds it until it runs.
+  void start(const CollectiveOp& op, std::function<void()> on_done) {
+    start(op, hold(std::move(on_done)));
+  }
   virtual const NetStats& stats() const = 0;
 
   // A contention-free model (every collective's time independent of what else runs) can cost a
@@ -65,6 +71,15 @@ class NetworkModel : public Model {
     (void)op_class;
     (void)classes;
   }
+
+ protected:
+  // An Action that runs f once (its slot is then reused).
+  Engine::Action hold(std::function<void()> f);
+
+ private:
+  void run_held(std::size_t i);
+  std::vector<std::function<void()>> held_;
+  std::vector<std::size_t> free_held_;
 };
 
 // How a tier computes, apart from what it models: each fast path can be switched off to run the

@@ -349,22 +349,18 @@ class Runner {
             const double r = rate();
             if (r > 0) share_event_[s] = e_.schedule_at(e_.now() + left_[s] / r, end_share(s));
           } else {
-            e_.schedule_after(op.duration_s, [this, s] { complete(s); });
+            e_.schedule_after(op.duration_s, Engine::bind<&Runner::complete>(this, s));
           }
           return;
         case OpKind::Collective:
           start_[s] = e_.now();
           if (share_.enabled()) {
-            // The callbacks capture (this, s) only, which std::function holds without allocating;
-            // the SMs are read back from the op, still stream s's current one at its end.
+            // The collective holds its SMs until it ends (sharing_collective_ended).
             set_taken(taken_ + share_.collective_sms[static_cast<std::size_t>(op.collective)]);
-            net_.start(p_.collectives[op.collective], [this, s] {
-              const StepOp& done = p_.streams[s].ops[pc_[s]];
-              set_taken(taken_ - share_.collective_sms[static_cast<std::size_t>(done.collective)]);
-              complete(s);
-            });
+            net_.start(p_.collectives[op.collective],
+                       Engine::bind<&Runner::sharing_collective_ended>(this, s));
           } else {
-            net_.start(p_.collectives[op.collective], [this, s] { complete(s); });
+            net_.start(p_.collectives[op.collective], Engine::bind<&Runner::complete>(this, s));
           }
           return;
       }
@@ -378,13 +374,18 @@ class Runner {
   double rate() const {
     return std::max(0.0, static_cast<double>(share_.gpu_sms) - taken_) / share_.gpu_sms;
   }
-  // The end of stream s's SM-bound op. The callback captures (this, s) only, which
-  // std::function holds without allocating.
-  Engine::Callback end_share(std::size_t s) {
-    return [this, s] {
-      sharing_[s] = 0;
-      complete(s);
-    };
+  // The end of stream s's collective under SM sharing: the SMs it held are read back from the op,
+  // still stream s's current one.
+  void sharing_collective_ended(std::size_t s) {
+    const StepOp& done = p_.streams[s].ops[pc_[s]];
+    set_taken(taken_ - share_.collective_sms[static_cast<std::size_t>(done.collective)]);
+    complete(s);
+  }
+  // The end of stream s's SM-bound op.
+  Engine::Action end_share(std::size_t s) { return Engine::bind<&Runner::share_ended>(this, s); }
+  void share_ended(std::size_t s) {
+    sharing_[s] = 0;
+    complete(s);
   }
   // The SMs live collectives hold change: every running SM-bound op is charged its progress at
   // the old rate and its end moved to the new one (reschedule: the engine counts the end it

@@ -195,3 +195,59 @@ TEST_CASE("start_at sets the clock of an engine that has not run, and only of su
   fresh.start_at(1.0);
   CHECK_THROWS_AS(fresh.start_at(0.5), std::logic_error);  // before now
 }
+
+namespace {
+// A recorder whose method an Action calls: the events it sees, by index.
+struct Recorder {
+  std::vector<int>* order;
+  void seen(std::size_t i) { order->push_back(static_cast<int>(i)); }
+};
+}  // namespace
+
+TEST_CASE("Actions and std::function callbacks share one order; cancel and reschedule take both") {
+  // 40 events at times cycling through 0..7, even indices as Actions and odd ones as functions.
+  // At t = 0.5 a callback cancels every fifth pending one, moves every seventh to t = 7.5, then
+  // schedules an Action and a function (into freed slots) at t = 2. The run is the survivors in
+  // (time, insertion) order, whichever kind each is; a move inserts anew.
+  Engine e;
+  std::vector<int> order;
+  Recorder rec{&order};
+  std::vector<Engine::EventId> ids;
+  std::vector<double> at;
+  std::vector<int> rank;  // insertion order
+  std::vector<bool> gone;
+  int inserted = 0;
+  const auto add = [&](double t, int i) {
+    ids.push_back(i % 2 == 0 ? e.schedule_at(t, Engine::bind<&Recorder::seen>(
+                                                    &rec, static_cast<std::size_t>(i)))
+                             : e.schedule_at(t, [&order, i] { order.push_back(i); }));
+    at.push_back(t);
+    rank.push_back(inserted++);
+    gone.push_back(false);
+  };
+  for (int i = 0; i < 40; ++i) add((i * 5) % 8, i);
+  e.schedule_at(0.5, [&] {
+    for (std::size_t k = 0; k < 40; ++k) {
+      if (at[k] <= 0.5) continue;  // ran already
+      if (k % 5 == 0) {
+        CHECK(e.cancel(ids[k]));
+        gone[k] = true;
+      } else if (k % 7 == 0) {
+        CHECK(e.reschedule(ids[k], 7.5));
+        at[k] = 7.5;
+        rank[k] = inserted++;
+      }
+    }
+    add(2.0, 40);
+    add(2.0, 41);
+  });
+  e.run();
+  std::vector<std::pair<std::pair<double, int>, int>> survivors;
+  for (std::size_t k = 0; k < at.size(); ++k)
+    if (!gone[k]) survivors.push_back({{at[k], rank[k]}, static_cast<int>(k)});
+  std::sort(survivors.begin(), survivors.end());
+  std::vector<int> want;
+  for (const auto& s : survivors) want.push_back(s.second);
+  CHECK(order == want);
+  CHECK(order.size() == 42 - 7);  // every fifth of the 40 but index 0 (t = 0, ran) cancelled
+}

@@ -2,7 +2,6 @@
 // tests of run_program exercise only the program's semantics. contention_free() is a switch:
 // false makes run_program use the engine, true lets it schedule directly.
 #pragma once
-#include <functional>
 #include <utility>
 
 #include "sim/net/network_model.hpp"
@@ -18,10 +17,11 @@ class StubNetwork : public NetworkModel {
     return {op.bytes / 1e9, NetStats{op.bytes, 0, 1, 0}};
   }
   void account(const NetStats& s) override { stats_ += s; }
-  void start(const CollectiveOp& op, std::function<void()> on_done) override {
+  using NetworkModel::start;
+  void start(const CollectiveOp& op, Engine::Action on_done) override {
     const auto [time_s, s] = cost(op);
     stats_ += s;
-    e_.schedule_after(time_s, std::move(on_done));
+    e_.schedule_after(time_s, on_done);
   }
   const NetStats& stats() const override { return stats_; }
   // Nothing but the stats remains of a collective once its completion (an engine event) ran.
