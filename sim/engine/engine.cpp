@@ -55,7 +55,7 @@ void Engine::start_at(double t) {
   now_ = t;
 }
 
-std::uint32_t Engine::take_slot() {
+[[gnu::always_inline]] inline std::uint32_t Engine::take_slot() {
   if (!free_slots_.empty()) {
     const std::uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
@@ -68,9 +68,9 @@ std::uint32_t Engine::take_slot() {
   return slot;
 }
 
-Engine::EventId Engine::push(double t, std::uint32_t slot) {
+[[gnu::always_inline]] inline Engine::EventId Engine::push(double t, std::uint32_t slot) {
   const Event ev{t, seq_++, slot};
-  heap_.emplace_back();
+  heap_.push_back(ev);  // its place: sift_up writes it where it belongs
   sift_up(heap_.size() - 1, ev);
   return EventId{slot, ev.seq};
 }

@@ -206,7 +206,12 @@ class Runner {
     net0_ = from.net0;
     carried_events_ = from.events;
     net_.resume_stats(from.net);
-    result_.lanes = from.lanes;
+    // Each lane with room for all of its stream's ops, then the snapshot's (one copy).
+    result_.lanes.resize(p_.streams.size());
+    for (std::size_t s = 0; s < p_.streams.size(); ++s) {
+      result_.lanes[s].reserve(p_.streams[s].ops.size());
+      result_.lanes[s].assign(from.lanes[s].begin(), from.lanes[s].end());
+    }
     pc_ = from.pc;
     std::copy(from.recorded.begin(), from.recorded.end(), recorded_.begin());
     std::copy(from.wait_head.begin(), from.wait_head.end(), wait_head_.begin());

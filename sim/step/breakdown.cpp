@@ -20,9 +20,11 @@ namespace {
 constexpr bool is_compute(Category c) {
   return c == Category::Compute || c == Category::Recompute || c == Category::Optimizer;
 }
+// The collective kinds: each exposed time is a sum of its own, so they are summed in any order.
+constexpr std::array<Category, 4> kCommCategories = {Category::AllGather, Category::ReduceScatter,
+                                                     Category::AllToAll, Category::AllReduce};
 constexpr bool is_comm(Category c) {
-  return c == Category::AllGather || c == Category::ReduceScatter || c == Category::AllToAll ||
-         c == Category::AllReduce;
+  return std::find(kCommCategories.begin(), kCommCategories.end(), c) != kCommCategories.end();
 }
 
 constexpr bool is_offload(Category c) {
@@ -112,11 +114,13 @@ class GapSums {
     if (dt <= 0) return;
     prev_ = to;
     if (comm_kinds_ > 0) {
-      for (int c = 0; c < kCats; ++c)
-        if (active_[static_cast<std::size_t>(c)] > 0 && is_comm(static_cast<Category>(c))) {
-          exposed[static_cast<std::size_t>(c)] += dt / comm_kinds_;
-          exposed_seen[static_cast<std::size_t>(c)] = true;
+      for (const Category cat : kCommCategories) {
+        const auto c = static_cast<std::size_t>(cat);
+        if (active_[c] > 0) {
+          exposed[c] += dt / comm_kinds_;
+          exposed_seen[c] = true;
         }
+      }
       b_.exposed_comm_total_s += dt;
     } else if (offload_ > 0) {
       b_.exposed_offload_s += dt;
