@@ -348,6 +348,7 @@ void run(const CollectiveOptions& o) {
   ClusterFlags cluster = o.cluster;  // a cluster past the tier's limit is refused unbuilt
   cluster.overrides.max_gpus = tier_max_gpus(o.tier);
   cluster.overrides.max_gpus_of = fmt::format("the {} tier", choice_name(o.tier));
+  cluster.overrides.max_unfolded_gpus = unfolded_max_gpus();
   const Topology topo = load_from(cluster);
   const std::vector<int> members = ranks_of(o, topo);
   const int ranks = static_cast<int>(members.size());

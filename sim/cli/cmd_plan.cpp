@@ -122,6 +122,7 @@ void run_plan_command(const PlanArgs& a) {
   cluster.overrides.max_gpus = tier_max_gpus(tier);
   cluster.overrides.max_gpus_of =
       fmt::format("the {} tier{}", choice_name(tier), a.confirm > 0 ? " (--confirm)" : "");
+  cluster.overrides.max_unfolded_gpus = unfolded_max_gpus();
   const ClusterShape cs = shape_from(cluster);  // a builder preset's graph is not built
   plan::ClusterShape shape{cs.nodes, cs.gpus_per_node,
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};

@@ -282,9 +282,11 @@ std::string finite_range_rule(double min, double max, const std::string& value) 
 }
 
 int tier_max_gpus(NetworkTier tier) {
-  constexpr int kFlowMaxGpus = 131072, kAnalyticMaxGpus = 131072;
+  constexpr int kFlowMaxGpus = 1 << 20, kAnalyticMaxGpus = 1 << 20;
   return tier == NetworkTier::Flow ? kFlowMaxGpus : kAnalyticMaxGpus;
 }
+
+int unfolded_max_gpus() { return 131072; }
 
 std::string int_range_rule(double min, double max, const std::string& value) {
   long long v = 0;

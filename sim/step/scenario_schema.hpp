@@ -61,6 +61,9 @@ std::string finite_range_rule(double min, double max, const std::string& value);
 // The most GPUs a cluster may have on network tier `tier`: a larger one is refused before it is
 // built (README, Limits: the time a step takes at the limit).
 int tier_max_gpus(NetworkTier tier);
+// The most GPUs of a cluster that no tier can fold on a block rotation (a partial leaf block, an
+// explicit graph): every node's flows are simulated, so the limit is lower.
+int unfolded_max_gpus();
 
 // The rule of an integer value: within [min, max]; "" if it is.
 std::string int_range_rule(double min, double max, const std::string& value);

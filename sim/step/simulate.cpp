@@ -551,7 +551,8 @@ Resolved resolve(const Scenario& sc, SimContext& context, bool labels, bool buil
                             sc.fabric,
                             sc.oversubscription,
                             tier_max_gpus(sc.tier),
-                            fmt::format("the {} tier", choice_name(sc.tier))};
+                            fmt::format("the {} tier", choice_name(sc.tier)),
+                            unfolded_max_gpus()};
   if (std::optional<ClusterShape> shape = builder_shape(sc.cluster, ov, &files)) {
     r.shape = std::move(*shape);
   } else {

@@ -28,4 +28,9 @@ std::optional<ClusterShape> builder_shape(const std::string& name_or_file,
 // (add_block_rotation). Empty when the cluster has a rotation or spans one block only.
 std::string missing_rotation(const Topology& t);
 
+// The nodes under one leaf switch's down ports: a rail fabric's leaf serves one NIC of each of
+// kLeafDownPorts servers, a fat-tree's kLeafDownPorts NICs (at least one server). A builder
+// cluster's block rotation moves whole leaf blocks, so it needs a whole number of them.
+int leaf_block_nodes(const std::string& fabric, int nics_per_node);
+
 }  // namespace zerosim

@@ -109,6 +109,9 @@ inline const NodeTypeSpec* find_node_type(std::string_view name) {
 // Fabric switches: 64-port leaves (e.g. Quantum-2 QM9700 has 64 NDR ports), half down, half up.
 constexpr int kLeafDownPorts = 32;  // rail fabric: 32 servers per leaf per rail; fat-tree: 32 NICs
 constexpr int kMaxSpines = 32;      // one uplink from every leaf to each spine, at most 32 spines
-constexpr int kMaxNodes = 16384;  // bounds memory: 16384 DGX-2 = 262144 GPUs, ~1.6M directed links
+// A builder cluster's size: at most 131072 nodes and 2^20 GPUs (131072 DGX H100 nodes: about 2.3 GB
+// of graph; README, Limits).
+constexpr int kMaxNodes = 131072;
+constexpr int kMaxBuilderGpus = 1 << 20;
 
 }  // namespace zerosim

@@ -189,6 +189,9 @@ struct ClusterOverrides {
   // flow tier") before a builder preset is built, so that a run too large to finish fails at once.
   int max_gpus = 0;
   std::string max_gpus_of = {};
+  // > 0: the limit, below max_gpus, of a cluster that the tiers cannot fold on a block rotation
+  // (a builder cluster with a partial leaf block, an explicit graph): every node is simulated.
+  int max_unfolded_gpus = 0;
 };
 // `files`: the file parsed once per distinct content there; null: read and parsed afresh.
 Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& overrides = {},

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "sim/core/error.hpp"
@@ -70,6 +71,10 @@ ResolvedSpec resolve_spec(const ClusterSpec& spec, const FieldLocator& where) {
          fmt::format("unknown node type '{}' (known: {})", spec.node_type, known_node_types()));
   if (spec.nodes < 1 || spec.nodes > kMaxNodes)
     fail(where, "nodes", fmt::format("must be between 1 and {} (got {})", kMaxNodes, spec.nodes));
+  if (std::int64_t{spec.nodes} * nt->gpus > kMaxBuilderGpus)
+    fail(where, "nodes",
+         fmt::format("{} nodes x {} GPUs = {} GPUs, more than a cluster's limit of {}", spec.nodes,
+                     nt->gpus, std::int64_t{spec.nodes} * nt->gpus, kMaxBuilderGpus));
   const int nics = spec.nics_per_node == -1 ? nt->max_nics : spec.nics_per_node;
   if (nics < 1 || nics > nt->max_nics)
     fail(where, "nics_per_node",
@@ -259,11 +264,14 @@ Topology build_cluster_located(const ClusterSpec& spec, const FieldLocator& wher
   return t;
 }
 
+int leaf_block_nodes(const std::string& fabric, int nics_per_node) {
+  return fabric == "rail" ? kLeafDownPorts : std::max(1, kLeafDownPorts / nics_per_node);
+}
+
 std::string missing_rotation(const Topology& t) {
   if (t.rotation_blocks() > 1 || t.node_count() < 2) return "";
   if (t.builder_key().empty()) return "an explicit graph carries no block rotation";
-  const int per_leaf =
-      t.fabric() == "rail" ? kLeafDownPorts : std::max(1, kLeafDownPorts / t.nics_per_node());
+  const int per_leaf = leaf_block_nodes(t.fabric(), t.nics_per_node());
   if (t.node_count() <= per_leaf) return "";  // one block: nothing to fold
   if (t.node_count() % per_leaf != 0)
     return fmt::format("{} nodes are not a whole number of {}-node leaf blocks", t.node_count(),

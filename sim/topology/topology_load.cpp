@@ -356,6 +356,20 @@ ReadCluster read_cluster(const std::string& name_or_file, const ClusterOverrides
         o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
         fmt::format("{} nodes x {} GPUs = {} GPUs, more than {}'s limit of {}", s.nodes, type->gpus,
                     std::int64_t{s.nodes} * type->gpus, o.max_gpus_of, o.max_gpus));
+  // Above the unfolded limit the cluster must fold: whole leaf blocks (an invalid NIC count is
+  // refused by the spec's own check).
+  const int nics = s.nics_per_node == -1 && type ? type->max_nics : s.nics_per_node;
+  if (o.max_unfolded_gpus > 0 && type && nics >= 1 &&
+      std::int64_t{s.nodes} * type->gpus > o.max_unfolded_gpus &&
+      s.nodes % leaf_block_nodes(s.fabric, nics) != 0)
+    throw InputError(
+        o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
+        fmt::format("{} nodes x {} GPUs = {} GPUs: above {} GPUs {} needs whole {}-node leaf "
+                    "blocks (it simulates one block of nodes for all, on the cluster's block "
+                    "rotation); {} is not a multiple of {}",
+                    s.nodes, type->gpus, std::int64_t{s.nodes} * type->gpus, o.max_unfolded_gpus,
+                    o.max_gpus_of, leaf_block_nodes(s.fabric, nics), s.nodes,
+                    leaf_block_nodes(s.fabric, nics)));
   // A preset without "nodes" is a node type (one DGX H100, one DGX-2): how many nodes a job runs
   // on is the user's choice, so it is never defaulted (one node would leave ZeRO++'s cross-node
   // techniques nothing to do). Checked after the preset's own fields, which it does not excuse.
@@ -377,10 +391,16 @@ Topology load_cluster(const std::string& name_or_file, const ClusterOverrides& o
   const ReadCluster c = read_cluster(name_or_file, o, files);
   if (c.spec) return build_cluster_located(*c.spec, c.locator());
   Topology t = read_explicit(JsonReader(*c.doc, c.path), c.path);
-  if (o.max_gpus > 0 && t.gpu_count() > o.max_gpus)
-    throw InputError(c.path, "/nodes",
-                     fmt::format("{} GPUs, more than {}'s limit of {}", t.gpu_count(),
-                                 o.max_gpus_of, o.max_gpus));
+  // An explicit graph carries no block rotation: every node is simulated.
+  const int limit = o.max_unfolded_gpus > 0 ? o.max_unfolded_gpus : o.max_gpus;
+  if (limit > 0 && t.gpu_count() > limit)
+    throw InputError(
+        c.path, "/nodes",
+        fmt::format("{} GPUs, more than {}'s limit of {}{}", t.gpu_count(), o.max_gpus_of, limit,
+                    o.max_unfolded_gpus > 0
+                        ? " for a graph it cannot fold (an explicit graph carries "
+                          "no block rotation)"
+                        : ""));
   return t;
 }
 
