@@ -1,6 +1,8 @@
 // ClusterShape: a builder preset's shape without its graph equals the built cluster's, under every
 // override; its checks are load_cluster's (same file, path and rule); an explicit graph has none
-// before it is read. missing_rotation says why a cluster of several leaf blocks does not fold.
+// before it is read. Past the unfolded GPU limit a builder cluster must be whole leaf blocks and an
+// explicit graph is refused. missing_rotation says why a cluster of several leaf blocks does not
+// fold.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -49,6 +51,49 @@ TEST_CASE("the shape's checks are load_cluster's, before any graph") {
   ClusterOverrides fabric{2, 0, 0, "torus", 0};
   expect_input_error([&] { builder_shape("dgx-h100", fabric); }, "<command line>", "--fabric",
                      "unknown fabric");
+}
+
+TEST_CASE(
+    "past the unfolded limit a cluster must be whole leaf blocks; an explicit graph stays under "
+    "it") {
+  CHECK(leaf_block_nodes("rail", 8) == 32);      // one NIC of each of 32 servers a leaf
+  CHECK(leaf_block_nodes("fat-tree", 8) == 4);   // 32 NICs a leaf, 8 a server
+  CHECK(leaf_block_nodes("fat-tree", 64) == 1);  // at least one server
+  // 48 rail nodes (384 GPUs) past an unfolded limit of 256: refused by the shape as by the
+  // loader, naming the leaf block; 64 nodes (two whole blocks) are not, nor 48 under the limit.
+  const ClusterOverrides partial{48, 0, 0, "", 0, 1 << 20, "the flow tier", 256};
+  for (const bool shaped : {true, false}) {
+    CAPTURE(shaped);
+    expect_input_error(
+        [&] {
+          if (shaped)
+            builder_shape("dgx-h100", partial);
+          else
+            load_cluster("dgx-h100", partial);
+        },
+        "<command line>", "--nodes",
+        "48 nodes x 8 GPUs = 384 GPUs: above 256 GPUs the flow tier needs whole 32-node leaf "
+        "blocks");
+  }
+  CHECK(builder_shape("dgx-h100", {64, 0, 0, "", 0, 1 << 20, "the flow tier", 256}));
+  CHECK(builder_shape("dgx-h100", {48, 0, 0, "", 0, 1 << 20, "the flow tier", 384}));
+  // A fat-tree's block is 4 DGX H100 nodes: 18 nodes are refused, 20 are not.
+  expect_input_error(
+      [&] {
+        builder_shape("dgx-h100", {18, 0, 0, "fat-tree", 0, 1 << 20, "the flow tier", 64});
+      },
+      "<command line>", "--nodes", "18 is not a multiple of 4");
+  CHECK(builder_shape("dgx-h100", {20, 0, 0, "fat-tree", 0, 1 << 20, "the flow tier", 64}));
+  // An explicit graph has no rotation: the unfolded limit is its limit.
+  const int gpus = shape_of(load_cluster("example-2x2-explicit")).gpu_count;
+  const InputError e = caught_input_error([&] {
+    load_cluster("example-2x2-explicit", {0, 0, 0, "", 0, 1 << 20, "the flow tier", gpus - 1});
+  });
+  CHECK(e.path() == "/nodes");
+  CHECK(e.file().find("example-2x2-explicit") != std::string::npos);
+  CHECK(e.rule().find("for a graph it cannot fold") != std::string::npos);
+  CHECK(load_cluster("example-2x2-explicit", {0, 0, 0, "", 0, 1 << 20, "the flow tier", gpus})
+            .gpu_count() == gpus);
 }
 
 TEST_CASE("missing_rotation: why a cluster of several leaf blocks carries no rotation") {
