@@ -11,6 +11,7 @@
 #include "python/py_keywords.hpp"
 #include "python/py_types.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/step/scenario_schema.hpp"
 #include "sim/topology/cluster_shape.hpp"
 #include "sim/topology/topology.hpp"
 #include "sim/workload/model.hpp"
@@ -90,9 +91,11 @@ Plan run(const py::dict& kw) {
   plan::PlanRequest q = request_of(kw);
   Plan p;
   py::gil_scoped_release release;
-  // A builder preset's shape without its graph; an explicit graph's once it is read.
-  const ClusterOverrides overrides{q.base.nodes, q.base.nics_per_node, q.base.nic_gbps,
-                                   q.base.fabric, q.base.oversubscription};
+  // A builder preset's shape without its graph; an explicit graph's once it is read. Past a
+  // plan's limit the cluster is refused unbuilt, as by `zerosim plan`.
+  const ClusterOverrides overrides{q.base.nodes,  q.base.nics_per_node,    q.base.nic_gbps,
+                                   q.base.fabric, q.base.oversubscription, plan_max_gpus(),
+                                   "a plan"};
   std::optional<ClusterShape> shape = builder_shape(q.base.cluster, overrides);
   if (!shape) shape = shape_of(load_cluster(q.base.cluster, overrides));
   p.shape = {shape->nodes, shape->gpus_per_node,

@@ -115,14 +115,11 @@ void run_plan_command(const PlanArgs& a) {
   q.confirm_top = a.confirm;
   q.threads = a.threads;
   begin_work();
-  // A cluster past the limit of a tier the plan runs on is refused unbuilt: every candidate runs
-  // on the analytic tier, the --confirm best on the flow tier.
+  // A cluster past a plan's limit is refused unbuilt: it runs hundreds of configurations, each a
+  // step of that cluster (README, Limits).
   ClusterFlags cluster = a.cluster;
-  const NetworkTier tier = a.confirm > 0 ? NetworkTier::Flow : NetworkTier::Analytic;
-  cluster.overrides.max_gpus = tier_max_gpus(tier);
-  cluster.overrides.max_gpus_of =
-      fmt::format("the {} tier{}", choice_name(tier), a.confirm > 0 ? " (--confirm)" : "");
-  cluster.overrides.max_unfolded_gpus = unfolded_max_gpus();
+  cluster.overrides.max_gpus = plan_max_gpus();
+  cluster.overrides.max_gpus_of = "a plan";
   const ClusterShape cs = shape_from(cluster);  // a builder preset's graph is not built
   plan::ClusterShape shape{cs.nodes, cs.gpus_per_node,
                            a.seq_len > 0 ? a.seq_len : load_model(a.model).seq};

@@ -288,6 +288,8 @@ int tier_max_gpus(NetworkTier tier) {
 
 int unfolded_max_gpus() { return 131072; }
 
+int plan_max_gpus() { return 131072; }
+
 std::string int_range_rule(double min, double max, const std::string& value) {
   long long v = 0;
   return int_rule(min, max, value, v);

@@ -64,6 +64,8 @@ int tier_max_gpus(NetworkTier tier);
 // The most GPUs of a cluster that no tier can fold on a block rotation (a partial leaf block, an
 // explicit graph): every node's flows are simulated, so the limit is lower.
 int unfolded_max_gpus();
+// The most GPUs `plan` takes: it runs every configuration it searches (hundreds) on the cluster.
+int plan_max_gpus();
 
 // The rule of an integer value: within [min, max]; "" if it is.
 std::string int_range_rule(double min, double max, const std::string& value);

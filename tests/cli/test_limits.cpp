@@ -94,8 +94,11 @@ TEST_CASE(
                   {"--nodes", "1048592 GPUs", "a cluster's limit of 1048576"});
   refused_at_once("sweep --cluster dgx2-v100 --nodes 2,8193 --model gpt-18b --tier analytic",
                   {"--nodes", "needs whole 32-node leaf blocks"});
+  // plan runs hundreds of steps of the cluster: 131072 GPUs, whole leaf blocks or not.
   refused_at_once("plan --cluster dgx2-v100 --nodes 8193 --model gpt-18b",
-                  {"--nodes", "the flow tier (--confirm) needs whole 32-node leaf blocks"});
+                  {"--nodes", "131088 GPUs, more than a plan's limit of 131072"});
+  refused_at_once("plan --cluster dgx-h100 --nodes 131072 --model gpt-18b --confirm 0",
+                  {"--nodes", "1048576 GPUs, more than a plan's limit of 131072"});
   refused_at_once(
       "collective --cluster dgx2-v100 --nodes 8193 --op all_gather --bytes 1MiB "
       "--tier analytic",

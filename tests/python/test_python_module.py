@@ -149,6 +149,9 @@ check(len(unfit) == 1 and len(unfit.invalid) == 1 and
       "on any number of nodes" in unfit.invalid[0]["error"], "sweep() lists the unfit scenario")
 raises(ValueError, "no configuration of the 276 searched fits", zerosim.plan, cluster="dgx-h100",
        nodes=4096, model="gpt-18b", seq_len=16777216)
+# A plan runs hundreds of steps of its cluster: past 131072 GPUs it is refused unbuilt, as by the CLI.
+raises(ValueError, "1048576 GPUs, more than a plan's limit of 131072", zerosim.plan,
+       cluster="dgx-h100", nodes=131072, model="gpt-18b")
 
 # A sweep: its rows in a DataFrame equal to single simulations.
 rows = zerosim.sweep(cluster="dgx2-v100", nodes=4, model="gpt-18b", nics_per_node=[1, 4],
