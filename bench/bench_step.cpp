@@ -1,11 +1,12 @@
 // Whole-step simulation speed: one training step of gpt-18b / gpt-138b under ZeRO-3 and
-// ZeRO++, flow and analytic tier, on 64 / 384 / 4096 / 32768 / 131072 GPUs (DGX-2 and
+// ZeRO++, flow and analytic tier, on 64 / 384 / 4096 / 32768 / 131072 / 1048576 GPUs (DGX-2 and
 // DGX H100 clusters, rail-optimized and a 2:1 oversubscribed fat-tree). Counters: engine events,
 // solver flows, GPUs x layers and the process's peak RSS (getrusage; monotonic over the run, so it
 // bounds the largest case run so far). Also: analytic-tier scenarios per second, and the fitted
 // exponent b of wall ~ (GPUs x layers)^b.
 //
-// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (up to a second each; the flow tier
+// Cases on 4096+ GPUs run only with ZEROSIM_BENCH_LARGE=1 (up to a second each, 3-5 s and 2.4 GB
+// at 1048576 GPUs, most of it the cluster's graph; the flow tier
 // folds the H100 clusters' leaf blocks, folding.hpp, and a folded rail all-to-all lists a block-0
 // source's transfers into blocks 0 and 1 only, so ZeRO++ routes 16K flows per qgZ phase at any
 // node count, not 134M at 32768 GPUs). BM_AnalyticStep: the analytic tier on DGX-2 rail and H100
@@ -45,7 +46,8 @@ const Cluster kClusters[] = {
     {"dgx-h100", 512, "", 0, 4096},
     {"dgx-h100", 512, "fat-tree", 2, 4096},
     {"dgx-h100", 4096, "", 0, 32768},
-    {"dgx-h100", 16384, "", 0, 131072},  // both tiers' limit
+    {"dgx-h100", 16384, "", 0, 131072},
+    {"dgx-h100", 131072, "", 0, 1048576},  // both tiers' limit (whole leaf blocks)
 };
 const char* kModels[] = {"gpt-18b", "gpt-138b"};
 const char* kStrategies[] = {"zero3", "zeropp"};
