@@ -55,46 +55,25 @@ void Engine::start_at(double t) {
   now_ = t;
 }
 
-[[gnu::always_inline]] inline std::uint32_t Engine::take_slot() {
-  if (!free_slots_.empty()) {
-    const std::uint32_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    return slot;
+Engine::EventId Engine::schedule_at(double t, Action a) {
+  if (!(t >= now_)) {  // also rejects NaN
+    throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +
+                           std::to_string(now_));
   }
-  const auto slot = static_cast<std::uint32_t>(slots_.size());
-  slots_.emplace_back();
-  functions_.emplace_back();
-  pos_.push_back(kNone);
-  return slot;
-}
-
-[[gnu::always_inline]] inline Engine::EventId Engine::push(double t, std::uint32_t slot) {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = a;
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(a);
+    pos_.push_back(kNone);
+  }
   const Event ev{t, seq_++, slot};
   heap_.push_back(ev);  // its place: sift_up writes it where it belongs
   sift_up(heap_.size() - 1, ev);
   return EventId{slot, ev.seq};
-}
-
-namespace {
-[[noreturn, gnu::cold]] void before_now(double t, double now) {
-  throw std::logic_error("Engine::schedule_at: time " + std::to_string(t) + " is before now " +
-                         std::to_string(now));
-}
-}  // namespace
-
-Engine::EventId Engine::schedule_at(double t, Callback cb) {
-  if (!(t >= now_)) before_now(t, now_);  // also rejects NaN
-  const std::uint32_t slot = take_slot();
-  slots_[slot] = Action{};
-  functions_[slot] = std::move(cb);
-  return push(t, slot);
-}
-
-Engine::EventId Engine::schedule_at(double t, Action a) {
-  if (!(t >= now_)) before_now(t, now_);  // also rejects NaN
-  const std::uint32_t slot = take_slot();
-  slots_[slot] = a;
-  return push(t, slot);
 }
 
 bool Engine::cancel(EventId id) {
@@ -102,8 +81,7 @@ bool Engine::cancel(EventId id) {
   const std::uint32_t i = pos_[id.slot];
   if (i == kNone || heap_[i].seq != id.seq) return false;
   cancelled_until_ = std::max(cancelled_until_, heap_[i].time);
-  if (!slots_[id.slot].fn)
-    functions_[id.slot] = nullptr;  // its captures are released now, as a run would after the call
+  callbacks_.drop(slots_[id.slot]);  // a kept callable's captures go now, as a run's would
   remove_at(i);
   ++events_;  // as if it had run
   return true;
@@ -152,18 +130,10 @@ double Engine::run() {
     }
     const Event ev = heap_.front();
     const Action a = slots_[ev.slot];
-    if (a.fn) {
-      remove_at(0);
-      now_ = ev.time;
-      ++events_;
-      a();
-      continue;
-    }
-    Callback cb = std::move(functions_[ev.slot]);
     remove_at(0);
     now_ = ev.time;
     ++events_;
-    cb();
+    a();
   }
   // Cancelled events ran, doing nothing, no later than the last of them.
   now_ = std::max(now_, cancelled_until_);

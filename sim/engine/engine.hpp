@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "sim/engine/action.hpp"
+
 namespace zerosim {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -27,19 +29,10 @@ class Model {
 class Engine {
  public:
   using Callback = std::function<void()>;
-  // A callback held without std::function: a plain function of an object and an index, what the
-  // hot paths schedule (a stream's op end, a collective's next phase). Trivially copyable, so the
-  // queue neither manages nor destroys it.
-  struct Action {
-    void (*fn)(void*, std::size_t) = nullptr;
-    void* self = nullptr;
-    std::size_t arg = 0;
-    void operator()() const { fn(self, arg); }
-  };
-  // The Action that calls self->*Method(arg).
+  using Action = zerosim::Action;  // action.hpp: what the hot paths schedule
   template <auto Method, class T>
   static Action bind(T* self, std::size_t arg) {
-    return Action{[](void* p, std::size_t a) { (static_cast<T*>(p)->*Method)(a); }, self, arg};
+    return bind_action<Method>(self, arg);
   }
   // A scheduled event, for cancel (valid until the event runs or is cancelled).
   struct EventId {
@@ -52,7 +45,9 @@ class Engine {
   // snapshot starts where the snapshot's run was). Throws logic_error otherwise or for t < now().
   void start_at(double t);
   // Schedules cb at time t >= now(). Events at equal times run in insertion order.
-  EventId schedule_at(double t, Callback cb);
+  EventId schedule_at(double t, Callback cb) {
+    return schedule_at(t, callbacks_.keep(std::move(cb)));
+  }
   EventId schedule_at(double t, Action a);
   EventId schedule_after(double dt, Callback cb) { return schedule_at(now_ + dt, std::move(cb)); }
   EventId schedule_after(double dt, Action a) { return schedule_at(now_ + dt, a); }
@@ -78,7 +73,7 @@ class Engine {
  private:
   // The heap holds small trivially-copyable entries; callbacks live in a slot pool that is reused,
   // so the steady state neither allocates nor moves std::function objects while the heap is
-  // reshuffled. A slot holds an Action, or (Action empty) a std::function in functions_.
+  // reshuffled. A slot holds an Action; a std::function is kept in callbacks_.
   struct Event {
     double time;
     std::uint64_t seq;
@@ -99,12 +94,10 @@ class Engine {
   void sift_up(std::size_t i, Event ev);
   void sift_down(std::size_t i, Event ev);
   void remove_at(std::size_t i);
-  std::uint32_t take_slot();
-  EventId push(double t, std::uint32_t slot);
   std::vector<Event> heap_;
   std::vector<std::uint32_t> pos_;
   std::vector<Action> slots_;
-  std::vector<Callback> functions_;
+  CallbackPool callbacks_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<Model*> models_;
   double now_ = 0;

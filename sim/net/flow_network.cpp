@@ -309,7 +309,9 @@ void FlowNetwork::start_resolved(std::shared_ptr<const ResolvedPlan> plan, Engin
     engine_.schedule_after(latency_s, cb);
     return;
   }
-  engine_.schedule_after(latency_s + coll.plan->phases[0].latency_s, [this, c] { begin_phase(c); });
+  engine_.schedule_after(
+      latency_s + coll.plan->phases[0].latency_s,
+      Engine::bind<&FlowNetwork::begin_phase>(this, static_cast<std::size_t>(c)));
 }
 
 FairShare::FlowId FlowNetwork::add_solver_flow(std::span<const std::int32_t> links, double weight,
@@ -333,7 +335,8 @@ FairShare::FlowId FlowNetwork::add_solver_flow(std::span<const std::int32_t> lin
   return f;
 }
 
-void FlowNetwork::begin_phase(int c) {
+void FlowNetwork::begin_phase(std::size_t coll_index) {
+  const auto c = static_cast<int>(coll_index);
   Coll& coll = colls_[c];
   const ResolvedPlan& plan = *coll.plan;
   const ResolvedPhase& phase = plan.phases[coll.phase];
@@ -501,7 +504,9 @@ void FlowNetwork::finish_phase(int c) {
   coll.in_solver = false;
   coll.flows.clear();
   if (++coll.phase < coll.plan->phases.size()) {
-    engine_.schedule_after(coll.plan->phases[coll.phase].latency_s, [this, c] { begin_phase(c); });
+    engine_.schedule_after(
+        coll.plan->phases[coll.phase].latency_s,
+        Engine::bind<&FlowNetwork::begin_phase>(this, static_cast<std::size_t>(c)));
     return;
   }
   const Engine::Action cb = coll.on_done;

@@ -49,7 +49,7 @@ class FlowNetwork : public NetworkModel {
   // Starts one already-lowered plan (used by start() and by tests that build plans by hand).
   void start_plan(const CollectivePlan& plan, Engine::Action on_done);
   void start_plan(const CollectivePlan& plan, std::function<void()> on_done) {
-    start_plan(plan, hold(std::move(on_done)));
+    start_plan(plan, callbacks_.keep(std::move(on_done)));
   }
   // Flows currently in the solver (after aggregation).
   std::size_t active_flows() const { return solver_.active_flows(); }
@@ -149,7 +149,7 @@ class FlowNetwork : public NetworkModel {
     }
   };
 
-  void begin_phase(int coll);
+  void begin_phase(std::size_t coll);
   void finish_phase(int coll);
   void resolve() const;  // re-solve rates of changed components, settle, reschedule
   void init_links();

@@ -21,26 +21,6 @@ namespace {
 
 std::pair<double, NetStats> NetworkModel::cost(const CollectiveOp&) { not_contention_free(*this); }
 void NetworkModel::account(const NetStats&) { not_contention_free(*this); }
-Engine::Action NetworkModel::hold(std::function<void()> f) {
-  std::size_t i;
-  if (!free_held_.empty()) {
-    i = free_held_.back();
-    free_held_.pop_back();
-    held_[i] = std::move(f);
-  } else {
-    i = held_.size();
-    held_.push_back(std::move(f));
-  }
-  return Engine::bind<&NetworkModel::run_held>(this, i);
-}
-
-void NetworkModel::run_held(std::size_t i) {
-  std::function<void()> f = std::move(held_[i]);
-  held_[i] = nullptr;
-  free_held_.push_back(i);
-  f();
-}
-
 void NetworkModel::resume_stats(const NetStats&) {
   throw std::logic_error(std::string("network model '") + name() +
                          "' cannot say it is idle: a run cannot resume on it");

@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "sim/collectives/collective.hpp"
 #include "sim/collectives/nccl_model.hpp"
@@ -42,7 +41,7 @@ class NetworkModel : public Model {
   virtual void start(const CollectiveOp& op, Engine::Action on_done) = 0;
   // The same with any callable (tests, one-off timings): the model holds it until it runs.
   void start(const CollectiveOp& op, std::function<void()> on_done) {
-    start(op, hold(std::move(on_done)));
+    start(op, callbacks_.keep(std::move(on_done)));
   }
   virtual const NetStats& stats() const = 0;
 
@@ -73,13 +72,7 @@ class NetworkModel : public Model {
   }
 
  protected:
-  // An Action that runs f once (its slot is then reused).
-  Engine::Action hold(std::function<void()> f);
-
- private:
-  void run_held(std::size_t i);
-  std::vector<std::function<void()>> held_;
-  std::vector<std::size_t> free_held_;
+  CallbackPool callbacks_;  // the callables start() was given, until they run
 };
 
 // How a tier computes, apart from what it models: each fast path can be switched off to run the

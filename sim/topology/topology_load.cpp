@@ -351,25 +351,26 @@ ReadCluster read_cluster(const std::string& name_or_file, const ClusterOverrides
   if (o.oversubscription > 0)
     s.oversubscription = o.oversubscription, flag_of["oversubscription"] = "--oversubscription";
   const NodeTypeSpec* type = find_node_type(s.node_type);
-  if (o.max_gpus > 0 && type && std::int64_t{s.nodes} * type->gpus > o.max_gpus)
-    throw InputError(
-        o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
-        fmt::format("{} nodes x {} GPUs = {} GPUs, more than {}'s limit of {}", s.nodes, type->gpus,
-                    std::int64_t{s.nodes} * type->gpus, o.max_gpus_of, o.max_gpus));
-  // Above the unfolded limit the cluster must fold: whole leaf blocks (an invalid NIC count is
-  // refused by the spec's own check).
-  const int nics = s.nics_per_node == -1 && type ? type->max_nics : s.nics_per_node;
-  if (o.max_unfolded_gpus > 0 && type && nics >= 1 &&
-      std::int64_t{s.nodes} * type->gpus > o.max_unfolded_gpus &&
-      s.nodes % leaf_block_nodes(s.fabric, nics) != 0)
-    throw InputError(
-        o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
-        fmt::format("{} nodes x {} GPUs = {} GPUs: above {} GPUs {} needs whole {}-node leaf "
-                    "blocks (it simulates one block of nodes for all, on the cluster's block "
-                    "rotation); {} is not a multiple of {}",
-                    s.nodes, type->gpus, std::int64_t{s.nodes} * type->gpus, o.max_unfolded_gpus,
-                    o.max_gpus_of, leaf_block_nodes(s.fabric, nics), s.nodes,
-                    leaf_block_nodes(s.fabric, nics)));
+  if (type) {  // the GPU limits, from the shape alone (an unknown node type is refused below)
+    const std::int64_t gpus = std::int64_t{s.nodes} * type->gpus;
+    const auto refuse = [&](const std::string& rule) {
+      throw InputError(
+          o.nodes > 0 ? "<command line>" : path, o.nodes > 0 ? "--nodes" : "/builder/nodes",
+          fmt::format("{} nodes x {} GPUs = {} GPUs{}", s.nodes, type->gpus, gpus, rule));
+    };
+    if (o.max_gpus > 0 && gpus > o.max_gpus)
+      refuse(fmt::format(", more than {}'s limit of {}", o.max_gpus_of, o.max_gpus));
+    // Above the unfolded limit the cluster must fold: whole leaf blocks (an invalid NIC count is
+    // refused by the spec's own check).
+    const int nics = s.nics_per_node == -1 ? type->max_nics : s.nics_per_node;
+    const int block = nics >= 1 ? leaf_block_nodes(s.fabric, nics) : 1;
+    if (o.max_unfolded_gpus > 0 && gpus > o.max_unfolded_gpus && s.nodes % block != 0)
+      refuse(
+          fmt::format(": above {} GPUs {} needs whole {}-node leaf blocks (it simulates one "
+                      "block of nodes for all, on the cluster's block rotation); {} is not a "
+                      "multiple of {}",
+                      o.max_unfolded_gpus, o.max_gpus_of, block, s.nodes, block));
+  }
   // A preset without "nodes" is a node type (one DGX H100, one DGX-2): how many nodes a job runs
   // on is the user's choice, so it is never defaulted (one node would leave ZeRO++'s cross-node
   // techniques nothing to do). Checked after the preset's own fields, which it does not excuse.
